@@ -1,0 +1,145 @@
+# ringside — the only entry point.
+#   make            build/ringside.elf, build/ringside.iso, host programs
+#   make deps       install the Debian packages everything needs (as root)
+#   make test       unit tests, then the QEMU tests (pytest)
+#   make run        boot the ISO in QEMU with the serial console on stdio
+#   make bench      the main job: boot the appliance and print benchmark tables
+#   make clean      remove build/ (the newlib build is kept: make distclean)
+
+BUILD   := build
+PYTHON  := /usr/bin/python3
+HOSTCC  ?= gcc
+KCC     := gcc
+LD      := gcc
+OBJCOPY := objcopy
+
+NEWLIB_TAR := /usr/src/newlib/newlib-3.3.0.tar.xz
+NEWLIB_DIR := $(BUILD)/newlib
+NEWLIB_SYS := $(abspath $(NEWLIB_DIR))/install/x86_64-elf
+NEWLIB_CFLAGS := -O2 -g -ffreestanding -fno-pic -fno-pie -fno-stack-protector \
+	-mno-red-zone -fno-omit-frame-pointer
+
+GCC_INCLUDE := $(shell $(KCC) -print-file-name=include)
+
+WARN := -Wall -Wextra -Werror -Wno-unused-parameter
+KCFLAGS := -std=gnu11 -O2 -g $(WARN) -ffreestanding -fno-pic -fno-pie \
+	-fno-stack-protector -mno-red-zone -fno-omit-frame-pointer \
+	-mno-omit-leaf-frame-pointer -fno-common --param=min-pagesize=0 \
+	-nostdinc -isystem $(NEWLIB_SYS)/include -isystem $(GCC_INCLUDE) \
+	-I. -D__RINGSIDE_KERNEL__ -MMD -MP
+KASFLAGS := $(KCFLAGS) -D__ASSEMBLY__
+KLDFLAGS := -nostdlib -static -no-pie -Wl,-n -Wl,-z,max-page-size=0x1000 \
+	-Wl,--build-id=sha1 -Wl,-z,noexecstack -Wl,-T,kernel/linker.ld
+
+# Everything in these folders is kernel code; one concept per file.
+KERNEL_DIRS := boot kernel drivers/virtio net net/vsock libc
+KERNEL_SRCS := $(filter-out boot/efi_%.c,$(foreach d,$(KERNEL_DIRS),$(wildcard $(d)/*.c $(d)/*.S)))
+KERNEL_OBJS := $(patsubst %,$(BUILD)/k/%.o,$(basename $(KERNEL_SRCS)))
+
+NEWLIB_LIBS := $(NEWLIB_SYS)/lib/libc.a $(NEWLIB_SYS)/lib/libm.a
+LIBGCC := $(shell $(KCC) -print-libgcc-file-name)
+
+.PHONY: all deps kernel iso host test unit qemu-test run bench clean distclean format
+all: $(BUILD)/ringside.elf $(BUILD)/ringside.iso host
+
+deps:
+	@host/install-deps
+
+# ---------------------------------------------------------------- newlib
+# Built once from Debian's newlib-source with the kernel's code model.
+$(NEWLIB_DIR)/stamp: | $(NEWLIB_TAR)
+	rm -rf $(NEWLIB_DIR) && mkdir -p $(NEWLIB_DIR)/src $(NEWLIB_DIR)/obj
+	tar -C $(NEWLIB_DIR)/src -xf $(NEWLIB_TAR)
+	cd $(NEWLIB_DIR)/obj && ../src/*/configure -q --target=x86_64-elf \
+		--prefix=$(abspath $(NEWLIB_DIR))/install \
+		--disable-multilib --disable-newlib-supplied-syscalls \
+		--disable-nls --enable-newlib-io-long-long \
+		CC_FOR_TARGET=gcc AR_FOR_TARGET=ar RANLIB_FOR_TARGET=ranlib \
+		AS_FOR_TARGET=as LD_FOR_TARGET=ld NM_FOR_TARGET=nm \
+		CFLAGS_FOR_TARGET="$(NEWLIB_CFLAGS)" >/dev/null
+	$(MAKE) -C $(NEWLIB_DIR)/obj -s all-target-newlib >$(NEWLIB_DIR)/build.log 2>&1 || \
+		{ tail -40 $(NEWLIB_DIR)/build.log; exit 1; }
+	$(MAKE) -C $(NEWLIB_DIR)/obj -s install-target-newlib >>$(NEWLIB_DIR)/build.log 2>&1
+	touch $@
+
+$(NEWLIB_TAR):
+	@echo "missing $@: run 'make deps' (package newlib-source)"; exit 1
+
+$(NEWLIB_LIBS): $(NEWLIB_DIR)/stamp
+
+# ---------------------------------------------------------------- kernel
+$(BUILD)/k/%.o: %.c $(NEWLIB_DIR)/stamp
+	@mkdir -p $(dir $@)
+	@echo "  CC      $<"
+	@$(KCC) $(KCFLAGS) -c $< -o $@
+
+$(BUILD)/k/%.o: %.S $(NEWLIB_DIR)/stamp
+	@mkdir -p $(dir $@)
+	@echo "  AS      $<"
+	@$(KCC) $(KASFLAGS) -c $< -o $@
+
+$(BUILD)/ringside.elf: $(KERNEL_OBJS) kernel/linker.ld $(NEWLIB_DIR)/stamp
+	@echo "  LD      $@"
+	@$(LD) $(KLDFLAGS) -o $@ $(KERNEL_OBJS) $(NEWLIB_LIBS) $(LIBGCC)
+	@size $@ | tail -1
+
+kernel: $(BUILD)/ringside.elf
+
+# ---------------------------------------------------------------- ISO
+$(BUILD)/ringside.iso: $(BUILD)/ringside.elf iso/grub.cfg iso/mkiso
+	iso/mkiso $(BUILD) $@
+
+iso: $(BUILD)/ringside.iso
+
+# ---------------------------------------------------------------- host
+# Each folder host/NAME/ with C sources becomes build/host/ringside-NAME.
+HOST_DIRS := $(patsubst %/,%,$(dir $(wildcard host/*/*.c)))
+HOST_PROGS := $(sort $(patsubst host/%,$(BUILD)/host/ringside-%,$(HOST_DIRS)))
+HOST_CFLAGS := -std=gnu11 -O2 -g $(WARN) -D_GNU_SOURCE -I.
+host: $(HOST_PROGS)
+
+.SECONDEXPANSION:
+$(BUILD)/host/ringside-%: $$(wildcard host/%/*.c) $$(wildcard host/%/*.h)
+	@mkdir -p $(dir $@)
+	$(HOSTCC) $(HOST_CFLAGS) -o $@ $(filter %.c,$^) -lm -lpthread
+
+# ---------------------------------------------------------------- tests
+# tests/unit/test_NAME.c links with the kernel sources that
+# tests/unit/test_NAME.mk lists in test_NAME_SRCS.
+-include $(wildcard tests/unit/*.mk)
+UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/unit/%,$(wildcard tests/unit/test_*.c))
+UNIT_CFLAGS := -std=gnu11 -O1 -g $(WARN) -I. -Itests/unit -DUNIT_TEST \
+	-fsanitize=address,undefined -fno-sanitize-recover=undefined
+
+$(BUILD)/unit/test_%: tests/unit/test_%.c $$(test_%_SRCS) $$(wildcard tests/unit/*.h)
+	@mkdir -p $(dir $@)
+	$(HOSTCC) $(UNIT_CFLAGS) -o $@ $< $(test_$*_SRCS) -lcmocka
+
+unit: $(UNIT_TESTS)
+	@set -e; for t in $(UNIT_TESTS); do echo "== $$t"; $$t; done
+
+qemu-test: all
+	$(PYTHON) -m pytest -v tests/qemu $(PYTEST_ARGS)
+
+test: deps
+	$(MAKE) all
+	$(MAKE) unit
+	$(MAKE) qemu-test
+
+run: all
+	host/ringside-run --wait-ready=no $(RUN_ARGS)
+
+bench: deps
+	$(MAKE) all
+	host/ringside-bench-main
+
+format:
+	clang-format -i $(shell git ls-files '*.c' '*.h')
+
+clean:
+	rm -rf $(BUILD)/k $(BUILD)/unit $(BUILD)/host $(BUILD)/iso $(BUILD)/*.elf $(BUILD)/*.iso
+
+distclean:
+	rm -rf $(BUILD)
+
+-include $(shell find $(BUILD)/k $(BUILD)/host -name '*.d' 2>/dev/null)

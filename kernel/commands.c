@@ -1,0 +1,197 @@
+// SPDX-License-Identifier: MIT
+#include <malloc.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "kernel/acpi.h"
+#include "kernel/boot_info.h"
+#include "kernel/commands.h"
+#include "kernel/config.h"
+#include "kernel/cpu.h"
+#include "kernel/lapic.h"
+#include "kernel/mm.h"
+#include "kernel/power.h"
+#include "kernel/shell.h"
+#include "kernel/time.h"
+
+extern const uint8_t __build_id_note[], __build_id_note_end[];
+
+static void print_build_id(void)
+{
+	const uint8_t *n = __build_id_note;
+	uint32_t namesz, descsz;
+
+	if (__build_id_note_end - n < 12) {
+		printf("build-id: none\n");
+		return;
+	}
+	memcpy(&namesz, n, 4);
+	memcpy(&descsz, n + 4, 4);
+	n += 12 + ((namesz + 3) & ~3u);
+	if (n + descsz > __build_id_note_end)
+		descsz = 0;
+	printf("build-id: ");
+	for (uint32_t i = 0; i < descsz; i++)
+		printf("%02x", n[i]);
+	printf("\n");
+}
+
+static int too_many_args(int argc, char **argv, int max)
+{
+	if (argc <= max)
+		return 0;
+	return shell_error("%s: unexpected argument '%s'", argv[0], argv[max]);
+}
+
+static int cmd_info(int argc, char **argv)
+{
+	const struct acpi_info *a = acpi_get();
+	struct mm_stats m;
+	char cpu[96];
+
+	if (too_many_args(argc, argv, 1))
+		return -1;
+	cpu_describe(cpu, sizeof(cpu));
+	mm_get_stats(&m);
+	printf("cpu: %s, %u cpu(s) in MADT, lapic id %u\n", cpu, a->n_cpus, lapic_id());
+	printf("memory: %llu MiB usable\n", (unsigned long long)(m.ram_total >> 20));
+	printf("tsc: %.3f GHz (%s)\n", tsc_hz() / 1e9, tsc_source());
+	printf("boot: %s\n", boot_info.boot_path);
+	printf("cmdline: %s\n", boot_info.cmdline);
+	printf("acpi: %s rev %u, %u tables, %u ECAM segment(s)\n",
+	       a->present ? a->oem : "none", a->revision, a->n_tables, a->n_ecam);
+	print_build_id();
+	return 0;
+}
+
+static int cmd_mem(int argc, char **argv)
+{
+	const struct mem_region *r;
+	struct mallinfo mi = mallinfo();
+	struct mm_stats m;
+	unsigned int n;
+
+	if (too_many_args(argc, argv, 1))
+		return -1;
+	printf("loader memory map (%u entries):\n", boot_info.mmap_count);
+	for (unsigned int i = 0; i < boot_info.mmap_count; i++) {
+		const struct boot_mem_range *e = &boot_info.mmap[i];
+
+		printf("  %016llx-%016llx %s\n", (unsigned long long)e->base,
+		       (unsigned long long)(e->base + e->len), memmap_type_name(e->type));
+	}
+	r = mm_regions(&n);
+	printf("usable RAM:\n");
+	for (unsigned int i = 0; i < n; i++)
+		printf("  %016llx-%016llx %llu KiB\n", (unsigned long long)r[i].start,
+		       (unsigned long long)r[i].end,
+		       (unsigned long long)((r[i].end - r[i].start) >> 10));
+	mm_get_stats(&m);
+	printf("heap: %#llx-%#llx, %llu KiB grown, %llu KiB in use\n",
+	       (unsigned long long)m.heap_start, (unsigned long long)m.heap_end,
+	       (unsigned long long)((m.heap_brk - m.heap_start) >> 10),
+	       (unsigned long long)((unsigned long)mi.uordblks >> 10));
+	printf("page-table frames: %llu used, %llu free\n", (unsigned long long)m.frames_used,
+	       (unsigned long long)m.frames_free);
+	return 0;
+}
+
+static int cmd_uptime(int argc, char **argv)
+{
+	uint64_t ns = now_ns();
+
+	if (too_many_args(argc, argv, 1))
+		return -1;
+	printf("uptime: %llu.%06llu s\n", (unsigned long long)(ns / 1000000000ULL),
+	       (unsigned long long)(ns % 1000000000ULL / 1000));
+	return 0;
+}
+
+static int cmd_config(int argc, char **argv)
+{
+	char line[128];
+
+	if (too_many_args(argc, argv, 1))
+		return -1;
+	for (int i = 0; i < CFG_COUNT; i++) {
+		config_format(i, line, sizeof(line));
+		printf("%-24s %s\n", line, config_key(i)->help);
+	}
+	return 0;
+}
+
+static int print_key(const char *name)
+{
+	char line[128];
+	int id = config_lookup(name);
+
+	if (id < 0)
+		return shell_error("unknown key '%s' (try 'config')", name);
+	config_format(id, line, sizeof(line));
+	printf("%s\n", line);
+	return 0;
+}
+
+static int cmd_get(int argc, char **argv)
+{
+	if (argc != 2)
+		return shell_error("usage: get KEY");
+	return print_key(argv[1]);
+}
+
+/* set KEY=VALUE [KEY=VALUE ...]: all are checked before any is applied */
+static int cmd_set(int argc, char **argv)
+{
+	char err[160];
+
+	if (argc < 2)
+		return shell_error("usage: set KEY=VALUE [KEY=VALUE ...]");
+	for (int i = 1; i < argc; i++) {
+		char *eq = strchr(argv[i], '=');
+
+		if (!eq || eq == argv[i])
+			return shell_error("set: expected KEY=VALUE, got '%s'", argv[i]);
+	}
+	for (int i = 1; i < argc; i++) {
+		char *eq = strchr(argv[i], '=');
+
+		*eq = '\0';
+		if (config_set(argv[i], eq + 1, err, sizeof(err)))
+			return shell_error("%s", err);
+		print_key(argv[i]);
+	}
+	return 0;
+}
+
+static int cmd_poweroff(int argc, char **argv)
+{
+	if (too_many_args(argc, argv, 1))
+		return -1;
+	printf("powering off\n");
+	power_off();
+}
+
+static int cmd_reboot(int argc, char **argv)
+{
+	if (too_many_args(argc, argv, 1))
+		return -1;
+	printf("rebooting\n");
+	reboot();
+}
+
+static const struct shell_cmd builtin_cmds[] = {
+	{ "info", NULL, "CPU, memory, TSC, boot path, command line, build id", cmd_info },
+	{ "mem", NULL, "memory map, usable RAM, heap and page-table use", cmd_mem },
+	{ "uptime", NULL, "time since boot", cmd_uptime },
+	{ "config", NULL, "show every configuration key", cmd_config },
+	{ "get", "KEY", "show one configuration key", cmd_get },
+	{ "set", "KEY=VALUE", "change configuration keys", cmd_set },
+	{ "reboot", NULL, "reset the machine", cmd_reboot },
+	{ "poweroff", NULL, "ACPI power off (QEMU exits)", cmd_poweroff },
+};
+
+void commands_init(void)
+{
+	for (size_t i = 0; i < sizeof(builtin_cmds) / sizeof(builtin_cmds[0]); i++)
+		shell_register(&builtin_cmds[i]);
+}

@@ -1,0 +1,13 @@
+/* SPDX-License-Identifier: MIT */
+/* The serial console: COM1, a 16550 UART driven by polling. */
+#ifndef KERNEL_CONSOLE_H
+#define KERNEL_CONSOLE_H
+
+#include <stddef.h>
+
+void console_init(void);
+void console_write(const char *buf, size_t len);
+/* One received byte, or -1 when none is waiting. Never blocks. */
+int console_getc(void);
+
+#endif

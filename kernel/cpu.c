@@ -1,0 +1,235 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Descriptor tables. One CPU, ring 0 only: a code and a data segment, a
+ * TSS whose only job is IST1, a clean stack for double faults (a stack
+ * overflow would otherwise triple-fault silently), and 256 interrupt gates.
+ */
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "kernel/cpu.h"
+#include "kernel/io.h"
+#include "kernel/lapic.h"
+#include "kernel/printk.h"
+
+#define KERNEL_CS 0x08
+#define KERNEL_DS 0x10
+#define TSS_SEL 0x18
+#define IRQ_FIRST 32
+#define IRQ_SPURIOUS 0xff
+
+struct tss {
+	uint32_t reserved0;
+	uint64_t rsp[3];
+	uint64_t reserved1;
+	uint64_t ist[7];
+	uint64_t reserved2;
+	uint16_t reserved3;
+	uint16_t iomap_base;
+} __attribute__((packed));
+
+struct idt_gate {
+	uint16_t offset_lo;
+	uint16_t selector;
+	uint8_t ist;
+	uint8_t type_attr;
+	uint16_t offset_mid;
+	uint32_t offset_hi;
+	uint32_t reserved;
+} __attribute__((packed));
+
+struct table_ptr {
+	uint16_t limit;
+	uint64_t base;
+} __attribute__((packed));
+
+struct irq_slot {
+	void (*handler)(void *arg);
+	void *arg;
+	uint64_t count;
+};
+
+extern const uint64_t isr_table[256];
+
+static uint64_t gdt[5];
+static struct tss tss;
+static struct idt_gate idt[256];
+static struct irq_slot irqs[256];
+static uint8_t double_fault_stack[16384] __attribute__((aligned(16)));
+
+static const char *const exception_names[32] = {
+	"divide error", "debug", "NMI", "breakpoint", "overflow", "bound range",
+	"invalid opcode", "device not available", "double fault", "coprocessor overrun",
+	"invalid TSS", "segment not present", "stack fault", "general protection",
+	"page fault", "reserved", "x87 FP error", "alignment check", "machine check",
+	"SIMD FP error", "virtualization", "control protection",
+};
+
+static void gdt_init(void)
+{
+	uint64_t base = (uint64_t)(uintptr_t)&tss;
+	uint64_t limit = sizeof(tss) - 1;
+	struct table_ptr ptr = { sizeof(gdt) - 1, (uint64_t)(uintptr_t)gdt };
+
+	gdt[0] = 0;
+	gdt[1] = 0x00af9a000000ffffULL; /* 64-bit code */
+	gdt[2] = 0x00cf92000000ffffULL; /* data */
+	/* 64-bit TSS descriptor: 16 bytes, type 9 (available), present */
+	gdt[3] = (limit & 0xffff) | ((base & 0xffffff) << 16) | (0x89ULL << 40) |
+		 ((limit >> 16 & 0xf) << 48) | ((base >> 24 & 0xff) << 56);
+	gdt[4] = base >> 32;
+
+	tss.ist[0] = (uint64_t)(uintptr_t)(double_fault_stack + sizeof(double_fault_stack));
+	tss.iomap_base = sizeof(tss);
+
+	__asm__ __volatile__("lgdt %0\n\t"
+			     "pushq %1\n\t"
+			     "leaq 1f(%%rip), %%rax\n\t"
+			     "pushq %%rax\n\t"
+			     "lretq\n"
+			     "1:\n\t"
+			     "mov %2, %%ds\n\t"
+			     "mov %2, %%es\n\t"
+			     "mov %2, %%ss\n\t"
+			     "ltr %w3"
+			     :
+			     : "m"(ptr), "i"(KERNEL_CS), "r"(KERNEL_DS), "r"(TSS_SEL)
+			     : "rax", "memory");
+}
+
+static void idt_set(int vec, uint64_t handler, int ist)
+{
+	idt[vec].offset_lo = handler & 0xffff;
+	idt[vec].selector = KERNEL_CS;
+	idt[vec].ist = ist;
+	idt[vec].type_attr = 0x8e; /* present, DPL 0, 64-bit interrupt gate */
+	idt[vec].offset_mid = (handler >> 16) & 0xffff;
+	idt[vec].offset_hi = handler >> 32;
+}
+
+static void idt_init(void)
+{
+	struct table_ptr ptr = { sizeof(idt) - 1, (uint64_t)(uintptr_t)idt };
+
+	for (int v = 0; v < 256; v++)
+		idt_set(v, isr_table[v], v == 8 ? 1 : 0);
+	__asm__ __volatile__("lidt %0" : : "m"(ptr));
+}
+
+void cpu_init(void)
+{
+	gdt_init();
+	idt_init();
+}
+
+int irq_alloc_vector(void (*handler)(void *arg), void *arg)
+{
+	for (int v = IRQ_FIRST; v < IRQ_SPURIOUS; v++) {
+		if (!irqs[v].handler) {
+			irqs[v].handler = handler;
+			irqs[v].arg = arg;
+			return v;
+		}
+	}
+	return -1;
+}
+
+uint64_t irq_count(int vector)
+{
+	return (unsigned int)vector < 256 ? irqs[vector].count : 0;
+}
+
+static uint64_t read_cr2(void)
+{
+	uint64_t v;
+
+	__asm__ __volatile__("mov %%cr2, %0" : "=r"(v));
+	return v;
+}
+
+/*
+ * Walk saved frame pointers (everything is built with them). Each frame is
+ * checked to lie on a plausible stack before it is followed, so a corrupt
+ * chain ends the trace instead of faulting again.
+ */
+static void backtrace(uint64_t rbp)
+{
+	for (int depth = 0; depth < 16 && rbp; depth++) {
+		const uint64_t *frame = (const uint64_t *)(uintptr_t)rbp;
+
+		if ((rbp & 7) || rbp < 0x1000 || rbp >= (1ULL << 32))
+			break;
+		early_printf("  #%d %016llx\n", depth, (unsigned long long)frame[1]);
+		if (frame[0] <= rbp)
+			break;
+		rbp = frame[0];
+	}
+}
+
+static void __attribute__((noreturn)) die(const struct trap_frame *f)
+{
+	const char *name = f->vector < 32 && exception_names[f->vector] ?
+				   exception_names[f->vector] : "unknown";
+
+	early_printf("\n*** exception %llu (%s) error %#llx\n", (unsigned long long)f->vector,
+		     name, (unsigned long long)f->error);
+	early_printf("RIP %016llx CS %llx RFLAGS %016llx RSP %016llx\n",
+		     (unsigned long long)f->rip, (unsigned long long)f->cs,
+		     (unsigned long long)f->rflags, (unsigned long long)f->rsp);
+	early_printf("CR2 %016llx\n", (unsigned long long)read_cr2());
+	early_printf("RAX %016llx RBX %016llx RCX %016llx RDX %016llx\n",
+		     (unsigned long long)f->rax, (unsigned long long)f->rbx,
+		     (unsigned long long)f->rcx, (unsigned long long)f->rdx);
+	early_printf("RSI %016llx RDI %016llx RBP %016llx R8  %016llx\n",
+		     (unsigned long long)f->rsi, (unsigned long long)f->rdi,
+		     (unsigned long long)f->rbp, (unsigned long long)f->r8);
+	early_printf("R9  %016llx R10 %016llx R11 %016llx R12 %016llx\n",
+		     (unsigned long long)f->r9, (unsigned long long)f->r10,
+		     (unsigned long long)f->r11, (unsigned long long)f->r12);
+	early_printf("R13 %016llx R14 %016llx R15 %016llx\n", (unsigned long long)f->r13,
+		     (unsigned long long)f->r14, (unsigned long long)f->r15);
+	early_printf("backtrace:\n  #- %016llx\n", (unsigned long long)f->rip);
+	backtrace(f->rbp);
+	early_printf("halted.\n");
+	halt_forever();
+}
+
+void trap_dispatch(struct trap_frame *f);
+
+void trap_dispatch(struct trap_frame *f)
+{
+	struct irq_slot *s;
+
+	if (f->vector < IRQ_FIRST)
+		die(f);
+	if (f->vector == IRQ_SPURIOUS)
+		return; /* no EOI for spurious interrupts (SDM 3A 11.9) */
+	s = &irqs[f->vector];
+	s->count++;
+	if (s->handler)
+		s->handler(s->arg);
+	lapic_eoi();
+}
+
+void cpu_describe(char *buf, unsigned int len)
+{
+	uint32_t r[4], brand[13] = { 0 };
+	char vendor[13];
+
+	cpuid(0, 0, r);
+	memcpy(vendor, &r[1], 4);
+	memcpy(vendor + 4, &r[3], 4);
+	memcpy(vendor + 8, &r[2], 4);
+	vendor[12] = '\0';
+	cpuid(0x80000000, 0, r);
+	if (r[0] >= 0x80000004) {
+		for (unsigned int i = 0; i < 3; i++)
+			cpuid(0x80000002 + i, 0, &brand[i * 4]);
+	}
+	char *b = (char *)brand;
+
+	while (*b == ' ')
+		b++;
+	snprintf(buf, len, "%s %s", vendor, *b ? b : "(no brand string)");
+}

@@ -1,0 +1,126 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Interrupt and exception entry stubs. Each pushes a dummy error code when
+ * the CPU does not, then its vector, saves the general registers into a
+ * struct trap_frame (kernel/cpu.h) and calls trap_dispatch(frame).
+ * Handlers run on the interrupted stack (double fault: IST1), and SSE
+ * state is saved around C code so an interrupt cannot corrupt it.
+ */
+	.text
+
+.macro ISR_NOERR vec
+	.globl isr_\vec
+isr_\vec:
+	pushq	$0
+	pushq	$\vec
+	jmp	isr_common
+.endm
+
+.macro ISR_ERR vec
+	.globl isr_\vec
+isr_\vec:
+	pushq	$\vec
+	jmp	isr_common
+.endm
+
+/* Vectors 8, 10-14, 17, 21, 29, 30 push an error code (SDM 3A 6.15). */
+ISR_NOERR 0
+ISR_NOERR 1
+ISR_NOERR 2
+ISR_NOERR 3
+ISR_NOERR 4
+ISR_NOERR 5
+ISR_NOERR 6
+ISR_NOERR 7
+ISR_ERR 8
+ISR_NOERR 9
+ISR_ERR 10
+ISR_ERR 11
+ISR_ERR 12
+ISR_ERR 13
+ISR_ERR 14
+ISR_NOERR 15
+ISR_NOERR 16
+ISR_ERR 17
+ISR_NOERR 18
+ISR_NOERR 19
+ISR_NOERR 20
+ISR_ERR 21
+ISR_NOERR 22
+ISR_NOERR 23
+ISR_NOERR 24
+ISR_NOERR 25
+ISR_NOERR 26
+ISR_NOERR 27
+ISR_NOERR 28
+ISR_ERR 29
+ISR_ERR 30
+ISR_NOERR 31
+
+/* Device interrupts (MSI-X) use vectors 32..255 through one table. */
+	.altmacro
+.macro ISR_IRQ vec
+	ISR_NOERR %vec
+.endm
+	.set vec, 32
+	.rept 224
+	ISR_IRQ %vec
+	.set vec, vec + 1
+	.endr
+
+isr_common:
+	pushq	%rax
+	pushq	%rbx
+	pushq	%rcx
+	pushq	%rdx
+	pushq	%rsi
+	pushq	%rdi
+	pushq	%rbp
+	pushq	%r8
+	pushq	%r9
+	pushq	%r10
+	pushq	%r11
+	pushq	%r12
+	pushq	%r13
+	pushq	%r14
+	pushq	%r15
+	mov	%rsp, %rdi
+	/* 512 bytes of FXSAVE area, 16-byte aligned, below the frame */
+	mov	%rsp, %rbx
+	sub	$512, %rsp
+	and	$~15, %rsp
+	fxsave	(%rsp)
+	cld
+	call	trap_dispatch
+	fxrstor	(%rsp)
+	mov	%rbx, %rsp
+	popq	%r15
+	popq	%r14
+	popq	%r13
+	popq	%r12
+	popq	%r11
+	popq	%r10
+	popq	%r9
+	popq	%r8
+	popq	%rbp
+	popq	%rdi
+	popq	%rsi
+	popq	%rdx
+	popq	%rcx
+	popq	%rbx
+	popq	%rax
+	add	$16, %rsp		/* vector and error code */
+	iretq
+
+	.section .rodata
+	.balign 8
+	.globl isr_table
+isr_table:
+.macro ISR_ADDR vec
+	.quad isr_\vec
+.endm
+	.set vec, 0
+	.rept 256
+	ISR_ADDR %vec
+	.set vec, vec + 1
+	.endr

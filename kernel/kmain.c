@@ -1,0 +1,47 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Bring-up in dependency order, then the one poll loop everything runs in.
+ */
+#include <stdio.h>
+
+#include "kernel/acpi.h"
+#include "kernel/boot_info.h"
+#include "kernel/commands.h"
+#include "kernel/config.h"
+#include "kernel/console.h"
+#include "kernel/cpu.h"
+#include "kernel/lapic.h"
+#include "kernel/mm.h"
+#include "kernel/shell.h"
+#include "kernel/time.h"
+
+static void report_bad_config(const char *msg)
+{
+	printf("cmdline: %s (default kept)\n", msg);
+}
+
+static void __attribute__((noreturn)) poll_loop(void)
+{
+	for (;;)
+		shell_poll();
+}
+
+void kmain(struct boot_info *bi)
+{
+	console_init();
+	cpu_init();
+	mm_init(bi);
+	/* unbuffered: printf output reaches the UART before we poll again */
+	setvbuf(stdout, NULL, _IONBF, 0);
+	tsc_init();
+	acpi_init(bi);
+	lapic_init();
+	config_parse_cmdline(bi->cmdline, report_bad_config);
+	shell_init();
+	commands_init();
+
+	printf("ringside: booted via %s, cmdline '%s'\n", bi->boot_path, bi->cmdline);
+	printf("ringside: ready\n");
+	shell_prompt();
+	poll_loop();
+}

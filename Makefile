@@ -24,7 +24,7 @@ GCC_INCLUDE := $(shell $(KCC) -print-file-name=include)
 WARN := -Wall -Wextra -Werror -Wno-unused-parameter
 KCFLAGS := -std=gnu11 -O2 -g $(WARN) -ffreestanding -fno-pic -fno-pie \
 	-fno-stack-protector -mno-red-zone -fno-omit-frame-pointer \
-	-mno-omit-leaf-frame-pointer -fno-common --param=min-pagesize=0 \
+	-mno-omit-leaf-frame-pointer -fno-common -fno-strict-aliasing --param=min-pagesize=0 \
 	-nostdinc -isystem $(NEWLIB_SYS)/include -isystem $(GCC_INCLUDE) \
 	-I. -D__RINGSIDE_KERNEL__ -MMD -MP
 KASFLAGS := $(KCFLAGS) -D__ASSEMBLY__
@@ -131,7 +131,7 @@ run: all
 
 bench: deps
 	$(MAKE) all
-	host/ringside-bench-main
+	host/bench-vsock $(BENCH_ARGS)
 
 format:
 	clang-format -i $(shell git ls-files '*.c' '*.h')

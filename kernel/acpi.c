@@ -95,7 +95,7 @@ bool acpi_find_s5(const uint8_t *aml, uint32_t len, uint8_t *typ_a, uint8_t *typ
 		if (q >= end)
 			return false;
 		q += 1 + (*q >> 6); /* PkgLength: lead byte plus 0..3 more */
-		q++;		    /* NumElements */
+		q++; /* NumElements */
 		q = aml_integer(q, end, typ_a);
 		if (!q || !aml_integer(q, end, typ_b))
 			return false;
@@ -126,8 +126,8 @@ static bool rsdp_valid(const struct acpi_rsdp *r)
 {
 	if (memcmp(r->signature, "RSD PTR ", 8) || !acpi_checksum_ok(r, 20))
 		return false;
-	return r->revision < 2 || (r->length >= sizeof(*r) && r->length < 4096 &&
-				   acpi_checksum_ok(r, r->length));
+	return r->revision < 2 ||
+	       (r->length >= sizeof(*r) && r->length < 4096 && acpi_checksum_ok(r, r->length));
 }
 
 /* ACPI 6.4 5.2.5.1: the first KiB of the EBDA, then 0xe0000-0xfffff. */
@@ -238,8 +238,8 @@ void acpi_init(const struct boot_info *bi)
 	bool xsdt;
 	uint32_t entry_size, n;
 
-	info.rsdp = bi->rsdp && rsdp_valid((const void *)(uintptr_t)bi->rsdp) ?
-			    bi->rsdp : find_rsdp_bios();
+	info.rsdp = bi->rsdp && rsdp_valid((const void *)(uintptr_t)bi->rsdp) ? bi->rsdp :
+										find_rsdp_bios();
 	if (!info.rsdp) {
 		pr_warn("acpi: no RSDP found\n");
 		return;

@@ -26,7 +26,7 @@ struct acpi_info {
 	uint8_t revision;
 	char oem[7];
 	unsigned int n_tables;
-	unsigned int n_cpus;	/* enabled local APICs in the MADT */
+	unsigned int n_cpus; /* enabled local APICs in the MADT */
 	unsigned int n_ioapics;
 	unsigned int n_ecam;
 	struct acpi_ecam ecam[ACPI_MAX_ECAM];

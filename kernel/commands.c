@@ -58,8 +58,8 @@ static int cmd_info(int argc, char **argv)
 	printf("tsc: %.3f GHz (%s)\n", tsc_hz() / 1e9, tsc_source());
 	printf("boot: %s\n", boot_info.boot_path);
 	printf("cmdline: %s\n", boot_info.cmdline);
-	printf("acpi: %s rev %u, %u tables, %u ECAM segment(s)\n",
-	       a->present ? a->oem : "none", a->revision, a->n_tables, a->n_ecam);
+	printf("acpi: %s rev %u, %u tables, %u ECAM segment(s)\n", a->present ? a->oem : "none",
+	       a->revision, a->n_tables, a->n_ecam);
 	print_build_id();
 	return 0;
 }
@@ -151,13 +151,12 @@ static int cmd_set(int argc, char **argv)
 
 		if (!eq || eq == argv[i])
 			return shell_error("set: expected KEY=VALUE, got '%s'", argv[i]);
+		*eq = '\0';
+		if (config_check(argv[i], eq + 1, NULL, err, sizeof(err)) < 0)
+			return shell_error("%s", err);
 	}
 	for (int i = 1; i < argc; i++) {
-		char *eq = strchr(argv[i], '=');
-
-		*eq = '\0';
-		if (config_set(argv[i], eq + 1, err, sizeof(err)))
-			return shell_error("%s", err);
+		config_set(argv[i], argv[i] + strlen(argv[i]) + 1, err, sizeof(err));
 		print_key(argv[i]);
 	}
 	return 0;

@@ -12,6 +12,24 @@
 
 enum config_id {
 	CFG_LOGLEVEL,
+	CFG_RING,      /* split | packed: negotiate VIRTIO_F_RING_PACKED when offered */
+	CFG_EVENT_IDX, /* negotiate VIRTIO_F_EVENT_IDX */
+	CFG_INDIRECT,  /* negotiate VIRTIO_F_INDIRECT_DESC */
+	CFG_IRQ,       /* poll | msix: completions by polling or by MSI-X */
+	CFG_TXPOLL,    /* seed 001: reclaim TX buffers in the poll loop, not on send */
+	CFG_FASTPATH,  /* seed 000: straight into the TX virtqueue when nothing is queued */
+	CFG_CREDIT,    /* seed 004: lazy | eager credit updates */
+	CFG_RXBUF,     /* seed 004: vsock RX buffer size, header included */
+	CFG_SMALLCOPY, /* seed 004: merge small RX payloads into the previous buffer */
+	CFG_VSOCK_BUF, /* buf_alloc: receive space each vsock socket advertises */
+	CFG_ECHO_PORT,
+	CFG_SINK_PORT,
+	CFG_SOURCE_PORT,
+	CFG_IP,        /* net/: our IPv4 address (static) */
+	CFG_PREFIX,    /* net/: network prefix length of ip */
+	CFG_GW,        /* net/: default gateway, 0.0.0.0 for none */
+	CFG_UDP_ECHO_PORT, /* net/: UDP echo service port, 0 turns it off */
+	CFG_NET_RXBUF, /* virtio-net RX buffer bytes (mergeable buffers when small) */
 	CFG_COUNT,
 };
 
@@ -19,6 +37,7 @@ enum config_type {
 	CONFIG_UINT, /* decimal or 0x hex, within [min, max] */
 	CONFIG_BOOL, /* 0|1, also off|on, no|yes, false|true */
 	CONFIG_ENUM, /* one of choices[]; the value is the index */
+	CONFIG_IPV4, /* dotted quad a.b.c.d; the value is the address in host order */
 };
 
 struct config_key {
@@ -28,11 +47,16 @@ struct config_key {
 	uint64_t min, max;
 	const char *const *choices; /* NULL-terminated, CONFIG_ENUM only */
 	uint64_t def;
-	/* Called after the value changed; may apply it to running devices. */
-	void (*changed)(enum config_id id);
 };
 
 uint64_t config_get(enum config_id id);
+
+/*
+ * Call @fn after @id changed value (at run time, or on the command line if
+ * registered before it is parsed). One hook per key; the subsystem that
+ * owns a key applies it, so this table needs no link to the subsystems.
+ */
+void config_on_change(enum config_id id, void (*fn)(enum config_id id));
 const struct config_key *config_key(enum config_id id);
 int config_lookup(const char *name); /* enum config_id, or -1 */
 
@@ -41,6 +65,8 @@ int config_lookup(const char *name); /* enum config_id, or -1 */
  * one-line reason to @err (without "error: ").
  */
 int config_set(const char *name, const char *value, char *err, size_t err_len);
+/* Parse only: the key's id and the value in *@out, or a negative errno. */
+int config_check(const char *name, const char *value, uint64_t *out, char *err, size_t err_len);
 void config_reset(void);
 
 /* "name=value" for display. */

@@ -59,11 +59,28 @@ static struct irq_slot irqs[256];
 static uint8_t double_fault_stack[16384] __attribute__((aligned(16)));
 
 static const char *const exception_names[32] = {
-	"divide error", "debug", "NMI", "breakpoint", "overflow", "bound range",
-	"invalid opcode", "device not available", "double fault", "coprocessor overrun",
-	"invalid TSS", "segment not present", "stack fault", "general protection",
-	"page fault", "reserved", "x87 FP error", "alignment check", "machine check",
-	"SIMD FP error", "virtualization", "control protection",
+	"divide error",
+	"debug",
+	"NMI",
+	"breakpoint",
+	"overflow",
+	"bound range",
+	"invalid opcode",
+	"device not available",
+	"double fault",
+	"coprocessor overrun",
+	"invalid TSS",
+	"segment not present",
+	"stack fault",
+	"general protection",
+	"page fault",
+	"reserved",
+	"x87 FP error",
+	"alignment check",
+	"machine check",
+	"SIMD FP error",
+	"virtualization",
+	"control protection",
 };
 
 static void gdt_init(void)
@@ -135,6 +152,14 @@ int irq_alloc_vector(void (*handler)(void *arg), void *arg)
 	return -1;
 }
 
+void irq_free_vector(int vector)
+{
+	if (vector >= IRQ_FIRST && vector < IRQ_SPURIOUS) {
+		irqs[vector].handler = NULL;
+		irqs[vector].arg = NULL;
+	}
+}
+
 uint64_t irq_count(int vector)
 {
 	return (unsigned int)vector < 256 ? irqs[vector].count : 0;
@@ -170,13 +195,14 @@ static void backtrace(uint64_t rbp)
 static void __attribute__((noreturn)) die(const struct trap_frame *f)
 {
 	const char *name = f->vector < 32 && exception_names[f->vector] ?
-				   exception_names[f->vector] : "unknown";
+				   exception_names[f->vector] :
+				   "unknown";
 
-	early_printf("\n*** exception %llu (%s) error %#llx\n", (unsigned long long)f->vector,
-		     name, (unsigned long long)f->error);
-	early_printf("RIP %016llx CS %llx RFLAGS %016llx RSP %016llx\n",
-		     (unsigned long long)f->rip, (unsigned long long)f->cs,
-		     (unsigned long long)f->rflags, (unsigned long long)f->rsp);
+	early_printf("\n*** exception %llu (%s) error %#llx\n", (unsigned long long)f->vector, name,
+		     (unsigned long long)f->error);
+	early_printf("RIP %016llx CS %llx RFLAGS %016llx RSP %016llx\n", (unsigned long long)f->rip,
+		     (unsigned long long)f->cs, (unsigned long long)f->rflags,
+		     (unsigned long long)f->rsp);
 	early_printf("CR2 %016llx\n", (unsigned long long)read_cr2());
 	early_printf("RAX %016llx RBX %016llx RCX %016llx RDX %016llx\n",
 		     (unsigned long long)f->rax, (unsigned long long)f->rbx,
@@ -184,9 +210,9 @@ static void __attribute__((noreturn)) die(const struct trap_frame *f)
 	early_printf("RSI %016llx RDI %016llx RBP %016llx R8  %016llx\n",
 		     (unsigned long long)f->rsi, (unsigned long long)f->rdi,
 		     (unsigned long long)f->rbp, (unsigned long long)f->r8);
-	early_printf("R9  %016llx R10 %016llx R11 %016llx R12 %016llx\n",
-		     (unsigned long long)f->r9, (unsigned long long)f->r10,
-		     (unsigned long long)f->r11, (unsigned long long)f->r12);
+	early_printf("R9  %016llx R10 %016llx R11 %016llx R12 %016llx\n", (unsigned long long)f->r9,
+		     (unsigned long long)f->r10, (unsigned long long)f->r11,
+		     (unsigned long long)f->r12);
 	early_printf("R13 %016llx R14 %016llx R15 %016llx\n", (unsigned long long)f->r13,
 		     (unsigned long long)f->r14, (unsigned long long)f->r15);
 	early_printf("backtrace:\n  #- %016llx\n", (unsigned long long)f->rip);

@@ -17,6 +17,7 @@ void cpu_init(void);
 
 /* A free vector for a device interrupt (MSI-X), or -1. */
 int irq_alloc_vector(void (*handler)(void *arg), void *arg);
+void irq_free_vector(int vector); /* ignores -1 */
 uint64_t irq_count(int vector);
 
 static inline void irq_enable(void)

@@ -65,8 +65,7 @@ void mm_init(const struct boot_info *bi)
 	unsigned int low, heap;
 	uint64_t heap_end;
 
-	n_regions = memmap_usable(bi->mmap, bi->mmap_count, exclude, 2, regions,
-				  MM_MAX_REGIONS);
+	n_regions = memmap_usable(bi->mmap, bi->mmap_count, exclude, 2, regions, MM_MAX_REGIONS);
 	low = largest_region(true);
 	if (low == n_regions || region_size(low) < 2 * FRAME_POOL) {
 		early_printf("mm: not enough usable RAM below 4 GiB (%u map entries)\n",

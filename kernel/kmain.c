@@ -4,6 +4,7 @@
  */
 #include <stdio.h>
 
+#include "drivers/virtio/virtio_pci.h"
 #include "kernel/acpi.h"
 #include "kernel/boot_info.h"
 #include "kernel/commands.h"
@@ -12,18 +13,34 @@
 #include "kernel/cpu.h"
 #include "kernel/lapic.h"
 #include "kernel/mm.h"
+#include "kernel/pci.h"
+#include "kernel/poll.h"
 #include "kernel/shell.h"
+#include "kernel/stats.h"
 #include "kernel/time.h"
+#include "net/net.h"
+#include "net/vsock/services.h"
+#include "net/vsock/vsock.h"
 
 static void report_bad_config(const char *msg)
 {
 	printf("cmdline: %s (default kept)\n", msg);
 }
 
+void poll_once(void)
+{
+	virtio_vsock_poll();
+	vsock_poll();
+	net_poll();
+	services_poll();
+}
+
 static void __attribute__((noreturn)) poll_loop(void)
 {
-	for (;;)
+	for (;;) {
+		poll_once();
 		shell_poll();
+	}
 }
 
 void kmain(struct boot_info *bi)
@@ -39,6 +56,16 @@ void kmain(struct boot_info *bi)
 	config_parse_cmdline(bi->cmdline, report_bad_config);
 	shell_init();
 	commands_init();
+	stats_init();
+	pci_init();
+	virtio_rng_init();
+	virtio_vsock_init();
+	net_init();
+	virtio_net_init();
+	virtio_pci_init();
+	services_init();
+	vsock_cmd_init();
+	irq_enable();
 
 	printf("ringside: booted via %s, cmdline '%s'\n", bi->boot_path, bi->cmdline);
 	printf("ringside: ready\n");

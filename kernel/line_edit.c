@@ -14,25 +14,31 @@ void line_edit_init(struct line_editor *le)
 }
 
 /*
- * ESC [ ... final-byte (0x40..0x7e), or ESC and one byte: arrow keys and
- * the like. We have no history or cursor movement, so they are dropped.
+ * Escape sequences (ECMA-48): CSI is ESC [ params final-byte (0x40..0x7e),
+ * SS3 is ESC O and one byte, anything else ESC and one byte. Arrow keys
+ * and the like: we have no history or cursor movement, so they are dropped.
  */
+enum { ESC_NONE, ESC_START, ESC_CSI, ESC_SS3 };
+
 static bool in_escape(struct line_editor *le, int c)
 {
-	if (c == ESC) {
-		le->escape = 1;
+	switch (le->escape) {
+	case ESC_NONE:
+		if (c != ESC)
+			return false;
+		le->escape = ESC_START;
+		return true;
+	case ESC_START:
+		le->escape = c == '[' ? ESC_CSI : c == 'O' ? ESC_SS3 : ESC_NONE;
+		return true;
+	case ESC_CSI:
+		if (c >= 0x40 && c <= 0x7e)
+			le->escape = ESC_NONE;
+		return true;
+	default:
+		le->escape = ESC_NONE;
 		return true;
 	}
-	if (!le->escape)
-		return false;
-	if (le->escape == 1 && c == '[') {
-		le->escape = 2;
-		return true;
-	}
-	if (le->escape == 2 && (c < 0x40 || c > 0x7e))
-		return true;
-	le->escape = 0;
-	return true;
 }
 
 bool line_edit_feed(struct line_editor *le, int c, char *echo, size_t *echo_len)

@@ -15,7 +15,7 @@ struct line_editor {
 	char buf[LINE_MAX_LEN];
 	size_t len;
 	bool last_was_cr; /* swallow the LF of a CR LF pair */
-	int escape;	  /* position inside an ANSI escape sequence */
+	int escape; /* position inside an ANSI escape sequence */
 };
 
 void line_edit_init(struct line_editor *le);

@@ -53,8 +53,8 @@ static unsigned int sort_and_merge(struct mem_region *r, unsigned int n)
  * Remove [start, end) from the sorted regions. A hole inside a region
  * splits it, which needs one more slot; without one the upper part is lost.
  */
-static unsigned int subtract(struct mem_region *r, unsigned int n, unsigned int max,
-			     uint64_t start, uint64_t end)
+static unsigned int subtract(struct mem_region *r, unsigned int n, unsigned int max, uint64_t start,
+			     uint64_t end)
 {
 	start = align_down(start);
 	end = align_up(end);
@@ -93,7 +93,7 @@ unsigned int memmap_usable(const struct boot_mem_range *map, unsigned int n,
 {
 	unsigned int count = 0;
 
-	for (unsigned int i = 0; i < n && count < max; i++) {
+	for (unsigned int i = 0; i < n; i++) {
 		uint64_t start, end;
 
 		if (map[i].type != BOOT_MEM_USABLE || !map[i].len)
@@ -102,9 +102,22 @@ unsigned int memmap_usable(const struct boot_mem_range *map, unsigned int n,
 		end = align_down(range_end(map[i].base, map[i].len));
 		if (start >= end)
 			continue;
-		out[count].start = start;
-		out[count].end = end;
-		count++;
+		if (count < max) {
+			out[count].start = start;
+			out[count].end = end;
+			count++;
+			continue;
+		}
+		/* full: the lowest addresses are the ones worth keeping */
+		unsigned int top = 0;
+
+		for (unsigned int j = 1; j < count; j++)
+			if (out[j].start > out[top].start)
+				top = j;
+		if (count && start < out[top].start) {
+			out[top].start = start;
+			out[top].end = end;
+		}
 	}
 	count = sort_and_merge(out, count);
 

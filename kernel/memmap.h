@@ -14,7 +14,7 @@
 
 struct mem_region {
 	uint64_t start; /* page aligned */
-	uint64_t end;	/* page aligned, exclusive */
+	uint64_t end; /* page aligned, exclusive */
 };
 
 /*

@@ -29,8 +29,8 @@ int map_ram(uint64_t phys, uint64_t size);
 void *ioremap(uint64_t phys, uint64_t size);
 
 struct mm_stats {
-	uint64_t ram_total;	  /* usable RAM the kernel manages */
-	uint64_t frames_used;	  /* 4 KiB frames for page tables */
+	uint64_t ram_total; /* usable RAM the kernel manages */
+	uint64_t frames_used; /* 4 KiB frames for page tables */
 	uint64_t frames_free;
 	uint64_t heap_start, heap_end, heap_brk;
 };

@@ -9,7 +9,7 @@
 struct shell_cmd {
 	const char *name;
 	const char *usage; /* arguments, e.g. "KEY=VALUE" */
-	const char *help;  /* one line */
+	const char *help; /* one line */
 	/* Returns 0, or non-zero after printing an "error: ..." line. */
 	int (*run)(int argc, char **argv);
 };

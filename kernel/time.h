@@ -8,7 +8,7 @@
 void tsc_init(void);
 uint64_t tsc_hz(void);
 const char *tsc_source(void); /* how the frequency was found */
-uint64_t now_ns(void);	      /* since tsc_init() */
+uint64_t now_ns(void); /* since tsc_init() */
 uint64_t tsc_to_ns(uint64_t cycles);
 void udelay(uint64_t us);
 

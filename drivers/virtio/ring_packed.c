@@ -1,0 +1,478 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Packed virtqueue (virtio 1.2, 2.8): one descriptor ring both sides write,
+ * ownership told by the AVAIL/USED flag bits against a wrap counter each
+ * side keeps (2.8.1), plus two event suppression structures (2.8.10). A
+ * buffer is named by a buffer id, independent of the slots it occupies;
+ * free ids form a list through virtq_chain.link.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "drivers/virtio/virtqueue.h"
+#include "kernel/barrier.h"
+#include "kernel/dma.h"
+
+#define PACKED_RING_ALIGN 64
+
+/* 2.8.1: the driver marks a descriptor available with AVAIL = its wrap
+ * counter and USED = the inverse. */
+static uint16_t packed_avail_flags(bool wrap)
+{
+	return wrap ? VIRTQ_DESC_F_AVAIL : VIRTQ_DESC_F_USED;
+}
+
+/* The device marks it used with both bits equal to its wrap counter. */
+static uint16_t packed_used_flags(bool wrap)
+{
+	return wrap ? VIRTQ_DESC_F_AVAIL | VIRTQ_DESC_F_USED : 0;
+}
+
+#define PACKED_OWNER_MASK (VIRTQ_DESC_F_AVAIL | VIRTQ_DESC_F_USED)
+
+int virtq_init_packed(struct virtq *vq)
+{
+	struct virtq_packed *p = &vq->packed;
+	unsigned int i;
+
+	/* 2.8.10.1 Structure Size and Alignment */
+	p->desc = dma_alloc(sizeof(*p->desc) * vq->size, PACKED_RING_ALIGN);
+	p->driver = dma_alloc(sizeof(*p->driver), PACKED_RING_ALIGN);
+	p->device = dma_alloc(sizeof(*p->device), PACKED_RING_ALIGN);
+	if (!p->desc || !p->driver || !p->device) {
+		virtq_free_packed(vq);
+		return -ENOMEM;
+	}
+	for (i = 0; i < vq->size; i++)
+		vq->chain[i].link = (uint16_t)(i + 1);
+	p->free_id = 0;
+	/* 2.8.1: both wrap counters start at 1; zeroed flags read "not
+	 * available" and "not used" against them. */
+	p->avail_wrap = true;
+	p->used_wrap = true;
+	/* Interrupt mode from the start; with EVENT_IDX, for slot 0. */
+	p->event_flags = RING_EVENT_FLAGS_ENABLE;
+	if (vq->event_idx) {
+		p->driver->off_wrap = 1 << RING_EVENT_WRAP_SHIFT;
+		p->event_flags = RING_EVENT_FLAGS_DESC;
+		p->driver->flags = p->event_flags;
+	}
+	return 0;
+}
+
+void virtq_free_packed(struct virtq *vq)
+{
+	struct virtq_packed *p = &vq->packed;
+
+	if (p->desc)
+		dma_free(p->desc);
+	if (p->driver)
+		dma_free(p->driver);
+	if (p->device)
+		dma_free(p->device);
+}
+
+static void packed_fill_desc(struct virtq_packed_desc *d, const struct vbuf *b, uint16_t id)
+{
+	d->addr = virt_to_phys(b->addr);
+	d->len = b->len;
+	d->id = id;
+}
+
+/*
+ * 2.8.7 Indirect Flag: the table holds packed descriptors read in order;
+ * WRITE is the only flag allowed in it (2.8.19), ids are ignored.
+ */
+static struct virtq_packed_desc *packed_indirect_table(const struct vbuf *out, unsigned int n_out,
+						       const struct vbuf *in, unsigned int n_in)
+{
+	unsigned int total = n_out + n_in, i;
+	struct virtq_packed_desc *table;
+
+	table = dma_alloc(sizeof(*table) * total, VIRTQ_DESC_ALIGN);
+	if (!table)
+		return NULL;
+	for (i = 0; i < n_out; i++)
+		packed_fill_desc(&table[i], &out[i], 0);
+	for (i = 0; i < n_in; i++) {
+		packed_fill_desc(&table[n_out + i], &in[i], 0);
+		table[n_out + i].flags = VIRTQ_DESC_F_WRITE;
+	}
+	return table;
+}
+
+/*
+ * 2.8.21.1 Placing Available Buffers Into The Descriptor Ring. Every
+ * descriptor but the head gets its flags now; the head's flags are
+ * returned for the caller to write last, so the device never sees part of
+ * a chain (2.8.6). A chain may wrap the ring; descriptors after the wrap
+ * carry the flipped counter.
+ */
+static uint16_t packed_place_chain(struct virtq_packed *p, uint16_t size, uint16_t id,
+				   const struct vbuf *out, unsigned int n_out,
+				   const struct vbuf *in, unsigned int n_in)
+{
+	unsigned int total = n_out + n_in, k;
+	uint16_t slot = p->next_avail, flags, head_flags = 0;
+	bool wrap = p->avail_wrap;
+
+	for (k = 0; k < total; k++) {
+		flags = packed_avail_flags(wrap);
+		if (k + 1 < total)
+			flags |= VIRTQ_DESC_F_NEXT;
+		if (k < n_out) {
+			packed_fill_desc(&p->desc[slot], &out[k], id);
+		} else {
+			packed_fill_desc(&p->desc[slot], &in[k - n_out], id);
+			flags |= VIRTQ_DESC_F_WRITE;
+		}
+		if (k == 0)
+			head_flags = flags;
+		else
+			WRITE_ONCE(p->desc[slot].flags, flags);
+		if (++slot == size) {
+			slot = 0;
+			wrap = !wrap;
+		}
+	}
+	p->next_avail = slot;
+	p->avail_wrap = wrap;
+	return head_flags;
+}
+
+int virtq_add_packed(struct virtq *vq, const struct vbuf *out, unsigned int n_out,
+		     const struct vbuf *in, unsigned int n_in, void *token, bool indirect)
+{
+	struct virtq_packed *p = &vq->packed;
+	struct virtq_packed_desc *table = NULL;
+	unsigned int need = n_out + n_in;
+	uint16_t id = p->free_id, head = p->next_avail, head_flags;
+	struct virtq_chain *c;
+
+	if (indirect && vq->num_free > 0)
+		table = packed_indirect_table(out, n_out, in, n_in);
+	if (table)
+		need = 1;
+	/* Every buffer takes a slot, so a free slot implies a free id. */
+	if (vq->num_free < need) {
+		if (table)
+			dma_free(table);
+		return -ENOSPC;
+	}
+
+	if (table) {
+		struct vbuf tb = { table, sizeof(*table) * (n_out + n_in) };
+
+		packed_fill_desc(&p->desc[head], &tb, id);
+		head_flags = packed_avail_flags(p->avail_wrap) | VIRTQ_DESC_F_INDIRECT;
+		if (++p->next_avail == vq->size) {
+			p->next_avail = 0;
+			p->avail_wrap = !p->avail_wrap;
+		}
+		vq->stats.indirect++;
+	} else {
+		head_flags = packed_place_chain(p, vq->size, id, out, n_out, in, n_in);
+	}
+
+	c = &vq->chain[id];
+	p->free_id = c->link;
+	c->token = token;
+	c->indirect = table;
+	c->in_len = virtq_in_len(in, n_in);
+	c->ndescs = need;
+	if (vq->in_order)
+		virtq_order_push(vq, id);
+	vq->num_free -= need;
+	p->pending += need;
+	vq->num_added += need;
+
+	/* 2.8.21.1.1: the rest of the chain is visible before the head. */
+	virt_wmb();
+	WRITE_ONCE(p->desc[head].flags, head_flags);
+	return 0;
+}
+
+/* 2.8.21.2 Sending Available Buffer Notifications, with 2.8.10. */
+bool virtq_kick_prepare_packed(struct virtq *vq)
+{
+	struct virtq_packed *p = &vq->packed;
+	uint16_t new_idx = p->next_avail;
+	uint16_t old_idx = (uint16_t)(new_idx - vq->num_added);
+	struct virtq_packed_event ev;
+	uint32_t word;
+	uint16_t event;
+
+	/* 2.8.21.3.1: descriptors visible before reading the device's wish. */
+	virt_mb();
+	/* One 32-bit read so off_wrap and flags belong together. */
+	word = *(const volatile uint32_t *)(uintptr_t)p->device;
+	memcpy(&ev, &word, sizeof(ev));
+	if (ev.flags == RING_EVENT_FLAGS_DISABLE)
+		return false;
+	/* ENABLE, the reserved value, or DESC without EVENT_IDX: kick. */
+	if (ev.flags != RING_EVENT_FLAGS_DESC || !vq->event_idx)
+		return true;
+	/* More than a lap since the last check: positions are ambiguous. */
+	if (vq->num_added >= vq->size)
+		return true;
+	/*
+	 * Place the event on the same line as old..new: an event in the lap
+	 * before the current wrap counter sits size slots further back
+	 * (new_idx - num_added is negative, modulo 2^16, the same way).
+	 */
+	event = ev.off_wrap & RING_EVENT_OFF_MASK;
+	if ((bool)(ev.off_wrap >> RING_EVENT_WRAP_SHIFT) != p->avail_wrap)
+		event -= vq->size;
+	return virtq_need_event(event, new_idx, old_idx);
+}
+
+static void packed_skip(struct virtq *vq, uint16_t n)
+{
+	struct virtq_packed *p = &vq->packed;
+
+	p->pending -= n;
+	p->last_used += n;
+	if (p->last_used >= vq->size) {
+		p->last_used -= vq->size;
+		p->used_wrap = !p->used_wrap;
+	}
+}
+
+/*
+ * 2.8.10: with EVENT_IDX, ask for an interrupt when the device writes the
+ * next used element (off_wrap = where it will appear).
+ */
+static void packed_update_used_event(struct virtq *vq)
+{
+	struct virtq_packed *p = &vq->packed;
+
+	WRITE_ONCE(p->driver->off_wrap,
+		   (uint16_t)(p->last_used | (uint16_t)p->used_wrap << RING_EVENT_WRAP_SHIFT));
+}
+
+/* Hand buffer @id back: its slots are already skipped. */
+static void *packed_release(struct virtq *vq, uint16_t id, uint32_t used_len, uint32_t *len)
+{
+	struct virtq_chain *c = &vq->chain[id];
+	void *token = c->token;
+
+	c->token = NULL;
+	/* 2.8.4: len counts bytes written into the writable buffers. */
+	if (used_len > c->in_len) {
+		vq->stats.bad_completions++;
+		used_len = 0;
+	}
+	*len = used_len;
+	if (c->indirect) {
+		dma_free(c->indirect);
+		c->indirect = NULL;
+	}
+	vq->num_free += c->ndescs;
+	c->link = vq->packed.free_id;
+	vq->packed.free_id = id;
+	return token;
+}
+
+/*
+ * The slot at last_used when the device holds nothing: flags other than
+ * "used in the previous lap" mean the device wrote a used element for a
+ * buffer that does not exist. The slot is ours, so reset it to the stale
+ * pattern and count the write once.
+ */
+static void packed_check_idle_slot(struct virtq *vq)
+{
+	struct virtq_packed *p = &vq->packed;
+	struct virtq_packed_desc *d = &p->desc[p->last_used];
+	uint16_t own = READ_ONCE(d->flags) & PACKED_OWNER_MASK;
+
+	if (own != packed_used_flags(p->used_wrap))
+		return;
+	vq->stats.bad_completions++;
+	WRITE_ONCE(d->flags, packed_used_flags(!p->used_wrap));
+}
+
+/*
+ * 2.8.2: is there a used element at last_used? Flags that are neither
+ * "available" nor "used" for our wrap counter are broken: count, skip
+ * the slot and look again.
+ */
+static bool packed_next_used(struct virtq *vq)
+{
+	struct virtq_packed *p = &vq->packed;
+	uint16_t own;
+
+	for (;;) {
+		if (!p->pending) {
+			packed_check_idle_slot(vq);
+			return false;
+		}
+		own = READ_ONCE(p->desc[p->last_used].flags) & PACKED_OWNER_MASK;
+		if (own == packed_used_flags(p->used_wrap))
+			break;
+		if (own == packed_avail_flags(p->used_wrap))
+			return false; /* still the device's */
+		vq->stats.bad_completions++;
+		packed_skip(vq, 1);
+	}
+	/* Read id and len only after the flags say used. */
+	virt_rmb();
+	return true;
+}
+
+/* 2.8.10: with EVENT_IDX, the interrupt we want is for the next slot. */
+static void packed_after_used(struct virtq *vq)
+{
+	if (vq->event_idx && vq->packed.event_flags == RING_EVENT_FLAGS_DESC) {
+		packed_update_used_event(vq);
+		/* Before the next flags read, or an interrupt is lost. */
+		virt_mb();
+	}
+}
+
+/*
+ * 2.8.8 In-order use of descriptors: one used element, with the id of the
+ * batch's last buffer, and the device skips all the batch's slots. Hand
+ * the batch out one buffer per call, the skipped ones "used completely".
+ */
+static void *packed_get_used_in_order(struct virtq *vq, uint32_t *len)
+{
+	struct virtq_packed *p = &vq->packed;
+	struct virtq_packed_desc *d;
+	unsigned int n, i, slots;
+	uint32_t used_len;
+	uint16_t id;
+
+	while (!vq->batch_left) {
+		if (!packed_next_used(vq))
+			return NULL;
+		d = &p->desc[p->last_used];
+		id = READ_ONCE(d->id);
+		used_len = READ_ONCE(d->len);
+		n = virtq_order_batch(vq, id);
+		for (i = 0, slots = 0; i < n; i++)
+			slots += vq->chain[virtq_order_at(vq, i)].ndescs;
+		if (!n || slots > p->pending) {
+			vq->stats.bad_completions++;
+			packed_skip(vq, 1);
+		} else {
+			packed_skip(vq, (uint16_t)slots);
+			vq->batch_left = (uint16_t)n;
+			vq->batch_len = used_len;
+		}
+		packed_after_used(vq);
+	}
+	id = virtq_order_pop(vq);
+	vq->batch_left--;
+	used_len = vq->batch_left ? vq->chain[id].in_len : vq->batch_len;
+	return packed_release(vq, id, used_len, len);
+}
+
+/* 2.8.22 Receiving Used Buffers From The Device */
+void *virtq_get_used_packed(struct virtq *vq, uint32_t *len)
+{
+	struct virtq_packed *p = &vq->packed;
+	struct virtq_packed_desc *d;
+	uint32_t used_len;
+	void *token;
+	uint16_t id;
+
+	if (vq->in_order)
+		return packed_get_used_in_order(vq, len);
+	for (;;) {
+		if (!packed_next_used(vq))
+			return NULL;
+		d = &p->desc[p->last_used];
+		id = READ_ONCE(d->id);
+		used_len = READ_ONCE(d->len);
+		/* The id must be in flight and its slots must all be pending. */
+		if (id >= vq->size || !vq->chain[id].token || vq->chain[id].ndescs > p->pending) {
+			vq->stats.bad_completions++;
+			packed_skip(vq, 1);
+			token = NULL;
+		} else {
+			/* 2.8.6: the device skips the rest of the chain; so do we. */
+			packed_skip(vq, vq->chain[id].ndescs);
+			token = packed_release(vq, id, used_len, len);
+		}
+		packed_after_used(vq);
+		if (token)
+			return token;
+	}
+}
+
+bool virtq_has_used_packed(struct virtq *vq)
+{
+	struct virtq_packed *p = &vq->packed;
+	uint16_t own = READ_ONCE(p->desc[p->last_used].flags) & PACKED_OWNER_MASK;
+
+	if (vq->batch_left)
+		return true;
+	/* With buffers pending, anything but "available" needs a look. */
+	if (p->pending)
+		return own != packed_avail_flags(p->used_wrap);
+	return own == packed_used_flags(p->used_wrap);
+}
+
+/* 2.8.10: driver event flags DISABLE = no used buffer notifications. */
+void virtq_disable_cb_packed(struct virtq *vq)
+{
+	struct virtq_packed *p = &vq->packed;
+
+	if (p->event_flags != RING_EVENT_FLAGS_DISABLE) {
+		p->event_flags = RING_EVENT_FLAGS_DISABLE;
+		WRITE_ONCE(p->driver->flags, p->event_flags);
+	}
+}
+
+/*
+ * Interrupt mode again (DESC at the next used slot with EVENT_IDX, else
+ * ENABLE), then re-check after a full barrier for elements the device
+ * wrote while it still saw DISABLE.
+ */
+bool virtq_enable_cb_packed(struct virtq *vq)
+{
+	struct virtq_packed *p = &vq->packed;
+	uint16_t want = RING_EVENT_FLAGS_ENABLE;
+
+	if (vq->event_idx) {
+		packed_update_used_event(vq);
+		/* off_wrap before the flags that make the device read it. */
+		virt_wmb();
+		want = RING_EVENT_FLAGS_DESC;
+	}
+	if (p->event_flags != want) {
+		p->event_flags = want;
+		WRITE_ONCE(p->driver->flags, want);
+	}
+	virt_mb();
+	return !virtq_has_used_packed(vq);
+}
+
+/*
+ * 2.8.10 with EVENT_IDX: ask for the interrupt at the slot 3/4 of the way
+ * through what is pending, then re-check like enable_cb.
+ */
+bool virtq_enable_cb_delayed_packed(struct virtq *vq)
+{
+	struct virtq_packed *p = &vq->packed;
+	unsigned int slot;
+	bool wrap = p->used_wrap;
+
+	if (!vq->event_idx)
+		return virtq_enable_cb_packed(vq);
+	slot = p->last_used + p->pending * 3u / 4;
+	if (slot >= vq->size) {
+		slot -= vq->size;
+		wrap = !wrap;
+	}
+	WRITE_ONCE(p->driver->off_wrap,
+		   (uint16_t)(slot | (unsigned int)wrap << RING_EVENT_WRAP_SHIFT));
+	virt_wmb();
+	if (p->event_flags != RING_EVENT_FLAGS_DESC) {
+		p->event_flags = RING_EVENT_FLAGS_DESC;
+		WRITE_ONCE(p->driver->flags, p->event_flags);
+	}
+	virt_mb();
+	return !virtq_has_used_packed(vq);
+}

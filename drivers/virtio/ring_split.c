@@ -1,0 +1,401 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Split virtqueue (virtio 1.2, 2.7): a descriptor table, an available ring
+ * the driver writes and a used ring the device writes. Free descriptors
+ * form a list threaded through desc.next; we follow our own copy of those
+ * links (split.next), never the table, because the table is memory the
+ * device can write.
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "drivers/virtio/virtqueue.h"
+#include "kernel/barrier.h"
+#include "kernel/dma.h"
+
+/* Rings on their own cache lines: the device polls them, we write them. */
+#define SPLIT_RING_ALIGN 64
+
+static uint16_t *split_used_event(struct virtq *vq)
+{
+	return virtq_used_event(vq->split.avail, vq->size);
+}
+
+static uint16_t *split_avail_event(struct virtq *vq)
+{
+	return virtq_avail_event(vq->split.used, vq->size);
+}
+
+int virtq_init_split(struct virtq *vq)
+{
+	struct virtq_split *s = &vq->split;
+	uint16_t size = vq->size;
+	unsigned int i;
+
+	/* 2.7.5, 2.7.6, 2.7.8: three parts, each contiguous and aligned. */
+	s->desc = dma_alloc(sizeof(*s->desc) * size, SPLIT_RING_ALIGN);
+	s->avail = dma_alloc(virtq_split_avail_bytes(size), SPLIT_RING_ALIGN);
+	s->used = dma_alloc(virtq_split_used_bytes(size), SPLIT_RING_ALIGN);
+	s->next = calloc(size, sizeof(*s->next));
+	if (!s->desc || !s->avail || !s->used || !s->next) {
+		virtq_free_split(vq);
+		return -ENOMEM;
+	}
+	for (i = 0; i < size; i++) {
+		s->next[i] = (uint16_t)((i + 1) & (size - 1));
+		s->desc[i].next = s->next[i];
+	}
+	s->free_head = 0;
+	return 0;
+}
+
+void virtq_free_split(struct virtq *vq)
+{
+	struct virtq_split *s = &vq->split;
+
+	if (s->desc)
+		dma_free(s->desc);
+	if (s->avail)
+		dma_free(s->avail);
+	if (s->used)
+		dma_free(s->used);
+	free(s->next);
+}
+
+static void split_fill_desc(struct virtq_desc *d, const struct vbuf *b, uint16_t flags,
+			    uint16_t next)
+{
+	d->addr = virt_to_phys(b->addr);
+	d->len = b->len;
+	d->flags = flags;
+	d->next = next;
+}
+
+/*
+ * 2.7.5.3 Indirect Descriptors: the chain lives in a table of its own,
+ * linked by next like the main table; the ring spends one descriptor.
+ */
+static struct virtq_desc *split_indirect_table(const struct vbuf *out, unsigned int n_out,
+					       const struct vbuf *in, unsigned int n_in)
+{
+	unsigned int total = n_out + n_in, i;
+	struct virtq_desc *table;
+	uint16_t flags;
+
+	table = dma_alloc(sizeof(*table) * total, VIRTQ_DESC_ALIGN);
+	if (!table)
+		return NULL;
+	for (i = 0; i < total; i++) {
+		flags = i + 1 < total ? VIRTQ_DESC_F_NEXT : 0;
+		if (i < n_out) {
+			split_fill_desc(&table[i], &out[i], flags, i + 1);
+		} else {
+			flags |= VIRTQ_DESC_F_WRITE;
+			split_fill_desc(&table[i], &in[i - n_out], flags, i + 1);
+		}
+	}
+	return table;
+}
+
+/* 2.7.13.1: place the chain in free descriptors; returns its last one. */
+static uint16_t split_place_chain(struct virtq_split *s, uint16_t head, const struct vbuf *out,
+				  unsigned int n_out, const struct vbuf *in, unsigned int n_in)
+{
+	unsigned int total = n_out + n_in, k;
+	uint16_t i = head, last = head, flags;
+
+	for (k = 0; k < total; k++) {
+		flags = k + 1 < total ? VIRTQ_DESC_F_NEXT : 0;
+		if (k < n_out) {
+			split_fill_desc(&s->desc[i], &out[k], flags, s->next[i]);
+		} else {
+			flags |= VIRTQ_DESC_F_WRITE;
+			split_fill_desc(&s->desc[i], &in[k - n_out], flags, s->next[i]);
+		}
+		last = i;
+		i = s->next[i];
+	}
+	return last;
+}
+
+int virtq_add_split(struct virtq *vq, const struct vbuf *out, unsigned int n_out,
+		    const struct vbuf *in, unsigned int n_in, void *token, bool indirect)
+{
+	struct virtq_split *s = &vq->split;
+	struct virtq_desc *table = NULL;
+	struct virtq_chain *c;
+	unsigned int need = n_out + n_in;
+	uint16_t head = s->free_head, last;
+
+	/* Without memory for a table, fall back to a direct chain. */
+	if (indirect && vq->num_free > 0)
+		table = split_indirect_table(out, n_out, in, n_in);
+	if (table)
+		need = 1;
+	if (vq->num_free < need) {
+		if (table)
+			dma_free(table);
+		return -ENOSPC;
+	}
+
+	if (table) {
+		struct vbuf tb = { table, sizeof(*table) * (n_out + n_in) };
+
+		split_fill_desc(&s->desc[head], &tb, VIRTQ_DESC_F_INDIRECT, s->next[head]);
+		last = head;
+		vq->stats.indirect++;
+	} else {
+		last = split_place_chain(s, head, out, n_out, in, n_in);
+	}
+	s->free_head = s->next[last];
+	vq->num_free -= need;
+
+	c = &vq->chain[head];
+	c->token = token;
+	c->indirect = table;
+	c->in_len = virtq_in_len(in, n_in);
+	c->ndescs = need;
+	c->link = last;
+	if (vq->in_order)
+		virtq_order_push(vq, head);
+
+	/* 2.7.13.2: the head goes into the next available ring entry. */
+	s->avail->ring[s->avail_idx & (vq->size - 1)] = head;
+	/* 2.7.13.3.1: descriptors and ring entry are visible before idx. */
+	virt_wmb();
+	s->avail_idx++;
+	WRITE_ONCE(s->avail->idx, s->avail_idx);
+	s->in_flight++;
+	vq->num_added++;
+	return 0;
+}
+
+/* 2.7.13.4 Notifying The Device, with 2.7.10 suppression. */
+bool virtq_kick_prepare_split(struct virtq *vq)
+{
+	struct virtq_split *s = &vq->split;
+	uint16_t new_idx = s->avail_idx;
+	uint16_t old_idx = (uint16_t)(new_idx - vq->num_added);
+
+	/*
+	 * 2.7.13.4.1: idx must be visible before we read avail_event or
+	 * flags, or the device could go idle after reading an old idx while
+	 * we read a stale "no kick needed".
+	 */
+	virt_mb();
+	/* More adds than 16 bits can tell apart: kick to be safe. */
+	if (vq->num_added > 0xffff)
+		return true;
+	if (vq->event_idx)
+		return virtq_need_event(READ_ONCE(*split_avail_event(vq)), new_idx, old_idx);
+	return !(READ_ONCE(s->used->flags) & VIRTQ_USED_F_NO_NOTIFY);
+}
+
+/*
+ * The used index may only move forward by the number of chains the device
+ * holds; anything else is a broken device. Count each bogus value once so
+ * a poll loop does not inflate the counter.
+ */
+static bool split_used_idx_ok(struct virtq *vq, uint16_t used_idx)
+{
+	struct virtq_split *s = &vq->split;
+
+	if ((uint16_t)(used_idx - s->last_used) <= s->in_flight) {
+		s->bad_used_idx_seen = false;
+		return true;
+	}
+	if (!s->bad_used_idx_seen || s->bad_used_idx != used_idx) {
+		s->bad_used_idx_seen = true;
+		s->bad_used_idx = used_idx;
+		vq->stats.bad_completions++;
+	}
+	return false;
+}
+
+/* 2.7.14: return a chain's descriptors to the free list. */
+static void *split_detach(struct virtq *vq, uint32_t id, uint32_t used_len, uint32_t *len)
+{
+	struct virtq_split *s = &vq->split;
+	struct virtq_chain *c;
+	void *token;
+
+	/* 2.7.8: id is the head of the used chain; one the device holds. */
+	if (id >= vq->size || !vq->chain[id].token) {
+		vq->stats.bad_completions++;
+		return NULL;
+	}
+	c = &vq->chain[id];
+	token = c->token;
+	c->token = NULL;
+	/*
+	 * 2.7.8.2: only the first len bytes are data. A len past the
+	 * writable buffers is a lie: hand the buffer back with no data.
+	 */
+	if (used_len > c->in_len) {
+		vq->stats.bad_completions++;
+		used_len = 0;
+	}
+	*len = used_len;
+	if (c->indirect) {
+		dma_free(c->indirect);
+		c->indirect = NULL;
+	}
+	s->next[c->link] = s->free_head;
+	s->desc[c->link].next = s->free_head;
+	s->free_head = (uint16_t)id;
+	vq->num_free += c->ndescs;
+	s->in_flight--;
+	return token;
+}
+
+/* 2.7.7.1: tell the device which used entry we want an interrupt for. */
+static void split_update_used_event(struct virtq *vq)
+{
+	uint16_t *ev = split_used_event(vq);
+
+	if (vq->cb_disabled) {
+		/* Behind us: reached only after 65535 more entries. */
+		WRITE_ONCE(*ev, (uint16_t)(vq->split.last_used - 1));
+		return;
+	}
+	WRITE_ONCE(*ev, vq->split.last_used);
+	/* Publish before the next used->idx read, or an interrupt is lost. */
+	virt_mb();
+}
+
+/*
+ * 2.7.9 In-order use of descriptors: one used entry, for the last buffer of
+ * a batch, sits where the batch's first would and idx moves by the batch
+ * size. Hand the batch out one buffer per call, the skipped ones "used
+ * completely" (len = their writable bytes).
+ */
+static void *split_get_used_in_order(struct virtq *vq, uint32_t *len)
+{
+	struct virtq_split *s = &vq->split;
+	struct virtq_used_elem *e;
+	uint16_t used_idx, head;
+	uint32_t id, used_len;
+	unsigned int n;
+
+	while (!vq->batch_left) {
+		used_idx = READ_ONCE(s->used->idx);
+		if (used_idx == s->last_used || !split_used_idx_ok(vq, used_idx))
+			return NULL;
+		virt_rmb();
+		e = &s->used->ring[s->last_used & (vq->size - 1)];
+		id = READ_ONCE(e->id);
+		used_len = READ_ONCE(e->len);
+		n = virtq_order_batch(vq, id);
+		/* Not in flight, or idx has not moved past the whole batch. */
+		if (!n || n > (uint16_t)(used_idx - s->last_used)) {
+			vq->stats.bad_completions++;
+			n = 1;
+		} else {
+			vq->batch_left = (uint16_t)n;
+			vq->batch_len = used_len;
+		}
+		s->last_used += n;
+		if (vq->event_idx)
+			split_update_used_event(vq);
+	}
+	head = virtq_order_pop(vq);
+	vq->batch_left--;
+	used_len = vq->batch_left ? vq->chain[head].in_len : vq->batch_len;
+	return split_detach(vq, head, used_len, len);
+}
+
+void *virtq_get_used_split(struct virtq *vq, uint32_t *len)
+{
+	struct virtq_split *s = &vq->split;
+	struct virtq_used_elem *e;
+	uint16_t used_idx;
+	uint32_t id, used_len;
+	void *token;
+
+	if (vq->in_order)
+		return split_get_used_in_order(vq, len);
+	for (;;) {
+		used_idx = READ_ONCE(s->used->idx);
+		if (used_idx == s->last_used || !split_used_idx_ok(vq, used_idx))
+			return NULL;
+		/* 2.7.8: read the entry only after idx says it is there. */
+		virt_rmb();
+		e = &s->used->ring[s->last_used & (vq->size - 1)];
+		id = READ_ONCE(e->id);
+		used_len = READ_ONCE(e->len);
+		s->last_used++;
+		token = split_detach(vq, id, used_len, len);
+		if (vq->event_idx)
+			split_update_used_event(vq);
+		if (token)
+			return token;
+	}
+}
+
+bool virtq_has_used_split(struct virtq *vq)
+{
+	uint16_t used_idx = READ_ONCE(vq->split.used->idx);
+
+	if (vq->batch_left)
+		return true;
+	return used_idx != vq->split.last_used && split_used_idx_ok(vq, used_idx);
+}
+
+/* 2.7.7 Used Buffer Notification Suppression: polling mode. */
+void virtq_disable_cb_split(struct virtq *vq)
+{
+	struct virtq_split *s = &vq->split;
+
+	if (vq->event_idx) {
+		/* 2.7.7.1: with EVENT_IDX flags must stay 0; move the event. */
+		split_update_used_event(vq);
+		return;
+	}
+	if (!(s->avail_flags & VIRTQ_AVAIL_F_NO_INTERRUPT)) {
+		s->avail_flags |= VIRTQ_AVAIL_F_NO_INTERRUPT;
+		WRITE_ONCE(s->avail->flags, s->avail_flags);
+	}
+}
+
+/*
+ * Interrupt mode again. The device may have written used entries while it
+ * still saw notifications off; re-read used->idx after a full barrier so
+ * the caller learns about them (returns false) instead of waiting for an
+ * interrupt that will never come.
+ */
+bool virtq_enable_cb_split(struct virtq *vq)
+{
+	struct virtq_split *s = &vq->split;
+
+	if (vq->event_idx) {
+		WRITE_ONCE(*split_used_event(vq), s->last_used);
+	} else if (s->avail_flags & VIRTQ_AVAIL_F_NO_INTERRUPT) {
+		s->avail_flags &= ~VIRTQ_AVAIL_F_NO_INTERRUPT;
+		WRITE_ONCE(s->avail->flags, s->avail_flags);
+	}
+	virt_mb();
+	return !virtq_has_used_split(vq);
+}
+
+/*
+ * 2.7.7.1 with EVENT_IDX: ask for the interrupt only when the used index
+ * passes 3/4 of what is in flight, then re-check like enable_cb.
+ */
+bool virtq_enable_cb_delayed_split(struct virtq *vq)
+{
+	struct virtq_split *s = &vq->split;
+	uint16_t bufs, used_idx;
+
+	if (!vq->event_idx)
+		return virtq_enable_cb_split(vq);
+	bufs = (uint16_t)((uint16_t)(s->avail_idx - s->last_used) * 3 / 4);
+	WRITE_ONCE(*split_used_event(vq), (uint16_t)(s->last_used + bufs));
+	virt_mb();
+	if (vq->batch_left)
+		return false;
+	used_idx = READ_ONCE(s->used->idx);
+	if ((uint16_t)(used_idx - s->last_used) <= bufs)
+		return true;
+	/* A bogus index (counted) gives the caller nothing to poll. */
+	return !split_used_idx_ok(vq, used_idx);
+}

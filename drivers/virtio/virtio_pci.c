@@ -1,0 +1,486 @@
+// SPDX-License-Identifier: MIT
+/*
+ * virtio 1.2, 4.1: PCI devices with vendor 0x1af4 and device 0x1040 + type
+ * (modern) or 0x1000..0x103f (transitional; the type is the subsystem id).
+ * We use only the modern interface: a device without the common config
+ * capability is legacy-only and skipped.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "drivers/virtio/virtio_pci.h"
+#include "kernel/barrier.h"
+#include "kernel/config.h"
+#include "kernel/cpu.h"
+#include "kernel/io.h"
+#include "kernel/printk.h"
+#include "kernel/shell.h"
+#include "kernel/time.h"
+
+#define VIRTIO_PCI_VENDOR 0x1af4
+#define MAX_DEVICES 8
+#define MAX_DRIVERS 8
+#define NO_VECTOR 0xffff
+
+/* 4.1.4 Virtio Structure PCI Capabilities: cfg_type */
+#define CAP_COMMON_CFG 1
+#define CAP_NOTIFY_CFG 2
+#define CAP_ISR_CFG 3
+#define CAP_DEVICE_CFG 4
+
+/* 4.1.4.3 struct virtio_pci_common_cfg */
+#define COMMON_DFSELECT 0
+#define COMMON_DF 4
+#define COMMON_GFSELECT 8
+#define COMMON_GF 12
+#define COMMON_MSIX 16
+#define COMMON_NUMQ 18
+#define COMMON_STATUS 20
+#define COMMON_CFGGENERATION 21
+#define COMMON_Q_SELECT 22
+#define COMMON_Q_SIZE 24
+#define COMMON_Q_MSIX 26
+#define COMMON_Q_ENABLE 28
+#define COMMON_Q_NOFF 30
+#define COMMON_Q_DESC 32
+#define COMMON_Q_DRIVER 40
+#define COMMON_Q_DEVICE 48
+#define COMMON_LEN 56
+
+/* 2.1 Device Status Field */
+#define STATUS_ACKNOWLEDGE 1
+#define STATUS_DRIVER 2
+#define STATUS_DRIVER_OK 4
+#define STATUS_FEATURES_OK 8
+#define STATUS_NEEDS_RESET 64
+#define STATUS_FAILED 128
+
+static const struct virtio_driver *drivers[MAX_DRIVERS];
+static unsigned int n_drivers;
+static struct virtio_device devices[MAX_DEVICES];
+static unsigned int n_devices;
+
+void virtio_register_driver(const struct virtio_driver *drv)
+{
+	if (n_drivers < MAX_DRIVERS)
+		drivers[n_drivers++] = drv;
+}
+
+unsigned int virtio_device_count(void)
+{
+	return n_devices;
+}
+
+struct virtio_device *virtio_device_get(unsigned int i)
+{
+	return i < n_devices ? &devices[i] : NULL;
+}
+
+/* ---- common config accessors ---- */
+
+static uint8_t c_read8(struct virtio_device *v, unsigned int off)
+{
+	return *(volatile uint8_t *)(v->common + off);
+}
+
+static uint16_t c_read16(struct virtio_device *v, unsigned int off)
+{
+	return *(volatile uint16_t *)(v->common + off);
+}
+
+static uint32_t c_read32(struct virtio_device *v, unsigned int off)
+{
+	return *(volatile uint32_t *)(v->common + off);
+}
+
+static void c_write8(struct virtio_device *v, unsigned int off, uint8_t x)
+{
+	*(volatile uint8_t *)(v->common + off) = x;
+}
+
+static void c_write16(struct virtio_device *v, unsigned int off, uint16_t x)
+{
+	*(volatile uint16_t *)(v->common + off) = x;
+}
+
+static void c_write32(struct virtio_device *v, unsigned int off, uint32_t x)
+{
+	*(volatile uint32_t *)(v->common + off) = x;
+}
+
+/* 64-bit fields as two 32-bit writes, low first (4.1.3.1). */
+static void c_write64(struct virtio_device *v, unsigned int off, uint64_t x)
+{
+	c_write32(v, off, (uint32_t)x);
+	c_write32(v, off + 4, (uint32_t)(x >> 32));
+}
+
+uint8_t virtio_get_status(struct virtio_device *vdev)
+{
+	return c_read8(vdev, COMMON_STATUS);
+}
+
+static void set_status(struct virtio_device *v, uint8_t bits)
+{
+	c_write8(v, COMMON_STATUS, c_read8(v, COMMON_STATUS) | bits);
+}
+
+bool virtio_device_ok(struct virtio_device *vdev)
+{
+	return vdev->common && !(virtio_get_status(vdev) & (STATUS_NEEDS_RESET | STATUS_FAILED));
+}
+
+/* 4.1.4.3.2: writing 0 resets; the device is reset once status reads 0. */
+static int device_reset(struct virtio_device *v)
+{
+	uint64_t deadline = now_ns() + 1000000000ULL;
+
+	c_write8(v, COMMON_STATUS, 0);
+	while (c_read8(v, COMMON_STATUS)) {
+		if (now_ns() > deadline)
+			return -ETIMEDOUT;
+		cpu_relax();
+	}
+	return 0;
+}
+
+void virtio_config_read(struct virtio_device *vdev, uint32_t off, void *buf, uint32_t len)
+{
+	uint8_t gen;
+	uint8_t *out = buf;
+
+	if (!vdev->device_cfg || off > vdev->device_cfg_len || len > vdev->device_cfg_len - off) {
+		memset(buf, 0, len);
+		return;
+	}
+	do {
+		gen = c_read8(vdev, COMMON_CFGGENERATION);
+		for (uint32_t i = 0; i < len; i++)
+			out[i] = vdev->device_cfg[off + i];
+	} while (gen != c_read8(vdev, COMMON_CFGGENERATION));
+}
+
+/* ---- capabilities ---- */
+
+static volatile uint8_t *map_cap(struct virtio_device *v, uint8_t cap, uint32_t *len_out)
+{
+	struct pci_dev *d = v->pci;
+	uint8_t bar = pci_read8(d, cap + 4);
+	uint32_t off = pci_read32(d, cap + 8);
+	uint32_t len = pci_read32(d, cap + 12);
+	uint8_t *base;
+
+	if (bar >= 6 || (uint64_t)off + len > d->bar[bar].size)
+		return NULL;
+	base = pci_map_bar(d, bar);
+	if (!base)
+		return NULL;
+	if (len_out)
+		*len_out = len;
+	return base + off;
+}
+
+static int find_caps(struct virtio_device *v)
+{
+	struct pci_dev *d = v->pci;
+
+	for (uint8_t cap = pci_find_cap(d, PCI_CAP_VENDOR, 0); cap;
+	     cap = pci_find_cap(d, PCI_CAP_VENDOR, cap)) {
+		uint8_t type = pci_read8(d, cap + 3);
+		uint32_t len = 0;
+
+		switch (type) {
+		case CAP_COMMON_CFG:
+			if (!v->common) {
+				v->common = map_cap(v, cap, &len);
+				if (v->common && len < COMMON_LEN)
+					v->common = NULL;
+			}
+			break;
+		case CAP_NOTIFY_CFG:
+			if (!v->notify_base) {
+				v->notify_base = map_cap(v, cap, &v->notify_len);
+				v->notify_mult = pci_read32(d, cap + 16);
+			}
+			break;
+		case CAP_ISR_CFG:
+			if (!v->isr)
+				v->isr = map_cap(v, cap, NULL);
+			break;
+		case CAP_DEVICE_CFG:
+			if (!v->device_cfg)
+				v->device_cfg = map_cap(v, cap, &v->device_cfg_len);
+			break;
+		}
+	}
+	return v->common && v->notify_base ? 0 : -ENODEV;
+}
+
+/* ---- queues ---- */
+
+static void queue_notify(struct virtq *vq)
+{
+	struct virtio_queue *q = virtq_priv(vq);
+
+	/* 4.1.5.2: the queue index, unless NOTIFICATION_DATA (not negotiated) */
+	*q->notify = virtq_index(vq);
+}
+
+static void queue_interrupt(void *arg)
+{
+	struct virtio_queue *q = arg;
+
+	virtq_interrupt(q->vq);
+	if (q->callback)
+		q->callback(q->vq);
+}
+
+static bool use_msix(struct virtio_device *v)
+{
+	return config_get(CFG_IRQ) == 1 && v->pci->msix_cap;
+}
+
+/* A LAPIC vector for @q routed through MSI-X entry @entry; -1 if none. */
+static int queue_vector(struct virtio_device *v, struct virtio_queue *q, uint16_t entry)
+{
+	int vec;
+
+	if (!q->callback || !use_msix(v) || entry >= v->pci->msix_size)
+		return -1;
+	vec = irq_alloc_vector(queue_interrupt, q);
+	if (vec < 0 || pci_msix_route(v->pci, entry, vec)) {
+		irq_free_vector(vec);
+		return -1;
+	}
+	return vec;
+}
+
+struct virtq *virtio_setup_queue(struct virtio_device *v, uint16_t index, uint16_t max_size,
+				 void (*callback)(struct virtq *vq))
+{
+	bool packed = virtio_has_feature(v, VIRTIO_F_RING_PACKED_BIT);
+	struct virtio_queue *q;
+	uint16_t size, noff, msix = NO_VECTOR;
+	uint64_t notify_off;
+
+	if (index >= VIRTIO_MAX_QUEUES || index >= v->num_queues)
+		return NULL;
+	q = &v->queues[index];
+	c_write16(v, COMMON_Q_SELECT, index);
+	size = c_read16(v, COMMON_Q_SIZE);
+	if (!size)
+		return NULL; /* 4.1.5.1.3: queue not available */
+	if (max_size && size > max_size)
+		size = max_size;
+	if (!packed) /* split rings want a power of two; round down */
+		while (size & (size - 1))
+			size &= size - 1;
+
+	noff = c_read16(v, COMMON_Q_NOFF);
+	notify_off = (uint64_t)noff * v->notify_mult;
+	if (notify_off + 2 > v->notify_len) {
+		pr_err("virtio: queue %u notify offset %#llx outside the window\n", index,
+		       (unsigned long long)notify_off);
+		return NULL;
+	}
+
+	q->vdev = v;
+	q->callback = callback;
+	q->notify = (volatile uint16_t *)(v->notify_base + notify_off);
+	q->vq = virtq_create(packed ? VIRTQ_PACKED : VIRTQ_SPLIT, index, size, v->features,
+			     queue_notify, q);
+	if (!q->vq)
+		return NULL;
+	q->vector = queue_vector(v, q, index + 1);
+	if (q->vector >= 0)
+		msix = index + 1;
+	else
+		virtq_disable_cb(q->vq); /* polled: ask for no notifications */
+
+	c_write16(v, COMMON_Q_SIZE, size);
+	c_write64(v, COMMON_Q_DESC, virtq_desc_addr(q->vq));
+	c_write64(v, COMMON_Q_DRIVER, virtq_driver_addr(q->vq));
+	c_write64(v, COMMON_Q_DEVICE, virtq_device_addr(q->vq));
+	c_write16(v, COMMON_Q_MSIX, msix);
+	if (c_read16(v, COMMON_Q_MSIX) != msix) {
+		/* 4.1.5.1.2.1: the device could not take the vector */
+		pr_warn("virtio: queue %u: device refused MSI-X entry, polling\n", index);
+		irq_free_vector(q->vector);
+		q->vector = -1;
+		c_write16(v, COMMON_Q_MSIX, NO_VECTOR);
+		virtq_disable_cb(q->vq);
+	}
+	c_write16(v, COMMON_Q_ENABLE, 1);
+	return q->vq;
+}
+
+static void free_queues(struct virtio_device *v)
+{
+	for (int i = 0; i < VIRTIO_MAX_QUEUES; i++) {
+		struct virtio_queue *q = &v->queues[i];
+
+		if (q->vector >= 0)
+			irq_free_vector(q->vector);
+		if (q->vq)
+			virtq_destroy(q->vq);
+		memset(q, 0, sizeof(*q));
+		q->vector = -1;
+	}
+}
+
+/* ---- features and initialisation (3.1.1) ---- */
+
+static uint64_t read_device_features(struct virtio_device *v)
+{
+	c_write32(v, COMMON_DFSELECT, 0);
+	uint64_t lo = c_read32(v, COMMON_DF);
+
+	c_write32(v, COMMON_DFSELECT, 1);
+	return lo | (uint64_t)c_read32(v, COMMON_DF) << 32;
+}
+
+static void write_driver_features(struct virtio_device *v, uint64_t f)
+{
+	c_write32(v, COMMON_GFSELECT, 0);
+	c_write32(v, COMMON_GF, (uint32_t)f);
+	c_write32(v, COMMON_GFSELECT, 1);
+	c_write32(v, COMMON_GF, (uint32_t)(f >> 32));
+}
+
+/* The transport's wish list, trimmed by the ring=, event_idx=, indirect= keys. */
+static uint64_t transport_features(void)
+{
+	uint64_t f = VIRTIO_F_VERSION_1;
+
+	if (config_get(CFG_RING) == 1)
+		f |= VIRTIO_F_RING_PACKED;
+	if (config_get(CFG_EVENT_IDX))
+		f |= VIRTIO_F_EVENT_IDX;
+	if (config_get(CFG_INDIRECT))
+		f |= VIRTIO_F_INDIRECT_DESC;
+	return f;
+}
+
+static int fail(struct virtio_device *v, const char *why)
+{
+	pr_err("virtio %02x:%02x.%x (%s): %s\n", v->pci->bus, v->pci->dev, v->pci->fn,
+	       v->driver->name, why);
+	set_status(v, STATUS_FAILED);
+	v->state = why;
+	return -EIO;
+}
+
+static int device_start(struct virtio_device *v)
+{
+	int ret;
+
+	if (device_reset(v))
+		return fail(v, "reset did not complete");
+	set_status(v, STATUS_ACKNOWLEDGE);
+	set_status(v, STATUS_DRIVER);
+	v->offered = read_device_features(v);
+	if (!(v->offered & VIRTIO_F_VERSION_1))
+		return fail(v, "device does not offer VIRTIO_F_VERSION_1");
+	v->features = v->offered & (transport_features() | v->driver->features);
+	write_driver_features(v, v->features);
+	set_status(v, STATUS_FEATURES_OK);
+	if (!(virtio_get_status(v) & STATUS_FEATURES_OK))
+		return fail(v, "device rejected our features (FEATURES_OK cleared)");
+
+	v->num_queues = c_read16(v, COMMON_NUMQ);
+	v->config_vector = -1;
+	c_write16(v, COMMON_MSIX, NO_VECTOR);
+	if (use_msix(v) && pci_msix_enable(v->pci))
+		pr_warn("virtio: MSI-X table unusable, polling\n");
+	free_queues(v);
+	ret = v->driver->probe(v);
+	if (ret) {
+		free_queues(v);
+		return fail(v, "driver probe failed");
+	}
+	set_status(v, STATUS_DRIVER_OK);
+	v->state = "running";
+	return 0;
+}
+
+static void device_stop(struct virtio_device *v)
+{
+	if (!v->driver || !v->common)
+		return;
+	device_reset(v); /* the device stops using our memory first */
+	if (v->driver->remove && v->state && !strcmp(v->state, "running"))
+		v->driver->remove(v);
+	free_queues(v);
+	pci_msix_disable(v->pci);
+	v->state = "stopped";
+}
+
+void virtio_reprobe_all(void)
+{
+	for (unsigned int i = 0; i < n_devices; i++) {
+		device_stop(&devices[i]);
+		if (devices[i].driver && devices[i].common)
+			device_start(&devices[i]);
+	}
+}
+
+static uint16_t device_type(const struct pci_dev *d)
+{
+	if (d->device >= 0x1040 && d->device <= 0x107f)
+		return d->device - 0x1040;
+	if (d->device >= 0x1000 && d->device <= 0x103f)
+		return d->subsys_id; /* transitional (4.1.2.1) */
+	return 0;
+}
+
+static const struct virtio_driver *find_driver(uint16_t type)
+{
+	for (unsigned int i = 0; i < n_drivers; i++)
+		if (drivers[i]->device_type == type)
+			return drivers[i];
+	return NULL;
+}
+
+static void reprobe_hook(enum config_id id)
+{
+	virtio_reprobe_all();
+}
+
+void virtio_pci_init(void)
+{
+	for (unsigned int i = 0; i < pci_count(); i++) {
+		struct pci_dev *d = pci_get(i);
+		struct virtio_device *v;
+
+		if (d->vendor != VIRTIO_PCI_VENDOR || !device_type(d))
+			continue;
+		if (n_devices == MAX_DEVICES)
+			break;
+		v = &devices[n_devices++];
+		memset(v, 0, sizeof(*v));
+		for (int q = 0; q < VIRTIO_MAX_QUEUES; q++)
+			v->queues[q].vector = -1;
+		v->pci = d;
+		v->type = device_type(d);
+		v->driver = find_driver(v->type);
+		if (find_caps(v)) {
+			v->state = "legacy-only: skipped";
+			v->common = NULL;
+			pr_warn("virtio %02x:%02x.%x: no modern interface, skipped\n", d->bus,
+				d->dev, d->fn);
+			continue;
+		}
+		if (!v->driver) {
+			v->state = "no driver";
+			continue;
+		}
+		pci_enable(d);
+		device_start(v);
+	}
+	virtio_show_init();
+	config_on_change(CFG_RING, reprobe_hook);
+	config_on_change(CFG_EVENT_IDX, reprobe_hook);
+	config_on_change(CFG_INDIRECT, reprobe_hook);
+	config_on_change(CFG_IRQ, reprobe_hook);
+}

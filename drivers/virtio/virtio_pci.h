@@ -1,0 +1,110 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The virtio over PCI modern transport (virtio 1.2, 4.1) and the small
+ * driver model on top: a driver names a device type and the features it
+ * wants; the transport finds the device, negotiates, calls probe() to set
+ * up queues, and sets DRIVER_OK.
+ */
+#ifndef DRIVERS_VIRTIO_VIRTIO_PCI_H
+#define DRIVERS_VIRTIO_VIRTIO_PCI_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "drivers/virtio/virtqueue.h"
+#include "kernel/pci.h"
+
+#define VIRTIO_F_VERSION_1_BIT 32
+#define VIRTIO_F_VERSION_1 (1ULL << VIRTIO_F_VERSION_1_BIT)
+
+/* 5 Device Types */
+#define VIRTIO_ID_NET 1
+#define VIRTIO_ID_RNG 4
+#define VIRTIO_ID_VSOCK 19
+
+#define VIRTIO_MAX_QUEUES 8
+
+struct virtio_device;
+
+struct virtio_driver {
+	const char *name;
+	uint16_t device_type;
+	uint64_t features; /* device-specific bits the driver can use */
+	const char *const *feature_names; /* names of bits 0..23, for `virtio` */
+	/* Set up queues (virtio_setup_queue); 0 or a negative errno. */
+	int (*probe)(struct virtio_device *vdev);
+	/* The device has been reset: free what probe allocated. */
+	void (*remove)(struct virtio_device *vdev);
+	/* Show driver state in the `virtio` command (optional). */
+	void (*show)(struct virtio_device *vdev);
+};
+
+struct virtio_queue {
+	struct virtq *vq;
+	struct virtio_device *vdev;
+	volatile uint16_t *notify;
+	int vector; /* LAPIC vector, or -1 when polled */
+	void (*callback)(struct virtq *vq); /* in interrupt context */
+};
+
+struct virtio_device {
+	struct pci_dev *pci;
+	uint16_t type;
+	const struct virtio_driver *driver;
+	void *priv; /* the driver's */
+	const char *state;
+	/* capability windows (4.1.4) */
+	volatile uint8_t *common;
+	volatile uint8_t *isr;
+	volatile uint8_t *device_cfg;
+	volatile uint8_t *notify_base;
+	uint32_t device_cfg_len;
+	uint32_t notify_len;
+	uint32_t notify_mult;
+	uint64_t offered, features;
+	uint16_t num_queues;
+	int config_vector;
+	struct virtio_queue queues[VIRTIO_MAX_QUEUES];
+};
+
+void virtio_register_driver(const struct virtio_driver *drv);
+/* Find virtio PCI functions and probe the registered drivers. */
+void virtio_pci_init(void);
+
+static inline bool virtio_has_feature(const struct virtio_device *vdev, unsigned int bit)
+{
+	return vdev->features & (1ULL << bit);
+}
+
+/*
+ * Set up queue @index with at most @max_size entries (0: the device's size),
+ * in the ring layout negotiated. @callback != NULL asks for MSI-X
+ * interrupts (when irq=msix) and is called from the interrupt; otherwise
+ * the queue is polled and the device is asked for no notifications.
+ */
+struct virtq *virtio_setup_queue(struct virtio_device *vdev, uint16_t index, uint16_t max_size,
+				 void (*callback)(struct virtq *vq));
+
+/* Config space reads that retry across config_generation changes (4.1.4.3.1). */
+void virtio_config_read(struct virtio_device *vdev, uint32_t off, void *buf, uint32_t len);
+uint8_t virtio_get_status(struct virtio_device *vdev);
+/* True while the device runs; false once it set DEVICE_NEEDS_RESET. */
+bool virtio_device_ok(struct virtio_device *vdev);
+
+/* Reset every device and probe again with the current config (ring=...). */
+void virtio_reprobe_all(void);
+
+/* Each driver registers itself; called before virtio_pci_init(). */
+void virtio_rng_init(void);
+void virtio_net_init(void);
+void virtio_vsock_init(void);
+/* The vsock driver's share of the poll loop: RX, TX completions, events. */
+void virtio_vsock_poll(void);
+
+/* The `virtio` shell command (virtio_show.c). */
+void virtio_show_init(void);
+
+unsigned int virtio_device_count(void);
+struct virtio_device *virtio_device_get(unsigned int i);
+
+#endif

@@ -1,0 +1,134 @@
+// SPDX-License-Identifier: MIT
+/* The `virtio` shell command: devices, features by name, queues, counters. */
+#include <stdio.h>
+
+#include "drivers/virtio/virtio_pci.h"
+#include "kernel/cpu.h"
+#include "kernel/shell.h"
+
+/* 6 Reserved Feature Bits */
+static const char *transport_feature_name(unsigned int bit)
+{
+	switch (bit) {
+	case 24:
+		return "NOTIFY_ON_EMPTY";
+	case 27:
+		return "ANY_LAYOUT";
+	case VIRTIO_F_INDIRECT_DESC_BIT:
+		return "INDIRECT_DESC";
+	case VIRTIO_F_EVENT_IDX_BIT:
+		return "EVENT_IDX";
+	case VIRTIO_F_VERSION_1_BIT:
+		return "VERSION_1";
+	case 33:
+		return "ACCESS_PLATFORM";
+	case VIRTIO_F_RING_PACKED_BIT:
+		return "RING_PACKED";
+	case VIRTIO_F_IN_ORDER_BIT:
+		return "IN_ORDER";
+	case 36:
+		return "ORDER_PLATFORM";
+	case 37:
+		return "SR_IOV";
+	case 38:
+		return "NOTIFICATION_DATA";
+	case 39:
+		return "NOTIF_CONFIG_DATA";
+	case 40:
+		return "RING_RESET";
+	default:
+		return NULL;
+	}
+}
+
+static void print_features(const struct virtio_device *v, const char *label, uint64_t f)
+{
+	printf("  %s:", label);
+	for (unsigned int bit = 0; bit < 64; bit++) {
+		const char *name = NULL;
+
+		if (!(f & (1ULL << bit)))
+			continue;
+		if (bit < 24 && v->driver && v->driver->feature_names)
+			name = v->driver->feature_names[bit];
+		else if (bit >= 24)
+			name = transport_feature_name(bit);
+		if (name)
+			printf(" %s", name);
+		else
+			printf(" bit%u", bit);
+	}
+	printf("\n");
+}
+
+static const char *type_name(uint16_t type)
+{
+	switch (type) {
+	case VIRTIO_ID_NET:
+		return "net";
+	case VIRTIO_ID_RNG:
+		return "rng";
+	case VIRTIO_ID_VSOCK:
+		return "vsock";
+	default:
+		return "other";
+	}
+}
+
+static void print_queue(const struct virtio_queue *q)
+{
+	struct virtq_stats st;
+
+	virtq_get_stats(q->vq, &st);
+	printf("  queue %u: %s size %u, %s", virtq_index(q->vq),
+	       virtq_layout(q->vq) == VIRTQ_PACKED ? "packed" : "split", virtq_size(q->vq),
+	       q->vector >= 0 ? "msix" : "polled");
+	if (q->vector >= 0)
+		printf(" vector %d (%llu irqs)", q->vector, (unsigned long long)irq_count(q->vector));
+	printf("\n    added %llu completed %llu kicks %llu suppressed %llu interrupts %llu "
+	       "bad %llu full %llu indirect %llu\n",
+	       (unsigned long long)st.added, (unsigned long long)st.completed,
+	       (unsigned long long)st.kicks, (unsigned long long)st.kicks_suppressed,
+	       (unsigned long long)st.interrupts, (unsigned long long)st.bad_completions,
+	       (unsigned long long)st.full, (unsigned long long)st.indirect);
+}
+
+static int cmd_virtio(int argc, char **argv)
+{
+	if (argc > 1)
+		return shell_error("virtio: unexpected argument '%s'", argv[1]);
+	printf("%u virtio device(s)\n", virtio_device_count());
+	for (unsigned int i = 0; i < virtio_device_count(); i++) {
+		struct virtio_device *v = virtio_device_get(i);
+
+		printf("%02x:%02x.%x virtio-%s (type %u, pci %04x:%04x) driver %s: %s\n",
+		       v->pci->bus, v->pci->dev, v->pci->fn, type_name(v->type), v->type,
+		       v->pci->vendor, v->pci->device, v->driver ? v->driver->name : "none",
+		       v->state ? v->state : "?");
+		if (!v->common)
+			continue;
+		if (!virtio_device_ok(v))
+			printf("  device status %#x: DEVICE_NEEDS_RESET or FAILED\n",
+			       virtio_get_status(v));
+		print_features(v, "offered", v->offered);
+		print_features(v, "negotiated", v->features);
+		printf("  queues: %u, msix entries: %u\n", v->num_queues, v->pci->msix_size);
+		for (int q = 0; q < VIRTIO_MAX_QUEUES; q++)
+			if (v->queues[q].vq)
+				print_queue(&v->queues[q]);
+		if (v->driver && v->driver->show && v->state && v->state[0] == 'r')
+			v->driver->show(v);
+	}
+	return 0;
+}
+
+static const struct shell_cmd virtio_cmd = {
+	.name = "virtio",
+	.help = "virtio devices: features, rings, queues, counters",
+	.run = cmd_virtio,
+};
+
+void virtio_show_init(void)
+{
+	shell_register(&virtio_cmd);
+}

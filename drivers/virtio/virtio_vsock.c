@@ -1,0 +1,382 @@
+// SPDX-License-Identifier: MIT
+/*
+ * virtio-vsock (virtio 1.2, 5.10): the transport under net/vsock/.
+ *
+ * Queues: rx (0) takes buffers of `rxbuf` bytes, header and payload in one
+ * descriptor; tx (1) sends header and payload as two descriptors (chained,
+ * or indirect when negotiated); event (2) reports transport resets.
+ *
+ * TX is polled by design: the device is asked for no TX interrupts, and
+ * with txpoll=1 (seed 001) finished buffers are reclaimed only in the poll
+ * loop, never on the send path. fastpath=1 (seed 000) puts a packet into
+ * the virtqueue at once when nothing waits in the software queue.
+ *
+ * Every header from the device is checked before the socket layer sees it
+ * (seed 002): short buffers, lengths beyond what we posted, a payload
+ * length beyond the buffer, the wrong destination CID, unknown types and
+ * ops are dropped, each with its own counter.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "drivers/virtio/virtio_pci.h"
+#include "kernel/config.h"
+#include "kernel/printk.h"
+#include "kernel/stats.h"
+#include "net/vsock/vsock.h"
+
+#define VIRTIO_VSOCK_F_STREAM 0
+#define VIRTIO_VSOCK_F_SEQPACKET 1
+#define VSOCK_RXQ 0
+#define VSOCK_TXQ 1
+#define VSOCK_EVQ 2
+#define EVENT_TRANSPORT_RESET 0
+#define N_EVENTS 8
+/* Software TX queue bound: data waits here while the virtqueue is full. */
+#define TXQ_MAX_BYTES (4u << 20)
+#define TXQ_MAX_PKTS 4096u
+
+struct vsock_drv_counters {
+	uint64_t rx_pkts, tx_pkts, tx_queued, tx_fastpath, tx_reclaimed;
+	uint64_t rx_refill_fail;
+	uint64_t rx_dropped[VSOCK_HDR_VERDICTS]; /* by vsock_hdr_check() verdict */
+	uint64_t events, resets, event_unknown;
+};
+
+struct virtio_vsock {
+	struct virtio_device *vdev;
+	struct virtq *rx, *tx, *ev;
+	uint64_t guest_cid;
+	unsigned int rx_posted;
+	struct vsock_pkt *txq_head, *txq_tail;
+	unsigned int txq_pkts;
+	uint32_t txq_bytes;
+	uint32_t events[N_EVENTS];
+	struct vsock_drv_counters c;
+};
+
+static struct virtio_vsock *vsock_dev;
+
+static const char *const vsock_feature_names[24] = {
+	[VIRTIO_VSOCK_F_STREAM] = "VSOCK_STREAM",
+	[VIRTIO_VSOCK_F_SEQPACKET] = "VSOCK_SEQPACKET",
+};
+
+/* ---- RX ---- */
+
+static void rx_refill(struct virtio_vsock *d)
+{
+	uint32_t size = config_get(CFG_RXBUF);
+	bool added = false;
+
+	while (virtq_free_slots(d->rx)) {
+		struct vsock_pkt *pkt = vsock_pkt_alloc(size - VSOCK_HDR_LEN);
+		struct vbuf in;
+
+		if (!pkt) {
+			d->c.rx_refill_fail++;
+			break;
+		}
+		in.addr = &pkt->hdr;
+		in.len = size;
+		if (virtq_add(d->rx, NULL, 0, &in, 1, pkt)) {
+			vsock_pkt_free(pkt);
+			break;
+		}
+		d->rx_posted++;
+		added = true;
+	}
+	if (added)
+		virtq_kick(d->rx);
+}
+
+static void rx_reap(struct virtio_vsock *d)
+{
+	struct vsock_pkt *pkt;
+	uint32_t len;
+
+	while ((pkt = virtq_get_used(d->rx, &len))) {
+		enum vsock_hdr_verdict v;
+
+		d->rx_posted--;
+		v = vsock_hdr_check(&pkt->hdr, len, VSOCK_HDR_LEN + pkt->cap, d->guest_cid);
+		if (v != VSOCK_HDR_OK) {
+			d->c.rx_dropped[v]++;
+			vsock_pkt_free(pkt);
+			continue;
+		}
+		d->c.rx_pkts++;
+		vsock_rx(pkt);
+	}
+}
+
+/* ---- TX ---- */
+
+static void tx_reclaim(struct virtio_vsock *d)
+{
+	struct vsock_pkt *pkt;
+	uint32_t len;
+
+	while ((pkt = virtq_get_used(d->tx, &len))) {
+		d->c.tx_reclaimed++;
+		vsock_pkt_free(pkt);
+	}
+}
+
+static int tx_add(struct virtio_vsock *d, struct vsock_pkt *pkt)
+{
+	struct vbuf out[2] = {
+		{ &pkt->hdr, VSOCK_HDR_LEN },
+		{ pkt->data, pkt->hdr.len },
+	};
+
+	/* txpoll=0: the Linux behaviour seed 001 removed, kept for A/B */
+	if (!config_get(CFG_TXPOLL))
+		tx_reclaim(d);
+	return virtq_add(d->tx, out, pkt->hdr.len ? 2 : 1, NULL, 0, pkt);
+}
+
+static void txq_append(struct virtio_vsock *d, struct vsock_pkt *pkt)
+{
+	pkt->next = NULL;
+	if (d->txq_tail)
+		d->txq_tail->next = pkt;
+	else
+		d->txq_head = pkt;
+	d->txq_tail = pkt;
+	d->txq_pkts++;
+	d->txq_bytes += pkt->hdr.len;
+	d->c.tx_queued++;
+}
+
+/* Move queued packets into the virtqueue; one kick for the batch. */
+static void tx_flush(struct virtio_vsock *d)
+{
+	bool added = false;
+
+	while (d->txq_head) {
+		struct vsock_pkt *pkt = d->txq_head;
+
+		if (tx_add(d, pkt))
+			break;
+		d->txq_head = pkt->next;
+		if (!d->txq_head)
+			d->txq_tail = NULL;
+		d->txq_pkts--;
+		d->txq_bytes -= pkt->hdr.len;
+		d->c.tx_pkts++;
+		added = true;
+	}
+	if (added)
+		virtq_kick(d->tx);
+}
+
+static void vsock_send_pkt(struct vsock_pkt *pkt)
+{
+	struct virtio_vsock *d = vsock_dev;
+
+	if (!d) {
+		vsock_pkt_free(pkt); /* no device: like a wire without a peer */
+		return;
+	}
+	if (config_get(CFG_FASTPATH) && !d->txq_head && !tx_add(d, pkt)) {
+		d->c.tx_pkts++;
+		d->c.tx_fastpath++;
+		virtq_kick(d->tx);
+		return;
+	}
+	txq_append(d, pkt);
+}
+
+static bool vsock_tx_full(void)
+{
+	struct virtio_vsock *d = vsock_dev;
+
+	return !d || d->txq_bytes >= TXQ_MAX_BYTES || d->txq_pkts >= TXQ_MAX_PKTS;
+}
+
+static uint64_t vsock_guest_cid(void)
+{
+	return vsock_dev ? vsock_dev->guest_cid : VSOCK_CID_ANY;
+}
+
+static const struct vsock_transport virtio_vsock_transport = {
+	.name = "virtio-vsock",
+	.local_cid = vsock_guest_cid,
+	.send_pkt = vsock_send_pkt,
+	.tx_full = vsock_tx_full,
+};
+
+/* ---- events (5.10.6.7) ---- */
+
+static void read_cid(struct virtio_vsock *d)
+{
+	virtio_config_read(d->vdev, 0, &d->guest_cid, sizeof(d->guest_cid));
+}
+
+static void ev_post(struct virtio_vsock *d, uint32_t *ev)
+{
+	struct vbuf in = { ev, sizeof(*ev) };
+
+	virtq_add(d->ev, NULL, 0, &in, 1, ev);
+}
+
+static void ev_reap(struct virtio_vsock *d)
+{
+	uint32_t *ev, len;
+	bool reposted = false;
+
+	while ((ev = virtq_get_used(d->ev, &len))) {
+		d->c.events++;
+		if (len >= sizeof(*ev) && *ev == EVENT_TRANSPORT_RESET) {
+			d->c.resets++;
+			read_cid(d);
+			pr_info("vsock: transport reset, guest cid %llu\n",
+				(unsigned long long)d->guest_cid);
+			vsock_transport_reset();
+		} else {
+			d->c.event_unknown++;
+		}
+		ev_post(d, ev);
+		reposted = true;
+	}
+	if (reposted)
+		virtq_kick(d->ev);
+}
+
+void virtio_vsock_poll(void)
+{
+	struct virtio_vsock *d = vsock_dev;
+
+	if (!d)
+		return;
+	if (virtq_has_used(d->rx)) {
+		rx_reap(d);
+		rx_refill(d);
+	}
+	if (virtq_has_used(d->tx))
+		tx_reclaim(d);
+	if (d->txq_head)
+		tx_flush(d);
+	if (virtq_has_used(d->ev))
+		ev_reap(d);
+}
+
+/* ---- probe ---- */
+
+static void rx_drain(struct virtq *vq)
+{
+}
+
+static int vsock_probe(struct virtio_device *vdev)
+{
+	struct virtio_vsock *d = calloc(1, sizeof(*d));
+
+	if (!d)
+		return -1;
+	d->vdev = vdev;
+	read_cid(d);
+	d->rx = virtio_setup_queue(vdev, VSOCK_RXQ, 0, rx_drain);
+	d->tx = virtio_setup_queue(vdev, VSOCK_TXQ, 0, NULL); /* never interrupts */
+	d->ev = virtio_setup_queue(vdev, VSOCK_EVQ, 0, rx_drain);
+	if (!d->rx || !d->tx || !d->ev) {
+		free(d);
+		return -1;
+	}
+	vdev->priv = d;
+	vsock_dev = d;
+	rx_refill(d);
+	for (int i = 0; i < N_EVENTS && virtq_free_slots(d->ev); i++)
+		ev_post(d, &d->events[i]);
+	virtq_kick(d->ev);
+	pr_info("vsock: guest cid %llu\n", (unsigned long long)d->guest_cid);
+	return 0;
+}
+
+/*
+ * The device was reset (ring= changed, or a re-probe): what it held is
+ * ours again. Connections cannot survive a new ring, so they end as after
+ * a transport reset.
+ */
+static void vsock_remove(struct virtio_device *vdev)
+{
+	struct virtio_vsock *d = vdev->priv;
+	struct vsock_pkt *pkt;
+
+	vsock_dev = NULL;
+	vsock_transport_reset();
+	while ((pkt = d->txq_head)) {
+		d->txq_head = pkt->next;
+		vsock_pkt_free(pkt);
+	}
+	tx_reclaim(d);
+	free(d);
+	vdev->priv = NULL;
+}
+
+static void print_counters(struct virtio_vsock *d)
+{
+	const struct vsock_drv_counters *c = &d->c;
+
+	printf("  guest cid %llu, rx posted %u, txq %u pkts %u bytes\n",
+	       (unsigned long long)d->guest_cid, d->rx_posted, d->txq_pkts, d->txq_bytes);
+	printf("  rx_pkts %llu tx_pkts %llu tx_fastpath %llu tx_queued %llu tx_reclaimed %llu\n",
+	       (unsigned long long)c->rx_pkts, (unsigned long long)c->tx_pkts,
+	       (unsigned long long)c->tx_fastpath, (unsigned long long)c->tx_queued,
+	       (unsigned long long)c->tx_reclaimed);
+	printf("  drop:");
+	for (int v = VSOCK_HDR_OK + 1; v < VSOCK_HDR_VERDICTS; v++)
+		printf(" %s %llu", vsock_hdr_verdict_names[v],
+		       (unsigned long long)c->rx_dropped[v]);
+	printf(" rx_refill_fail %llu\n", (unsigned long long)c->rx_refill_fail);
+	printf("  events %llu transport_resets %llu unknown_events %llu\n",
+	       (unsigned long long)c->events, (unsigned long long)c->resets,
+	       (unsigned long long)c->event_unknown);
+}
+
+static void vsock_show(struct virtio_device *vdev)
+{
+	print_counters(vdev->priv);
+}
+
+static void vsock_driver_stats(void)
+{
+	struct virtq_stats st;
+	struct virtq *qs[3];
+
+	if (!vsock_dev) {
+		printf("  no virtio-vsock device\n");
+		return;
+	}
+	print_counters(vsock_dev);
+	qs[0] = vsock_dev->rx;
+	qs[1] = vsock_dev->tx;
+	qs[2] = vsock_dev->ev;
+	for (int i = 0; i < 3; i++) {
+		virtq_get_stats(qs[i], &st);
+		printf("  %s: added %llu completed %llu kicks %llu suppressed %llu "
+		       "interrupts %llu bad %llu full %llu indirect %llu\n",
+		       i == 0 ? "rxq" : i == 1 ? "txq" : "evq", (unsigned long long)st.added,
+		       (unsigned long long)st.completed, (unsigned long long)st.kicks,
+		       (unsigned long long)st.kicks_suppressed, (unsigned long long)st.interrupts,
+		       (unsigned long long)st.bad_completions, (unsigned long long)st.full,
+		       (unsigned long long)st.indirect);
+	}
+}
+
+static const struct virtio_driver vsock_driver = {
+	.name = "virtio-vsock",
+	.device_type = VIRTIO_ID_VSOCK,
+	.features = (1ULL << VIRTIO_VSOCK_F_STREAM) | (1ULL << VIRTIO_VSOCK_F_SEQPACKET),
+	.feature_names = vsock_feature_names,
+	.probe = vsock_probe,
+	.remove = vsock_remove,
+	.show = vsock_show,
+};
+
+void virtio_vsock_init(void)
+{
+	vsock_init(&virtio_vsock_transport);
+	virtio_register_driver(&vsock_driver);
+	stats_register("virtio-vsock", vsock_driver_stats);
+}

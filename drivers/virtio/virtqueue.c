@@ -1,0 +1,299 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The virtqueue interface: argument checks, counters and the choice between
+ * the split (ring_split.c) and packed (ring_packed.c) twin of each call.
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "drivers/virtio/virtqueue.h"
+#include "kernel/dma.h"
+
+static bool virtq_size_ok(enum virtq_layout layout, uint16_t size)
+{
+	if (size == 0 || size > VIRTQ_MAX_SIZE)
+		return false;
+	/* 2.7: split Queue Size is a power of two; 2.8.10.1: packed need not be. */
+	if (layout == VIRTQ_SPLIT)
+		return (size & (size - 1)) == 0;
+	return layout == VIRTQ_PACKED;
+}
+
+struct virtq *virtq_create(enum virtq_layout layout, uint16_t index, uint16_t size,
+			   uint64_t features, void (*notify)(struct virtq *), void *priv)
+{
+	struct virtq *vq;
+	int err;
+
+	if (!virtq_size_ok(layout, size))
+		return NULL;
+	vq = calloc(1, sizeof(*vq));
+	if (!vq)
+		return NULL;
+	vq->chain = calloc(size, sizeof(*vq->chain));
+	if (!vq->chain)
+		goto fail;
+	vq->in_order = features & VIRTIO_F_IN_ORDER;
+	if (vq->in_order) {
+		vq->order = calloc(size, sizeof(*vq->order));
+		if (!vq->order)
+			goto fail;
+	}
+	vq->layout = layout;
+	vq->index = index;
+	vq->size = size;
+	vq->features = features;
+	vq->event_idx = features & VIRTIO_F_EVENT_IDX;
+	vq->indirect_min = (features & VIRTIO_F_INDIRECT_DESC) ? 2 : 0;
+	vq->num_free = size;
+	vq->notify = notify;
+	vq->priv = priv;
+	if (layout == VIRTQ_SPLIT)
+		err = virtq_init_split(vq);
+	else
+		err = virtq_init_packed(vq);
+	if (err)
+		goto fail;
+	return vq;
+fail:
+	free(vq->order);
+	free(vq->chain);
+	free(vq);
+	return NULL;
+}
+
+/* The caller has reset the device: nothing it owned is touched again. */
+void virtq_destroy(struct virtq *vq)
+{
+	unsigned int i;
+
+	if (!vq)
+		return;
+	for (i = 0; i < vq->size; i++)
+		if (vq->chain[i].indirect)
+			dma_free(vq->chain[i].indirect);
+	if (vq->layout == VIRTQ_SPLIT)
+		virtq_free_split(vq);
+	else
+		virtq_free_packed(vq);
+	free(vq->order);
+	free(vq->chain);
+	free(vq);
+}
+
+uint32_t virtq_in_len(const struct vbuf *in, unsigned int n_in)
+{
+	uint64_t sum = 0;
+	unsigned int i;
+
+	for (i = 0; i < n_in; i++)
+		sum += in[i].len;
+	return sum > UINT32_MAX ? UINT32_MAX : (uint32_t)sum;
+}
+
+/*
+ * IN_ORDER (2.7.9, 2.8.8): the device uses buffers in the order they were
+ * made available, so one used element for @id also completes every buffer
+ * made available before it. order[] remembers that order in driver memory.
+ */
+void virtq_order_push(struct virtq *vq, uint16_t id)
+{
+	unsigned int pos = (vq->order_head + vq->order_count) % vq->size;
+
+	vq->order[pos] = id;
+	vq->chain[id].order_pos = (uint16_t)pos;
+	vq->order_count++;
+}
+
+uint16_t virtq_order_pop(struct virtq *vq)
+{
+	uint16_t id = vq->order[vq->order_head];
+
+	vq->order_head = (uint16_t)((vq->order_head + 1u) % vq->size);
+	vq->order_count--;
+	return id;
+}
+
+/* The i-th oldest chain in flight. */
+uint16_t virtq_order_at(const struct virtq *vq, unsigned int i)
+{
+	return vq->order[(vq->order_head + i) % vq->size];
+}
+
+/* How many buffers a used element for @id completes; 0: not in flight. */
+unsigned int virtq_order_batch(const struct virtq *vq, uint32_t id)
+{
+	if (id >= vq->size || !vq->chain[id].token)
+		return 0;
+	return (vq->chain[id].order_pos + vq->size - vq->order_head) % vq->size + 1u;
+}
+
+int virtq_add(struct virtq *vq, const struct vbuf *out, unsigned int n_out, const struct vbuf *in,
+	      unsigned int n_in, void *token)
+{
+	unsigned int total = n_out + n_in;
+	bool indirect;
+	int err;
+
+	/* 2.7.5.3.1 / 2.8.19: no chain longer than the Queue Size. */
+	if (!token || total == 0 || total > vq->size || total < n_out)
+		return -EINVAL;
+	indirect = vq->indirect_min && total >= vq->indirect_min;
+	if (vq->layout == VIRTQ_SPLIT)
+		err = virtq_add_split(vq, out, n_out, in, n_in, token, indirect);
+	else
+		err = virtq_add_packed(vq, out, n_out, in, n_in, token, indirect);
+	if (err == -ENOSPC)
+		vq->stats.full++;
+	else if (!err)
+		vq->stats.added++;
+	return err;
+}
+
+bool virtq_kick_prepare(struct virtq *vq)
+{
+	bool need;
+
+	if (vq->num_added == 0)
+		return false;
+	if (vq->layout == VIRTQ_SPLIT)
+		need = virtq_kick_prepare_split(vq);
+	else
+		need = virtq_kick_prepare_packed(vq);
+	vq->num_added = 0;
+	if (!need)
+		vq->stats.kicks_suppressed++;
+	return need;
+}
+
+void virtq_notify(struct virtq *vq)
+{
+	vq->stats.kicks++;
+	if (vq->notify)
+		vq->notify(vq);
+}
+
+bool virtq_kick(struct virtq *vq)
+{
+	if (!virtq_kick_prepare(vq))
+		return false;
+	virtq_notify(vq);
+	return true;
+}
+
+void *virtq_get_used(struct virtq *vq, uint32_t *len)
+{
+	void *token;
+	uint32_t dummy;
+
+	if (!len)
+		len = &dummy;
+	if (vq->layout == VIRTQ_SPLIT)
+		token = virtq_get_used_split(vq, len);
+	else
+		token = virtq_get_used_packed(vq, len);
+	if (token)
+		vq->stats.completed++;
+	return token;
+}
+
+bool virtq_has_used(struct virtq *vq)
+{
+	if (vq->layout == VIRTQ_SPLIT)
+		return virtq_has_used_split(vq);
+	return virtq_has_used_packed(vq);
+}
+
+void virtq_disable_cb(struct virtq *vq)
+{
+	vq->cb_disabled = true;
+	if (vq->layout == VIRTQ_SPLIT)
+		virtq_disable_cb_split(vq);
+	else
+		virtq_disable_cb_packed(vq);
+}
+
+bool virtq_enable_cb(struct virtq *vq)
+{
+	vq->cb_disabled = false;
+	if (vq->layout == VIRTQ_SPLIT)
+		return virtq_enable_cb_split(vq);
+	return virtq_enable_cb_packed(vq);
+}
+
+bool virtq_enable_cb_delayed(struct virtq *vq)
+{
+	vq->cb_disabled = false;
+	if (vq->layout == VIRTQ_SPLIT)
+		return virtq_enable_cb_delayed_split(vq);
+	return virtq_enable_cb_delayed_packed(vq);
+}
+
+void virtq_interrupt(struct virtq *vq)
+{
+	vq->stats.interrupts++;
+}
+
+unsigned int virtq_free_slots(const struct virtq *vq)
+{
+	return vq->num_free;
+}
+
+void virtq_set_indirect_min(struct virtq *vq, unsigned int min_descs)
+{
+	if (!(vq->features & VIRTIO_F_INDIRECT_DESC) || min_descs > vq->size)
+		min_descs = 0;
+	/* A table of one descriptor saves nothing: 1 means 2. */
+	vq->indirect_min = min_descs == 1 ? 2 : min_descs;
+}
+
+uint64_t virtq_desc_addr(const struct virtq *vq)
+{
+	if (vq->layout == VIRTQ_SPLIT)
+		return virt_to_phys(vq->split.desc);
+	return virt_to_phys(vq->packed.desc);
+}
+
+uint64_t virtq_driver_addr(const struct virtq *vq)
+{
+	if (vq->layout == VIRTQ_SPLIT)
+		return virt_to_phys(vq->split.avail);
+	return virt_to_phys(vq->packed.driver);
+}
+
+uint64_t virtq_device_addr(const struct virtq *vq)
+{
+	if (vq->layout == VIRTQ_SPLIT)
+		return virt_to_phys(vq->split.used);
+	return virt_to_phys(vq->packed.device);
+}
+
+enum virtq_layout virtq_layout(const struct virtq *vq)
+{
+	return vq->layout;
+}
+
+uint16_t virtq_size(const struct virtq *vq)
+{
+	return vq->size;
+}
+
+uint16_t virtq_index(const struct virtq *vq)
+{
+	return vq->index;
+}
+
+uint64_t virtq_features(const struct virtq *vq)
+{
+	return vq->features;
+}
+
+void *virtq_priv(const struct virtq *vq)
+{
+	return vq->priv;
+}
+
+void virtq_get_stats(const struct virtq *vq, struct virtq_stats *st)
+{
+	*st = vq->stats;
+}

@@ -1,0 +1,238 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * One virtqueue interface over two layouts: the split ring (virtio 1.2,
+ * 2.7; ring_split.c) and the packed ring (2.8; ring_packed.c). The layout
+ * is chosen when the queue is created; every operation below has a _split
+ * and a _packed twin and virtqueue.c picks one.
+ *
+ * Usage (driver side, one CPU, no locking):
+ *	vq = virtq_create(VIRTQ_PACKED, 0, 256, features, notify, priv);
+ *	program virtq_desc_addr/driver_addr/device_addr into the transport;
+ *	virtq_add(vq, out, n_out, in, n_in, token);   ... more adds ...
+ *	virtq_kick(vq);                 (or kick_prepare now, notify later)
+ *	while ((token = virtq_get_used(vq, &len))) ...;
+ *
+ * Interrupt mode vs. polling mode is per queue: virtq_disable_cb() asks the
+ * device for no used-buffer notifications (polling), virtq_enable_cb()
+ * asks for them again and returns false if used buffers raced in, in which
+ * case the caller polls once more.
+ *
+ * Everything the device writes is untrusted: a completion with an id that
+ * is out of range or not in flight, a length larger than the device-
+ * writable buffers, inconsistent packed flags or a used index that moves
+ * further than the buffers in flight is counted in bad_completions and
+ * dropped; the queue keeps working. A too-large length returns the buffer
+ * with len 0. A buffer whose completion was garbled is never handed back
+ * nor reused (the device may still own it): the ring shrinks by its slots.
+ */
+#ifndef DRIVERS_VIRTIO_VIRTQUEUE_H
+#define DRIVERS_VIRTIO_VIRTQUEUE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "drivers/virtio/virtio_ring_defs.h"
+
+enum virtq_layout {
+	VIRTQ_SPLIT,
+	VIRTQ_PACKED,
+};
+
+/* Ring features this code implements; a transport offers only these. */
+#define VIRTQ_FEATURES \
+	(VIRTIO_F_INDIRECT_DESC | VIRTIO_F_EVENT_IDX | VIRTIO_F_RING_PACKED | VIRTIO_F_IN_ORDER)
+
+/* One guest buffer; the ring hands virt_to_phys(addr) to the device. */
+struct vbuf {
+	void *addr;
+	uint32_t len;
+};
+
+struct virtq_stats {
+	uint64_t added; /* buffers (chains) made available */
+	uint64_t completed; /* buffers returned by virtq_get_used */
+	uint64_t kicks; /* available buffer notifications sent */
+	uint64_t kicks_suppressed; /* adds the device said need no kick */
+	uint64_t interrupts; /* used buffer notifications received */
+	uint64_t bad_completions; /* device wrote nonsense, dropped */
+	uint64_t full; /* virtq_add failed with -ENOSPC */
+	uint64_t indirect; /* buffers that went into an indirect table */
+};
+
+struct virtq;
+
+/*
+ * @size: split: a power of two up to 32768; packed: 1..32768.
+ * @features: the negotiated features; only VIRTQ_FEATURES matter here.
+ * With VIRTIO_F_IN_ORDER the device may answer a batch with one used
+ * element (2.7.9, 2.8.8); virtq_get_used still returns one buffer per
+ * call, the skipped ones with len = all their writable bytes.
+ * Returns NULL if the size is invalid or memory runs out.
+ */
+struct virtq *virtq_create(enum virtq_layout layout, uint16_t index, uint16_t size,
+			   uint64_t features, void (*notify)(struct virtq *), void *priv);
+void virtq_destroy(struct virtq *vq);
+
+/*
+ * Make one buffer available: @n_out device-readable parts followed by
+ * @n_in device-writable parts. @token (non-NULL) comes back from
+ * virtq_get_used. Returns 0, -ENOSPC when the ring has no room now, or
+ * -EINVAL for a buffer no ring can take (empty, longer than the queue).
+ */
+int virtq_add(struct virtq *vq, const struct vbuf *out, unsigned int n_out, const struct vbuf *in,
+	      unsigned int n_in, void *token);
+
+/* True if the device wants a notification for what was added since. */
+bool virtq_kick_prepare(struct virtq *vq);
+/* Send the notification (calls the transport's notify hook). */
+void virtq_notify(struct virtq *vq);
+/* kick_prepare + notify; returns whether a notification was sent. */
+bool virtq_kick(struct virtq *vq);
+
+/* One completed buffer's token and used length, or NULL if none. */
+void *virtq_get_used(struct virtq *vq, uint32_t *len);
+/* True if virtq_get_used has something (or a bad entry) to look at. */
+bool virtq_has_used(struct virtq *vq);
+
+/* Polling mode: ask for no used buffer notifications (a hint, 2.7.7/2.8.10). */
+void virtq_disable_cb(struct virtq *vq);
+/* Interrupt mode; false if used buffers are already there: poll again. */
+bool virtq_enable_cb(struct virtq *vq);
+/*
+ * Interrupt mode, but with EVENT_IDX only once about 3/4 of the buffers in
+ * flight are used (TX reclaim: no interrupt per packet). Without EVENT_IDX
+ * the same as virtq_enable_cb. False: used buffers are there already
+ * (split: more than that many), poll again.
+ */
+bool virtq_enable_cb_delayed(struct virtq *vq);
+
+/* The transport calls this on each interrupt for this queue (counts it). */
+void virtq_interrupt(struct virtq *vq);
+
+/* Descriptor slots free now (a chain of n takes n, or 1 if indirect). */
+unsigned int virtq_free_slots(const struct virtq *vq);
+
+/*
+ * Chains of at least @min_descs descriptors go into an indirect table when
+ * VIRTIO_F_INDIRECT_DESC is negotiated; 0 turns indirect off. Default 2.
+ */
+void virtq_set_indirect_min(struct virtq *vq, unsigned int min_descs);
+
+/* Guest-physical addresses of the three areas (4.1.4.3 queue_desc etc.). */
+uint64_t virtq_desc_addr(const struct virtq *vq);
+uint64_t virtq_driver_addr(const struct virtq *vq);
+uint64_t virtq_device_addr(const struct virtq *vq);
+
+enum virtq_layout virtq_layout(const struct virtq *vq);
+uint16_t virtq_size(const struct virtq *vq);
+uint16_t virtq_index(const struct virtq *vq);
+uint64_t virtq_features(const struct virtq *vq);
+void *virtq_priv(const struct virtq *vq);
+void virtq_get_stats(const struct virtq *vq, struct virtq_stats *st);
+
+/*
+ * ---- Private: only virtqueue.c, ring_split.c and ring_packed.c look
+ * below this line. Callers use the functions above.
+ */
+
+/* What the driver remembers about one buffer in flight. */
+struct virtq_chain {
+	void *token; /* NULL: not in flight */
+	void *indirect; /* indirect table to free, or NULL */
+	uint32_t in_len; /* device-writable bytes: bound for used len */
+	uint16_t ndescs; /* ring slots the buffer occupies */
+	uint16_t link; /* split: last desc of chain; packed: next free id */
+	uint16_t order_pos; /* IN_ORDER: where it sits in virtq.order */
+};
+
+struct virtq_split {
+	struct virtq_desc *desc;
+	struct virtq_avail *avail;
+	struct virtq_used *used;
+	/* desc[i].next as we wrote it; the table is device-visible memory */
+	uint16_t *next;
+	uint16_t free_head;
+	uint16_t avail_idx; /* our copy of avail->idx */
+	uint16_t last_used; /* next used->ring entry to look at */
+	uint16_t avail_flags; /* our copy of avail->flags */
+	uint16_t in_flight; /* chains the device owns */
+	uint16_t bad_used_idx; /* last bogus used->idx counted */
+	bool bad_used_idx_seen;
+};
+
+struct virtq_packed {
+	struct virtq_packed_desc *desc;
+	struct virtq_packed_event *driver; /* we write: interrupts */
+	struct virtq_packed_event *device; /* device writes: kicks */
+	uint16_t next_avail; /* slot the next buffer starts in */
+	bool avail_wrap; /* driver ring wrap counter, 2.8.1 */
+	uint16_t last_used; /* slot the next used element appears in */
+	bool used_wrap;
+	uint16_t free_id; /* head of the buffer id free list */
+	uint16_t event_flags; /* our copy of driver->flags */
+	uint16_t pending; /* slots made available, not yet seen used */
+};
+
+struct virtq {
+	enum virtq_layout layout;
+	uint16_t index;
+	uint16_t size;
+	uint64_t features;
+	bool event_idx;
+	bool cb_disabled;
+	uint16_t indirect_min; /* 0: never indirect */
+	uint32_t num_added; /* slots (packed) / chains (split) since kick */
+	unsigned int num_free; /* free descriptor slots */
+	void (*notify)(struct virtq *vq);
+	void *priv;
+	struct virtq_chain *chain; /* by head index (split) or id (packed) */
+	/*
+	 * IN_ORDER: chains (head or id) in the order made available, a ring
+	 * of size entries from order_head, order_count long; and the batch
+	 * the last used element announced, handed out one per get_used.
+	 */
+	bool in_order;
+	uint16_t *order;
+	uint16_t order_head;
+	uint16_t order_count;
+	uint16_t batch_left;
+	uint32_t batch_len; /* used len for the batch's last buffer */
+	struct virtq_stats stats;
+	union {
+		struct virtq_split split;
+		struct virtq_packed packed;
+	};
+};
+
+/* Twins, called by virtqueue.c only. */
+int virtq_init_split(struct virtq *vq);
+void virtq_free_split(struct virtq *vq);
+int virtq_add_split(struct virtq *vq, const struct vbuf *out, unsigned int n_out,
+		    const struct vbuf *in, unsigned int n_in, void *token, bool indirect);
+bool virtq_kick_prepare_split(struct virtq *vq);
+void *virtq_get_used_split(struct virtq *vq, uint32_t *len);
+bool virtq_has_used_split(struct virtq *vq);
+void virtq_disable_cb_split(struct virtq *vq);
+bool virtq_enable_cb_split(struct virtq *vq);
+bool virtq_enable_cb_delayed_split(struct virtq *vq);
+
+int virtq_init_packed(struct virtq *vq);
+void virtq_free_packed(struct virtq *vq);
+int virtq_add_packed(struct virtq *vq, const struct vbuf *out, unsigned int n_out,
+		     const struct vbuf *in, unsigned int n_in, void *token, bool indirect);
+bool virtq_kick_prepare_packed(struct virtq *vq);
+void *virtq_get_used_packed(struct virtq *vq, uint32_t *len);
+bool virtq_has_used_packed(struct virtq *vq);
+void virtq_disable_cb_packed(struct virtq *vq);
+bool virtq_enable_cb_packed(struct virtq *vq);
+bool virtq_enable_cb_delayed_packed(struct virtq *vq);
+
+/* Shared helpers (virtqueue.c). */
+uint32_t virtq_in_len(const struct vbuf *in, unsigned int n_in);
+void virtq_order_push(struct virtq *vq, uint16_t id);
+uint16_t virtq_order_pop(struct virtq *vq);
+unsigned int virtq_order_batch(const struct virtq *vq, uint32_t id);
+uint16_t virtq_order_at(const struct virtq *vq, unsigned int i);
+
+#endif

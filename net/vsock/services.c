@@ -1,0 +1,258 @@
+// SPDX-License-Identifier: MIT
+/*
+ * echo, sink and source: each listens on its port (stream; echo also
+ * seqpacket), accepts up to MAX_CONNS connections and serves them from the
+ * poll loop. Nothing blocks: a connection without credit or data waits.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernel/config.h"
+#include "kernel/stats.h"
+#include "net/vsock/services.h"
+#include "net/vsock/vsock.h"
+
+#define MAX_CONNS 128
+#define BACKLOG 128
+
+enum service_kind { SVC_ECHO, SVC_SINK, SVC_SOURCE, SVC_COUNT };
+
+struct conn {
+	struct vsock_sock *sock;
+	uint64_t offset;	/* source: pattern bytes sent */
+	uint8_t *msg;		/* echo seqpacket: a message waiting for credit */
+	size_t msg_len;
+	bool msg_eor;
+};
+
+struct service {
+	const char *name;
+	enum config_id port_key;
+	uint32_t port;
+	struct vsock_sock *listen_stream, *listen_seq;
+	struct conn conns[MAX_CONNS];
+	unsigned int n_conns;
+	uint64_t accepted, closed, refused, bytes_in, bytes_out;
+};
+
+static struct service services[SVC_COUNT] = {
+	[SVC_ECHO] = { .name = "echo", .port_key = CFG_ECHO_PORT },
+	[SVC_SINK] = { .name = "sink", .port_key = CFG_SINK_PORT },
+	[SVC_SOURCE] = { .name = "source", .port_key = CFG_SOURCE_PORT },
+};
+
+static uint8_t *pattern;
+
+const uint8_t *vsock_pattern(void)
+{
+	return pattern;
+}
+
+/* ---- per-connection work ---- */
+
+static void echo_stream(struct service *svc, struct conn *c)
+{
+	const uint8_t *data;
+	size_t n;
+
+	while ((n = vsock_peek(c->sock, &data, NULL))) {
+		ssize_t sent = vsock_send(c->sock, data, n, false);
+
+		if (sent <= 0)
+			break;
+		vsock_consume(c->sock, sent);
+		svc->bytes_in += sent;
+		svc->bytes_out += sent;
+	}
+}
+
+/* Messages go back whole; one waits in c->msg while the peer lacks credit. */
+static void echo_seqpacket(struct service *svc, struct conn *c)
+{
+	uint32_t max = config_get(CFG_VSOCK_BUF);
+
+	for (;;) {
+		if (!c->msg_len && !c->msg_eor) {
+			ssize_t n;
+
+			if (!c->msg && !(c->msg = malloc(max)))
+				return;
+			n = vsock_recv(c->sock, c->msg, max, &c->msg_eor);
+			if (n <= 0 && !c->msg_eor)
+				return;
+			c->msg_len = n;
+			svc->bytes_in += n;
+		}
+		if (vsock_send(c->sock, c->msg, c->msg_len, c->msg_eor) < 0)
+			return;
+		svc->bytes_out += c->msg_len;
+		c->msg_len = 0;
+		c->msg_eor = false;
+	}
+}
+
+static void sink(struct service *svc, struct conn *c)
+{
+	const uint8_t *data;
+	size_t n;
+
+	while ((n = vsock_peek(c->sock, &data, NULL))) {
+		vsock_consume(c->sock, n);
+		svc->bytes_in += n;
+	}
+}
+
+static void source(struct service *svc, struct conn *c)
+{
+	const uint8_t *data;
+	size_t n;
+
+	while ((n = vsock_peek(c->sock, &data, NULL)))
+		vsock_consume(c->sock, n); /* whatever the client says is ignored */
+	for (;;) {
+		size_t space = vsock_send_space(c->sock);
+		ssize_t sent;
+
+		if (!space)
+			return;
+		if (space > VSOCK_MAX_PKT_PAYLOAD)
+			space = VSOCK_MAX_PKT_PAYLOAD;
+		sent = vsock_send(c->sock, pattern + c->offset % 251, space, false);
+		if (sent <= 0)
+			return;
+		c->offset += sent;
+		svc->bytes_out += sent;
+	}
+}
+
+static bool conn_done(const struct conn *c)
+{
+	enum vsock_state st = vsock_state(c->sock);
+
+	if (st == VSOCK_CLOSED)
+		return true;
+	return vsock_eof(c->sock) && !c->msg_len;
+}
+
+static void serve(struct service *svc, enum service_kind kind, struct conn *c)
+{
+	if (vsock_state(c->sock) == VSOCK_CONNECTED) {
+		if (kind == SVC_ECHO && c->msg)
+			echo_seqpacket(svc, c);
+		else if (kind == SVC_ECHO)
+			echo_stream(svc, c);
+		else if (kind == SVC_SINK)
+			sink(svc, c);
+		else
+			source(svc, c);
+	}
+}
+
+static void conn_close(struct service *svc, unsigned int i)
+{
+	struct conn *c = &svc->conns[i];
+
+	vsock_close(c->sock);
+	free(c->msg);
+	svc->conns[i] = svc->conns[--svc->n_conns];
+	svc->closed++;
+}
+
+static void accept_all(struct service *svc, struct vsock_sock *l, bool seqpacket)
+{
+	struct vsock_sock *s;
+
+	while (l && (s = vsock_accept(l))) {
+		struct conn *c;
+
+		if (svc->n_conns == MAX_CONNS) {
+			svc->refused++;
+			vsock_close(s);
+			continue;
+		}
+		c = &svc->conns[svc->n_conns++];
+		memset(c, 0, sizeof(*c));
+		c->sock = s;
+		if (seqpacket)
+			c->msg = malloc(config_get(CFG_VSOCK_BUF));
+		svc->accepted++;
+	}
+}
+
+void services_poll(void)
+{
+	for (int k = 0; k < SVC_COUNT; k++) {
+		struct service *svc = &services[k];
+
+		accept_all(svc, svc->listen_stream, false);
+		accept_all(svc, svc->listen_seq, true);
+		for (unsigned int i = 0; i < svc->n_conns;) {
+			serve(svc, k, &svc->conns[i]);
+			if (conn_done(&svc->conns[i]))
+				conn_close(svc, i);
+			else
+				i++;
+		}
+	}
+}
+
+/* ---- listeners, following the *_port keys ---- */
+
+static void service_stop(struct service *svc)
+{
+	while (svc->n_conns)
+		conn_close(svc, 0);
+	if (svc->listen_stream)
+		vsock_close(svc->listen_stream);
+	if (svc->listen_seq)
+		vsock_close(svc->listen_seq);
+	svc->listen_stream = svc->listen_seq = NULL;
+}
+
+static void service_start(struct service *svc, enum service_kind kind)
+{
+	svc->port = config_get(svc->port_key);
+	if (!svc->port)
+		return;
+	svc->listen_stream = vsock_listen(svc->port, VSOCK_TYPE_STREAM, BACKLOG);
+	if (kind == SVC_ECHO)
+		svc->listen_seq = vsock_listen(svc->port, VSOCK_TYPE_SEQPACKET, BACKLOG);
+	if (!svc->listen_stream)
+		printf("vsock: %s cannot listen on port %u\n", svc->name, svc->port);
+}
+
+static void port_changed(enum config_id id)
+{
+	for (int k = 0; k < SVC_COUNT; k++) {
+		if (services[k].port_key == id) {
+			service_stop(&services[k]);
+			service_start(&services[k], k);
+		}
+	}
+}
+
+static void services_stats(void)
+{
+	for (int k = 0; k < SVC_COUNT; k++) {
+		const struct service *s = &services[k];
+
+		printf("  %-6s port %-5u conns %u accepted %llu closed %llu refused %llu "
+		       "in %llu B out %llu B\n",
+		       s->name, s->port, s->n_conns, (unsigned long long)s->accepted,
+		       (unsigned long long)s->closed, (unsigned long long)s->refused,
+		       (unsigned long long)s->bytes_in, (unsigned long long)s->bytes_out);
+	}
+}
+
+void services_init(void)
+{
+	pattern = malloc(VSOCK_PATTERN_LEN);
+	for (uint32_t i = 0; i < VSOCK_PATTERN_LEN; i++)
+		pattern[i] = vsock_pattern_byte(i);
+	for (int k = 0; k < SVC_COUNT; k++) {
+		service_start(&services[k], k);
+		config_on_change(services[k].port_key, port_changed);
+	}
+	stats_register("services", services_stats);
+}

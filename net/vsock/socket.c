@@ -1,0 +1,873 @@
+// SPDX-License-Identifier: MIT
+/*
+ * vsock connections over any transport (virtio 1.2, 5.10.6): the
+ * connection table, the REQUEST/RESPONSE/SHUTDOWN/RST state machine and
+ * credit flow control (5.10.6.3). Received packets stay in the buffer they
+ * arrived in until read (zero copy); small ones may be merged (seed 004).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernel/config.h"
+#include "kernel/time.h"
+#include "net/vsock/vsock.h"
+
+#define MAX_SOCKS 512
+#define HASH_SIZE 256
+#define EPHEMERAL_FIRST 49152u
+#define CONNECT_TIMEOUT_NS (10ULL * 1000000000ULL)
+#define CLOSE_TIMEOUT_NS (5ULL * 1000000000ULL)
+#define SMALLCOPY_MAX 128
+#define LAZY_CREDIT_THRESHOLD VSOCK_MAX_PKT_PAYLOAD
+
+struct vsock_sock {
+	enum vsock_state state;
+	enum vsock_type type;
+	bool owned;	   /* an application holds it (else: accept queue or orphan) */
+	uint32_t local_port, peer_port;
+	uint64_t peer_cid;
+	struct vsock_sock *hnext; /* hash chain */
+	int error;
+	uint64_t deadline; /* connect or close timeout, 0: none */
+
+	/* listeners: children waiting in accept() */
+	struct vsock_sock *listener;
+	struct vsock_sock *accept_head, *accept_tail, *accept_next;
+	unsigned int backlog, n_pending;
+
+	/* receive side */
+	struct vsock_pkt *rx_head, *rx_tail;
+	uint32_t buf_alloc;    /* what we advertise */
+	uint32_t rx_cnt;       /* payload bytes accepted */
+	uint32_t fwd_cnt;      /* payload bytes the application consumed */
+	uint32_t last_fwd_cnt; /* fwd_cnt the peer last heard */
+
+	/* send side */
+	uint32_t peer_buf_alloc, peer_fwd_cnt, tx_cnt;
+	bool credit_requested;
+
+	uint32_t shutdown_local, shutdown_peer;
+	uint32_t rx_msgs; /* SEQPACKET: complete messages queued */
+	uint64_t rx_bytes, tx_bytes;
+};
+
+static const struct vsock_transport *transport;
+static struct vsock_sock socks[MAX_SOCKS];
+static struct vsock_sock *conn_hash[HASH_SIZE];
+static struct vsock_counters ctr;
+static uint32_t next_ephemeral = EPHEMERAL_FIRST;
+static unsigned int n_timers; /* sockets with a deadline */
+
+const struct vsock_counters *vsock_counters(void)
+{
+	return &ctr;
+}
+
+uint64_t vsock_local_cid(void)
+{
+	return transport ? transport->local_cid() : VSOCK_CID_ANY;
+}
+
+const char *vsock_state_name(enum vsock_state st)
+{
+	static const char *const names[] = { "free",	  "listen",  "connecting",
+					     "connected", "closing", "closed" };
+
+	return (unsigned int)st < sizeof(names) / sizeof(names[0]) ? names[st] : "?";
+}
+
+/* ---- table ---- */
+
+static unsigned int hash(uint32_t local_port, uint64_t peer_cid, uint32_t peer_port)
+{
+	uint64_t h = local_port * 0x9e3779b1u ^ peer_port * 0x85ebca77u ^ peer_cid;
+
+	return (h ^ (h >> 16)) & (HASH_SIZE - 1);
+}
+
+static struct vsock_sock *sock_alloc(void)
+{
+	for (unsigned int i = 0; i < MAX_SOCKS; i++) {
+		if (socks[i].state == VSOCK_FREE) {
+			memset(&socks[i], 0, sizeof(socks[i]));
+			socks[i].buf_alloc = config_get(CFG_VSOCK_BUF);
+			return &socks[i];
+		}
+	}
+	return NULL;
+}
+
+static void hash_add(struct vsock_sock *s)
+{
+	unsigned int h = hash(s->local_port, s->peer_cid, s->peer_port);
+
+	s->hnext = conn_hash[h];
+	conn_hash[h] = s;
+}
+
+static void hash_del(struct vsock_sock *s)
+{
+	struct vsock_sock **pp = &conn_hash[hash(s->local_port, s->peer_cid, s->peer_port)];
+
+	for (; *pp; pp = &(*pp)->hnext) {
+		if (*pp == s) {
+			*pp = s->hnext;
+			return;
+		}
+	}
+}
+
+static struct vsock_sock *find_conn(uint32_t local_port, uint64_t peer_cid, uint32_t peer_port)
+{
+	struct vsock_sock *s = conn_hash[hash(local_port, peer_cid, peer_port)];
+
+	for (; s; s = s->hnext)
+		if (s->local_port == local_port && s->peer_port == peer_port &&
+		    s->peer_cid == peer_cid)
+			return s;
+	return NULL;
+}
+
+static struct vsock_sock *find_listener(uint32_t port, uint16_t type)
+{
+	for (unsigned int i = 0; i < MAX_SOCKS; i++)
+		if (socks[i].state == VSOCK_LISTEN && socks[i].local_port == port &&
+		    socks[i].type == type)
+			return &socks[i];
+	return NULL;
+}
+
+static bool port_in_use(uint32_t port)
+{
+	for (unsigned int i = 0; i < MAX_SOCKS; i++)
+		if (socks[i].state != VSOCK_FREE && socks[i].local_port == port)
+			return true;
+	return false;
+}
+
+/* Nobody holds it and no listener will hand it out: free it when done. */
+static bool orphan(const struct vsock_sock *s)
+{
+	return !s->owned && !s->listener;
+}
+
+static void set_deadline(struct vsock_sock *s, uint64_t ns)
+{
+	if (!s->deadline && ns)
+		n_timers++;
+	else if (s->deadline && !ns)
+		n_timers--;
+	s->deadline = ns;
+}
+
+static void drop_rx(struct vsock_sock *s)
+{
+	while (s->rx_head) {
+		struct vsock_pkt *p = s->rx_head;
+
+		s->rx_head = p->next;
+		vsock_pkt_free(p);
+	}
+	s->rx_tail = NULL;
+	s->rx_msgs = 0;
+}
+
+static void sock_free(struct vsock_sock *s)
+{
+	if (s->state != VSOCK_LISTEN && s->state != VSOCK_FREE)
+		hash_del(s);
+	set_deadline(s, 0);
+	drop_rx(s);
+	s->state = VSOCK_FREE;
+}
+
+/* ---- sending ---- */
+
+static void fill_hdr(struct vsock_pkt *pkt, const struct vsock_sock *s, uint16_t op,
+		     uint32_t flags)
+{
+	struct virtio_vsock_hdr *h = &pkt->hdr;
+
+	h->src_cid = vsock_local_cid();
+	h->dst_cid = s->peer_cid;
+	h->src_port = s->local_port;
+	h->dst_port = s->peer_port;
+	h->type = s->type;
+	h->op = op;
+	h->flags = flags;
+	h->buf_alloc = s->buf_alloc;
+	h->fwd_cnt = s->fwd_cnt;
+}
+
+static void transmit(struct vsock_sock *s, struct vsock_pkt *pkt)
+{
+	/* every packet carries our credit: the peer's view is now current */
+	s->last_fwd_cnt = s->fwd_cnt;
+	ctr.tx_pkts++;
+	ctr.tx_bytes += pkt->hdr.len;
+	transport->send_pkt(pkt);
+}
+
+static void send_ctrl(struct vsock_sock *s, uint16_t op, uint32_t flags)
+{
+	struct vsock_pkt *pkt = vsock_pkt_alloc(0);
+
+	if (!pkt)
+		return;
+	fill_hdr(pkt, s, op, flags);
+	if (op == VSOCK_OP_RST)
+		ctr.rst_sent++;
+	else if (op == VSOCK_OP_CREDIT_UPDATE)
+		ctr.credit_updates_sent++;
+	else if (op == VSOCK_OP_CREDIT_REQUEST)
+		ctr.credit_requests_sent++;
+	transmit(s, pkt);
+}
+
+/* RST for a packet that matches no socket (never in reply to an RST). */
+static void reply_rst(const struct virtio_vsock_hdr *in)
+{
+	struct vsock_pkt *pkt;
+
+	if (in->op == VSOCK_OP_RST) {
+		ctr.rx_rst_ignored++;
+		return;
+	}
+	pkt = vsock_pkt_alloc(0);
+	if (!pkt)
+		return;
+	pkt->hdr.src_cid = vsock_local_cid();
+	pkt->hdr.dst_cid = in->src_cid;
+	pkt->hdr.src_port = in->dst_port;
+	pkt->hdr.dst_port = in->src_port;
+	pkt->hdr.type = in->type;
+	pkt->hdr.op = VSOCK_OP_RST;
+	ctr.rst_sent++;
+	ctr.tx_pkts++;
+	transport->send_pkt(pkt);
+}
+
+static uint32_t peer_free(const struct vsock_sock *s)
+{
+	uint32_t in_flight = s->tx_cnt - s->peer_fwd_cnt;
+
+	return in_flight >= s->peer_buf_alloc ? 0 : s->peer_buf_alloc - in_flight;
+}
+
+static bool can_send(const struct vsock_sock *s)
+{
+	return s->state == VSOCK_CONNECTED && !(s->shutdown_local & VSOCK_SHUTDOWN_SEND) &&
+	       !(s->shutdown_peer & VSOCK_SHUTDOWN_RCV);
+}
+
+size_t vsock_send_space(struct vsock_sock *s)
+{
+	if (!can_send(s) || transport->tx_full())
+		return 0;
+	return peer_free(s);
+}
+
+/* Out of credit: ask once; the peer's next CREDIT_UPDATE clears the flag. */
+static void request_credit(struct vsock_sock *s)
+{
+	if (!s->credit_requested) {
+		s->credit_requested = true;
+		send_ctrl(s, VSOCK_OP_CREDIT_REQUEST, 0);
+	}
+}
+
+static int send_chunk(struct vsock_sock *s, const uint8_t *p, uint32_t n, uint32_t flags)
+{
+	struct vsock_pkt *pkt = vsock_pkt_alloc(n);
+
+	if (!pkt)
+		return -ENOMEM;
+	memcpy(pkt->data, p, n);
+	fill_hdr(pkt, s, VSOCK_OP_RW, flags);
+	pkt->hdr.len = n;
+	s->tx_cnt += n;
+	s->tx_bytes += n;
+	transmit(s, pkt);
+	return 0;
+}
+
+ssize_t vsock_send(struct vsock_sock *s, const void *buf, size_t len, bool eor)
+{
+	const uint8_t *p = buf;
+	size_t space, done = 0;
+
+	if (!can_send(s))
+		return s->state == VSOCK_CONNECTED ? -EPIPE : -ENOTCONN;
+	if (transport->tx_full()) {
+		ctr.tx_full++;
+		return -EAGAIN;
+	}
+	space = peer_free(s);
+	if (s->type == VSOCK_TYPE_SEQPACKET) {
+		if (len > s->peer_buf_alloc)
+			return -EMSGSIZE;
+		if (len > space) {
+			request_credit(s);
+			return -EAGAIN;
+		}
+	} else if (len > space) {
+		len = space;
+	}
+	if (!len && (s->type == VSOCK_TYPE_STREAM || !space)) {
+		request_credit(s);
+		return -EAGAIN;
+	}
+	do {
+		uint32_t n = len - done > VSOCK_MAX_PKT_PAYLOAD ? VSOCK_MAX_PKT_PAYLOAD : len - done;
+		uint32_t flags = 0;
+
+		if (s->type == VSOCK_TYPE_SEQPACKET && done + n == len)
+			flags = VSOCK_SEQ_EOM | (eor ? VSOCK_SEQ_EOR : 0);
+		if (send_chunk(s, p + done, n, flags))
+			break;
+		done += n;
+	} while (done < len);
+	return done ? (ssize_t)done : -ENOMEM;
+}
+
+/* ---- receiving ---- */
+
+static uint32_t rx_queued(const struct vsock_sock *s)
+{
+	return s->rx_cnt - s->fwd_cnt;
+}
+
+size_t vsock_rx_queued(const struct vsock_sock *s)
+{
+	return rx_queued(s);
+}
+
+/*
+ * seed 004: a tiny payload would pin a whole RX buffer while it waits to
+ * be read. Copy it into the free tail of the previous queued buffer when
+ * that does not cross a message boundary.
+ */
+static bool try_smallcopy(struct vsock_sock *s, struct vsock_pkt *pkt)
+{
+	struct vsock_pkt *tail = s->rx_tail;
+	uint32_t n = pkt->hdr.len;
+
+	if (!config_get(CFG_SMALLCOPY) || n > SMALLCOPY_MAX || !tail)
+		return false;
+	if (tail->cap - tail->hdr.len < n || (tail->hdr.flags & VSOCK_SEQ_EOM))
+		return false;
+	memcpy(tail->data + tail->hdr.len, pkt->data, n);
+	tail->hdr.len += n;
+	tail->hdr.flags = pkt->hdr.flags;
+	if (s->type == VSOCK_TYPE_SEQPACKET && (pkt->hdr.flags & VSOCK_SEQ_EOM))
+		s->rx_msgs++;
+	ctr.rx_smallcopy++;
+	vsock_pkt_free(pkt);
+	return true;
+}
+
+static void rx_data(struct vsock_sock *s, struct vsock_pkt *pkt)
+{
+	uint32_t n = pkt->hdr.len;
+
+	if (s->shutdown_local & VSOCK_SHUTDOWN_RCV || s->state == VSOCK_CLOSING) {
+		/* nobody will read it: count it consumed so credit keeps moving */
+		s->rx_cnt += n;
+		s->fwd_cnt += n;
+		vsock_pkt_free(pkt);
+		return;
+	}
+	if ((uint64_t)rx_queued(s) + n > s->buf_alloc) {
+		ctr.rx_over_credit++; /* the peer ignored our credit: drop */
+		vsock_pkt_free(pkt);
+		return;
+	}
+	s->rx_cnt += n;
+	s->rx_bytes += n;
+	if (!n && !(pkt->hdr.flags & VSOCK_SEQ_EOM)) {
+		vsock_pkt_free(pkt);
+		return;
+	}
+	if (try_smallcopy(s, pkt))
+		return;
+	if (s->type == VSOCK_TYPE_SEQPACKET && (pkt->hdr.flags & VSOCK_SEQ_EOM))
+		s->rx_msgs++;
+	pkt->next = NULL;
+	pkt->off = 0;
+	if (s->rx_tail)
+		s->rx_tail->next = pkt;
+	else
+		s->rx_head = pkt;
+	s->rx_tail = pkt;
+}
+
+/* Both directions shut by the peer and nothing left to read: finish. */
+static void peer_done(struct vsock_sock *s)
+{
+	send_ctrl(s, VSOCK_OP_RST, 0);
+	if (orphan(s)) {
+		sock_free(s);
+		return;
+	}
+	hash_del(s);
+	s->state = VSOCK_CLOSED;
+	set_deadline(s, 0);
+}
+
+static void maybe_credit_update(struct vsock_sock *s)
+{
+	uint32_t unseen = s->fwd_cnt - s->last_fwd_cnt;
+
+	if (!unseen)
+		return;
+	/* lazy (Linux's rule): only when the peer's view of free space gets small */
+	if (config_get(CFG_CREDIT) == 0 &&
+	    s->buf_alloc > unseen && s->buf_alloc - unseen >= LAZY_CREDIT_THRESHOLD)
+		return;
+	send_ctrl(s, VSOCK_OP_CREDIT_UPDATE, 0);
+}
+
+size_t vsock_peek(struct vsock_sock *s, const uint8_t **data, bool *eor)
+{
+	struct vsock_pkt *p = s->rx_head;
+
+	if (!p)
+		return 0;
+	*data = p->data + p->off;
+	if (eor)
+		*eor = s->type == VSOCK_TYPE_SEQPACKET && (p->hdr.flags & VSOCK_SEQ_EOM);
+	return p->hdr.len - p->off;
+}
+
+void vsock_consume(struct vsock_sock *s, size_t n)
+{
+	while (s->rx_head) {
+		struct vsock_pkt *p = s->rx_head;
+		uint32_t left = p->hdr.len - p->off;
+		uint32_t take = n < left ? n : left;
+
+		p->off += take;
+		s->fwd_cnt += take;
+		n -= take;
+		if (p->off < p->hdr.len)
+			break;
+		/* whole packet read (an empty EOM packet is read by consuming 0) */
+		s->rx_head = p->next;
+		if (!s->rx_head)
+			s->rx_tail = NULL;
+		if (s->type == VSOCK_TYPE_SEQPACKET && (p->hdr.flags & VSOCK_SEQ_EOM))
+			s->rx_msgs--;
+		vsock_pkt_free(p);
+		if (!n)
+			break;
+	}
+	if (s->state == VSOCK_CONNECTED)
+		maybe_credit_update(s);
+	if (s->state == VSOCK_CONNECTED && !s->rx_head &&
+	    s->shutdown_peer == (VSOCK_SHUTDOWN_RCV | VSOCK_SHUTDOWN_SEND))
+		peer_done(s);
+}
+
+/* SEQPACKET: the rest of a message that did not fit the reader's buffer. */
+static void discard_message(struct vsock_sock *s)
+{
+	const uint8_t *data;
+	bool end = false;
+
+	while (!end) {
+		size_t n = vsock_peek(s, &data, &end);
+
+		if (!n && !end)
+			break;
+		vsock_consume(s, n);
+	}
+}
+
+ssize_t vsock_recv(struct vsock_sock *s, void *buf, size_t len, bool *eor)
+{
+	uint8_t *out = buf;
+	size_t done = 0;
+	bool end = false;
+
+	/* a SEQPACKET reader gets whole messages only */
+	if (s->type == VSOCK_TYPE_SEQPACKET && !s->rx_msgs)
+		return 0;
+	for (;;) {
+		const uint8_t *data;
+		size_t n = vsock_peek(s, &data, &end);
+		size_t take;
+
+		if (!n && !end)
+			break;
+		take = n < len - done ? n : len - done;
+		memcpy(out + done, data, take);
+		done += take;
+		vsock_consume(s, take);
+		if (s->type == VSOCK_TYPE_SEQPACKET && take < n) {
+			if (!end)
+				discard_message(s);
+			else
+				vsock_consume(s, n - take);
+			end = true;
+			break;
+		}
+		if (end || done == len)
+			break;
+	}
+	if (eor)
+		*eor = end;
+	return done;
+}
+
+bool vsock_eof(const struct vsock_sock *s)
+{
+	if (s->rx_head)
+		return false;
+	return s->state == VSOCK_CLOSED || (s->shutdown_peer & VSOCK_SHUTDOWN_SEND);
+}
+
+/* ---- the state machine ---- */
+
+static void handle_request(struct vsock_sock *l, const struct virtio_vsock_hdr *h)
+{
+	struct vsock_sock *c;
+
+	if (l->n_pending >= l->backlog || !(c = sock_alloc())) {
+		ctr.backlog_full++;
+		reply_rst(h);
+		return;
+	}
+	c->state = VSOCK_CONNECTED;
+	c->type = l->type;
+	c->local_port = l->local_port;
+	c->peer_cid = h->src_cid;
+	c->peer_port = h->src_port;
+	c->peer_buf_alloc = h->buf_alloc;
+	c->peer_fwd_cnt = h->fwd_cnt;
+	c->listener = l;
+	hash_add(c);
+	if (l->accept_tail)
+		l->accept_tail->accept_next = c;
+	else
+		l->accept_head = c;
+	l->accept_tail = c;
+	l->n_pending++;
+	send_ctrl(c, VSOCK_OP_RESPONSE, 0);
+}
+
+static void rx_connecting(struct vsock_sock *s, const struct virtio_vsock_hdr *h)
+{
+	set_deadline(s, 0);
+	if (h->op == VSOCK_OP_RESPONSE) {
+		s->state = VSOCK_CONNECTED;
+		return;
+	}
+	if (h->op != VSOCK_OP_RST) {
+		ctr.rx_bad_op++;
+		send_ctrl(s, VSOCK_OP_RST, 0);
+	}
+	hash_del(s);
+	s->state = VSOCK_CLOSED;
+	s->error = h->op == VSOCK_OP_RST ? -ECONNREFUSED : -EPROTO;
+}
+
+static void rx_shutdown(struct vsock_sock *s, uint32_t flags)
+{
+	s->shutdown_peer |= flags & (VSOCK_SHUTDOWN_RCV | VSOCK_SHUTDOWN_SEND);
+	if (s->shutdown_peer != (VSOCK_SHUTDOWN_RCV | VSOCK_SHUTDOWN_SEND))
+		return;
+	if (!s->rx_head || s->state == VSOCK_CLOSING)
+		peer_done(s);
+}
+
+static void rx_rst(struct vsock_sock *s)
+{
+	if (s->state == VSOCK_CLOSING || orphan(s)) {
+		sock_free(s);
+		return;
+	}
+	hash_del(s);
+	set_deadline(s, 0);
+	s->state = VSOCK_CLOSED;
+	if (s->shutdown_peer != (VSOCK_SHUTDOWN_RCV | VSOCK_SHUTDOWN_SEND))
+		s->error = -ECONNRESET;
+}
+
+static void rx_connected(struct vsock_sock *s, struct vsock_pkt *pkt)
+{
+	const struct virtio_vsock_hdr *h = &pkt->hdr;
+
+	switch (h->op) {
+	case VSOCK_OP_RW:
+		rx_data(s, pkt);
+		return;
+	case VSOCK_OP_CREDIT_UPDATE:
+		ctr.credit_updates_rcvd++;
+		break;
+	case VSOCK_OP_CREDIT_REQUEST:
+		ctr.credit_requests_rcvd++;
+		if (s->state == VSOCK_CONNECTED)
+			send_ctrl(s, VSOCK_OP_CREDIT_UPDATE, 0);
+		break;
+	case VSOCK_OP_SHUTDOWN:
+		rx_shutdown(s, h->flags);
+		break;
+	case VSOCK_OP_RST:
+		rx_rst(s);
+		break;
+	default:
+		ctr.rx_bad_op++; /* REQUEST or RESPONSE on a live connection */
+		break;
+	}
+	vsock_pkt_free(pkt);
+}
+
+void vsock_rx(struct vsock_pkt *pkt)
+{
+	const struct virtio_vsock_hdr *h = &pkt->hdr;
+	struct vsock_sock *s;
+
+	ctr.rx_pkts++;
+	ctr.rx_bytes += h->len;
+	s = find_conn(h->dst_port, h->src_cid, h->src_port);
+	if (!s) {
+		struct vsock_sock *l = h->op == VSOCK_OP_REQUEST ?
+					       find_listener(h->dst_port, h->type) : NULL;
+
+		if (l) {
+			handle_request(l, h);
+		} else {
+			if (h->op != VSOCK_OP_RST)
+				ctr.rx_no_socket++;
+			reply_rst(h);
+		}
+		vsock_pkt_free(pkt);
+		return;
+	}
+	if (h->type != s->type) {
+		ctr.rx_bad_type++;
+		reply_rst(h);
+		vsock_pkt_free(pkt);
+		return;
+	}
+	/* 5.10.6.3: every packet carries the sender's credit */
+	s->peer_buf_alloc = h->buf_alloc;
+	s->peer_fwd_cnt = h->fwd_cnt;
+	if (h->op == VSOCK_OP_CREDIT_UPDATE)
+		s->credit_requested = false;
+
+	if (s->state == VSOCK_CONNECTING) {
+		rx_connecting(s, h);
+		vsock_pkt_free(pkt);
+		return;
+	}
+	rx_connected(s, pkt);
+}
+
+/* ---- the application side ---- */
+
+struct vsock_sock *vsock_listen(uint32_t port, enum vsock_type type, unsigned int backlog)
+{
+	struct vsock_sock *s;
+
+	if (find_listener(port, type) || !backlog)
+		return NULL;
+	s = sock_alloc();
+	if (!s)
+		return NULL;
+	s->state = VSOCK_LISTEN;
+	s->type = type;
+	s->owned = true;
+	s->local_port = port;
+	s->backlog = backlog;
+	return s;
+}
+
+struct vsock_sock *vsock_accept(struct vsock_sock *l)
+{
+	struct vsock_sock *c = l->accept_head;
+
+	if (!c)
+		return NULL;
+	l->accept_head = c->accept_next;
+	if (!l->accept_head)
+		l->accept_tail = NULL;
+	l->n_pending--;
+	c->accept_next = NULL;
+	c->listener = NULL;
+	c->owned = true;
+	return c;
+}
+
+static uint32_t ephemeral_port(void)
+{
+	for (unsigned int tries = 0; tries < 16384; tries++) {
+		uint32_t p = next_ephemeral++;
+
+		if (next_ephemeral == 65536)
+			next_ephemeral = EPHEMERAL_FIRST;
+		if (!port_in_use(p))
+			return p;
+	}
+	return 0;
+}
+
+struct vsock_sock *vsock_connect(uint64_t cid, uint32_t port, enum vsock_type type)
+{
+	struct vsock_sock *s;
+	uint32_t local = ephemeral_port();
+
+	if (!local || !(s = sock_alloc()))
+		return NULL;
+	s->state = VSOCK_CONNECTING;
+	s->type = type;
+	s->owned = true;
+	s->local_port = local;
+	s->peer_cid = cid;
+	s->peer_port = port;
+	hash_add(s);
+	set_deadline(s, now_ns() + CONNECT_TIMEOUT_NS);
+	send_ctrl(s, VSOCK_OP_REQUEST, 0);
+	return s;
+}
+
+int vsock_shutdown(struct vsock_sock *s, uint32_t how)
+{
+	how &= VSOCK_SHUTDOWN_RCV | VSOCK_SHUTDOWN_SEND;
+	if (s->state != VSOCK_CONNECTED)
+		return -ENOTCONN;
+	if (!how || (s->shutdown_local | how) == s->shutdown_local)
+		return 0;
+	s->shutdown_local |= how;
+	send_ctrl(s, VSOCK_OP_SHUTDOWN, s->shutdown_local);
+	return 0;
+}
+
+void vsock_close(struct vsock_sock *s)
+{
+	switch (s->state) {
+	case VSOCK_LISTEN:
+		while (s->accept_head) {
+			struct vsock_sock *c = vsock_accept(s);
+
+			vsock_close(c);
+		}
+		sock_free(s);
+		return;
+	case VSOCK_CONNECTING:
+		send_ctrl(s, VSOCK_OP_RST, 0);
+		sock_free(s);
+		return;
+	case VSOCK_CONNECTED:
+		s->owned = false;
+		drop_rx(s);
+		if (s->shutdown_peer == (VSOCK_SHUTDOWN_RCV | VSOCK_SHUTDOWN_SEND)) {
+			peer_done(s);
+			return;
+		}
+		s->shutdown_local = VSOCK_SHUTDOWN_RCV | VSOCK_SHUTDOWN_SEND;
+		send_ctrl(s, VSOCK_OP_SHUTDOWN, s->shutdown_local);
+		s->state = VSOCK_CLOSING;
+		set_deadline(s, now_ns() + CLOSE_TIMEOUT_NS);
+		return;
+	case VSOCK_CLOSED:
+		sock_free(s);
+		return;
+	default:
+		return;
+	}
+}
+
+void vsock_poll(void)
+{
+	uint64_t now;
+
+	if (!n_timers)
+		return;
+	now = now_ns();
+	for (unsigned int i = 0; i < MAX_SOCKS && n_timers; i++) {
+		struct vsock_sock *s = &socks[i];
+
+		if (!s->deadline || now < s->deadline)
+			continue;
+		set_deadline(s, 0);
+		send_ctrl(s, VSOCK_OP_RST, 0);
+		if (s->state == VSOCK_CONNECTING) {
+			ctr.connect_timeouts++;
+			hash_del(s);
+			s->state = VSOCK_CLOSED;
+			s->error = -ETIMEDOUT;
+		} else if (s->state == VSOCK_CLOSING) {
+			ctr.close_timeouts++;
+			sock_free(s);
+		}
+	}
+}
+
+/*
+ * 5.10.6.7: after a transport reset the peer forgot every connection;
+ * they end without packets, listeners stay.
+ */
+void vsock_transport_reset(void)
+{
+	ctr.transport_resets++;
+	for (unsigned int i = 0; i < MAX_SOCKS; i++) {
+		struct vsock_sock *s = &socks[i];
+
+		if (s->state == VSOCK_FREE || s->state == VSOCK_LISTEN || s->state == VSOCK_CLOSED)
+			continue;
+		if (orphan(s)) {
+			sock_free(s);
+			continue;
+		}
+		hash_del(s);
+		set_deadline(s, 0);
+		s->state = VSOCK_CLOSED;
+		s->error = -ECONNRESET;
+	}
+}
+
+void vsock_init(const struct vsock_transport *t)
+{
+	transport = t;
+}
+
+enum vsock_state vsock_state(const struct vsock_sock *s)
+{
+	return s->state;
+}
+
+int vsock_error(const struct vsock_sock *s)
+{
+	return s->error;
+}
+
+void vsock_get_info(const struct vsock_sock *s, struct vsock_info *in)
+{
+	in->state = s->state;
+	in->type = s->type;
+	in->local_port = s->local_port;
+	in->peer_port = s->peer_port;
+	in->peer_cid = s->peer_cid;
+	in->buf_alloc = s->buf_alloc;
+	in->fwd_cnt = s->fwd_cnt;
+	in->rx_queued = rx_queued(s);
+	in->peer_buf_alloc = s->peer_buf_alloc;
+	in->peer_fwd_cnt = s->peer_fwd_cnt;
+	in->tx_cnt = s->tx_cnt;
+	in->peer_free = peer_free(s);
+	in->rx_bytes = s->rx_bytes;
+	in->tx_bytes = s->tx_bytes;
+	in->accept_queue = s->n_pending;
+}
+
+struct vsock_sock *vsock_next(struct vsock_sock *prev)
+{
+	unsigned int i = prev ? (unsigned int)(prev - socks) + 1 : 0;
+
+	for (; i < MAX_SOCKS; i++)
+		if (socks[i].state != VSOCK_FREE)
+			return &socks[i];
+	return NULL;
+}

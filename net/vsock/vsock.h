@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The vsock socket layer: connections, listeners, credit flow control,
+ * stream and seqpacket. Transport independent: a transport (the
+ * virtio-vsock driver, or a fake in unit tests) registers send/cid ops and
+ * hands received packets up with vsock_rx(). Nothing here blocks; callers
+ * poll for readiness from the one poll loop.
+ */
+#ifndef NET_VSOCK_VSOCK_H
+#define NET_VSOCK_VSOCK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "net/vsock/packet.h"
+
+enum vsock_state {
+	VSOCK_FREE,
+	VSOCK_LISTEN,
+	VSOCK_CONNECTING,
+	VSOCK_CONNECTED,
+	VSOCK_CLOSING,	/* we sent SHUTDOWN on close, waiting for the peer */
+	VSOCK_CLOSED,	/* reset, refused or timed out; the owner still holds it */
+};
+
+struct vsock_transport {
+	const char *name;
+	uint64_t (*local_cid)(void);
+	/*
+	 * Send one packet; the transport owns it from here and frees it
+	 * with vsock_pkt_free() once the device is done. Always takes it:
+	 * control packets must not be lost, and data is only generated
+	 * while tx_full() is false, which bounds what can queue up.
+	 */
+	void (*send_pkt)(struct vsock_pkt *pkt);
+	bool (*tx_full)(void);
+};
+
+struct vsock_sock;
+
+/* Counters every drop and protocol event ends up in (`stats`). */
+struct vsock_counters {
+	uint64_t rx_pkts, rx_bytes, tx_pkts, tx_bytes;
+	uint64_t rx_no_socket;	 /* answered with RST */
+	uint64_t rx_rst_ignored; /* RST for no socket: never answered */
+	uint64_t rx_bad_type;	 /* type does not match the socket's */
+	uint64_t rx_over_credit; /* peer sent beyond the credit we gave */
+	uint64_t rx_bad_op;	 /* op not valid in the socket's state */
+	uint64_t rx_smallcopy;	 /* small payloads merged into the previous buffer */
+	uint64_t backlog_full;	 /* REQUEST refused: listener backlog full */
+	uint64_t credit_updates_sent, credit_requests_sent;
+	uint64_t credit_updates_rcvd, credit_requests_rcvd;
+	uint64_t rst_sent, close_timeouts, connect_timeouts;
+	uint64_t tx_full;	 /* send refused: transport queue full */
+	uint64_t transport_resets;
+};
+
+void vsock_init(const struct vsock_transport *t);
+/* Hand one received packet up; the socket layer owns it from here. */
+void vsock_rx(struct vsock_pkt *pkt);
+/* The transport was reset (5.10.6.7): connections go, listeners stay. */
+void vsock_transport_reset(void);
+/* Timers: connect and close timeouts, pending credit updates. */
+void vsock_poll(void);
+const struct vsock_counters *vsock_counters(void);
+uint64_t vsock_local_cid(void);
+
+struct vsock_sock *vsock_listen(uint32_t port, enum vsock_type type, unsigned int backlog);
+struct vsock_sock *vsock_accept(struct vsock_sock *listener);
+/* Starts the handshake; check vsock_state() until CONNECTED or CLOSED. */
+struct vsock_sock *vsock_connect(uint64_t cid, uint32_t port, enum vsock_type type);
+
+/*
+ * Send up to @len bytes as far as the peer's credit and the transport
+ * allow. Returns bytes taken (possibly fewer), -EAGAIN, or -EPIPE/-ENOTCONN.
+ * SEQPACKET: @eor ends the message with the last packet sent, and a message
+ * is only sent whole: -EAGAIN until credit for all of it is there, -EMSGSIZE
+ * if it can never fit.
+ */
+ssize_t vsock_send(struct vsock_sock *s, const void *buf, size_t len, bool eor);
+/* Bytes vsock_send could take now. */
+size_t vsock_send_space(struct vsock_sock *s);
+
+/*
+ * Zero-copy receive: the next run of received bytes (one packet's worth),
+ * then vsock_consume() what was used. *eor: the run ends a message.
+ * Returns 0 when nothing is queued.
+ */
+size_t vsock_peek(struct vsock_sock *s, const uint8_t **data, bool *eor);
+void vsock_consume(struct vsock_sock *s, size_t n);
+/* Copying receive; 0 when nothing is queued (check vsock_eof()). */
+ssize_t vsock_recv(struct vsock_sock *s, void *buf, size_t len, bool *eor);
+size_t vsock_rx_queued(const struct vsock_sock *s);
+/* The peer will send no more and everything it sent was read. */
+bool vsock_eof(const struct vsock_sock *s);
+
+int vsock_shutdown(struct vsock_sock *s, uint32_t how); /* VSOCK_SHUTDOWN_* */
+/* Give the socket up: SHUTDOWN now, RST if the peer does not finish in time. */
+void vsock_close(struct vsock_sock *s);
+
+enum vsock_state vsock_state(const struct vsock_sock *s);
+int vsock_error(const struct vsock_sock *s); /* why CLOSED: -ECONNRESET, ... */
+const char *vsock_state_name(enum vsock_state st);
+
+/* Per-socket numbers for `vsock` and the services. */
+struct vsock_info {
+	enum vsock_state state;
+	enum vsock_type type;
+	uint32_t local_port, peer_port;
+	uint64_t peer_cid;
+	uint32_t buf_alloc, fwd_cnt, rx_queued;
+	uint32_t peer_buf_alloc, peer_fwd_cnt, tx_cnt, peer_free;
+	uint64_t rx_bytes, tx_bytes;
+	uint32_t accept_queue;
+};
+
+void vsock_get_info(const struct vsock_sock *s, struct vsock_info *info);
+/* Iterate all live sockets: pass NULL first. */
+struct vsock_sock *vsock_next(struct vsock_sock *prev);
+
+#endif

@@ -1,0 +1,255 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The `vsock` shell command: the socket table, and guest-initiated
+ * benchmarks against a host listener (ping-pong latency with the TSC,
+ * stream throughput).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernel/io.h"
+#include "kernel/poll.h"
+#include "kernel/shell.h"
+#include "kernel/stats.h"
+#include "kernel/time.h"
+#include "net/vsock/services.h"
+#include "net/vsock/vsock.h"
+
+#define CONNECT_WAIT_NS (15ULL * 1000000000ULL)
+#define IO_WAIT_NS (30ULL * 1000000000ULL)
+#define MAX_PINGPONG_SIZE (1u << 20)
+#define MAX_PINGPONG_COUNT 1000000u
+
+static int parse_u64(const char *s, const char *what, uint64_t min, uint64_t max, uint64_t *out)
+{
+	char *end;
+
+	*out = strtoull(s, &end, 0);
+	if (!*s || *end || *s == '-' || *out < min || *out > max)
+		return shell_error("vsock: %s must be %llu..%llu, got '%s'", what,
+				   (unsigned long long)min, (unsigned long long)max, s);
+	return 0;
+}
+
+static void list_sockets(void)
+{
+	struct vsock_sock *s = NULL;
+	unsigned int n = 0;
+
+	printf("local cid %llu\n", (unsigned long long)vsock_local_cid());
+	printf("%-6s %-10s %-11s %-16s %8s %8s %8s %8s %12s %12s\n", "type", "state", "local",
+	       "peer", "rxq", "bufalloc", "peerfree", "fwd_cnt", "rx_bytes", "tx_bytes");
+	while ((s = vsock_next(s))) {
+		struct vsock_info in;
+		char peer[32];
+
+		vsock_get_info(s, &in);
+		if (in.state == VSOCK_LISTEN)
+			snprintf(peer, sizeof(peer), "backlog %u", in.accept_queue);
+		else
+			snprintf(peer, sizeof(peer), "%llu:%u", (unsigned long long)in.peer_cid,
+				 in.peer_port);
+		printf("%-6s %-10s %-11u %-16s %8u %8u %8u %8u %12llu %12llu\n",
+		       in.type == VSOCK_TYPE_STREAM ? "stream" : "seqpkt",
+		       vsock_state_name(in.state), in.local_port, peer, in.rx_queued,
+		       in.buf_alloc, in.peer_free, in.fwd_cnt, (unsigned long long)in.rx_bytes,
+		       (unsigned long long)in.tx_bytes);
+		n++;
+	}
+	printf("%u socket(s), %llu packet buffers (%llu KiB) alive\n", n,
+	       (unsigned long long)vsock_pkt_live(),
+	       (unsigned long long)(vsock_pkt_live_bytes() >> 10));
+}
+
+static struct vsock_sock *connect_wait(uint64_t cid, uint32_t port)
+{
+	struct vsock_sock *s = vsock_connect(cid, port, VSOCK_TYPE_STREAM);
+	uint64_t deadline = now_ns() + CONNECT_WAIT_NS;
+
+	if (!s) {
+		shell_error("vsock: no free socket or port");
+		return NULL;
+	}
+	while (vsock_state(s) == VSOCK_CONNECTING && now_ns() < deadline)
+		poll_once();
+	if (vsock_state(s) != VSOCK_CONNECTED) {
+		shell_error("vsock: connect to %llu:%u failed: %s", (unsigned long long)cid, port,
+			    strerror(-vsock_error(s) ? -vsock_error(s) : ETIMEDOUT));
+		vsock_close(s);
+		return NULL;
+	}
+	return s;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* One round trip: send @size pattern bytes, read them back, compare. */
+static int round_trip(struct vsock_sock *s, uint8_t *buf, uint32_t size, uint64_t seq)
+{
+	uint32_t sent = 0, got = 0;
+	uint64_t deadline = now_ns() + IO_WAIT_NS;
+
+	while (got < size) {
+		if (sent < size) {
+			uint32_t chunk = size - sent > 65536 ? 65536 : size - sent;
+			ssize_t n = vsock_send(s, vsock_pattern() + (seq + sent) % 251, chunk, false);
+
+			if (n > 0)
+				sent += n;
+			else if (n != -EAGAIN)
+				return shell_error("vsock: send failed (%d)", (int)n);
+		}
+		ssize_t r = vsock_recv(s, buf + got, size - got, NULL);
+
+		if (r > 0) {
+			got += r;
+			continue;
+		}
+		if (vsock_eof(s))
+			return shell_error("vsock: peer closed after %u of %u bytes", got, size);
+		if (now_ns() > deadline)
+			return shell_error("vsock: timeout after %u of %u bytes", got, size);
+		poll_once();
+	}
+	for (uint32_t i = 0; i < size; i++)
+		if (buf[i] != vsock_pattern_byte(seq + i))
+			return shell_error("vsock: echo mismatch at byte %u", i);
+	return 0;
+}
+
+static int pingpong(uint64_t cid, uint32_t port, uint32_t size, uint32_t count)
+{
+	uint64_t *ns = malloc(count * sizeof(*ns)), sum = 0;
+	uint8_t *buf = malloc(size);
+	struct vsock_sock *s;
+	int ret = -1;
+
+	if (!ns || !buf) {
+		shell_error("vsock: out of memory");
+		goto out;
+	}
+	s = connect_wait(cid, port);
+	if (!s)
+		goto out;
+	for (uint32_t i = 0; i < count; i++) {
+		uint64_t t0 = rdtsc();
+
+		if (round_trip(s, buf, size, i))
+			goto close;
+		ns[i] = tsc_to_ns(rdtsc() - t0);
+		sum += ns[i];
+	}
+	qsort(ns, count, sizeof(*ns), cmp_u64);
+	printf("pingpong %u B x %u: p1 %llu ns  p50 %llu ns  mean %llu ns  p99 %llu ns  max %llu ns\n",
+	       size, count, (unsigned long long)ns[count / 100],
+	       (unsigned long long)ns[count / 2], (unsigned long long)(sum / count),
+	       (unsigned long long)ns[count * 99 / 100], (unsigned long long)ns[count - 1]);
+	ret = 0;
+close:
+	vsock_close(s);
+out:
+	free(ns);
+	free(buf);
+	return ret;
+}
+
+static int stream(uint64_t cid, uint32_t port, uint32_t size, uint32_t seconds)
+{
+	struct vsock_sock *s = connect_wait(cid, port);
+	uint64_t start, end, bytes = 0;
+
+	if (!s)
+		return -1;
+	start = now_ns();
+	end = start + seconds * 1000000000ULL;
+	while (now_ns() < end) {
+		ssize_t n = vsock_send(s, vsock_pattern() + bytes % 251, size, false);
+
+		if (n > 0)
+			bytes += n;
+		else if (n != -EAGAIN) {
+			vsock_close(s);
+			return shell_error("vsock: send failed (%d) after %llu bytes", (int)n,
+					   (unsigned long long)bytes);
+		}
+		poll_once();
+	}
+	double secs = (now_ns() - start) / 1e9;
+
+	printf("stream %u B writes for %.2f s: %llu bytes, %.3f Gb/s\n", size, secs,
+	       (unsigned long long)bytes, bytes * 8 / secs / 1e9);
+	vsock_close(s);
+	return 0;
+}
+
+static int cmd_vsock(int argc, char **argv)
+{
+	uint64_t cid, port, size, n;
+
+	if (argc == 1) {
+		list_sockets();
+		return 0;
+	}
+	if (strcmp(argv[1], "pingpong") && strcmp(argv[1], "stream"))
+		return shell_error("vsock: unknown subcommand '%s' (pingpong, stream)", argv[1]);
+	if (argc != 6)
+		return shell_error("usage: vsock %s CID PORT SIZE %s", argv[1],
+				   argv[1][0] == 'p' ? "COUNT" : "SECONDS");
+	if (parse_u64(argv[2], "CID", 2, 0xfffffffe, &cid) ||
+	    parse_u64(argv[3], "PORT", 0, 0xffffffff, &port))
+		return -1;
+	if (argv[1][0] == 'p') {
+		if (parse_u64(argv[4], "SIZE", 1, MAX_PINGPONG_SIZE, &size) ||
+		    parse_u64(argv[5], "COUNT", 1, MAX_PINGPONG_COUNT, &n))
+			return -1;
+		return pingpong(cid, port, size, n);
+	}
+	if (parse_u64(argv[4], "SIZE", 1, VSOCK_MAX_PKT_PAYLOAD, &size) ||
+	    parse_u64(argv[5], "SECONDS", 1, 3600, &n))
+		return -1;
+	return stream(cid, port, size, n);
+}
+
+static void vsock_stats(void)
+{
+	const struct vsock_counters *c = vsock_counters();
+
+	printf("  rx_pkts %llu rx_bytes %llu tx_pkts %llu tx_bytes %llu\n",
+	       (unsigned long long)c->rx_pkts, (unsigned long long)c->rx_bytes,
+	       (unsigned long long)c->tx_pkts, (unsigned long long)c->tx_bytes);
+	printf("  drop: rx_no_socket %llu rx_bad_type %llu rx_over_credit %llu rx_bad_op %llu "
+	       "backlog_full %llu rst_ignored %llu\n",
+	       (unsigned long long)c->rx_no_socket, (unsigned long long)c->rx_bad_type,
+	       (unsigned long long)c->rx_over_credit, (unsigned long long)c->rx_bad_op,
+	       (unsigned long long)c->backlog_full, (unsigned long long)c->rx_rst_ignored);
+	printf("  credit: updates sent %llu rcvd %llu, requests sent %llu rcvd %llu\n",
+	       (unsigned long long)c->credit_updates_sent,
+	       (unsigned long long)c->credit_updates_rcvd,
+	       (unsigned long long)c->credit_requests_sent,
+	       (unsigned long long)c->credit_requests_rcvd);
+	printf("  rst_sent %llu connect_timeouts %llu close_timeouts %llu tx_full %llu "
+	       "smallcopy %llu transport_resets %llu\n",
+	       (unsigned long long)c->rst_sent, (unsigned long long)c->connect_timeouts,
+	       (unsigned long long)c->close_timeouts, (unsigned long long)c->tx_full,
+	       (unsigned long long)c->rx_smallcopy, (unsigned long long)c->transport_resets);
+}
+
+static const struct shell_cmd vsock_cmd = {
+	.name = "vsock",
+	.usage = "[pingpong|stream CID PORT SIZE N]",
+	.help = "sockets; guest-initiated ping-pong (N round trips) or stream (N seconds)",
+	.run = cmd_vsock,
+};
+
+void vsock_cmd_init(void)
+{
+	shell_register(&vsock_cmd);
+	stats_register("vsock", vsock_stats);
+}

@@ -1,0 +1,1 @@
+test_config_SRCS := kernel/config.c

@@ -1,0 +1,1 @@
+test_line_edit_SRCS := kernel/line_edit.c

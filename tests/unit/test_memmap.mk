@@ -1,0 +1,1 @@
+test_memmap_SRCS := kernel/memmap.c

@@ -1,0 +1,582 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The vsock socket layer against scripted packet sequences: a fake
+ * transport records what the guest sends, the test plays the peer.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "kernel/config.h"
+#include "kernel/time.h"
+#include "net/vsock/vsock.h"
+
+#define GUEST_CID 3
+#define HOST_CID 2
+#define MAX_SENT 4096
+
+/* ---- fakes: time and the transport ---- */
+
+static uint64_t fake_now;
+
+uint64_t now_ns(void)
+{
+	return fake_now;
+}
+
+static struct vsock_pkt *sent[MAX_SENT];
+static unsigned int n_sent;
+static bool transport_full;
+
+static uint64_t fake_cid(void)
+{
+	return GUEST_CID;
+}
+
+static void fake_send(struct vsock_pkt *pkt)
+{
+	assert_true(n_sent < MAX_SENT);
+	sent[n_sent++] = pkt;
+}
+
+static bool fake_full(void)
+{
+	return transport_full;
+}
+
+static const struct vsock_transport fake = {
+	.name = "fake",
+	.local_cid = fake_cid,
+	.send_pkt = fake_send,
+	.tx_full = fake_full,
+};
+
+static void clear_sent(void)
+{
+	for (unsigned int i = 0; i < n_sent; i++)
+		vsock_pkt_free(sent[i]);
+	n_sent = 0;
+}
+
+/* The last packet the guest sent, checked for op and ports. */
+static struct vsock_pkt *last_sent(uint16_t op)
+{
+	assert_true(n_sent > 0);
+	assert_int_equal(sent[n_sent - 1]->hdr.op, op);
+	return sent[n_sent - 1];
+}
+
+static unsigned int count_sent(uint16_t op)
+{
+	unsigned int n = 0;
+
+	for (unsigned int i = 0; i < n_sent; i++)
+		n += sent[i]->hdr.op == op;
+	return n;
+}
+
+/* Deliver a packet from the host (cid 2) to the guest. */
+static void peer_pkt(uint32_t src_port, uint32_t dst_port, uint16_t type, uint16_t op,
+		     uint32_t flags, const void *data, uint32_t len, uint32_t buf_alloc,
+		     uint32_t fwd_cnt)
+{
+	struct vsock_pkt *pkt = vsock_pkt_alloc(len > 4096 ? len : 4096);
+
+	pkt->hdr.src_cid = HOST_CID;
+	pkt->hdr.dst_cid = GUEST_CID;
+	pkt->hdr.src_port = src_port;
+	pkt->hdr.dst_port = dst_port;
+	pkt->hdr.type = type;
+	pkt->hdr.op = op;
+	pkt->hdr.flags = flags;
+	pkt->hdr.len = len;
+	pkt->hdr.buf_alloc = buf_alloc;
+	pkt->hdr.fwd_cnt = fwd_cnt;
+	if (len)
+		memcpy(pkt->data, data, len);
+	vsock_rx(pkt);
+}
+
+#define S VSOCK_TYPE_STREAM
+#define Q VSOCK_TYPE_SEQPACKET
+#define PEER_BUF (256u << 10)
+
+static void peer(uint32_t sport, uint32_t dport, uint16_t op, uint32_t flags)
+{
+	peer_pkt(sport, dport, S, op, flags, NULL, 0, PEER_BUF, 0);
+}
+
+static int setup(void **state)
+{
+	config_reset();
+	vsock_init(&fake);
+	transport_full = false;
+	fake_now = 1000;
+	return 0;
+}
+
+/* Free every socket the test left, so the next test starts clean. */
+static int teardown(void **state)
+{
+	struct vsock_sock *s;
+
+	while ((s = vsock_next(NULL))) {
+		vsock_close(s);
+		if (vsock_next(NULL) == s) {
+			/* closing: finish it the way a peer would */
+			struct vsock_info in;
+
+			vsock_get_info(s, &in);
+			peer_pkt(in.peer_port, in.local_port, in.type, VSOCK_OP_RST, 0, NULL, 0,
+				 PEER_BUF, 0);
+			assert_ptr_not_equal(vsock_next(NULL), s);
+		}
+	}
+	clear_sent();
+	assert_int_equal(vsock_pkt_live(), 0);
+	return 0;
+}
+
+static struct vsock_sock *accept_one(struct vsock_sock *l, uint32_t port, uint32_t peer_port)
+{
+	peer(peer_port, port, VSOCK_OP_REQUEST, 0);
+	last_sent(VSOCK_OP_RESPONSE);
+	return vsock_accept(l);
+}
+
+/* ---- tests ---- */
+
+static void test_listen_accept_second_after_close(void **state)
+{
+	struct vsock_sock *l = vsock_listen(1234, S, 4), *c;
+
+	assert_non_null(l);
+	assert_null(vsock_listen(1234, S, 4)); /* one listener per port and type */
+	c = accept_one(l, 1234, 5000);
+	assert_non_null(c);
+	assert_int_equal(vsock_state(c), VSOCK_CONNECTED);
+	assert_int_equal(sent[0]->hdr.dst_port, 5000);
+	assert_int_equal(sent[0]->hdr.src_port, 1234);
+	assert_int_equal(sent[0]->hdr.buf_alloc, 256u << 10);
+
+	/* close: SHUTDOWN both ways, then the peer's RST frees it */
+	vsock_close(c);
+	assert_int_equal(last_sent(VSOCK_OP_SHUTDOWN)->hdr.flags, 3);
+	peer(5000, 1234, VSOCK_OP_RST, 0);
+	clear_sent();
+
+	/* the same peer port again, and a second accept works */
+	c = accept_one(l, 1234, 5000);
+	assert_non_null(c);
+	assert_null(vsock_accept(l));
+}
+
+static void test_backlog_full_and_no_listener(void **state)
+{
+	struct vsock_sock *l = vsock_listen(1234, S, 1);
+	uint64_t full = vsock_counters()->backlog_full;
+
+	peer(5000, 1234, VSOCK_OP_REQUEST, 0);
+	peer(5001, 1234, VSOCK_OP_REQUEST, 0);
+	last_sent(VSOCK_OP_RST);
+	assert_int_equal(vsock_counters()->backlog_full, full + 1);
+	/* no listener on 999; and a seqpacket REQUEST to a stream-only port */
+	peer(5002, 999, VSOCK_OP_REQUEST, 0);
+	last_sent(VSOCK_OP_RST);
+	peer_pkt(5003, 1234, Q, VSOCK_OP_REQUEST, 0, NULL, 0, PEER_BUF, 0);
+	last_sent(VSOCK_OP_RST);
+	assert_non_null(vsock_accept(l));
+}
+
+static void test_never_answer_rst(void **state)
+{
+	uint64_t ignored = vsock_counters()->rx_rst_ignored;
+
+	peer(5000, 4321, VSOCK_OP_RST, 0);
+	assert_int_equal(n_sent, 0);
+	assert_int_equal(vsock_counters()->rx_rst_ignored, ignored + 1);
+	/* anything else to no socket gets an RST */
+	peer(5000, 4321, VSOCK_OP_RW, 0);
+	assert_int_equal(last_sent(VSOCK_OP_RST)->hdr.dst_port, 5000);
+}
+
+static void test_receive_boundaries_and_over_credit(void **state)
+{
+	struct vsock_sock *l = vsock_listen(1235, S, 4), *c;
+	static uint8_t data[65536], out[65536 * 5];
+	uint32_t sizes[] = { 1, 44, 4095, 4096, 4097, 65536 };
+	uint32_t total = 0;
+	uint64_t over = vsock_counters()->rx_over_credit;
+
+	for (size_t i = 0; i < sizeof(data); i++)
+		data[i] = i * 13;
+	config_set("smallcopy", "0", (char[64]){ 0 }, 64);
+	c = accept_one(l, 1235, 6000);
+	for (size_t i = 0; i < 6; i++) {
+		peer_pkt(6000, 1235, S, VSOCK_OP_RW, 0, data, sizes[i], PEER_BUF, 0);
+		total += sizes[i];
+	}
+	assert_int_equal(vsock_rx_queued(c), total);
+	/* fill up to buf_alloc exactly, then one byte too many is dropped */
+	while (total + 65536 <= (256u << 10)) {
+		peer_pkt(6000, 1235, S, VSOCK_OP_RW, 0, data, 65536, PEER_BUF, 0);
+		total += 65536;
+	}
+	peer_pkt(6000, 1235, S, VSOCK_OP_RW, 0, data, (256u << 10) - total, PEER_BUF, 0);
+	total = 256u << 10;
+	peer_pkt(6000, 1235, S, VSOCK_OP_RW, 0, data, 1, PEER_BUF, 0);
+	assert_int_equal(vsock_counters()->rx_over_credit, over + 1);
+	assert_int_equal(vsock_rx_queued(c), total);
+
+	/* bytes come out in order */
+	assert_int_equal(vsock_recv(c, out, 1, NULL), 1);
+	assert_int_equal(out[0], data[0]);
+	assert_int_equal(vsock_recv(c, out, 44, NULL), 44);
+	assert_memory_equal(out, data, 44);
+	assert_int_equal(vsock_recv(c, out, 4095 + 4096, NULL), 4095 + 4096);
+	assert_memory_equal(out, data, 4095);
+	assert_memory_equal(out + 4095, data, 4096);
+}
+
+static void test_credit_update_after_drain_lazy_and_eager(void **state)
+{
+	struct vsock_sock *l = vsock_listen(1235, S, 4), *c;
+	static uint8_t data[65536], out[65536];
+	char err[64];
+
+	c = accept_one(l, 1235, 6000);
+	clear_sent();
+	/* lazy: reading 64 KiB of a 256 KiB buffer sends nothing yet */
+	peer_pkt(6000, 1235, S, VSOCK_OP_RW, 0, data, 65536, PEER_BUF, 0);
+	assert_int_equal(vsock_recv(c, out, sizeof(out), NULL), 65536);
+	assert_int_equal(count_sent(VSOCK_OP_CREDIT_UPDATE), 0);
+	/* ... until the unseen consumption leaves less than 64 KiB of credit */
+	for (int i = 0; i < 3; i++) {
+		peer_pkt(6000, 1235, S, VSOCK_OP_RW, 0, data, 65536, PEER_BUF, 0);
+		assert_int_equal(vsock_recv(c, out, sizeof(out), NULL), 65536);
+	}
+	assert_int_equal(count_sent(VSOCK_OP_CREDIT_UPDATE), 1);
+	assert_int_equal(last_sent(VSOCK_OP_CREDIT_UPDATE)->hdr.fwd_cnt, 4 * 65536);
+
+	/* eager: every read that frees space sends an update */
+	assert_int_equal(config_set("credit", "eager", err, sizeof(err)), 0);
+	clear_sent();
+	for (int i = 0; i < 3; i++) {
+		peer_pkt(6000, 1235, S, VSOCK_OP_RW, 0, data, 100, PEER_BUF, 0);
+		assert_int_equal(vsock_recv(c, out, sizeof(out), NULL), 100);
+	}
+	assert_int_equal(count_sent(VSOCK_OP_CREDIT_UPDATE), 3);
+	/* a CREDIT_REQUEST is always answered */
+	clear_sent();
+	peer(6000, 1235, VSOCK_OP_CREDIT_REQUEST, 0);
+	assert_int_equal(last_sent(VSOCK_OP_CREDIT_UPDATE)->hdr.fwd_cnt, 4 * 65536 + 300);
+}
+
+static void test_send_credit_exhausted_and_recovered(void **state)
+{
+	struct vsock_sock *l = vsock_listen(1234, S, 4), *c;
+	static uint8_t data[100000];
+
+	peer_pkt(7000, 1234, S, VSOCK_OP_REQUEST, 0, NULL, 0, 10000, 0);
+	c = vsock_accept(l);
+	clear_sent();
+	assert_int_equal(vsock_send_space(c), 10000);
+	assert_int_equal(vsock_send(c, data, sizeof(data), false), 10000);
+	assert_int_equal(last_sent(VSOCK_OP_RW)->hdr.len, 10000);
+	assert_int_equal(vsock_send(c, data, 1, false), -EAGAIN);
+	assert_int_equal(vsock_send(c, data, 1, false), -EAGAIN);
+	assert_int_equal(count_sent(VSOCK_OP_CREDIT_REQUEST), 1); /* asked once */
+	/* the peer read 4000 bytes */
+	peer_pkt(7000, 1234, S, VSOCK_OP_CREDIT_UPDATE, 0, NULL, 0, 10000, 4000);
+	assert_int_equal(vsock_send_space(c), 4000);
+	assert_int_equal(vsock_send(c, data, 5000, false), 4000);
+	/* a transport with a full queue takes nothing */
+	peer_pkt(7000, 1234, S, VSOCK_OP_CREDIT_UPDATE, 0, NULL, 0, 10000, 14000);
+	transport_full = true;
+	assert_int_equal(vsock_send(c, data, 10, false), -EAGAIN);
+	transport_full = false;
+	assert_int_equal(vsock_send(c, data, 10, false), 10);
+}
+
+static void test_peer_without_buf_alloc(void **state)
+{
+	struct vsock_sock *l = vsock_listen(1234, S, 4), *c;
+	uint8_t b = 1;
+
+	/* a peer that never advertises buffer space gets nothing */
+	peer_pkt(7001, 1234, S, VSOCK_OP_REQUEST, 0, NULL, 0, 0, 0);
+	c = vsock_accept(l);
+	assert_int_equal(vsock_send(c, &b, 1, false), -EAGAIN);
+	assert_int_equal(count_sent(VSOCK_OP_RW), 0);
+	/* and a hostile fwd_cnt beyond what we sent does not create credit */
+	peer_pkt(7001, 1234, S, VSOCK_OP_CREDIT_UPDATE, 0, NULL, 0, 0, 0x7fffffff);
+	assert_int_equal(vsock_send_space(c), 0);
+}
+
+static void test_packets_cap_at_64k(void **state)
+{
+	struct vsock_sock *l = vsock_listen(1234, S, 4), *c;
+	static uint8_t data[200000];
+
+	peer_pkt(7002, 1234, S, VSOCK_OP_REQUEST, 0, NULL, 0, 1u << 20, 0);
+	c = vsock_accept(l);
+	clear_sent();
+	assert_int_equal(vsock_send(c, data, sizeof(data), false), sizeof(data));
+	assert_int_equal(n_sent, 4);
+	assert_int_equal(sent[0]->hdr.len, 65536);
+	assert_int_equal(sent[3]->hdr.len, 200000 - 3 * 65536);
+}
+
+static void test_shutdown_and_rst_races(void **state)
+{
+	struct vsock_sock *l = vsock_listen(1234, S, 4), *c;
+	uint8_t out[16];
+
+	/* peer shuts down while data is queued: EOF only after the data */
+	c = accept_one(l, 1234, 8000);
+	peer_pkt(8000, 1234, S, VSOCK_OP_RW, 0, "hello", 5, PEER_BUF, 0);
+	clear_sent();
+	peer(8000, 1234, VSOCK_OP_SHUTDOWN, 3);
+	assert_false(vsock_eof(c));
+	assert_int_equal(count_sent(VSOCK_OP_RST), 0);
+	assert_int_equal(vsock_recv(c, out, sizeof(out), NULL), 5);
+	assert_true(vsock_eof(c));
+	last_sent(VSOCK_OP_RST); /* both directions done: we finish with RST */
+	assert_int_equal(vsock_state(c), VSOCK_CLOSED);
+	assert_int_equal(vsock_error(c), 0);
+	vsock_close(c);
+
+	/* RST while connected: reset error, EOF */
+	c = accept_one(l, 1234, 8001);
+	peer(8001, 1234, VSOCK_OP_RST, 0);
+	assert_int_equal(vsock_state(c), VSOCK_CLOSED);
+	assert_int_equal(vsock_error(c), -ECONNRESET);
+	assert_true(vsock_eof(c));
+	assert_int_equal(vsock_send(c, out, 1, false), -ENOTCONN);
+	vsock_close(c);
+
+	/* RST while still in the accept queue: accept hands out a closed socket */
+	peer(8002, 1234, VSOCK_OP_REQUEST, 0);
+	peer(8002, 1234, VSOCK_OP_RST, 0);
+	c = vsock_accept(l);
+	assert_non_null(c);
+	assert_int_equal(vsock_state(c), VSOCK_CLOSED);
+	vsock_close(c);
+
+	/* we close, the peer never answers: RST after the timeout */
+	c = accept_one(l, 1234, 8003);
+	vsock_close(c);
+	clear_sent();
+	fake_now += 6ULL * 1000000000ULL;
+	vsock_poll();
+	assert_int_equal(last_sent(VSOCK_OP_RST)->hdr.dst_port, 8003);
+	/* data after our close is swallowed, not answered */
+	c = accept_one(l, 1234, 8004);
+	vsock_close(c);
+	clear_sent();
+	peer_pkt(8004, 1234, S, VSOCK_OP_RW, 0, "x", 1, PEER_BUF, 0);
+	assert_int_equal(n_sent, 0);
+	peer(8004, 1234, VSOCK_OP_SHUTDOWN, 3);
+	last_sent(VSOCK_OP_RST);
+	assert_null(vsock_accept(l));
+}
+
+static void test_half_close(void **state)
+{
+	struct vsock_sock *l = vsock_listen(1234, S, 4), *c;
+	uint8_t out[8];
+
+	c = accept_one(l, 1234, 8100);
+	/* the peer stops sending but still reads */
+	peer(8100, 1234, VSOCK_OP_SHUTDOWN, VSOCK_SHUTDOWN_SEND);
+	assert_true(vsock_eof(c));
+	assert_int_equal(vsock_send(c, "abc", 3, false), 3);
+	/* then it stops reading too: both directions done, we finish with RST */
+	peer(8100, 1234, VSOCK_OP_SHUTDOWN, VSOCK_SHUTDOWN_RCV);
+	last_sent(VSOCK_OP_RST);
+	assert_int_equal(vsock_state(c), VSOCK_CLOSED);
+	assert_int_equal(vsock_send(c, "abc", 3, false), -ENOTCONN);
+	assert_int_equal(vsock_recv(c, out, sizeof(out), NULL), 0);
+	vsock_close(c);
+
+	/* a peer that only stops reading: our sends fail, we still receive */
+	c = accept_one(l, 1234, 8102);
+	peer(8102, 1234, VSOCK_OP_SHUTDOWN, VSOCK_SHUTDOWN_RCV);
+	assert_int_equal(vsock_send(c, "abc", 3, false), -EPIPE);
+	peer_pkt(8102, 1234, S, VSOCK_OP_RW, 0, "xy", 2, PEER_BUF, 0);
+	assert_int_equal(vsock_recv(c, out, sizeof(out), NULL), 2);
+	assert_false(vsock_eof(c));
+	/* our own shutdown is announced */
+	c = accept_one(l, 1234, 8101);
+	assert_int_equal(vsock_shutdown(c, VSOCK_SHUTDOWN_SEND), 0);
+	assert_int_equal(last_sent(VSOCK_OP_SHUTDOWN)->hdr.flags, VSOCK_SHUTDOWN_SEND);
+	assert_int_equal(vsock_send(c, "abc", 3, false), -EPIPE);
+}
+
+static void test_connect(void **state)
+{
+	struct vsock_sock *c;
+	struct vsock_pkt *req;
+
+	c = vsock_connect(HOST_CID, 4000, S);
+	req = last_sent(VSOCK_OP_REQUEST);
+	assert_true(req->hdr.src_port >= 49152);
+	assert_int_equal(vsock_state(c), VSOCK_CONNECTING);
+	peer(4000, req->hdr.src_port, VSOCK_OP_RESPONSE, 0);
+	assert_int_equal(vsock_state(c), VSOCK_CONNECTED);
+	vsock_close(c);
+	peer(4000, req->hdr.src_port, VSOCK_OP_RST, 0);
+
+	/* refused */
+	c = vsock_connect(HOST_CID, 4001, S);
+	peer(4001, last_sent(VSOCK_OP_REQUEST)->hdr.src_port, VSOCK_OP_RST, 0);
+	assert_int_equal(vsock_state(c), VSOCK_CLOSED);
+	assert_int_equal(vsock_error(c), -ECONNREFUSED);
+	vsock_close(c);
+
+	/* no answer */
+	c = vsock_connect(HOST_CID, 4002, S);
+	fake_now += 11ULL * 1000000000ULL;
+	vsock_poll();
+	assert_int_equal(vsock_state(c), VSOCK_CLOSED);
+	assert_int_equal(vsock_error(c), -ETIMEDOUT);
+	last_sent(VSOCK_OP_RST);
+	vsock_close(c);
+}
+
+static void test_seqpacket_boundaries(void **state)
+{
+	struct vsock_sock *l = vsock_listen(1234, Q, 4), *c;
+	static uint8_t msg[70000], out[70000];
+	bool eor;
+
+	for (size_t i = 0; i < sizeof(msg); i++)
+		msg[i] = i * 7;
+	peer_pkt(9000, 1234, Q, VSOCK_OP_REQUEST, 0, NULL, 0, PEER_BUF, 0);
+	c = vsock_accept(l);
+	/* a message in two packets is read only once it is whole */
+	peer_pkt(9000, 1234, Q, VSOCK_OP_RW, 0, msg, 40000, PEER_BUF, 0);
+	assert_int_equal(vsock_recv(c, out, sizeof(out), &eor), 0);
+	peer_pkt(9000, 1234, Q, VSOCK_OP_RW, VSOCK_SEQ_EOM | VSOCK_SEQ_EOR, msg + 40000, 30000,
+		 PEER_BUF, 0);
+	peer_pkt(9000, 1234, Q, VSOCK_OP_RW, VSOCK_SEQ_EOM, "second", 6, PEER_BUF, 0);
+	assert_int_equal(vsock_recv(c, out, sizeof(out), &eor), 70000);
+	assert_true(eor);
+	assert_memory_equal(out, msg, 70000);
+	/* a reader with a short buffer gets the start, the rest is dropped */
+	assert_int_equal(vsock_recv(c, out, 3, &eor), 3);
+	assert_memory_equal(out, "sec", 3);
+	assert_int_equal(vsock_recv(c, out, sizeof(out), &eor), 0);
+	/* an empty message is a message */
+	peer_pkt(9000, 1234, Q, VSOCK_OP_RW, VSOCK_SEQ_EOM, NULL, 0, PEER_BUF, 0);
+	eor = false;
+	assert_int_equal(vsock_recv(c, out, sizeof(out), &eor), 0);
+	assert_true(eor);
+
+	/* sending: a whole message or nothing; EOM on the last packet only */
+	clear_sent();
+	assert_int_equal(vsock_send(c, msg, 70000, true), 70000);
+	assert_int_equal(n_sent, 2);
+	assert_int_equal(sent[0]->hdr.flags, 0);
+	assert_int_equal(sent[1]->hdr.flags, VSOCK_SEQ_EOM | VSOCK_SEQ_EOR);
+	assert_int_equal(vsock_send(c, msg, PEER_BUF + 1, true), -EMSGSIZE);
+	assert_int_equal(vsock_send(c, msg, PEER_BUF - 70000 + 1, true), -EAGAIN);
+}
+
+static void test_smallcopy(void **state)
+{
+	struct vsock_sock *l = vsock_listen(1234, S, 4), *c;
+	uint8_t out[64];
+	uint64_t before = vsock_counters()->rx_smallcopy;
+	uint64_t live;
+
+	c = accept_one(l, 1234, 9100);
+	peer_pkt(9100, 1234, S, VSOCK_OP_RW, 0, "abc", 3, PEER_BUF, 0);
+	live = vsock_pkt_live();
+	for (int i = 0; i < 10; i++)
+		peer_pkt(9100, 1234, S, VSOCK_OP_RW, 0, "de", 2, PEER_BUF, 0);
+	assert_int_equal(vsock_counters()->rx_smallcopy, before + 10);
+	assert_int_equal(vsock_pkt_live(), live); /* no buffer held per packet */
+	assert_int_equal(vsock_recv(c, out, sizeof(out), NULL), 23);
+	assert_memory_equal(out, "abcdedededededededede", 21);
+}
+
+static void test_transport_reset(void **state)
+{
+	struct vsock_sock *l = vsock_listen(1234, S, 4), *c;
+
+	c = accept_one(l, 1234, 9200);
+	clear_sent();
+	vsock_transport_reset();
+	assert_int_equal(n_sent, 0); /* the peer forgot us: no packets */
+	assert_int_equal(vsock_state(c), VSOCK_CLOSED);
+	assert_int_equal(vsock_state(l), VSOCK_LISTEN);
+	vsock_close(c);
+	assert_non_null(accept_one(l, 1234, 9200));
+}
+
+static void test_wrong_type_on_connection(void **state)
+{
+	struct vsock_sock *l = vsock_listen(1234, S, 4), *c;
+	uint64_t bad = vsock_counters()->rx_bad_type;
+
+	c = accept_one(l, 1234, 9300);
+	peer_pkt(9300, 1234, Q, VSOCK_OP_RW, 0, "x", 1, PEER_BUF, 0);
+	assert_int_equal(vsock_counters()->rx_bad_type, bad + 1);
+	assert_int_equal(vsock_rx_queued(c), 0);
+}
+
+static void test_header_checks(void **state)
+{
+	struct virtio_vsock_hdr h = { .src_cid = 2, .dst_cid = 3, .len = 100,
+				      .type = S, .op = VSOCK_OP_RW };
+
+	assert_int_equal(vsock_hdr_check(&h, 144, 4096, 3), VSOCK_HDR_OK);
+	assert_int_equal(vsock_hdr_check(&h, 43, 4096, 3), VSOCK_HDR_SHORT);
+	assert_int_equal(vsock_hdr_check(&h, 4097, 4096, 3), VSOCK_HDR_OVERRUN);
+	assert_int_equal(vsock_hdr_check(&h, 143, 4096, 3), VSOCK_HDR_LEN_BAD);
+	assert_int_equal(vsock_hdr_check(&h, 144, 4096, 4), VSOCK_HDR_CID_BAD);
+	h.len = 0xffffffff; /* must not wrap */
+	assert_int_equal(vsock_hdr_check(&h, 44, 4096, 3), VSOCK_HDR_LEN_BAD);
+	h.len = 0;
+	h.type = 3;
+	assert_int_equal(vsock_hdr_check(&h, 44, 4096, 3), VSOCK_HDR_TYPE_BAD);
+	h.type = Q;
+	h.op = 0;
+	assert_int_equal(vsock_hdr_check(&h, 44, 4096, 3), VSOCK_HDR_OP_BAD);
+	h.op = 8;
+	assert_int_equal(vsock_hdr_check(&h, 44, 4096, 3), VSOCK_HDR_OP_BAD);
+	h.op = VSOCK_OP_CREDIT_REQUEST;
+	assert_int_equal(vsock_hdr_check(&h, 44, 4096, 3), VSOCK_HDR_OK);
+}
+
+#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		T(test_listen_accept_second_after_close),
+		T(test_backlog_full_and_no_listener),
+		T(test_never_answer_rst),
+		T(test_receive_boundaries_and_over_credit),
+		T(test_credit_update_after_drain_lazy_and_eager),
+		T(test_send_credit_exhausted_and_recovered),
+		T(test_peer_without_buf_alloc),
+		T(test_packets_cap_at_64k),
+		T(test_shutdown_and_rst_races),
+		T(test_half_close),
+		T(test_connect),
+		T(test_seqpacket_boundaries),
+		T(test_smallcopy),
+		T(test_transport_reset),
+		T(test_wrong_type_on_connection),
+		T(test_header_checks),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

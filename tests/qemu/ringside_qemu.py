@@ -1,0 +1,176 @@
+# SPDX-License-Identifier: MIT
+"""Boot ringside in QEMU from tests and talk to its serial console.
+
+The launcher host/ringside-run is the product; this module imports it by path
+and drives the same code (options, QEMU command line, process handling,
+console), so what the tests boot is what `ringside-run` boots.
+
+    with Guest('--boot', 'elf', '--cmdline', 'loglevel=5', name='pvh') as g:
+        g.start()                       # waits for 'ringside: ready' + prompt
+        out = g.command('get loglevel') # output text, no echo, no prompt
+        assert g.poweroff() == 0        # QEMU's exit status
+
+Arguments are ringside-run options; `--accel tcg` is the default here
+(override with RINGSIDE_TEST_ACCEL or an explicit --accel). Every QEMU is
+killed by PID when its Guest stops, and at interpreter exit at the latest.
+Serial output and QEMU's stderr of each guest are kept in
+build/qemu-test-logs/NAME.{serial,stderr}.log.
+"""
+
+import atexit
+import importlib.machinery
+import importlib.util
+import os
+import re
+import subprocess
+import sys
+import weakref
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+LAUNCHER = os.path.join(REPO, 'host', 'ringside-run')
+LOG_DIR = os.path.join(REPO, 'build', 'qemu-test-logs')
+
+READY_TIMEOUT = 120.0    # TCG on two busy cores; OVMF alone takes 5-10 s
+COMMAND_TIMEOUT = 60.0
+POWEROFF_TIMEOUT = 60.0
+
+_launcher = None
+
+
+def load_launcher():
+	"""host/ringside-run as a module (it has no .py suffix)."""
+	global _launcher
+	if _launcher is None:
+		loader = importlib.machinery.SourceFileLoader('ringside_run', LAUNCHER)
+		spec = importlib.util.spec_from_loader('ringside_run', loader)
+		module = importlib.util.module_from_spec(spec)
+		loader.exec_module(module)
+		sys.modules.setdefault('ringside_run', module)
+		_launcher = module
+	return _launcher
+
+
+def run_launcher(*args, timeout=300, env=None):
+	"""Run host/ringside-run as a program; returns CompletedProcess (text)."""
+	return subprocess.run([sys.executable, LAUNCHER, *args], capture_output=True,
+			      text=True, timeout=timeout, env=env, stdin=subprocess.DEVNULL)
+
+
+_live = weakref.WeakSet()
+
+
+@atexit.register
+def _stop_leftovers():
+	for guest in list(_live):
+		guest.stop()
+
+
+class Guest:
+	"""One QEMU running ringside, with its serial console on pipes."""
+
+	def __init__(self, *launcher_args, name='guest', ready_timeout=READY_TIMEOUT):
+		rr = load_launcher()
+		self.rr = rr
+		accel = os.environ.get('RINGSIDE_TEST_ACCEL', 'tcg')
+		self.opts = rr.parse_args(['--accel', accel, *launcher_args])
+		self.name = re.sub(r'[^A-Za-z0-9_.-]+', '_', name)
+		self.ready_timeout = ready_timeout
+		self.launch = None
+		self.status = None
+		self._files = []
+
+	# -- life cycle
+
+	def start(self, wait_ready=True):
+		rr = self.rr
+		os.makedirs(LOG_DIR, exist_ok=True)
+		serial_log = open(os.path.join(LOG_DIR, self.name + '.serial.log'), 'wb')
+		stderr_log = open(os.path.join(LOG_DIR, self.name + '.stderr.log'), 'wb')
+		self._files = [serial_log, stderr_log]
+		accel = rr.choose_accel(self.opts)
+		self.launch = rr.Launch(self.opts, accel, qemu_stderr=stderr_log, log=serial_log)
+		_live.add(self)
+		try:
+			self.launch.start()
+			if wait_ready:
+				self.launch.wait_ready(self.ready_timeout)
+		except BaseException:
+			self.stop()
+			raise
+		return self
+
+	def stop(self):
+		"""Kill QEMU (and any helper) by PID; keep the exit status."""
+		if self.launch:
+			self.launch.stop()
+			if self.launch.qemu:
+				self.status = self.launch.qemu.returncode
+		for f in self._files:
+			try:
+				f.close()
+			except OSError:
+				pass
+		self._files = []
+		_live.discard(self)
+
+	def __enter__(self):
+		return self
+
+	def __exit__(self, *exc):
+		self.stop()
+
+	# -- console
+
+	@property
+	def console(self):
+		return self.launch.console
+
+	@property
+	def alive(self):
+		return bool(self.launch and self.launch.qemu and self.launch.qemu.poll() is None)
+
+	def send(self, text):
+		self.console.send(text)
+
+	def wait_for(self, regex, timeout=COMMAND_TIMEOUT):
+		"""Wait for `regex` in output not yet consumed; returns the match."""
+		return self.console.wait_for(regex, timeout)
+
+	def command(self, cmd, timeout=COMMAND_TIMEOUT):
+		"""Run one shell command; its output without echo and prompt."""
+		return self.console.command(cmd, timeout)
+
+	@property
+	def vsock_uds(self):
+		"""With --vsock: the hybrid-vsock socket host programs connect to."""
+		return self.launch.opts.vsock_uds
+
+	@property
+	def output(self):
+		"""Everything the guest printed so far (latin-1 text)."""
+		return self.console.text
+
+	# -- the end
+
+	def wait_exit(self, timeout=POWEROFF_TIMEOUT):
+		status = self.launch.wait_exit(timeout)
+		if status is not None:
+			self.status = status
+		return status
+
+	def poweroff(self, timeout=POWEROFF_TIMEOUT):
+		"""`poweroff`; QEMU's exit status, or None if QEMU still runs."""
+		status = self.launch.poweroff(timeout)
+		if status is not None:
+			self.status = status
+		return status
+
+
+def info_fields(text):
+	"""`info` output as {key: value} for its 'key: value' lines."""
+	fields = {}
+	for line in text.splitlines():
+		m = re.match(r'\s*([A-Za-z][\w .-]*?)\s*:\s?(.*)$', line)
+		if m:
+			fields.setdefault(m.group(1).strip().lower(), m.group(2).strip())
+	return fields

@@ -352,6 +352,18 @@ static void *packed_get_used_in_order(struct virtq *vq, uint32_t *len)
 		n = virtq_order_batch(vq, id);
 		for (i = 0, slots = 0; i < n; i++)
 			slots += vq->chain[virtq_order_at(vq, i)].ndescs;
+		if (n > 1 && slots > p->pending) {
+			/*
+			 * More slots than the device holds: the oldest ones had
+			 * their completion garbled. Leak them.
+			 */
+			vq->stats.bad_completions++;
+			while (n > 1 && slots > p->pending) {
+				slots -= vq->chain[virtq_order_at(vq, 0)].ndescs;
+				virtq_order_drop(vq);
+				n--;
+			}
+		}
 		if (!n || slots > p->pending) {
 			vq->stats.bad_completions++;
 			packed_skip(vq, 1);

@@ -275,7 +275,7 @@ static void *split_get_used_in_order(struct virtq *vq, uint32_t *len)
 	struct virtq_used_elem *e;
 	uint16_t used_idx, head;
 	uint32_t id, used_len;
-	unsigned int n;
+	unsigned int n, avail;
 
 	while (!vq->batch_left) {
 		used_idx = READ_ONCE(s->used->idx);
@@ -286,8 +286,20 @@ static void *split_get_used_in_order(struct virtq *vq, uint32_t *len)
 		id = READ_ONCE(e->id);
 		used_len = READ_ONCE(e->len);
 		n = virtq_order_batch(vq, id);
-		/* Not in flight, or idx has not moved past the whole batch. */
-		if (!n || n > (uint16_t)(used_idx - s->last_used)) {
+		avail = (uint16_t)(used_idx - s->last_used);
+		if (n > avail) {
+			/*
+			 * idx moved by less than the batch: the oldest ones
+			 * had their completion garbled. Leak them, keep in step
+			 * with idx.
+			 */
+			vq->stats.bad_completions++;
+			while (n > avail) {
+				virtq_order_drop(vq);
+				n--;
+			}
+		}
+		if (!n) {
 			vq->stats.bad_completions++;
 			n = 1;
 		} else {

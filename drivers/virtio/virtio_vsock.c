@@ -310,6 +310,11 @@ static void vsock_remove(struct virtio_device *vdev)
 		vsock_pkt_free(pkt);
 	}
 	tx_reclaim(d);
+	/* the device is reset: what it still held comes back to us */
+	while ((pkt = virtq_detach_unused(d->rx)))
+		vsock_pkt_free(pkt);
+	while ((pkt = virtq_detach_unused(d->tx)))
+		vsock_pkt_free(pkt);
 	free(d);
 	vdev->priv = NULL;
 }

@@ -81,6 +81,24 @@ void virtq_destroy(struct virtq *vq)
 	free(vq);
 }
 
+void *virtq_detach_unused(struct virtq *vq)
+{
+	for (unsigned int i = 0; i < vq->size; i++) {
+		struct virtq_chain *c = &vq->chain[i];
+		void *token = c->token;
+
+		if (!token)
+			continue;
+		c->token = NULL;
+		if (c->indirect) {
+			dma_free(c->indirect);
+			c->indirect = NULL;
+		}
+		return token;
+	}
+	return NULL;
+}
+
 uint32_t virtq_in_len(const struct vbuf *in, unsigned int n_in)
 {
 	uint64_t sum = 0;
@@ -120,12 +138,21 @@ uint16_t virtq_order_at(const struct virtq *vq, unsigned int i)
 	return vq->order[(vq->order_head + i) % vq->size];
 }
 
-/* How many buffers a used element for @id completes; 0: not in flight. */
+/*
+ * How many buffers a used element for @id completes; 0: not in flight (or
+ * dropped from the order after a garbled completion).
+ */
 unsigned int virtq_order_batch(const struct virtq *vq, uint32_t id)
 {
+	unsigned int pos, n;
+
 	if (id >= vq->size || !vq->chain[id].token)
 		return 0;
-	return (vq->chain[id].order_pos + vq->size - vq->order_head) % vq->size + 1u;
+	pos = vq->chain[id].order_pos;
+	n = (pos + vq->size - vq->order_head) % vq->size + 1u;
+	if (vq->order[pos] != id || n > vq->order_count)
+		return 0;
+	return n;
 }
 
 int virtq_add(struct virtq *vq, const struct vbuf *out, unsigned int n_out, const struct vbuf *in,

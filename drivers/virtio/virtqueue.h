@@ -24,6 +24,9 @@
  * dropped; the queue keeps working. A too-large length returns the buffer
  * with len 0. A buffer whose completion was garbled is never handed back
  * nor reused (the device may still own it): the ring shrinks by its slots.
+ * With IN_ORDER, batch sizes are implicit, so after a garbled element the
+ * driver may leak or return the neighbouring buffer instead; it never
+ * returns a buffer twice or one not in flight.
  */
 #ifndef DRIVERS_VIRTIO_VIRTQUEUE_H
 #define DRIVERS_VIRTIO_VIRTQUEUE_H
@@ -109,6 +112,14 @@ bool virtq_enable_cb_delayed(struct virtq *vq);
 
 /* The transport calls this on each interrupt for this queue (counts it). */
 void virtq_interrupt(struct virtq *vq);
+
+/*
+ * After the device was reset: the token of one buffer still made
+ * available, or NULL when none is left, so the driver can free what it
+ * posted (Linux's virtqueue_detach_unused_buf). Only before virtq_destroy,
+ * and never while the device runs: the ring is not updated.
+ */
+void *virtq_detach_unused(struct virtq *vq);
 
 /* Descriptor slots free now (a chain of n takes n, or 1 if indirect). */
 unsigned int virtq_free_slots(const struct virtq *vq);
@@ -232,6 +243,11 @@ bool virtq_enable_cb_delayed_packed(struct virtq *vq);
 uint32_t virtq_in_len(const struct vbuf *in, unsigned int n_in);
 void virtq_order_push(struct virtq *vq, uint16_t id);
 uint16_t virtq_order_pop(struct virtq *vq);
+/* Drop the oldest from the order, leaked like any garbled completion. */
+static inline void virtq_order_drop(struct virtq *vq)
+{
+	virtq_order_pop(vq);
+}
 unsigned int virtq_order_batch(const struct virtq *vq, uint32_t id);
 uint16_t virtq_order_at(const struct virtq *vq, unsigned int i);
 

@@ -85,6 +85,9 @@ $(BUILD)/ringside.elf: $(KERNEL_OBJS) kernel/linker.ld $(NEWLIB_DIR)/stamp
 
 kernel: $(BUILD)/ringside.elf
 
+# Boot paths with their own build rules (e.g. the GNU-EFI image) add them here.
+-include $(wildcard boot/*.mk)
+
 # ---------------------------------------------------------------- ISO
 $(BUILD)/ringside.iso: $(BUILD)/ringside.elf iso/grub.cfg iso/mkiso
 	iso/mkiso $(BUILD) $@
@@ -101,7 +104,8 @@ host: $(HOST_PROGS)
 .SECONDEXPANSION:
 $(BUILD)/host/ringside-%: $$(wildcard host/%/*.c) $$(wildcard host/%/*.h)
 	@mkdir -p $(dir $@)
-	$(HOSTCC) $(HOST_CFLAGS) -o $@ $(filter %.c,$^) -lm -lpthread
+	@echo "  CC      $@"
+	@$(HOSTCC) $(HOST_CFLAGS) -o $@ $(filter %.c,$^) -lm -lpthread
 
 # ---------------------------------------------------------------- tests
 # tests/unit/test_NAME.c links with the kernel sources that
@@ -113,7 +117,8 @@ UNIT_CFLAGS := -std=gnu11 -O1 -g $(WARN) -I. -Itests/unit -DUNIT_TEST \
 
 $(BUILD)/unit/test_%: tests/unit/test_%.c $$(test_%_SRCS) $$(wildcard tests/unit/*.h)
 	@mkdir -p $(dir $@)
-	$(HOSTCC) $(UNIT_CFLAGS) -o $@ $< $(test_$*_SRCS) -lcmocka
+	@echo "  CC      $@"
+	@$(HOSTCC) $(UNIT_CFLAGS) -o $@ $< $(test_$*_SRCS) -lcmocka
 
 unit: $(UNIT_TESTS)
 	@set -e; for t in $(UNIT_TESTS); do echo "== $$t"; $$t; done

@@ -169,3 +169,24 @@ void boot_entry(uint32_t magic, uint32_t info)
 		bi->boot_path = "unknown";
 	kmain(bi);
 }
+
+void boot_entry_efi(const struct boot_info *from) __attribute__((noreturn));
+
+/*
+ * From the GNU-EFI loader (boot/efi_main.c via efi_handoff_entry). It filled
+ * a struct boot_info in its own memory, which the memory map now calls
+ * usable: copy it before anything can allocate. Pointers in it are the
+ * loader's, so the boot path string is set here, and counts are clamped
+ * rather than trusted.
+ */
+void boot_entry_efi(const struct boot_info *from)
+{
+	struct boot_info *bi = &boot_info;
+
+	memcpy(bi, from, sizeof(*bi));
+	bi->boot_path = "uefi-direct";
+	bi->cmdline[sizeof(bi->cmdline) - 1] = '\0';
+	if (bi->mmap_count > BOOT_MMAP_MAX)
+		bi->mmap_count = BOOT_MMAP_MAX;
+	kmain(bi);
+}

@@ -25,6 +25,7 @@
 #define CR4_PAE			(1 << 5)
 #define CR4_OSFXSR		(1 << 9)
 #define CR4_OSXMMEXCPT		(1 << 10)
+#define CR4_PGE			(1 << 7)
 #define MSR_EFER		0xc0000080
 #define EFER_LME		(1 << 8)
 
@@ -146,6 +147,77 @@ long_mode_entry:
 3:	hlt
 	jmp	3b
 
+/*
+ * The GNU-EFI loader's entry (boot/efi_main.c): 64-bit, paging on with the
+ * firmware's identity map, after ExitBootServices, with RDI = a struct
+ * boot_info the loader filled in memory below 4 GiB. The firmware's page
+ * tables, GDT and stack belong to memory the kernel will reuse, so build the
+ * same tables as the 32-bit path (the loader already zeroed .bss), switch to
+ * them, the kernel's GDT and boot stack, then let boot_entry_efi() copy the
+ * hand-off into the kernel's own boot_info.
+ */
+	.code64
+	.globl efi_handoff_entry
+efi_handoff_entry:
+	cli
+	cld
+	mov	%rdi, %r12
+	mov	$boot_stack_top, %rsp
+
+	mov	$boot_pdpt, %eax
+	or	$(PTE_P | PTE_W), %eax
+	mov	%rax, boot_pml4
+
+	mov	$boot_pd, %eax
+	or	$(PTE_P | PTE_W), %eax
+	xor	%ecx, %ecx
+1:	mov	%rax, boot_pdpt(, %rcx, 8)
+	add	$4096, %rax
+	inc	%ecx
+	cmp	$4, %ecx
+	jne	1b
+
+	xor	%ecx, %ecx
+2:	mov	%rcx, %rax
+	shl	$21, %rax
+	or	$(PTE_P | PTE_W | PTE_PS), %rax
+	mov	%rax, boot_pd(, %rcx, 8)
+	inc	%ecx
+	cmp	$2048, %ecx
+	jne	2b
+
+	/*
+	 * Exactly the CR4 of the 32-bit path: PGE off also flushes global
+	 * TLB entries the firmware's tables may have left behind.
+	 */
+	mov	$(CR4_PAE | CR4_OSFXSR | CR4_OSXMMEXCPT), %eax
+	mov	%rax, %cr4
+	mov	$boot_pml4, %eax
+	mov	%rax, %cr3
+
+	mov	%cr0, %rax
+	and	$~CR0_EM, %rax
+	or	$(CR0_MP | CR0_NE | CR0_WP), %rax
+	mov	%rax, %cr0
+
+	lgdt	boot_gdt_desc64
+	pushq	$0x08
+	pushq	$3f
+	lretq
+3:	mov	$0x10, %ax
+	mov	%ax, %ds
+	mov	%ax, %es
+	mov	%ax, %ss
+	xor	%ax, %ax
+	mov	%ax, %fs
+	mov	%ax, %gs
+	xor	%ebp, %ebp
+	fninit
+	mov	%r12, %rdi
+	call	boot_entry_efi
+4:	hlt
+	jmp	4b
+
 	.section .rodata
 	.balign 16
 	.globl boot_gdt
@@ -157,6 +229,11 @@ boot_gdt_end:
 boot_gdt_desc:
 	.short boot_gdt_end - boot_gdt - 1
 	.long boot_gdt
+	/* lgdt in 64-bit mode reads an 8-byte base */
+	.balign 8
+boot_gdt_desc64:
+	.short boot_gdt_end - boot_gdt - 1
+	.quad boot_gdt
 
 	.section .bss
 	.balign 4096

@@ -1,0 +1,124 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The network layer's only way in. A driver (virtio_net.c, or a fake device
+ * in the unit tests) fills a struct net_dev with its MAC, its counters and
+ * two ops, registers it, and hands every received frame to net_rx(). The
+ * protocols (Ethernet, ARP, IPv4, ICMP, UDP) never call the driver except
+ * through those ops, so they run unchanged on the host.
+ */
+#ifndef NET_NET_H
+#define NET_NET_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define ETH_ALEN 6
+#define ETH_HLEN 14
+#define ETH_ZLEN 60 /* shortest frame without FCS; shorter ones are padded */
+#define ETH_DATA_LEN 1500
+#define ETH_FRAME_LEN (ETH_HLEN + ETH_DATA_LEN)
+
+/* One frame to send: the Ethernet header and payload, no FCS. */
+struct net_frame {
+	const void *data;
+	uint32_t len;
+};
+
+/*
+ * Counters the driver keeps; `net` shows them all by name. Every drop has
+ * its own reason (DESIGN: counters over printfs).
+ */
+/* clang-format off */
+#define NET_DEV_COUNTERS(X)                                                             \
+	X(rx_packets) X(rx_bytes) X(tx_packets) X(tx_bytes) X(tx_kicks) X(rx_kicks)     \
+	X(tx_interrupts) X(rx_interrupts) X(tx_reclaimed) X(tx_reclaim_in_xmit)         \
+	X(tx_ring_full) X(tx_too_long) X(rx_drop_short) X(rx_drop_long)                 \
+	X(rx_drop_num_buffers) X(rx_drop_bad_token) X(tx_bad_token)                     \
+	X(rx_refill_fail)
+/* clang-format on */
+
+struct net_dev_stats {
+#define NET_COUNTER_FIELD(name) uint64_t name;
+	NET_DEV_COUNTERS(NET_COUNTER_FIELD)
+#undef NET_COUNTER_FIELD
+};
+
+struct net_dev;
+
+struct net_dev_ops {
+	/*
+	 * Queue up to @n frames for sending and notify the device once at
+	 * the end (the burst is Linux's xmit_more). Returns how many were
+	 * taken; fewer than @n means the ring is full until net_poll()
+	 * reclaims sent buffers.
+	 */
+	unsigned int (*xmit_burst)(struct net_dev *dev, const struct net_frame *frames,
+				   unsigned int n);
+	/*
+	 * Reclaim sent buffers and pass up to @budget received frames to
+	 * net_rx(). Returns the frames received.
+	 */
+	unsigned int (*poll)(struct net_dev *dev, unsigned int budget);
+	/* Driver details for `net` (optional). */
+	void (*show)(struct net_dev *dev);
+};
+
+struct net_dev {
+	const char *name;
+	const struct net_dev_ops *ops;
+	void *priv;
+	uint8_t mac[ETH_ALEN];
+	bool link_up;
+	uint16_t mtu;
+	struct net_dev_stats stats;
+};
+
+/* The protocol layer's own counters: malformed and unwanted input by reason. */
+/* clang-format off */
+#define NET_PROTO_COUNTERS(X)                                                           \
+	X(eth_rx) X(eth_short) X(eth_not_for_us) X(eth_unknown_type) X(arp_rx)          \
+	X(arp_bad) X(arp_replies_sent) X(arp_requests_sent) X(ip_rx) X(ip_short)        \
+	X(ip_bad_version) X(ip_bad_hlen) X(ip_bad_len) X(ip_bad_csum) X(ip_fragment)    \
+	X(ip_not_for_us) X(ip_unknown_proto) X(icmp_rx) X(icmp_short) X(icmp_bad_csum)  \
+	X(icmp_echo_replies_sent) X(icmp_unknown_type) X(udp_rx) X(udp_short)           \
+	X(udp_bad_len) X(udp_bad_csum) X(udp_no_port) X(udp_echoed) X(tx_no_route)      \
+	X(tx_no_arp) X(tx_dropped)
+/* clang-format on */
+
+struct net_proto_stats {
+#define NET_COUNTER_FIELD(name) uint64_t name;
+	NET_PROTO_COUNTERS(NET_COUNTER_FIELD)
+#undef NET_COUNTER_FIELD
+};
+
+extern struct net_proto_stats net_stats;
+
+/* Registers the shell commands and config hooks; call before drivers probe. */
+void net_init(void);
+/* One device at a time: the first registered is used. */
+void net_register(struct net_dev *dev);
+void net_unregister(struct net_dev *dev);
+struct net_dev *net_device(void);
+
+/* The driver's receive path: one whole frame, valid only during the call. */
+void net_rx(struct net_dev *dev, const void *frame, uint32_t len);
+
+/* From the poll loop: receive, reclaim sent buffers. */
+void net_poll(void);
+
+/* Send frames through the registered device; returns frames taken. */
+unsigned int net_xmit(const struct net_frame *frames, unsigned int n);
+
+/* Our static addressing (host byte order), from the config keys. */
+uint32_t net_ip(void);
+uint32_t net_netmask(void);
+uint32_t net_gateway(void);
+
+/* "a.b.c.d" into @buf (at least 16 bytes). */
+const char *net_ip_str(uint32_t ip, char *buf);
+/* "aa:bb:cc:dd:ee:ff" into @buf (at least 18 bytes). */
+const char *net_mac_str(const uint8_t *mac, char *buf);
+int net_parse_ip(const char *s, uint32_t *ip);
+int net_parse_mac(const char *s, uint8_t *mac);
+
+#endif

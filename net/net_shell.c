@@ -1,0 +1,159 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The `net` and `ping` shell commands, and net_init() which registers
+ * them (and pktgen's).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernel/config.h"
+#include "kernel/shell.h"
+#include "kernel/time.h"
+#include "net/pktgen.h"
+#include "net/proto.h"
+
+#define PING_TIMEOUT_NS 2000000000ULL
+#define PING_INTERVAL_NS 200000000ULL
+#define PING_ID 0x7273 /* "rs" */
+
+static void show_counters(void)
+{
+	struct net_dev *dev = net_device();
+
+	if (dev) {
+#define SHOW(name) printf("  %-24s %llu\n", #name, (unsigned long long)dev->stats.name);
+		NET_DEV_COUNTERS(SHOW)
+#undef SHOW
+	}
+#define SHOW(name) printf("  %-24s %llu\n", #name, (unsigned long long)net_stats.name);
+	NET_PROTO_COUNTERS(SHOW)
+#undef SHOW
+}
+
+static int cmd_net(int argc, char **argv)
+{
+	struct net_dev *dev = net_device();
+	char ip[16], gw[16], mac[18];
+
+	if (argc > 2 || (argc == 2 && strcmp(argv[1], "arp") && strcmp(argv[1], "reset")))
+		return shell_error("usage: net [arp|reset]");
+	if (argc == 2 && !strcmp(argv[1], "reset")) {
+		memset(&net_stats, 0, sizeof(net_stats));
+		if (dev)
+			memset(&dev->stats, 0, sizeof(dev->stats));
+		return 0;
+	}
+	if (argc == 2) {
+		arp_show();
+		return 0;
+	}
+	if (!dev)
+		printf("net: no device\n");
+	else
+		printf("net: %s mac %s link %s mtu %u\n", dev->name, net_mac_str(dev->mac, mac),
+		       dev->link_up ? "up" : "down", dev->mtu);
+	printf("ip: %s/%u gw %s udp_echo_port %u\n", net_ip_str(net_ip(), ip),
+	       (unsigned int)config_get(CFG_PREFIX), net_ip_str(net_gateway(), gw),
+	       (unsigned int)config_get(CFG_UDP_ECHO_PORT));
+	if (dev && dev->ops->show)
+		dev->ops->show(dev);
+	show_counters();
+	return 0;
+}
+
+static int ping_one(uint32_t dst, uint16_t seq, uint32_t size, const uint8_t *data)
+{
+	struct icmp_wait w = { .peer = dst, .id = PING_ID, .seq = seq };
+	uint64_t start;
+	char ip[16];
+	int ret;
+
+	icmp_set_wait(&w);
+	start = now_ns();
+	ret = icmp_send_echo(dst, PING_ID, seq, data, size);
+	while (!ret && !w.answered && now_ns() - start < PING_TIMEOUT_NS)
+		net_poll();
+	icmp_set_wait(NULL);
+	if (ret) {
+		printf("ping: seq %u: send failed (%d)\n", seq, ret);
+		return 0;
+	}
+	if (!w.answered) {
+		printf("ping: seq %u: no reply from %s in 2 s\n", seq, net_ip_str(dst, ip));
+		return 0;
+	}
+	printf("%u bytes from %s: icmp_seq=%u time=%.3f ms\n", w.len, net_ip_str(dst, ip), seq,
+	       (w.answered_ns - start) / 1e6);
+	return 1;
+}
+
+static int cmd_ping(int argc, char **argv)
+{
+	static uint8_t data[ETH_DATA_LEN];
+	unsigned long count = 3, size = 56;
+	uint32_t dst, hop;
+	uint8_t mac[ETH_ALEN];
+	unsigned int got = 0;
+	char *end;
+
+	if (argc < 2)
+		return shell_error("usage: ping IP [count=N] [size=BYTES]");
+	if (net_parse_ip(argv[1], &dst))
+		return shell_error("ping: bad address '%s'", argv[1]);
+	for (int i = 2; i < argc; i++) {
+		if (!strncmp(argv[i], "count=", 6)) {
+			count = strtoul(argv[i] + 6, &end, 0);
+			if (*end || !count || count > 1000000)
+				return shell_error("ping: count must be 1..1000000");
+		} else if (!strncmp(argv[i], "size=", 5)) {
+			size = strtoul(argv[i] + 5, &end, 0);
+			if (*end || size > ETH_DATA_LEN - 28)
+				return shell_error("ping: size must be 0..%d", ETH_DATA_LEN - 28);
+		} else {
+			return shell_error("ping: unknown argument '%s'", argv[i]);
+		}
+	}
+	if (!net_device())
+		return shell_error("ping: no network device");
+	hop = ipv4_next_hop(dst);
+	if (!hop)
+		return shell_error("ping: no route to %s (set gw=...)", argv[1]);
+	if (arp_resolve(hop, mac, PING_TIMEOUT_NS))
+		return shell_error("ping: no ARP reply for the next hop");
+	for (uint32_t i = 0; i < size; i++)
+		data[i] = (uint8_t)i;
+	for (unsigned long seq = 1; seq <= count; seq++) {
+		uint64_t next = now_ns() + PING_INTERVAL_NS;
+
+		got += ping_one(dst, (uint16_t)seq, (uint32_t)size, data);
+		while (seq < count && now_ns() < next)
+			net_poll();
+	}
+	printf("ping: %lu sent, %u received\n", count, got);
+	if (!got)
+		return shell_error("ping: no replies from %s", argv[1]);
+	return 0;
+}
+
+static const struct shell_cmd net_cmd = {
+	.name = "net",
+	.usage = "[arp|reset]",
+	.help = "network device, addressing and counters",
+	.run = cmd_net,
+};
+
+static const struct shell_cmd ping_cmd = {
+	.name = "ping",
+	.usage = "IP [count=N] [size=BYTES]",
+	.help = "ICMP echo to a peer, prints round-trip times",
+	.run = cmd_ping,
+};
+
+void net_init(void)
+{
+	shell_register(&net_cmd);
+	shell_register(&ping_cmd);
+	pktgen_init();
+}

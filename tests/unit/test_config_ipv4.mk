@@ -1,0 +1,1 @@
+test_config_ipv4_SRCS := kernel/config.c

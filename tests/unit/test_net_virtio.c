@@ -1,0 +1,468 @@
+// SPDX-License-Identifier: MIT
+/*
+ * drivers/virtio/virtio_net.c on the host, both ring layouts, against the
+ * device-side ring model (ring_model.c) standing in for the device: RX
+ * refill, mergeable buffers, everything the device writes treated as
+ * untrusted (header length, num_buffers, lengths), TX bursts with one kick,
+ * and where sent buffers are reclaimed for txpoll=1 and txpoll=0.
+ * The transport and net/ are stubbed here.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "drivers/virtio/virtio_net.h"
+#include "drivers/virtio/virtio_pci.h"
+#include "kernel/config.h"
+#include "net/net.h"
+#include "ring_model.h"
+
+#define QSIZE 16
+
+/* ---- transport stubs ---- */
+
+static const struct virtio_driver *drv;
+static struct virtq *queues[2];
+static struct ring_model models[2];
+static unsigned long kicks[2];
+static enum virtq_layout layout;
+static uint16_t cfg_status = 1; /* VIRTIO_NET_S_LINK_UP */
+
+void virtio_register_driver(const struct virtio_driver *d)
+{
+	drv = d;
+}
+
+void virtio_reprobe_all(void)
+{
+}
+
+static void notify(struct virtq *vq)
+{
+	kicks[virtq_index(vq)]++;
+}
+
+struct virtq *virtio_setup_queue(struct virtio_device *vdev, uint16_t index, uint16_t max_size,
+				 void (*callback)(struct virtq *vq))
+{
+	struct virtq *vq =
+		virtq_create(layout, index, QSIZE, vdev->features, notify, &vdev->queues[index]);
+
+	vdev->queues[index].vq = vq;
+	vdev->queues[index].vdev = vdev;
+	vdev->queues[index].vector = -1;
+	vdev->queues[index].callback = callback;
+	virtq_disable_cb(vq);
+	queues[index] = vq;
+	ring_model_init(&models[index], vq);
+	return vq;
+}
+
+void virtio_config_read(struct virtio_device *vdev, uint32_t off, void *buf, uint32_t len)
+{
+	static const uint8_t cfg[8] = { 0x52, 0x54, 0, 0xaa, 0xbb, 0xcc, 1, 0 };
+	uint8_t tmp[8];
+
+	memcpy(tmp, cfg, sizeof(tmp));
+	tmp[6] = (uint8_t)cfg_status;
+	assert_true(off + len <= sizeof(tmp));
+	memcpy(buf, tmp + off, len);
+}
+
+uint64_t now_ns(void)
+{
+	static uint64_t t;
+
+	return t += 1000;
+}
+
+/* ---- net/ stubs ---- */
+
+static struct net_dev *registered;
+static uint8_t got[8][2048];
+static uint32_t got_len[8];
+static unsigned int n_got;
+
+void net_register(struct net_dev *dev)
+{
+	registered = dev;
+}
+
+void net_unregister(struct net_dev *dev)
+{
+	if (registered == dev)
+		registered = NULL;
+}
+
+void net_rx(struct net_dev *dev, const void *frame, uint32_t len)
+{
+	assert_ptr_equal(dev, registered);
+	assert_true(n_got < 8 && len <= sizeof(got[0]));
+	memcpy(got[n_got], frame, len);
+	got_len[n_got++] = len;
+}
+
+const char *net_mac_str(const uint8_t *mac, char *buf)
+{
+	return strcpy(buf, "mac");
+}
+
+/* ---- fixture ---- */
+
+#define F_MAC (1ULL << 5)
+#define F_MRG (1ULL << 15)
+#define F_STATUS (1ULL << 16)
+
+static struct virtio_device vdev;
+static long dma_live_before;
+
+static void start(enum virtq_layout l, uint64_t features, const char *rxbuf)
+{
+	char err[128];
+
+	config_reset();
+	dma_live_before = stub_dma_live;
+	if (rxbuf)
+		assert_int_equal(config_set("net_rxbuf", rxbuf, err, sizeof(err)), 0);
+	layout = l;
+	memset(&vdev, 0, sizeof(vdev));
+	memset(kicks, 0, sizeof(kicks));
+	n_got = 0;
+	vdev.type = VIRTIO_ID_NET;
+	vdev.num_queues = 3;
+	vdev.features = VIRTIO_F_VERSION_1 | VIRTIO_F_EVENT_IDX | features |
+			(l == VIRTQ_PACKED ? VIRTIO_F_RING_PACKED : 0);
+	if (!drv)
+		virtio_net_init();
+	assert_non_null(drv);
+	assert_int_equal(drv->probe(&vdev), 0);
+	assert_non_null(registered);
+	/* device side: notify for every new buffer, like QEMU with EVENT_IDX */
+	ring_model_set_kick_mode(&models[0], MODEL_KICK_ALWAYS);
+	ring_model_set_kick_mode(&models[1], MODEL_KICK_ALWAYS);
+}
+
+static void stop(void)
+{
+	drv->remove(&vdev);
+	assert_null(registered);
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(models[i].errors, 0);
+		ring_model_destroy(&models[i]);
+		virtq_destroy(queues[i]);
+	}
+	assert_int_equal(stub_dma_live, dma_live_before);
+}
+
+static struct net_dev_stats *stats(void)
+{
+	return &registered->stats;
+}
+
+static unsigned int poll(void)
+{
+	return registered->ops->poll(registered, 64);
+}
+
+/*
+ * The device receives a frame: the header, then @len bytes, filling as many
+ * buffers of @bufsize as that takes; the header claims @claim buffers.
+ */
+static void device_rx(const uint8_t *frame, uint32_t len, uint16_t claim, uint32_t bufsize)
+{
+	uint8_t hdr[VIRTIO_NET_HDR_LEN] = { 0 };
+	struct ring_model *m = &models[0];
+	uint32_t off = 0, nbuf = (VIRTIO_NET_HDR_LEN + len + bufsize - 1) / bufsize;
+
+	hdr[10] = (uint8_t)claim;
+	hdr[11] = (uint8_t)(claim >> 8);
+	for (uint32_t i = 0; i < nbuf; i++) {
+		uint8_t buf[4096];
+		uint32_t n = 0, room = bufsize;
+
+		assert_int_equal(ring_model_fetch(m), 1);
+		assert_true(m->held[m->n_held - 1].in_len >= bufsize);
+		if (i == 0) {
+			memcpy(buf, hdr, sizeof(hdr));
+			n = sizeof(hdr);
+		}
+		while (n < room && off < len)
+			buf[n++] = frame[off++];
+		assert_int_equal(model_buf_write(&m->held[m->n_held - 1], buf, n), n);
+		ring_model_complete(m, m->n_held - 1, n);
+	}
+}
+
+static void make_frame(uint8_t *f, uint32_t len, uint8_t seed)
+{
+	for (uint32_t i = 0; i < len; i++)
+		f[i] = (uint8_t)(seed + i * 13);
+}
+
+/* ---- tests ---- */
+
+static void probe_fills_rx_and_reads_config(enum virtq_layout l)
+{
+	start(l, F_MAC | F_MRG | F_STATUS, NULL);
+	assert_memory_equal(registered->mac, "\x52\x54\x00\xaa\xbb\xcc", 6);
+	assert_true(registered->link_up);
+	/* all RX buffers added, none notified before DRIVER_OK (3.1.1) */
+	assert_int_equal(kicks[0], 0);
+	assert_int_equal(ring_model_fetch_all(&models[0]), QSIZE);
+	for (unsigned int i = 0; i < models[0].n_held; i++) {
+		assert_int_equal(models[0].held[i].in_len, 2048);
+		assert_int_equal(models[0].held[i].out_len, 0);
+	}
+	poll(); /* after DRIVER_OK: the pending kick */
+	assert_int_equal(kicks[0], 1);
+	stop();
+}
+
+static void test_probe_split(void **s)
+{
+	probe_fills_rx_and_reads_config(VIRTQ_SPLIT);
+}
+
+static void test_probe_packed(void **s)
+{
+	probe_fills_rx_and_reads_config(VIRTQ_PACKED);
+}
+
+static void test_no_mac_feature_makes_local_mac(void **s)
+{
+	cfg_status = 0;
+	start(VIRTQ_SPLIT, F_STATUS, NULL);
+	assert_int_equal(registered->mac[0], 0x02); /* locally administered, unicast */
+	assert_false(registered->link_up);
+	stop();
+	cfg_status = 1;
+	start(VIRTQ_SPLIT, 0, NULL);
+	assert_true(registered->link_up); /* no STATUS: assume up (5.1.4) */
+	stop();
+}
+
+static void rx_single_and_merged(enum virtq_layout l)
+{
+	uint8_t f[1514];
+
+	start(l, F_MAC | F_MRG, "128");
+	make_frame(f, sizeof(f), 1);
+	device_rx(f, 60, 1, 128);
+	device_rx(f, 1514, 12, 128); /* 12 + 1514 bytes over 12 buffers */
+	device_rx(f + 1, 116, 1, 128); /* exactly fills one buffer */
+	poll();
+	assert_int_equal(n_got, 3);
+	assert_int_equal(got_len[0], 60);
+	assert_memory_equal(got[0], f, 60);
+	assert_int_equal(got_len[1], 1514);
+	assert_memory_equal(got[1], f, 1514);
+	assert_int_equal(got_len[2], 116);
+	assert_memory_equal(got[2], f + 1, 116);
+	assert_int_equal(stats()->rx_packets, 3);
+	assert_int_equal(stats()->rx_bytes, 60 + 1514 + 116);
+	/* every buffer went back to the device */
+	assert_int_equal(ring_model_fetch_all(&models[0]), QSIZE);
+	stop();
+}
+
+static void test_rx_split(void **s)
+{
+	rx_single_and_merged(VIRTQ_SPLIT);
+}
+
+static void test_rx_packed(void **s)
+{
+	rx_single_and_merged(VIRTQ_PACKED);
+}
+
+static void test_rx_without_mrg_ignores_num_buffers(void **s)
+{
+	uint8_t f[1514];
+
+	/* net_rxbuf=128 is raised to 1530 without MRG_RXBUF (5.1.6.3.1) */
+	start(VIRTQ_SPLIT, F_MAC, "128");
+	make_frame(f, sizeof(f), 2);
+	device_rx(f, 1514, 0, 1530); /* num_buffers 0: not looked at without MRG */
+	poll();
+	assert_int_equal(n_got, 1);
+	assert_memory_equal(got[0], f, 1514);
+	stop();
+}
+
+static void rx_untrusted(enum virtq_layout l)
+{
+	uint8_t f[1600];
+	struct ring_model *m = &models[0];
+
+	start(l, F_MAC | F_MRG, "128");
+	make_frame(f, sizeof(f), 3);
+	/* shorter than the header */
+	assert_int_equal(ring_model_fetch(m), 1);
+	ring_model_complete(m, 0, 5);
+	/* num_buffers 0 */
+	device_rx(f, 60, 0, 128);
+	/* num_buffers more than the ring holds */
+	device_rx(f, 100, QSIZE + 1, 128);
+	/* a frame longer than Ethernet: gathered, then dropped as a whole */
+	device_rx(f, 1600, 13, 128);
+	poll(); /* the buffers go back to the device */
+	/* a single buffer claiming more than we offered: the ring drops it */
+	assert_int_equal(ring_model_fetch(m), 1);
+	ring_model_complete(m, 0, 4096);
+	/* a good frame after all that still arrives intact */
+	device_rx(f, 300, 3, 128);
+	poll();
+	poll();
+	/* the oversized completion comes back with len 0: too short */
+	assert_int_equal(stats()->rx_drop_short, 2);
+	assert_int_equal(stats()->rx_drop_num_buffers, 2);
+	assert_int_equal(stats()->rx_drop_long, 1);
+	assert_int_equal(n_got, 1);
+	assert_int_equal(got_len[0], 300);
+	assert_memory_equal(got[0], f, 300);
+	{
+		struct virtq_stats st;
+
+		virtq_get_stats(queues[0], &st);
+		assert_int_equal(st.bad_completions, 1);
+	}
+	stop();
+}
+
+static void test_rx_untrusted_split(void **s)
+{
+	rx_untrusted(VIRTQ_SPLIT);
+}
+
+static void test_rx_untrusted_packed(void **s)
+{
+	rx_untrusted(VIRTQ_PACKED);
+}
+
+static void tx_burst(enum virtq_layout l, int txpoll)
+{
+	char err[64];
+	uint8_t f[64 * 20];
+	struct net_frame frames[20];
+	struct ring_model *m = &models[1];
+	unsigned int n;
+
+	start(l, F_MAC | F_MRG, NULL);
+	assert_int_equal(config_set("txpoll", txpoll ? "1" : "0", err, sizeof(err)), 0);
+	for (int i = 0; i < 20; i++) {
+		make_frame(f + 64 * i, 64, (uint8_t)i);
+		frames[i] = (struct net_frame){ f + 64 * i, 64 };
+	}
+	/* a burst of 10: one notification */
+	n = registered->ops->xmit_burst(registered, frames, 10);
+	assert_int_equal(n, 10);
+	assert_int_equal(kicks[1], 1);
+	assert_int_equal(stats()->tx_kicks, 1);
+	assert_int_equal(ring_model_fetch_all(m), 10);
+	for (unsigned int i = 0; i < 10; i++) {
+		uint8_t buf[128];
+		static const uint8_t zero[VIRTIO_NET_HDR_LEN];
+
+		assert_int_equal(m->held[i].in_len, 0);
+		assert_int_equal(model_buf_read(&m->held[i], buf, sizeof(buf)), 12 + 64);
+		assert_memory_equal(buf, zero, VIRTIO_NET_HDR_LEN);
+		assert_memory_equal(buf + 12, f + 64 * i, 64);
+	}
+	/* the device completes them; the next burst finds the ring has 6 slots */
+	while (m->n_held)
+		ring_model_complete(m, 0, 0);
+	n = registered->ops->xmit_burst(registered, frames, 20);
+	if (txpoll) {
+		/* seed 001: nothing reclaimed on the transmit path */
+		assert_int_equal(n, 6);
+		assert_int_equal(stats()->tx_reclaim_in_xmit, 0);
+		assert_int_equal(stats()->tx_ring_full, 1);
+		poll();
+		assert_int_equal(stats()->tx_reclaimed, 10);
+		n += registered->ops->xmit_burst(registered, frames + n, 20 - n);
+		assert_int_equal(n, 16);
+	} else {
+		assert_int_equal(n, 16);
+		assert_int_equal(stats()->tx_reclaim_in_xmit, 10);
+	}
+	assert_int_equal(stats()->tx_packets, 26);
+	/* oversized and runt frames are dropped, not sent, not retried */
+	frames[0].len = 2048;
+	frames[1].len = 10;
+	assert_int_equal(registered->ops->xmit_burst(registered, frames, 2), 2);
+	assert_int_equal(stats()->tx_too_long, 2);
+	assert_int_equal(stats()->tx_packets, 26);
+	stop();
+}
+
+static void test_tx_split_txpoll(void **s)
+{
+	tx_burst(VIRTQ_SPLIT, 1);
+}
+
+static void test_tx_split_txpoll0(void **s)
+{
+	tx_burst(VIRTQ_SPLIT, 0);
+}
+
+static void test_tx_packed_txpoll(void **s)
+{
+	tx_burst(VIRTQ_PACKED, 1);
+}
+
+static void test_tx_packed_txpoll0(void **s)
+{
+	tx_burst(VIRTQ_PACKED, 0);
+}
+
+static void test_interrupts_counted(void **s)
+{
+	start(VIRTQ_SPLIT, F_MAC, NULL);
+	vdev.queues[0].callback(queues[0]);
+	vdev.queues[1].callback(queues[1]);
+	vdev.queues[1].callback(queues[1]);
+	assert_int_equal(stats()->rx_interrupts, 1);
+	assert_int_equal(stats()->tx_interrupts, 2);
+	stop();
+}
+
+static void test_tx_kick_suppressed_when_device_says_so(void **s)
+{
+	uint8_t f[64] = { 0 };
+	struct net_frame fr = { f, 64 };
+
+	start(VIRTQ_SPLIT, F_MAC, NULL);
+	ring_model_set_kick_mode(&models[1], MODEL_KICK_NEVER);
+	assert_int_equal(registered->ops->xmit_burst(registered, &fr, 1), 1);
+	assert_int_equal(kicks[1], 0);
+	assert_int_equal(stats()->tx_kicks, 0);
+	stop();
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_probe_split),
+		cmocka_unit_test(test_probe_packed),
+		cmocka_unit_test(test_no_mac_feature_makes_local_mac),
+		cmocka_unit_test(test_rx_split),
+		cmocka_unit_test(test_rx_packed),
+		cmocka_unit_test(test_rx_without_mrg_ignores_num_buffers),
+		cmocka_unit_test(test_rx_untrusted_split),
+		cmocka_unit_test(test_rx_untrusted_packed),
+		cmocka_unit_test(test_tx_split_txpoll),
+		cmocka_unit_test(test_tx_split_txpoll0),
+		cmocka_unit_test(test_tx_packed_txpoll),
+		cmocka_unit_test(test_tx_packed_txpoll0),
+		cmocka_unit_test(test_interrupts_counted),
+		cmocka_unit_test(test_tx_kick_suppressed_when_device_says_so),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -39,7 +39,7 @@ KERNEL_OBJS := $(patsubst %,$(BUILD)/k/%.o,$(basename $(KERNEL_SRCS)))
 NEWLIB_LIBS := $(NEWLIB_SYS)/lib/libc.a $(NEWLIB_SYS)/lib/libm.a
 LIBGCC := $(shell $(KCC) -print-libgcc-file-name)
 
-.PHONY: all deps kernel iso host test unit qemu-test run bench clean distclean format
+.PHONY: all deps kernel iso host test unit fuzz qemu-test run bench clean distclean format
 all: $(BUILD)/ringside.elf $(BUILD)/ringside.iso host
 
 deps:
@@ -95,8 +95,9 @@ $(BUILD)/ringside.iso: $(BUILD)/ringside.elf iso/grub.cfg iso/mkiso
 iso: $(BUILD)/ringside.iso
 
 # ---------------------------------------------------------------- host
-# Each folder host/NAME/ with C sources becomes build/host/ringside-NAME.
-HOST_DIRS := $(patsubst %/,%,$(dir $(wildcard host/*/*.c)))
+# Each folder host/NAME/ with C sources becomes build/host/ringside-NAME;
+# host/linux-guest holds the Linux baseline guest, built by its own rules.
+HOST_DIRS := $(filter-out host/linux-guest,$(patsubst %/,%,$(dir $(wildcard host/*/*.c))))
 HOST_PROGS := $(sort $(patsubst host/%,$(BUILD)/host/ringside-%,$(HOST_DIRS)))
 HOST_CFLAGS := -std=gnu11 -O2 -g $(WARN) -D_GNU_SOURCE -I.
 host: $(HOST_PROGS)
@@ -106,6 +107,8 @@ $(BUILD)/host/ringside-%: $$(wildcard host/%/*.c) $$(wildcard host/%/*.h)
 	@mkdir -p $(dir $@)
 	@echo "  CC      $@"
 	@$(HOSTCC) $(HOST_CFLAGS) -o $@ $(filter %.c,$^) -lm -lpthread
+
+-include host/linux-guest/linux-guest.mk
 
 # ---------------------------------------------------------------- tests
 # tests/unit/test_NAME.c links with the kernel sources that
@@ -123,12 +126,18 @@ $(BUILD)/unit/test_%: tests/unit/test_%.c $$(test_%_SRCS) $$(wildcard tests/unit
 unit: $(UNIT_TESTS)
 	@set -e; for t in $(UNIT_TESTS); do echo "== $$t"; $$t; done
 
-qemu-test: all
+qemu-test: all linux-guest
 	$(PYTHON) -m pytest -v tests/qemu $(PYTEST_ARGS)
+
+# libFuzzer targets (clang), each for a bounded time
+FUZZ_SECONDS ?= 20
+fuzz:
+	tests/fuzz/run.sh $(FUZZ_SECONDS)
 
 test: deps
 	$(MAKE) all
 	$(MAKE) unit
+	$(MAKE) fuzz
 	$(MAKE) qemu-test
 
 run: all

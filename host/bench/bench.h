@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: MIT */
+/* ringside-bench: shared definitions of the benchmark client. */
+#ifndef RB_BENCH_H
+#define RB_BENCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* The services every ringside guest (and the Linux baseline) runs. */
+#define PORT_ECHO 1234
+#define PORT_SINK 1235
+#define PORT_SOURCE 1236
+
+/* The one data pattern: byte at stream offset i. */
+static inline uint8_t pattern_byte(uint64_t i)
+{
+	return (uint8_t)(i % 251);
+}
+
+void pattern_fill(uint8_t *p, size_t n, uint64_t off);
+/* Offset (relative to p) of the first byte that is wrong, or -1. */
+long long pattern_check(const uint8_t *p, size_t n, uint64_t off);
+
+struct bench_opts {
+	const char *uds;	/* hybrid vsock: Unix socket of the back end */
+	unsigned cid;		/* AF_VSOCK peer when uds is NULL */
+	int port;		/* -1: the service's default port */
+	bool json, progress;
+	/* pingpong */
+	size_t sizes[64];
+	unsigned nsizes;
+	unsigned long count, warmup;
+	double time_s;		/* 0: use count */
+	/* stream */
+	size_t len;		/* -l */
+	unsigned parallel;	/* -P */
+	bool g2h;		/* --dir g2h: read from the source */
+	const char *cpu_pids;
+};
+
+/* connect.c: a connected stream socket to port, or exit with a message */
+int bench_connect(const struct bench_opts *o, unsigned port);
+uint64_t now_ns(void);
+int write_all(int fd, const void *p, size_t n);
+int read_all(int fd, void *p, size_t n);	/* 0 ok, -1 error or EOF */
+
+int run_pingpong(const struct bench_opts *o);
+int run_stream(const struct bench_opts *o);
+
+#endif

@@ -1,0 +1,141 @@
+// SPDX-License-Identifier: MIT
+/*
+ * pingpong: send SIZE bytes to the echo port, wait until all SIZE come
+ * back, record the round trip (fio's pingpong=1 on a vsock/unix job does
+ * the same). Warm-up rounds first; then --count rounds or --time seconds.
+ * Latency percentiles in ns as in seed 000's table.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "bench.h"
+
+struct pp_result {
+	size_t size;
+	unsigned long n;
+	double p1, p50, mean, p99, p999, max;
+};
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* nearest-rank percentile of sorted v */
+static double pct(const uint64_t *v, unsigned long n, double p)
+{
+	unsigned long i = (unsigned long)(p / 100.0 * (n - 1) + 0.5);
+
+	return v[i < n ? i : n - 1];
+}
+
+/* One round trip; exits on a mismatch with the stream offset. */
+static uint64_t round_trip(int fd, uint8_t *tx, uint8_t *rx, size_t size,
+			   uint64_t *off)
+{
+	uint64_t t0, t1;
+	long long bad;
+
+	pattern_fill(tx, size, *off);
+	t0 = now_ns();
+	if (write_all(fd, tx, size) < 0 || read_all(fd, rx, size) < 0) {
+		fprintf(stderr, "ringside-bench: pingpong: connection lost at "
+			"offset %llu\n", (unsigned long long)*off);
+		exit(1);
+	}
+	t1 = now_ns();
+	bad = pattern_check(rx, size, *off);
+	if (bad >= 0) {
+		fprintf(stderr, "ringside-bench: pingpong: mismatch at offset "
+			"%llu: got %u want %u\n",
+			(unsigned long long)(*off + bad), rx[bad],
+			pattern_byte(*off + bad));
+		exit(3);
+	}
+	*off += size;
+	return t1 - t0;
+}
+
+static void one_size(const struct bench_opts *o, size_t size,
+		     struct pp_result *r)
+{
+	unsigned port = o->port >= 0 ? (unsigned)o->port : PORT_ECHO;
+	int fd = bench_connect(o, port);
+	uint8_t *tx = malloc(size), *rx = malloc(size);
+	unsigned long cap = o->time_s ? 65536 : o->count, n = 0;
+	uint64_t *v = malloc(cap * sizeof(*v)), off = 0, sum = 0;
+	uint64_t start, end, last_progress;
+
+	if (!tx || !rx || !v) {
+		perror("malloc");
+		exit(2);
+	}
+	for (unsigned long i = 0; i < o->warmup; i++)
+		round_trip(fd, tx, rx, size, &off);
+	start = last_progress = now_ns();
+	end = start + (uint64_t)(o->time_s * 1e9);
+	for (;;) {
+		if (o->time_s ? now_ns() >= end : n >= o->count)
+			break;
+		if (n == cap) {
+			cap *= 2;
+			v = realloc(v, cap * sizeof(*v));
+			if (!v) {
+				perror("realloc");
+				exit(2);
+			}
+		}
+		v[n] = round_trip(fd, tx, rx, size, &off);
+		sum += v[n++];
+		if (o->progress && now_ns() - last_progress > 1000000000ull) {
+			last_progress = now_ns();
+			fprintf(stderr, "pingpong %zu B: %lu rounds, mean %.0f ns\n",
+				size, n, (double)sum / n);
+		}
+	}
+	close(fd);
+	qsort(v, n, sizeof(*v), cmp_u64);
+	r->size = size;
+	r->n = n;
+	if (n) {
+		r->p1 = pct(v, n, 1);
+		r->p50 = pct(v, n, 50);
+		r->mean = (double)sum / n;
+		r->p99 = pct(v, n, 99);
+		r->p999 = pct(v, n, 99.9);
+		r->max = v[n - 1];
+	}
+	free(tx);
+	free(rx);
+	free(v);
+}
+
+int run_pingpong(const struct bench_opts *o)
+{
+	struct pp_result r[64];
+
+	for (unsigned i = 0; i < o->nsizes; i++)
+		one_size(o, o->sizes[i], &r[i]);
+	if (o->json) {
+		printf("{\"mode\": \"pingpong\", \"unit\": \"ns\", \"results\": [");
+		for (unsigned i = 0; i < o->nsizes; i++)
+			printf("%s\n  {\"size\": %zu, \"count\": %lu, \"p1\": %.0f, "
+			       "\"p50\": %.0f, \"mean\": %.2f, \"p99\": %.0f, "
+			       "\"p99_9\": %.0f, \"max\": %.0f}", i ? "," : "",
+			       r[i].size, r[i].n, r[i].p1, r[i].p50, r[i].mean,
+			       r[i].p99, r[i].p999, r[i].max);
+		printf("\n]}\n");
+		return 0;
+	}
+	printf("pingpong (host-guest-host round trip), ns\n");
+	printf("%8s %8s %10s %10s %12s %10s %10s %10s\n", "size", "rounds",
+	       "1st perc.", "50th", "mean", "99th", "99.9th", "max");
+	for (unsigned i = 0; i < o->nsizes; i++)
+		printf("%8zu %8lu %10.0f %10.0f %12.2f %10.0f %10.0f %10.0f\n",
+		       r[i].size, r[i].n, r[i].p1, r[i].p50, r[i].mean,
+		       r[i].p99, r[i].p999, r[i].max);
+	return 0;
+}

@@ -1,0 +1,66 @@
+#!/bin/sh
+# Build a Linux guest for the vsock tests from Debian's kernel:
+#   build/linux-guest/bzImage   the kernel of package linux-image-amd64
+#   build/linux-guest/initrd    busybox-static + virtio/vsock modules +
+#                               ringside-guest-server (echo 1234, sink 1235,
+#                               source 1236; "connect PORT BYTES" on console)
+# Usage: host/linux-guest/build.sh [OUTDIR]   (default build/linux-guest)
+# Needs: linux-image-amd64 busybox-static cpio gzip gcc (libc static).
+set -eu
+
+here=$(cd "$(dirname "$0")" && pwd)
+out=${1:-build/linux-guest}
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+
+kver=$(ls /lib/modules | sort -V | tail -1)
+[ -n "$kver" ] && [ -f "/boot/vmlinuz-$kver" ] || {
+	echo "build.sh: no Debian kernel: apt-get install linux-image-amd64" >&2
+	exit 1
+}
+[ -x /bin/busybox ] || {
+	echo "build.sh: no /bin/busybox: apt-get install busybox-static" >&2
+	exit 1
+}
+
+root=$out/root
+rm -rf "$root"
+mkdir -p "$root/bin" "$root/lib/modules" "$root/proc" "$root/sys" "$root/dev"
+cp /bin/busybox "$root/bin/busybox"
+for a in sh mount insmod cat echo sleep poweroff mkdir; do
+	ln -sf busybox "$root/bin/$a"
+done
+
+# load order follows the modules' dependencies (modinfo -F depends)
+mods="virtio_ring virtio virtio_pci_modern_dev virtio_pci_legacy_dev virtio_pci
+vsock vmw_vsock_virtio_transport_common vmw_vsock_virtio_transport"
+for m in $mods; do
+	f=$(find "/lib/modules/$kver" -name "$m.ko*" | head -1)
+	[ -n "$f" ] || { echo "build.sh: module $m missing" >&2; exit 1; }
+	case "$f" in
+	*.ko.xz) xz -dc "$f" >"$root/lib/modules/$m.ko" ;;
+	*.ko.zst) zstd -qdc "$f" >"$root/lib/modules/$m.ko" ;;
+	*.ko.gz) gzip -dc "$f" >"$root/lib/modules/$m.ko" ;;
+	*) cp "$f" "$root/lib/modules/$m.ko" ;;
+	esac
+done
+
+gcc -static -O2 -Wall -Wextra -Werror -o "$root/bin/ringside-guest-server" \
+	"$here/guest-server.c"
+
+cat >"$root/init" <<INIT
+#!/bin/sh
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev
+for m in $(echo $mods); do
+	insmod /lib/modules/\$m.ko || echo "ringside-linux-guest: insmod \$m failed"
+done
+exec /bin/ringside-guest-server </dev/console >/dev/console 2>&1
+INIT
+chmod +x "$root/init"
+
+(cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) >"$out/initrd"
+cp "/boot/vmlinuz-$kver" "$out/bzImage"
+rm -rf "$root"
+echo "build.sh: $out/bzImage $out/initrd ($kver)"

@@ -1,0 +1,7 @@
+# The Linux baseline guest for the vsock tests (-include'd by the Makefile).
+#   make linux-guest   build/linux-guest/bzImage + build/linux-guest/initrd
+LINUX_GUEST := $(BUILD)/linux-guest/initrd
+.PHONY: linux-guest
+linux-guest: $(LINUX_GUEST)
+$(LINUX_GUEST): host/linux-guest/build.sh host/linux-guest/guest-server.c
+	host/linux-guest/build.sh $(BUILD)/linux-guest

@@ -1,0 +1,333 @@
+// SPDX-License-Identifier: MIT
+/*
+ * ringside-vhost-vsock: a vhost-user back end for QEMU's
+ * vhost-user-vsock-pci that bridges the guest's vsock to hybrid-vsock
+ * Unix sockets. One thread, one epoll loop; --poll busy-polls the rings.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "dev.h"
+#include "stats.h"
+
+static const char usage[] =
+"usage: ringside-vhost-vsock --socket PATH --uds PATH [options]\n"
+"\n"
+"vhost-user back end for QEMU's vhost-user-vsock-pci; the host side is\n"
+"hybrid vsock over Unix sockets (Firecracker / Cloud Hypervisor style).\n"
+"\n"
+"  --socket PATH     vhost-user socket QEMU connects to (-chardev socket,path=)\n"
+"  --uds PATH        host clients connect here and send \"CONNECT <port>\\n\";\n"
+"                    guest connections to host port P go to PATH_P\n"
+"  --uds-seqpacket PATH  the same for SOCK_SEQPACKET clients (optional)\n"
+"  --guest-cid N     the guest's CID (default 3)\n"
+"  --buf-alloc BYTES receive buffer advertised per connection (default 262144)\n"
+"  --poll            busy-poll the rings instead of sleeping on eventfds\n"
+"  -v, --verbose     log the front end's messages (twice: every message)\n"
+"  -h, --help        this text\n"
+"\n"
+"Counters go to stderr on SIGUSR1 and at exit. QEMU needs shared guest RAM:\n"
+"  -object memory-backend-memfd,id=mem,size=512M,share=on\n"
+"  -machine q35,memory-backend=mem\n"
+"  -chardev socket,id=vu,path=PATH -device vhost-user-vsock-pci,chardev=vu\n";
+
+static void die(const char *fmt, const char *arg)
+{
+	fprintf(stderr, "ringside-vhost-vsock: ");
+	fprintf(stderr, fmt, arg);
+	fputc('\n', stderr);
+	exit(2);
+}
+
+/* Listen on a Unix socket path; a stale socket file is replaced. */
+static int listen_unix(const char *path, const char *what, int type)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd, probe;
+
+	if (strlen(path) >= sizeof(sa.sun_path))
+		die("%s: path too long", what);
+	strcpy(sa.sun_path, path);
+	fd = socket(AF_UNIX, type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		die("socket: %s", strerror(errno));
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		if (errno != EADDRINUSE)
+			die("cannot bind: %s", strerror(errno));
+		/* in use by a live process, or left over by a dead one? */
+		probe = socket(AF_UNIX, type | SOCK_CLOEXEC, 0);
+		if (connect(probe, (struct sockaddr *)&sa, sizeof(sa)) == 0)
+			die("%s is in use by another process", path);
+		close(probe);
+		unlink(path);
+		if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+			die("cannot bind: %s", strerror(errno));
+	}
+	if (listen(fd, 128) < 0)
+		die("listen: %s", strerror(errno));
+	return fd;
+}
+
+static void ep_add(struct vsock_dev *d, int fd, struct ep_src *src,
+		   enum ep_kind kind)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = src };
+
+	src->kind = kind;
+	if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, fd, &ev) < 0)
+		die("epoll_ctl: %s", strerror(errno));
+}
+
+static void parse_args(struct vsock_dev *d, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "socket", required_argument, NULL, 's' },
+		{ "uds", required_argument, NULL, 'u' },
+		{ "uds-seqpacket", required_argument, NULL, 'q' },
+		{ "guest-cid", required_argument, NULL, 'c' },
+		{ "buf-alloc", required_argument, NULL, 'b' },
+		{ "poll", no_argument, NULL, 'p' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	unsigned long long v;
+	char *end;
+	int o;
+
+	d->guest_cid = 3;
+	d->buf_alloc = 256 * 1024;
+	opterr = 0;	/* our own one-line messages */
+	while ((o = getopt_long(argc, argv, "vh", opts, NULL)) != -1) {
+		switch (o) {
+		case 's':
+			d->vu_path = optarg;
+			break;
+		case 'u':
+			d->uds_path = optarg;
+			break;
+		case 'q':
+			d->uds_seq_path = optarg;
+			break;
+		case 'c':
+			errno = 0;
+			v = strtoull(optarg, &end, 0);
+			/* 0-2 are reserved, U32_MAX is VMADDR_CID_ANY */
+			if (*end || errno || v < 3 || v >= 0xffffffffull)
+				die("--guest-cid: '%s' is not a CID (3..2^32-2)",
+				    optarg);
+			d->guest_cid = v;
+			break;
+		case 'b':
+			errno = 0;
+			v = strtoull(optarg, &end, 0);
+			if (*end || errno || v < 4096 || v > (1ull << 30))
+				die("--buf-alloc: '%s' is not 4096..1073741824",
+				    optarg);
+			d->buf_alloc = v;
+			break;
+		case 'p':
+			d->poll = true;
+			break;
+		case 'v':
+			vv_verbose++;
+			break;
+		case 'h':
+			fputs(usage, stdout);
+			exit(0);
+		default:
+			die("bad option or missing value: '%s' (try --help)",
+			    argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		die("unexpected argument '%s' (try --help)", argv[optind]);
+	if (!d->vu_path)
+		die("%s", "--socket PATH is required (try --help)");
+	if (!d->uds_path)
+		die("%s", "--uds PATH is required (try --help)");
+}
+
+static void setup(struct vsock_dev *d)
+{
+	sigset_t set;
+
+	d->vu_fd = -1;
+	for (unsigned i = 0; i < 2; i++) {
+		d->vq[i].kick_fd = d->vq[i].call_fd = d->vq[i].err_fd = -1;
+		d->ep_kick[i].kind = i == VQ_RX ? EP_KICK_RX : EP_KICK_TX;
+	}
+	d->ep_vu_conn.kind = EP_VU_CONN;
+	d->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (d->epfd < 0)
+		die("epoll_create1: %s", strerror(errno));
+	d->vu_listen_fd = listen_unix(d->vu_path, "--socket", SOCK_STREAM);
+	d->uds_fd = listen_unix(d->uds_path, "--uds", SOCK_STREAM);
+	ep_add(d, d->vu_listen_fd, &d->ep_vu_listen, EP_VU_LISTEN);
+	ep_add(d, d->uds_fd, &d->ep_uds, EP_UDS_LISTEN);
+	d->uds_seq_fd = -1;
+	if (d->uds_seq_path) {
+		d->uds_seq_fd = listen_unix(d->uds_seq_path, "--uds-seqpacket",
+					    SOCK_SEQPACKET);
+		ep_add(d, d->uds_seq_fd, &d->ep_uds_seq, EP_UDS_SEQ_LISTEN);
+	}
+
+	signal(SIGPIPE, SIG_IGN);
+	sigemptyset(&set);
+	sigaddset(&set, SIGUSR1);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	d->sig_fd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+	if (d->sig_fd < 0)
+		die("signalfd: %s", strerror(errno));
+	ep_add(d, d->sig_fd, &d->ep_sig, EP_SIGNAL);
+	vsock_init(d);
+}
+
+static void drain_eventfd(int fd)
+{
+	uint64_t v;
+
+	if (fd >= 0 && read(fd, &v, sizeof(v)) == sizeof(v))
+		stats.kicks++;
+}
+
+/*
+ * A ring that was kicked a while ago but never showed a buffer means we do
+ * not see the guest's writes: QEMU's RAM is not shared with us (share=off).
+ * Checked from the tick, not at the kick: a kick can arrive before the
+ * ring is enabled.
+ */
+static void shared_ram_check(struct vsock_dev *d)
+{
+	static bool warned;
+
+	for (unsigned i = 0; i < 2 && !warned; i++) {
+		struct vring *vr = &d->vq[i];
+
+		if (!d->vq_ready[i] || !d->vq_kicked[i] || vr->seen_avail ||
+		    now_ms() - d->vq_ready_ms[i] < 1000 ||
+		    vring_avail_pending(vr))
+			continue;
+		warned = true;
+		vv_log("error: the guest kicked queue %u but its ring is empty "
+		       "here: guest RAM is not shared (use "
+		       "memory-backend-memfd,share=on)", i);
+	}
+}
+
+/* false: time to exit */
+static bool handle_signal(struct vsock_dev *d)
+{
+	struct signalfd_siginfo si;
+
+	while (read(d->sig_fd, &si, sizeof(si)) == sizeof(si)) {
+		if (si.ssi_signo == SIGUSR1)
+			stats_dump(stderr);
+		else
+			return false;
+	}
+	return true;
+}
+
+/* Before sleeping: let the guest kick us; true if work raced in. */
+static bool arm_kicks(struct vsock_dev *d)
+{
+	bool more = false;
+
+	if (!d->vq_ready[VQ_RX] || !d->vq_ready[VQ_TX])
+		return false;
+	more |= vring_set_kicks(&d->vq[VQ_TX], true);
+	/* RX kicks matter only while work waits for guest buffers */
+	if (vsock_rx_waiting(d))
+		more |= vring_set_kicks(&d->vq[VQ_RX], true);
+	else
+		vring_set_kicks(&d->vq[VQ_RX], false);
+	return more;
+}
+
+static void run(struct vsock_dev *d)
+{
+	struct epoll_event ev[64];
+
+	for (;;) {
+		int timeout = 200, n;
+
+		if (d->poll && d->vq_ready[VQ_RX] && d->vq_ready[VQ_TX])
+			timeout = 0;
+		else if (arm_kicks(d))
+			timeout = 0;
+		n = epoll_wait(d->epfd, ev, 64, timeout);
+		if (n < 0 && errno != EINTR)
+			die("epoll_wait: %s", strerror(errno));
+		for (int i = 0; i < n; i++) {
+			struct ep_src *src = ev[i].data.ptr;
+
+			switch (src->kind) {
+			case EP_VU_LISTEN:
+				vu_accept(d);
+				break;
+			case EP_VU_CONN:
+				if (d->vu_fd >= 0)
+					vu_readable(d);
+				break;
+			case EP_KICK_RX:
+			case EP_KICK_TX:
+				drain_eventfd(d->vq[src->kind == EP_KICK_TX].kick_fd);
+				d->vq_kicked[src->kind == EP_KICK_TX] = true;
+				break;
+			case EP_UDS_LISTEN:
+				vsock_accept(d, false);
+				break;
+			case EP_UDS_SEQ_LISTEN:
+				vsock_accept(d, true);
+				break;
+			case EP_CONN:
+				vsock_conn_event(d, src, ev[i].events);
+				break;
+			case EP_SIGNAL:
+				if (!handle_signal(d))
+					return;
+				break;
+			}
+		}
+		vsock_process(d);
+		if (now_ms() - d->last_tick_ms >= 200) {
+			d->last_tick_ms = now_ms();
+			vsock_tick(d);
+			shared_ram_check(d);
+		}
+		vsock_reap(d);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	static struct vsock_dev dev;
+
+	parse_args(&dev, argc, argv);
+	setup(&dev);
+	fprintf(stderr, "ringside-vhost-vsock: listening on %s (vhost-user), "
+		"%s (hybrid vsock), guest cid %llu%s\n", dev.vu_path,
+		dev.uds_path, (unsigned long long)dev.guest_cid,
+		dev.poll ? ", polling" : "");
+	run(&dev);
+	vu_disconnect(&dev);
+	unlink(dev.vu_path);
+	unlink(dev.uds_path);
+	if (dev.uds_seq_path)
+		unlink(dev.uds_seq_path);
+	stats_dump(stderr);
+	return 0;
+}

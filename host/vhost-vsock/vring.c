@@ -1,0 +1,251 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The layout-independent half of the device-side virtqueue: a thin
+ * dispatcher to ring_split/ring_packed twins plus iovec helpers.
+ */
+#include <string.h>
+
+#include "stats.h"
+#include "vring.h"
+
+bool vring_map(struct vring *vr, const struct guest_mem *mem)
+{
+	vr->mem = mem;
+	if (vr->num == 0 || vr->num > VRING_MAX_SIZE) {
+		vv_violation(&stats.ring_errors, "ring size %u", vr->num);
+		return false;
+	}
+	/* virtio 1.2, 2.7: a split ring's size is a power of 2 */
+	if (!vr->packed && (vr->num & (vr->num - 1))) {
+		vv_violation(&stats.ring_errors, "split ring size %u", vr->num);
+		return false;
+	}
+	return vr->packed ? vring_packed_map(vr) : vring_split_map(vr);
+}
+
+/*
+ * The front end may move the base or the size of a running ring: packed
+ * positions must stay inside the ring before anything is indexed.
+ */
+static bool vring_usable(struct vring *vr)
+{
+	if (vr->broken)
+		return false;
+	if (vr->packed && (vr->last_avail >= vr->num || vr->used_idx >= vr->num)) {
+		vv_violation(&stats.ring_errors, "packed position beyond ring");
+		vr->broken = true;
+		return false;
+	}
+	return true;
+}
+
+int vring_pop(struct vring *vr, struct vq_elem *e)
+{
+	int ret;
+
+	if (!vring_usable(vr))
+		return -1;
+	e->n_out = e->n_in = 0;
+	e->out_len = e->in_len = 0;
+	e->prev_avail = vr->last_avail;
+	e->prev_wrap = vr->avail_wrap;
+	ret = vr->packed ? vring_packed_pop(vr, e) : vring_split_pop(vr, e);
+	if (ret > 0)
+		vr->seen_avail = true;
+	if (ret < 0) {
+		vr->broken = true;
+		vr->last_avail = e->prev_avail;
+		vr->avail_wrap = e->prev_wrap;
+	}
+	return ret;
+}
+
+void vring_unpop(struct vring *vr, const struct vq_elem *e)
+{
+	vr->last_avail = e->prev_avail;
+	vr->avail_wrap = e->prev_wrap;
+}
+
+void vring_push(struct vring *vr, const struct vq_elem *e, uint32_t len)
+{
+	if (!vring_usable(vr))
+		return;
+	if (vr->packed)
+		vring_packed_push(vr, e, len);
+	else
+		vring_split_push(vr, e, len);
+	vr->want_notify = true;
+}
+
+bool vring_need_notify(struct vring *vr)
+{
+	bool ret;
+
+	if (!vr->want_notify || !vring_usable(vr))
+		return false;
+	vr->want_notify = false;
+	ret = vr->packed ? vring_packed_need_notify(vr) :
+			   vring_split_need_notify(vr);
+	vr->signalled_used = vr->used_idx;
+	vr->signalled_wrap = vr->used_wrap;
+	return ret;
+}
+
+bool vring_set_kicks(struct vring *vr, bool enable)
+{
+	if (!vring_usable(vr))
+		return false;
+	return vr->packed ? vring_packed_set_kicks(vr, enable) :
+			    vring_split_set_kicks(vr, enable);
+}
+
+bool vring_avail_pending(struct vring *vr)
+{
+	if (!vring_usable(vr))
+		return false;
+	return vr->packed ? vring_packed_avail_pending(vr) :
+			    vring_split_avail_pending(vr);
+}
+
+/*
+ * vhost-user.rst, "Vring descriptor indices for packed virtqueues": bits
+ * 0-14 last avail index, bit 15 its wrap counter, bits 16-30 the used
+ * index, bit 31 its wrap counter. QEMU 7.2 sends only the low 16 bits;
+ * then the used index equals the avail index (nothing was in flight).
+ */
+void vring_set_base(struct vring *vr, uint32_t num)
+{
+	if (!vr->packed) {
+		vr->last_avail = (uint16_t)num;
+		vr->used_idx = (uint16_t)num;
+		vr->avail_wrap = vr->used_wrap = false;
+	} else {
+		vr->last_avail = num & 0x7fff;
+		vr->avail_wrap = (num >> 15) & 1;
+		if (num >> 16) {
+			vr->used_idx = (num >> 16) & 0x7fff;
+			vr->used_wrap = (num >> 31) & 1;
+		} else {
+			vr->used_idx = vr->last_avail;
+			vr->used_wrap = vr->avail_wrap;
+		}
+	}
+	vr->signalled_used = vr->used_idx;
+	vr->signalled_wrap = vr->used_wrap;
+	vr->broken = false;
+}
+
+uint32_t vring_get_base(const struct vring *vr)
+{
+	if (!vr->packed)
+		return vr->last_avail;
+	return (uint32_t)(vr->last_avail & 0x7fff) |
+	       (uint32_t)vr->avail_wrap << 15 |
+	       (uint32_t)(vr->used_idx & 0x7fff) << 16 |
+	       (uint32_t)vr->used_wrap << 31;
+}
+
+bool vring_elem_add(struct vring *vr, struct vq_elem *e, uint64_t addr,
+		    uint32_t len, bool writable)
+{
+	void *p;
+
+	if (len == 0)
+		return true;
+	/* virtio 1.2, 2.7.4.2: device-writable buffers follow readable ones */
+	if (!writable && e->n_in) {
+		vv_violation(&stats.ring_errors,
+			     "readable descriptor after a writable one");
+		return false;
+	}
+	if (e->n_out + e->n_in >= VQ_MAX_SEGS) {
+		vv_violation(&stats.ring_errors, "chain over %u segments",
+			     VQ_MAX_SEGS);
+		return false;
+	}
+	p = guest_mem_gpa(vr->mem, addr, len);
+	if (!p) {
+		vv_violation(&stats.ring_errors,
+			     "buffer 0x%llx+%u outside guest memory",
+			     (unsigned long long)addr, len);
+		return false;
+	}
+	if (writable) {
+		e->in[e->n_in].iov_base = p;
+		e->in[e->n_in++].iov_len = len;
+		e->in_len += len;
+	} else {
+		e->out[e->n_out].iov_base = p;
+		e->out[e->n_out++].iov_len = len;
+		e->out_len += len;
+	}
+	return true;
+}
+
+size_t iov_to_buf(const struct iovec *iov, unsigned n, size_t off, void *buf,
+		  size_t len)
+{
+	size_t done = 0;
+
+	for (unsigned i = 0; i < n && done < len; i++) {
+		size_t l = iov[i].iov_len;
+
+		if (off >= l) {
+			off -= l;
+			continue;
+		}
+		l -= off;
+		if (l > len - done)
+			l = len - done;
+		memcpy((char *)buf + done, (char *)iov[i].iov_base + off, l);
+		done += l;
+		off = 0;
+	}
+	return done;
+}
+
+size_t buf_to_iov(const struct iovec *iov, unsigned n, size_t off,
+		  const void *buf, size_t len)
+{
+	size_t done = 0;
+
+	for (unsigned i = 0; i < n && done < len; i++) {
+		size_t l = iov[i].iov_len;
+
+		if (off >= l) {
+			off -= l;
+			continue;
+		}
+		l -= off;
+		if (l > len - done)
+			l = len - done;
+		memcpy((char *)iov[i].iov_base + off, (const char *)buf + done,
+		       l);
+		done += l;
+		off = 0;
+	}
+	return done;
+}
+
+unsigned iov_slice(struct iovec *dst, const struct iovec *iov, unsigned n,
+		   size_t off, size_t len)
+{
+	unsigned k = 0;
+
+	for (unsigned i = 0; i < n && len; i++) {
+		size_t l = iov[i].iov_len;
+
+		if (off >= l) {
+			off -= l;
+			continue;
+		}
+		l -= off;
+		if (l > len)
+			l = len;
+		dst[k].iov_base = (char *)iov[i].iov_base + off;
+		dst[k++].iov_len = l;
+		len -= l;
+		off = 0;
+	}
+	return k;
+}

@@ -1,0 +1,48 @@
+// SPDX-License-Identifier: MIT
+/* Validation of headers the guest puts in its TX queue (virtio 1.2, 5.10.6). */
+#include "vsock_hdr.h"
+#include "vring.h"
+
+static const char *const errs[VSOCK_HDR_NERR] = {
+	[VSOCK_HDR_OK] = "ok",
+	[VSOCK_HDR_SHORT] = "chain shorter than a header",
+	[VSOCK_HDR_LEN_BIG] = "len over 64 KiB",
+	[VSOCK_HDR_LEN_BUF] = "len beyond the buffer",
+	[VSOCK_HDR_TYPE] = "unknown type",
+	[VSOCK_HDR_OP] = "unknown op",
+	[VSOCK_HDR_SRC_CID] = "src_cid is not the guest's",
+	[VSOCK_HDR_DST_CID] = "dst_cid is not the host",
+	[VSOCK_HDR_CTRL_LEN] = "control packet with payload",
+};
+
+const char *vsock_hdr_strerror(enum vsock_hdr_err e)
+{
+	return e < VSOCK_HDR_NERR ? errs[e] : "?";
+}
+
+enum vsock_hdr_err vsock_hdr_parse(const struct iovec *out, unsigned n_out,
+				   uint64_t out_len, uint64_t guest_cid,
+				   int seqpacket, struct vsock_hdr *h)
+{
+	if (out_len < VSOCK_HDR_LEN ||
+	    iov_to_buf(out, n_out, 0, h, VSOCK_HDR_LEN) != VSOCK_HDR_LEN)
+		return VSOCK_HDR_SHORT;
+	/* seed 002: a len the buffer cannot hold is dropped, never trusted */
+	if (h->len > VSOCK_MAX_PAYLOAD)
+		return VSOCK_HDR_LEN_BIG;
+	if (h->len > out_len - VSOCK_HDR_LEN)
+		return VSOCK_HDR_LEN_BUF;
+	if (h->type != VSOCK_TYPE_STREAM &&
+	    !(seqpacket && h->type == VSOCK_TYPE_SEQPACKET))
+		return VSOCK_HDR_TYPE;
+	if (h->op == VSOCK_OP_INVALID || h->op > VSOCK_OP_CREDIT_REQUEST)
+		return VSOCK_HDR_OP;
+	/* 5.10.6.1: the device must not let a guest spoof its source */
+	if (h->src_cid != guest_cid)
+		return VSOCK_HDR_SRC_CID;
+	if (h->dst_cid != VSOCK_CID_HOST)
+		return VSOCK_HDR_DST_CID;
+	if (h->op != VSOCK_OP_RW && h->len)
+		return VSOCK_HDR_CTRL_LEN;
+	return VSOCK_HDR_OK;
+}

@@ -1,0 +1,31 @@
+#!/bin/sh
+# Build the libFuzzer targets with clang (ASan + UBSan) and run each for a
+# bounded time. Usage: tests/fuzz/run.sh [SECONDS_PER_TARGET]  (default 30)
+# Corpora stay in build/fuzz/corpus-NAME between runs. Needs: clang.
+set -eu
+cd "$(dirname "$0")/../.."
+secs=${1:-30}
+out=build/fuzz
+mkdir -p "$out"
+vv=host/vhost-vsock
+common="$vv/vring.c $vv/vring_split.c $vv/vring_packed.c $vv/guest_mem.c $vv/stats.c"
+flags="-std=gnu11 -g -O1 -I. -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -Wall -Wextra -Werror -Wno-unused-parameter"
+
+status=0
+for t in desc_chain vsock_hdr; do
+	extra=""
+	[ "$t" = vsock_hdr ] && extra="$vv/vsock_hdr.c"
+	# shellcheck disable=SC2086
+	clang $flags -o "$out/fuzz_$t" "tests/fuzz/fuzz_$t.c" $common $extra
+	mkdir -p "$out/corpus-$t"
+	echo "== fuzz_$t for ${secs}s"
+	if ! "$out/fuzz_$t" -max_total_time="$secs" -print_final_stats=1 \
+		-artifact_prefix="$out/crash-$t-" "$out/corpus-$t" \
+		>"$out/fuzz_$t.log" 2>&1; then
+		tail -40 "$out/fuzz_$t.log"
+		status=1
+	else
+		grep -E "stat::number_of_executed_units|Done" "$out/fuzz_$t.log" | tail -2
+	fi
+done
+exit $status

@@ -12,11 +12,13 @@ common="$vv/vring.c $vv/vring_split.c $vv/vring_packed.c $vv/guest_mem.c $vv/sta
 flags="-std=gnu11 -g -O1 -I. -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -Wall -Wextra -Werror -Wno-unused-parameter"
 
 status=0
-for t in desc_chain vsock_hdr; do
-	extra=""
-	[ "$t" = vsock_hdr ] && extra="$vv/vsock_hdr.c"
+# back end: descriptor chains and vsock headers; guest: the socket layer
+for t in desc_chain vsock_hdr guest_vsock; do
+	srcs="$common"
+	[ "$t" = vsock_hdr ] && srcs="$common $vv/vsock_hdr.c"
+	[ "$t" = guest_vsock ] && srcs="net/vsock/socket.c net/vsock/packet.c kernel/config.c"
 	# shellcheck disable=SC2086
-	clang $flags -o "$out/fuzz_$t" "tests/fuzz/fuzz_$t.c" $common $extra
+	clang $flags -o "$out/fuzz_$t" "tests/fuzz/fuzz_$t.c" $srcs
 	mkdir -p "$out/corpus-$t"
 	echo "== fuzz_$t for ${secs}s"
 	if ! "$out/fuzz_$t" -max_total_time="$secs" -print_final_stats=1 \

@@ -11,14 +11,17 @@ import hashlib
 import os
 import re
 import selectors
+import shutil
 import socket
 import subprocess
+import tempfile
 import threading
 import time
 
 import pytest
 
 from ringside_qemu import Guest, REPO
+from vsockhost import hybrid_connect_seq
 
 BENCH = os.path.join(REPO, 'build', 'host', 'ringside-bench')
 ECHO, SINK, SOURCE = 1234, 1235, 1236
@@ -103,14 +106,22 @@ def counters(guest, section):
 
 @pytest.fixture(scope='module', params=['off', 'on'], ids=['split', 'packed'])
 def vguest(request):
+	tmp = tempfile.mkdtemp(prefix='ringside-seq-')
 	g = Guest('--boot', 'elf', '--vsock', '--qemu-arg=-global',
 		  '--qemu-arg=vhost-user-vsock-pci.packed=%s' % request.param,
+		  '--vsock-arg=--uds-seqpacket', '--vsock-arg=%s/seq' % tmp,
 		  name='vsock-%s' % request.param)
-	g.start()
-	g.ring = 'packed' if request.param == 'on' else 'split'
-	yield g
-	status = g.poweroff() if g.alive else g.status
-	g.stop()
+	try:
+		g.start()
+		g.ring = 'packed' if request.param == 'on' else 'split'
+		g.uds_seq = tmp + '/seq'
+		# the back end takes connections once QEMU handed it the rings
+		connect_when_up(g.vsock_uds, ECHO).close()
+		yield g
+		status = g.poweroff() if g.alive else g.status
+	finally:
+		g.stop()
+		shutil.rmtree(tmp, ignore_errors=True)
 	assert status == 0, 'QEMU exit status %r after poweroff' % status
 
 
@@ -214,6 +225,24 @@ def test_bench_client_against_guest(vguest):
 			      '--time', '2'], capture_output=True, text=True, timeout=300)
 	assert out.returncode == 0, out.stderr
 	assert re.search(r'total:\s+[1-9]\d* bytes', out.stdout), out.stdout
+
+
+def test_seqpacket_boundaries(vguest):
+	"""The echo service on SEQPACKET returns every message whole and alone,
+	also messages larger than one 64 KiB packet or one RX buffer."""
+	sizes = [1, 44, 100, 4052, 4096, 65536, 70000, 131072, 3, 4097]
+	with hybrid_connect_seq(vguest.uds_seq, ECHO) as s:
+		for i, size in enumerate(sizes):
+			msg = pattern(size, 100 + i)
+			s.send(msg)
+			got = s.recv(1 << 20)
+			assert len(got) == size and got == msg, (size, len(got))
+		# several messages in flight at once keep their boundaries
+		msgs = [pattern(n, n) for n in (10, 5000, 1, 70000, 33)]
+		for m in msgs:
+			s.send(m)
+		for m in msgs:
+			assert s.recv(1 << 20) == m
 
 
 class HostListener:

@@ -1,0 +1,190 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The guest's vsock socket layer (net/vsock/) under a hostile peer: the
+ * input is a script of packets from the "host" (any header, any payload)
+ * interleaved with application actions (accept, read, write, shutdown,
+ * close, connect, time passing). The layer must never crash, and once
+ * the application lets go and time passes, no socket and no packet
+ * buffer may be left.
+ */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernel/config.h"
+#include "kernel/time.h"
+#include "net/vsock/vsock.h"
+
+#define GUEST_CID 3
+#define MAX_APP 16
+
+static uint64_t fake_now;
+static struct vsock_pkt *sent[256];
+static unsigned int n_sent;
+static bool full;
+
+uint64_t now_ns(void)
+{
+	return fake_now;
+}
+
+static uint64_t cid(void)
+{
+	return GUEST_CID;
+}
+
+/* The device side: TX packets complete at once, as a fast device would. */
+static void send_pkt(struct vsock_pkt *pkt)
+{
+	if (pkt->hdr.len > VSOCK_MAX_PKT_PAYLOAD || pkt->hdr.len > pkt->cap)
+		abort();
+	if (n_sent == 256) {
+		vsock_pkt_free(pkt);
+		return;
+	}
+	sent[n_sent++] = pkt;
+}
+
+static bool tx_full(void)
+{
+	return full;
+}
+
+static const struct vsock_transport fuzz_transport = {
+	.name = "fuzz",
+	.local_cid = cid,
+	.send_pkt = send_pkt,
+	.tx_full = tx_full,
+};
+
+struct input {
+	const uint8_t *p;
+	size_t left;
+};
+
+static uint32_t take(struct input *in, unsigned int bytes)
+{
+	uint32_t v = 0;
+
+	while (bytes-- && in->left) {
+		v = v << 8 | *in->p++;
+		in->left--;
+	}
+	return v;
+}
+
+static void flush_sent(void)
+{
+	for (unsigned int i = 0; i < n_sent; i++)
+		vsock_pkt_free(sent[i]);
+	n_sent = 0;
+}
+
+static void peer_packet(struct input *in)
+{
+	uint32_t len = take(in, 2) % 9000;
+	struct vsock_pkt *pkt = vsock_pkt_alloc(len);
+
+	if (!pkt)
+		return;
+	pkt->hdr.src_cid = take(in, 1) & 1 ? 2 : take(in, 4);
+	pkt->hdr.dst_cid = GUEST_CID;
+	pkt->hdr.src_port = 5000 + take(in, 1) % 4;
+	pkt->hdr.dst_port = take(in, 1) & 1 ? 1234 : 49152 + take(in, 1) % 4;
+	pkt->hdr.type = 1 + take(in, 1) % 2;
+	pkt->hdr.op = 1 + take(in, 1) % 7;
+	pkt->hdr.flags = take(in, 1);
+	pkt->hdr.buf_alloc = take(in, 4);
+	pkt->hdr.fwd_cnt = take(in, 4);
+	pkt->hdr.len = len;
+	for (uint32_t i = 0; i < len; i++)
+		pkt->data[i] = (uint8_t)i;
+	vsock_rx(pkt);
+}
+
+static void app_action(struct input *in, struct vsock_sock **app, struct vsock_sock **listeners)
+{
+	static uint8_t buf[70000];
+	unsigned int slot = take(in, 1) % MAX_APP;
+	struct vsock_sock *s = app[slot];
+	bool eor;
+
+	switch (take(in, 1) % 9) {
+	case 0:
+		if (!s)
+			app[slot] = vsock_accept(listeners[take(in, 1) & 1]);
+		break;
+	case 1:
+		if (s && vsock_recv(s, buf, take(in, 3) % sizeof(buf), &eor) < 0)
+			abort();
+		break;
+	case 2:
+		if (s)
+			vsock_send(s, buf, take(in, 3) % sizeof(buf), take(in, 1) & 1);
+		break;
+	case 3:
+		if (s)
+			vsock_shutdown(s, take(in, 1));
+		break;
+	case 4:
+		if (s) {
+			vsock_close(s);
+			app[slot] = NULL;
+		}
+		break;
+	case 5:
+		if (!s)
+			app[slot] = vsock_connect(2, 6000 + take(in, 1) % 4, 1 + take(in, 1) % 2);
+		break;
+	case 6:
+		fake_now += (uint64_t)take(in, 2) * 1000000ULL;
+		vsock_poll();
+		break;
+	case 7:
+		full = !full;
+		break;
+	default:
+		flush_sent();
+		break;
+	}
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct input in = { data, size };
+	struct vsock_sock *app[MAX_APP] = { 0 };
+	struct vsock_sock *listeners[2];
+	struct vsock_sock *s;
+
+	config_reset();
+	vsock_init(&fuzz_transport);
+	fake_now = 1;
+	full = false;
+	listeners[0] = vsock_listen(1234, VSOCK_TYPE_STREAM, 4);
+	listeners[1] = vsock_listen(1234, VSOCK_TYPE_SEQPACKET, 4);
+	while (in.left) {
+		if (take(&in, 1) & 1)
+			peer_packet(&in);
+		else
+			app_action(&in, app, listeners);
+	}
+	/* tear down: the application lets go, the peer resets what remains */
+	for (unsigned int i = 0; i < MAX_APP; i++)
+		if (app[i])
+			vsock_close(app[i]);
+	vsock_close(listeners[0]);
+	vsock_close(listeners[1]);
+	fake_now += 60ULL * 1000000000ULL;
+	vsock_poll();
+	while ((s = vsock_next(NULL))) {
+		/* only closed-and-orphaned sockets may remain; none should */
+		abort();
+	}
+	flush_sent();
+	if (vsock_pkt_live())
+		abort();
+	return 0;
+}

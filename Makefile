@@ -2,7 +2,7 @@
 #   make            build/ringside.elf, build/ringside.iso, host programs
 #   make deps       install the Debian packages everything needs (as root)
 #   make test       unit tests, then the QEMU tests (pytest)
-#   make run        boot the ISO in QEMU with the serial console on stdio
+#   make run        boot the ISO with vsock (build/vsock), serial console on stdio
 #   make bench      the main job: boot the appliance and print benchmark tables
 #   make clean      remove build/ (the newlib build is kept: make distclean)
 
@@ -140,8 +140,11 @@ test: deps
 	$(MAKE) fuzz
 	$(MAKE) qemu-test
 
+# The appliance with its services: host programs reach them through
+# build/vsock (hybrid vsock, e.g. build/host/ringside-bench pingpong --uds build/vsock).
 run: all
-	host/ringside-run --wait-ready=no $(RUN_ARGS)
+	@echo "vsock for host programs: $(abspath $(BUILD))/vsock (Ctrl-A x quits)"
+	host/ringside-run --vsock --vsock-uds $(abspath $(BUILD))/vsock --wait-ready=no $(RUN_ARGS)
 
 bench: deps
 	$(MAKE) all

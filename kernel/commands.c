@@ -178,6 +178,27 @@ static int cmd_reboot(int argc, char **argv)
 	reboot();
 }
 
+/*
+ * Fault on purpose, to see the exception handler's report (and to test
+ * it): the machine halts afterwards.
+ */
+#define CRASH_ADDR 0xdead0000000ULL /* canonical, never mapped */
+
+static int cmd_crash(int argc, char **argv)
+{
+	if (argc != 2)
+		return shell_error("usage: crash pf|ud|de");
+	if (!strcmp(argv[1], "pf"))
+		*(volatile uint64_t *)(uintptr_t)CRASH_ADDR = 1;
+	else if (!strcmp(argv[1], "ud"))
+		__asm__ __volatile__("ud2");
+	else if (!strcmp(argv[1], "de"))
+		__asm__ __volatile__("xor %%ecx, %%ecx; div %%ecx" ::: "eax", "ecx", "edx");
+	else
+		return shell_error("crash: unknown fault '%s' (pf, ud or de)", argv[1]);
+	return 0;
+}
+
 static const struct shell_cmd builtin_cmds[] = {
 	{ "info", NULL, "CPU, memory, TSC, boot path, command line, build id", cmd_info },
 	{ "mem", NULL, "memory map, usable RAM, heap and page-table use", cmd_mem },
@@ -187,6 +208,7 @@ static const struct shell_cmd builtin_cmds[] = {
 	{ "set", "KEY=VALUE", "change configuration keys", cmd_set },
 	{ "reboot", NULL, "reset the machine", cmd_reboot },
 	{ "poweroff", NULL, "ACPI power off (QEMU exits)", cmd_poweroff },
+	{ "crash", "pf|ud|de", "fault on purpose: page fault, invalid opcode, divide error", cmd_crash },
 };
 
 void commands_init(void)

@@ -411,3 +411,27 @@ def test_vsock_backend_is_started_and_stopped():
 	assert m and 'stopped vhost-vsock (pid %s)' % m.group(1) in r.stderr, r.stderr
 	with pytest.raises(ProcessLookupError):
 		os.kill(int(m.group(1)), 0)
+
+
+@pytest.mark.parametrize('fault,vector,name', [('pf', 14, 'page fault'), ('ud', 6, 'invalid opcode'),
+					       ('de', 0, 'divide error')])
+def test_exception_report(guest_factory, fault, vector, name):
+	"""A fault prints vector, error code, RIP, CR2, registers and a
+	frame-pointer backtrace, then the machine halts (QEMU keeps running)."""
+	g = guest_factory('--boot', 'elf')
+	g.send('crash %s\r' % fault)
+	m = g.wait_for(r'\*\*\* exception (\d+) \(([^)]*)\) error (0x[0-9a-f]+|0)\s*\n'
+		       r'RIP ([0-9a-f]{16}) CS 8 RFLAGS [0-9a-f]{16} RSP ([0-9a-f]{16})\s*\n'
+		       r'CR2 ([0-9a-f]{16})\s*\n'
+		       r'RAX [0-9a-f]{16} RBX [^\n]*\n'
+		       r'RSI [^\n]*\nR9 [^\n]*\nR13 [^\n]*\n'
+		       r'backtrace:\s*\n((?:  #[-\d]+ [0-9a-f]{16}\s*\n)+)halted\.')
+	assert int(m.group(1)) == vector and m.group(2) == name
+	rip = int(m.group(4), 16)
+	assert 0x100000 <= rip < 0x200000, hex(rip)  # inside the kernel image
+	if fault == 'pf':
+		assert m.group(6) == '00000dead0000000'
+		assert int(m.group(3), 16) & 2  # a write
+	frames = m.group(7).strip().splitlines()
+	assert len(frames) >= 3, frames  # the faulting RIP, the command, the shell...
+	assert g.alive  # halted, not reset

@@ -331,6 +331,7 @@ def test_host_connect_to_closed_port(vguest):
 	('event_idx', ['0', '1']),
 	('indirect', ['0', '1']),
 	('ring', ['split', 'packed']),
+	('irq', ['msix', 'poll']),
 ])
 def test_every_switch_both_ways(vguest, key, values):
 	for v in values:
@@ -343,6 +344,11 @@ def test_every_switch_both_ways(vguest, key, values):
 		with hybrid_connect(vguest.vsock_uds, ECHO) as s:
 			data = os.urandom(4 << 20)
 			assert echo_exchange(s, data) == data
+		if key == 'irq':
+			rxq = re.search(r'rxq: added \d+ completed \d+ kicks \d+ suppressed \d+ '
+					r'interrupts (\d+)', vguest.command('stats virtio-vsock'))
+			irqs = int(rxq.group(1))
+			assert irqs > 0 if v == 'msix' else irqs == 0, (v, irqs)
 
 
 def test_no_drops_and_buffers_returned(vguest):

@@ -258,12 +258,7 @@ static void *packed_release(struct virtq *vq, uint16_t id, uint32_t used_len, ui
 	void *token = c->token;
 
 	c->token = NULL;
-	/* 2.8.4: len counts bytes written into the writable buffers. */
-	if (used_len > c->in_len) {
-		vq->stats.bad_completions++;
-		used_len = 0;
-	}
-	*len = used_len;
+	*len = virtq_used_len(vq, c, used_len);
 	if (c->indirect) {
 		dma_free(c->indirect);
 		c->indirect = NULL;

@@ -227,15 +227,7 @@ static void *split_detach(struct virtq *vq, uint32_t id, uint32_t used_len, uint
 	c = &vq->chain[id];
 	token = c->token;
 	c->token = NULL;
-	/*
-	 * 2.7.8.2: only the first len bytes are data. A len past the
-	 * writable buffers is a lie: hand the buffer back with no data.
-	 */
-	if (used_len > c->in_len) {
-		vq->stats.bad_completions++;
-		used_len = 0;
-	}
-	*len = used_len;
+	*len = virtq_used_len(vq, c, used_len);
 	if (c->indirect) {
 		dma_free(c->indirect);
 		c->indirect = NULL;

@@ -99,6 +99,22 @@ void *virtq_detach_unused(struct virtq *vq)
 	return NULL;
 }
 
+/*
+ * 2.7.8.2 / 2.8.4: len counts the bytes written into the device-writable
+ * buffers. A len past them is a lie: the buffer comes back with no data,
+ * counted. For a chain with nothing writable len means nothing; some back
+ * ends (DPDK's packed vhost, older Linux vhost) report the bytes they read
+ * there, so it is ignored rather than counted as bad.
+ */
+uint32_t virtq_used_len(struct virtq *vq, const struct virtq_chain *c, uint32_t used_len)
+{
+	if (used_len <= c->in_len)
+		return used_len;
+	if (c->in_len)
+		vq->stats.bad_completions++;
+	return 0;
+}
+
 uint32_t virtq_in_len(const struct vbuf *in, unsigned int n_in)
 {
 	uint64_t sum = 0;

@@ -241,6 +241,8 @@ bool virtq_enable_cb_delayed_packed(struct virtq *vq);
 
 /* Shared helpers (virtqueue.c). */
 uint32_t virtq_in_len(const struct vbuf *in, unsigned int n_in);
+/* A completion's len checked against the chain's device-writable bytes. */
+uint32_t virtq_used_len(struct virtq *vq, const struct virtq_chain *c, uint32_t used_len);
 void virtq_order_push(struct virtq *vq, uint16_t id);
 uint16_t virtq_order_pop(struct virtq *vq);
 /* Drop the oldest from the order, leaked like any garbled completion. */

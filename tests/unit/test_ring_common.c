@@ -1062,14 +1062,17 @@ static void test_bad_len(void **state)
 	ring_model_complete(&fx->m, 0, 8);
 	assert_ptr_equal(virtq_get_used(fx->vq, &len), data + 8);
 	assert_int_equal(len, 8);
-	/* A device-readable-only buffer has nothing to write into. */
+	/*
+	 * A device-readable-only buffer has nothing to write into: a len
+	 * there (DPDK's packed vhost reports what it read) is ignored.
+	 */
 	assert_int_equal(virtq_add(fx->vq, &ob, 1, NULL, 0, &out), 0);
 	virtq_kick(fx->vq);
 	ring_model_fetch_all(&fx->m);
 	ring_model_complete(&fx->m, 0, 1);
 	assert_ptr_equal(virtq_get_used(fx->vq, &len), &out);
 	assert_int_equal(len, 0);
-	assert_int_equal(bad_count(fx), 2);
+	assert_int_equal(bad_count(fx), 1);
 	assert_int_equal(virtq_free_slots(fx->vq), p->size);
 	assert_still_works(fx);
 	ring_fixture_free(fx);

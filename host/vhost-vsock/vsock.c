@@ -35,7 +35,6 @@
 #define LINE_MAX_LEN 40
 #define SEQ_MAX_PENDING 256		/* complete messages waiting for the host */
 #define SEQ_MAX_MSG (1024 * 1024)	/* largest host message we forward */
-#define VSOCK_SEQ_EOM 1			/* virtio 1.2, 5.10.6.6 */
 
 enum conn_state {
 	ST_LINE,	/* host client: waiting for "CONNECT <port>\n" */
@@ -248,7 +247,7 @@ static void conn_reset(struct vsock_dev *d, struct conn *c)
 	work_add(d, c);
 }
 
-static void queue_rst(struct vsock_dev *d, const struct vsock_hdr *h)
+static void queue_rst(struct vsock_dev *d, const struct virtio_vsock_hdr *h)
 {
 	if (h->op == VSOCK_OP_RST)	/* never answer RST with RST */
 		return;
@@ -458,7 +457,7 @@ void vsock_accept(struct vsock_dev *d, bool seqpacket)
 }
 
 /* A guest REQUEST to host port P: connect to the Unix listener PATH_P. */
-static void guest_connect(struct vsock_dev *d, const struct vsock_hdr *h)
+static void guest_connect(struct vsock_dev *d, const struct virtio_vsock_hdr *h)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	struct conn *c;
@@ -587,7 +586,7 @@ static void tx_response(struct vsock_dev *d, struct conn *c)
 
 static void tx_packet(struct vsock_dev *d, const struct vq_elem *e)
 {
-	struct vsock_hdr h;
+	struct virtio_vsock_hdr h;
 	enum vsock_hdr_err err;
 	struct conn *c;
 	bool had_credit;
@@ -686,7 +685,7 @@ static size_t fill_hdr(struct vsock_dev *d, const struct vq_elem *e,
 		       uint16_t op, uint32_t flags, uint32_t len,
 		       struct conn *c)
 {
-	struct vsock_hdr h = {
+	struct virtio_vsock_hdr h = {
 		.src_cid = VSOCK_CID_HOST,
 		.dst_cid = d->guest_cid,
 		.src_port = host_port,
@@ -726,8 +725,8 @@ static size_t conn_rx_data(struct vsock_dev *d, struct conn *c,
 	unsigned n;
 	ssize_t r;
 
-	if (room > VSOCK_MAX_PAYLOAD)
-		room = VSOCK_MAX_PAYLOAD;
+	if (room > VSOCK_MAX_PKT_PAYLOAD)
+		room = VSOCK_MAX_PKT_PAYLOAD;
 	if (room > credit)
 		room = credit;
 	n = iov_slice(iov, e->in, e->n_in, VSOCK_HDR_LEN, room);
@@ -885,8 +884,8 @@ static size_t conn_rx_data_seq(struct vsock_dev *d, struct conn *c,
 
 	if (!c->seq_rx && !seq_rx_fetch(c))
 		return 0;
-	if (room > VSOCK_MAX_PAYLOAD)
-		room = VSOCK_MAX_PAYLOAD;
+	if (room > VSOCK_MAX_PKT_PAYLOAD)
+		room = VSOCK_MAX_PKT_PAYLOAD;
 	if (room > credit)
 		room = credit;
 	if (room >= c->seq_rx_len - c->seq_rx_off) {

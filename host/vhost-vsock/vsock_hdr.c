@@ -22,13 +22,13 @@ const char *vsock_hdr_strerror(enum vsock_hdr_err e)
 
 enum vsock_hdr_err vsock_hdr_parse(const struct iovec *out, unsigned n_out,
 				   uint64_t out_len, uint64_t guest_cid,
-				   int seqpacket, struct vsock_hdr *h)
+				   int seqpacket, struct virtio_vsock_hdr *h)
 {
 	if (out_len < VSOCK_HDR_LEN ||
 	    iov_to_buf(out, n_out, 0, h, VSOCK_HDR_LEN) != VSOCK_HDR_LEN)
 		return VSOCK_HDR_SHORT;
 	/* seed 002: a len the buffer cannot hold is dropped, never trusted */
-	if (h->len > VSOCK_MAX_PAYLOAD)
+	if (h->len > VSOCK_MAX_PKT_PAYLOAD)
 		return VSOCK_HDR_LEN_BIG;
 	if (h->len > out_len - VSOCK_HDR_LEN)
 		return VSOCK_HDR_LEN_BUF;

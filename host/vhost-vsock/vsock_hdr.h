@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The virtio-vsock packet header (virtio 1.2, 5.10.6) and its validation.
- * All fields are little endian; this program runs on x86_64 only, so the
- * struct is used as is.
+ * Validation of the virtio-vsock packet headers a guest sends (the format
+ * itself is net/vsock/wire.h, shared with the guest).
  */
 #ifndef VV_VSOCK_HDR_H
 #define VV_VSOCK_HDR_H
@@ -10,39 +9,7 @@
 #include <stdint.h>
 #include <sys/uio.h>
 
-struct vsock_hdr {
-	uint64_t src_cid;
-	uint64_t dst_cid;
-	uint32_t src_port;
-	uint32_t dst_port;
-	uint32_t len;
-	uint16_t type;
-	uint16_t op;
-	uint32_t flags;
-	uint32_t buf_alloc;
-	uint32_t fwd_cnt;
-} __attribute__((packed));
-
-#define VSOCK_HDR_LEN 44
-#define VSOCK_CID_HOST 2
-#define VSOCK_MAX_PAYLOAD (64 * 1024)	/* what Linux accepts per packet */
-
-#define VSOCK_TYPE_STREAM 1
-#define VSOCK_TYPE_SEQPACKET 2
-
-enum vsock_op {
-	VSOCK_OP_INVALID,
-	VSOCK_OP_REQUEST,
-	VSOCK_OP_RESPONSE,
-	VSOCK_OP_RST,
-	VSOCK_OP_SHUTDOWN,
-	VSOCK_OP_RW,
-	VSOCK_OP_CREDIT_UPDATE,
-	VSOCK_OP_CREDIT_REQUEST,
-};
-
-#define VSOCK_SHUTDOWN_RCV 1	/* the sender will receive no more */
-#define VSOCK_SHUTDOWN_SEND 2	/* the sender will send no more */
+#include "net/vsock/wire.h"
 
 enum vsock_hdr_err {
 	VSOCK_HDR_OK,
@@ -65,7 +32,7 @@ enum vsock_hdr_err {
  */
 enum vsock_hdr_err vsock_hdr_parse(const struct iovec *out, unsigned n_out,
 				   uint64_t out_len, uint64_t guest_cid,
-				   int seqpacket, struct vsock_hdr *h);
+				   int seqpacket, struct virtio_vsock_hdr *h);
 const char *vsock_hdr_strerror(enum vsock_hdr_err e);
 
 #endif

@@ -14,7 +14,7 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct iovec iov[8];
-	struct vsock_hdr h;
+	struct virtio_vsock_hdr h;
 	uint64_t total = 0;
 	unsigned n = 0;
 	size_t off = 2;
@@ -37,7 +37,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (err == VSOCK_HDR_OK) {
 		assert(total >= VSOCK_HDR_LEN);
 		assert(h.len <= total - VSOCK_HDR_LEN);
-		assert(h.len <= VSOCK_MAX_PAYLOAD);
+		assert(h.len <= VSOCK_MAX_PKT_PAYLOAD);
 		assert(h.dst_cid == VSOCK_CID_HOST);
 		assert(h.op >= VSOCK_OP_REQUEST && h.op <= VSOCK_OP_CREDIT_REQUEST);
 	}

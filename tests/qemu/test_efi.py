@@ -10,13 +10,13 @@ import hashlib
 import os
 import re
 import shutil
-import socket
 import struct
 import subprocess
 
 import pytest
 
 from conftest import ESP, ISO, require_image
+from vsockhost import hybrid_connect
 from ringside_qemu import COMMAND_TIMEOUT, REPO, Guest, info_fields
 
 EFI = os.path.join(REPO, 'build', 'ringside.efi')
@@ -27,21 +27,6 @@ IO_TIMEOUT = 120
 
 def mtools(*argv):
 	return subprocess.run(argv, check=True, capture_output=True, text=True).stdout
-
-
-def hybrid_connect(uds, port, timeout=60):
-	"""A host-side vsock connection through the back end: CONNECT, OK."""
-	s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-	s.settimeout(timeout)
-	s.connect(uds)
-	s.sendall(b'CONNECT %d\n' % port)
-	line = b''
-	while not line.endswith(b'\n'):
-		chunk = s.recv(1)
-		assert chunk, 'back end closed before OK (port %d)' % port
-		line += chunk
-	assert re.match(rb'OK \d+\n$', line), line
-	return s
 
 
 def loader_map(mem_out):

@@ -21,28 +21,11 @@ import time
 import pytest
 
 from ringside_qemu import Guest, REPO
-from vsockhost import hybrid_connect_seq
+from vsockhost import hybrid_connect, hybrid_connect_seq
 
 BENCH = os.path.join(REPO, 'build', 'host', 'ringside-bench')
 ECHO, SINK, SOURCE = 1234, 1235, 1236
 IO_TIMEOUT = 120
-
-
-def hybrid_connect(uds, port, timeout=60):
-	"""A host-side vsock connection: CONNECT <port>, expect OK."""
-	s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-	s.settimeout(timeout)
-	s.connect(uds)
-	s.sendall(b'CONNECT %d\n' % port)
-	line = b''
-	while not line.endswith(b'\n'):
-		chunk = s.recv(1)
-		if not chunk:
-			s.close()
-			raise ConnectionError('back end closed before OK (port %d)' % port)
-		line += chunk
-	assert re.match(rb'OK \d+\n$', line), line
-	return s
 
 
 def connect_when_up(uds, port, timeout=60):

@@ -3,7 +3,6 @@ through ringside-vhost-vsock, on split and packed rings: byte-exact echo
 at edge sizes, bulk both ways, many connections, half-close, guest-initiated
 connections to host listeners, and the benchmark client."""
 import json
-import os
 import socket
 import subprocess
 import threading

@@ -2,16 +2,26 @@
 """Shared pieces of the host benchmark scripts (bench-vsock, bench-compare):
 the launcher module, the benchmark client, and waiting for vsock to answer."""
 
+import argparse
 import importlib.machinery
 import importlib.util
 import json
 import os
 import socket
 import subprocess
+import sys
 import time
 
 REPO = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
 BENCH = os.path.join(REPO, 'build', 'host', 'ringside-bench')
+
+
+class Parser(argparse.ArgumentParser):
+	"""argparse with errors on one line, like every ringside command."""
+
+	def error(self, message):
+		sys.stderr.write('%s: error: %s (see --help)\n' % (self.prog, message))
+		sys.exit(2)
 
 
 def load_launcher():

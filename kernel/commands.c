@@ -208,7 +208,8 @@ static const struct shell_cmd builtin_cmds[] = {
 	{ "set", "KEY=VALUE", "change configuration keys", cmd_set },
 	{ "reboot", NULL, "reset the machine", cmd_reboot },
 	{ "poweroff", NULL, "ACPI power off (QEMU exits)", cmd_poweroff },
-	{ "crash", "pf|ud|de", "fault on purpose: page fault, invalid opcode, divide error", cmd_crash },
+	{ "crash", "pf|ud|de", "fault on purpose: page fault, invalid opcode, divide error",
+	  cmd_crash },
 };
 
 void commands_init(void)

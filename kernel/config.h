@@ -12,22 +12,22 @@
 
 enum config_id {
 	CFG_LOGLEVEL,
-	CFG_RING,      /* split | packed: negotiate VIRTIO_F_RING_PACKED when offered */
+	CFG_RING, /* split | packed: negotiate VIRTIO_F_RING_PACKED when offered */
 	CFG_EVENT_IDX, /* negotiate VIRTIO_F_EVENT_IDX */
-	CFG_INDIRECT,  /* negotiate VIRTIO_F_INDIRECT_DESC */
-	CFG_IRQ,       /* poll | msix: completions by polling or by MSI-X */
-	CFG_TXPOLL,    /* seed 001: reclaim TX buffers in the poll loop, not on send */
-	CFG_FASTPATH,  /* seed 000: straight into the TX virtqueue when nothing is queued */
-	CFG_CREDIT,    /* seed 004: lazy | eager credit updates */
-	CFG_RXBUF,     /* seed 004: vsock RX buffer size, header included */
+	CFG_INDIRECT, /* negotiate VIRTIO_F_INDIRECT_DESC */
+	CFG_IRQ, /* poll | msix: completions by polling or by MSI-X */
+	CFG_TXPOLL, /* seed 001: reclaim TX buffers in the poll loop, not on send */
+	CFG_FASTPATH, /* seed 000: straight into the TX virtqueue when nothing is queued */
+	CFG_CREDIT, /* seed 004: lazy | eager credit updates */
+	CFG_RXBUF, /* seed 004: vsock RX buffer size, header included */
 	CFG_SMALLCOPY, /* seed 004: merge small RX payloads into the previous buffer */
 	CFG_VSOCK_BUF, /* buf_alloc: receive space each vsock socket advertises */
 	CFG_ECHO_PORT,
 	CFG_SINK_PORT,
 	CFG_SOURCE_PORT,
-	CFG_IP,        /* net/: our IPv4 address (static) */
-	CFG_PREFIX,    /* net/: network prefix length of ip */
-	CFG_GW,        /* net/: default gateway, 0.0.0.0 for none */
+	CFG_IP, /* net/: our IPv4 address (static) */
+	CFG_PREFIX, /* net/: network prefix length of ip */
+	CFG_GW, /* net/: default gateway, 0.0.0.0 for none */
 	CFG_UDP_ECHO_PORT, /* net/: UDP echo service port, 0 turns it off */
 	CFG_NET_RXBUF, /* virtio-net RX buffer bytes (mergeable buffers when small) */
 	CFG_COUNT,

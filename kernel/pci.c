@@ -69,8 +69,7 @@ static uint32_t cfg_read(uint8_t bus, uint8_t dev, uint8_t fn, uint16_t off)
 		return *(volatile uint32_t *)ecam_addr(bus, dev, fn, off & ~3);
 	if (off >= 256)
 		return 0xffffffff;
-	outl(CONFIG_ADDRESS,
-	     (1u << 31) | (bus << 16) | (dev << 11) | (fn << 8) | (off & 0xfc));
+	outl(CONFIG_ADDRESS, (1u << 31) | (bus << 16) | (dev << 11) | (fn << 8) | (off & 0xfc));
 	return inl(CONFIG_DATA);
 }
 
@@ -82,8 +81,7 @@ static void cfg_write(uint8_t bus, uint8_t dev, uint8_t fn, uint16_t off, uint32
 	}
 	if (off >= 256)
 		return;
-	outl(CONFIG_ADDRESS,
-	     (1u << 31) | (bus << 16) | (dev << 11) | (fn << 8) | (off & 0xfc));
+	outl(CONFIG_ADDRESS, (1u << 31) | (bus << 16) | (dev << 11) | (fn << 8) | (off & 0xfc));
 	outl(CONFIG_DATA, v);
 }
 
@@ -158,7 +156,7 @@ static int probe_bar(struct pci_dev *d, int i)
 	b->io = lo & 1;
 	if (b->io) {
 		b->addr = lo & ~3u;
-		b->size = (uint16_t)~(lo_mask & ~3u) + 1;
+		b->size = (uint16_t) ~(lo_mask & ~3u) + 1;
 		return 1;
 	}
 	b->prefetch = lo & 8;
@@ -263,8 +261,8 @@ static void add_function(uint8_t bus, uint8_t dev, uint8_t fn, uint32_t id)
 	uint32_t cr;
 
 	if (n_devices == PCI_MAX_DEVICES) {
-		pr_warn("pci: more than %d functions, %02x:%02x.%x ignored\n", PCI_MAX_DEVICES,
-			bus, dev, fn);
+		pr_warn("pci: more than %d functions, %02x:%02x.%x ignored\n", PCI_MAX_DEVICES, bus,
+			dev, fn);
 		return;
 	}
 	d = &devices[n_devices++];
@@ -349,8 +347,7 @@ static void print_caps(const struct pci_dev *d)
 	if (!(pci_read16(d, PCI_STATUS) & PCI_STATUS_CAP_LIST))
 		return;
 	printf("    caps:");
-	for (off = pci_read8(d, PCI_CAP_PTR); off >= 0x40 && guard--;
-	     off = pci_read8(d, off + 1)) {
+	for (off = pci_read8(d, PCI_CAP_PTR); off >= 0x40 && guard--; off = pci_read8(d, off + 1)) {
 		uint8_t id = pci_read8(d, off & ~3);
 		const char *name = cap_name(id);
 
@@ -368,8 +365,7 @@ static void print_caps(const struct pci_dev *d)
 static void print_dev(const struct pci_dev *d)
 {
 	printf("%04x:%02x:%02x.%x %04x:%04x class %02x.%02x.%02x rev %02x", d->segment, d->bus,
-	       d->dev, d->fn, d->vendor, d->device, d->class, d->subclass, d->prog_if,
-	       d->revision);
+	       d->dev, d->fn, d->vendor, d->device, d->class, d->subclass, d->prog_if, d->revision);
 	if (d->header_type == 0)
 		printf(" subsys %04x:%04x", d->subsys_vendor, d->subsys_id);
 	else

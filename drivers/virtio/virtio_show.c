@@ -84,7 +84,8 @@ static void print_queue(const struct virtio_queue *q)
 	       virtq_layout(q->vq) == VIRTQ_PACKED ? "packed" : "split", virtq_size(q->vq),
 	       q->vector >= 0 ? "msix" : "polled");
 	if (q->vector >= 0)
-		printf(" vector %d (%llu irqs)", q->vector, (unsigned long long)irq_count(q->vector));
+		printf(" vector %d (%llu irqs)", q->vector,
+		       (unsigned long long)irq_count(q->vector));
 	printf("\n    added %llu completed %llu kicks %llu suppressed %llu interrupts %llu "
 	       "bad %llu full %llu indirect %llu\n",
 	       (unsigned long long)st.added, (unsigned long long)st.completed,

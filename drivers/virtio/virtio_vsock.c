@@ -361,11 +361,13 @@ static void vsock_driver_stats(void)
 		virtq_get_stats(qs[i], &st);
 		printf("  %s: added %llu completed %llu kicks %llu suppressed %llu "
 		       "interrupts %llu bad %llu full %llu indirect %llu\n",
-		       i == 0 ? "rxq" : i == 1 ? "txq" : "evq", (unsigned long long)st.added,
-		       (unsigned long long)st.completed, (unsigned long long)st.kicks,
-		       (unsigned long long)st.kicks_suppressed, (unsigned long long)st.interrupts,
-		       (unsigned long long)st.bad_completions, (unsigned long long)st.full,
-		       (unsigned long long)st.indirect);
+		       i == 0 ? "rxq" :
+		       i == 1 ? "txq" :
+				"evq",
+		       (unsigned long long)st.added, (unsigned long long)st.completed,
+		       (unsigned long long)st.kicks, (unsigned long long)st.kicks_suppressed,
+		       (unsigned long long)st.interrupts, (unsigned long long)st.bad_completions,
+		       (unsigned long long)st.full, (unsigned long long)st.indirect);
 	}
 }
 

@@ -17,8 +17,8 @@
 
 struct vsock_pkt {
 	struct vsock_pkt *next; /* socket RX queue or driver TX queue */
-	uint32_t cap;		/* payload bytes the buffer can hold */
-	uint32_t off;		/* payload bytes already read (RX) */
+	uint32_t cap; /* payload bytes the buffer can hold */
+	uint32_t off; /* payload bytes already read (RX) */
 	struct virtio_vsock_hdr hdr;
 	uint8_t data[];
 };
@@ -29,12 +29,12 @@ struct vsock_pkt {
  */
 enum vsock_hdr_verdict {
 	VSOCK_HDR_OK,
-	VSOCK_HDR_SHORT,     /* used < 44 */
-	VSOCK_HDR_OVERRUN,   /* used > posted */
-	VSOCK_HDR_LEN_BAD,   /* hdr.len > used - 44 */
-	VSOCK_HDR_CID_BAD,   /* dst_cid is not ours */
-	VSOCK_HDR_TYPE_BAD,  /* neither stream nor seqpacket */
-	VSOCK_HDR_OP_BAD,    /* op outside 1..7 */
+	VSOCK_HDR_SHORT, /* used < 44 */
+	VSOCK_HDR_OVERRUN, /* used > posted */
+	VSOCK_HDR_LEN_BAD, /* hdr.len > used - 44 */
+	VSOCK_HDR_CID_BAD, /* dst_cid is not ours */
+	VSOCK_HDR_TYPE_BAD, /* neither stream nor seqpacket */
+	VSOCK_HDR_OP_BAD, /* op outside 1..7 */
 	VSOCK_HDR_VERDICTS,
 };
 

@@ -20,8 +20,8 @@ enum service_kind { SVC_ECHO, SVC_SINK, SVC_SOURCE, SVC_COUNT };
 
 struct conn {
 	struct vsock_sock *sock;
-	uint64_t offset;	/* source: pattern bytes sent */
-	uint8_t *msg;		/* echo seqpacket: a message waiting for credit */
+	uint64_t offset; /* source: pattern bytes sent */
+	uint8_t *msg; /* echo seqpacket: a message waiting for credit */
 	size_t msg_len;
 	bool msg_eor;
 };

@@ -24,7 +24,7 @@
 struct vsock_sock {
 	enum vsock_state state;
 	enum vsock_type type;
-	bool owned;	   /* an application holds it (else: accept queue or orphan) */
+	bool owned; /* an application holds it (else: accept queue or orphan) */
 	uint32_t local_port, peer_port;
 	uint64_t peer_cid;
 	struct vsock_sock *hnext; /* hash chain */
@@ -38,9 +38,9 @@ struct vsock_sock {
 
 	/* receive side */
 	struct vsock_pkt *rx_head, *rx_tail;
-	uint32_t buf_alloc;    /* what we advertise */
-	uint32_t rx_cnt;       /* payload bytes accepted */
-	uint32_t fwd_cnt;      /* payload bytes the application consumed */
+	uint32_t buf_alloc; /* what we advertise */
+	uint32_t rx_cnt; /* payload bytes accepted */
+	uint32_t fwd_cnt; /* payload bytes the application consumed */
 	uint32_t last_fwd_cnt; /* fwd_cnt the peer last heard */
 
 	/* send side */
@@ -184,8 +184,7 @@ static void sock_free(struct vsock_sock *s)
 
 /* ---- sending ---- */
 
-static void fill_hdr(struct vsock_pkt *pkt, const struct vsock_sock *s, uint16_t op,
-		     uint32_t flags)
+static void fill_hdr(struct vsock_pkt *pkt, const struct vsock_sock *s, uint16_t op, uint32_t flags)
 {
 	struct virtio_vsock_hdr *h = &pkt->hdr;
 
@@ -319,7 +318,8 @@ ssize_t vsock_send(struct vsock_sock *s, const void *buf, size_t len, bool eor)
 		return -EAGAIN;
 	}
 	do {
-		uint32_t n = len - done > VSOCK_MAX_PKT_PAYLOAD ? VSOCK_MAX_PKT_PAYLOAD : len - done;
+		uint32_t n = len - done > VSOCK_MAX_PKT_PAYLOAD ? VSOCK_MAX_PKT_PAYLOAD :
+								  len - done;
 		uint32_t flags = 0;
 
 		if (s->type == VSOCK_TYPE_SEQPACKET && done + n == len)
@@ -422,8 +422,8 @@ static void maybe_credit_update(struct vsock_sock *s)
 	if (!unseen)
 		return;
 	/* lazy (Linux's rule): only when the peer's view of free space gets small */
-	if (config_get(CFG_CREDIT) == 0 &&
-	    s->buf_alloc > unseen && s->buf_alloc - unseen >= LAZY_CREDIT_THRESHOLD)
+	if (config_get(CFG_CREDIT) == 0 && s->buf_alloc > unseen &&
+	    s->buf_alloc - unseen >= LAZY_CREDIT_THRESHOLD)
 		return;
 	send_ctrl(s, VSOCK_OP_CREDIT_UPDATE, 0);
 }
@@ -632,8 +632,8 @@ void vsock_rx(struct vsock_pkt *pkt)
 	ctr.rx_bytes += h->len;
 	s = find_conn(h->dst_port, h->src_cid, h->src_port);
 	if (!s) {
-		struct vsock_sock *l = h->op == VSOCK_OP_REQUEST ?
-					       find_listener(h->dst_port, h->type) : NULL;
+		struct vsock_sock *l =
+			h->op == VSOCK_OP_REQUEST ? find_listener(h->dst_port, h->type) : NULL;
 
 		if (l) {
 			handle_request(l, h);

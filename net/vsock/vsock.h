@@ -21,8 +21,8 @@ enum vsock_state {
 	VSOCK_LISTEN,
 	VSOCK_CONNECTING,
 	VSOCK_CONNECTED,
-	VSOCK_CLOSING,	/* we sent SHUTDOWN on close, waiting for the peer */
-	VSOCK_CLOSED,	/* reset, refused or timed out; the owner still holds it */
+	VSOCK_CLOSING, /* we sent SHUTDOWN on close, waiting for the peer */
+	VSOCK_CLOSED, /* reset, refused or timed out; the owner still holds it */
 };
 
 struct vsock_transport {
@@ -43,17 +43,17 @@ struct vsock_sock;
 /* Counters every drop and protocol event ends up in (`stats`). */
 struct vsock_counters {
 	uint64_t rx_pkts, rx_bytes, tx_pkts, tx_bytes;
-	uint64_t rx_no_socket;	 /* answered with RST */
+	uint64_t rx_no_socket; /* answered with RST */
 	uint64_t rx_rst_ignored; /* RST for no socket: never answered */
-	uint64_t rx_bad_type;	 /* type does not match the socket's */
+	uint64_t rx_bad_type; /* type does not match the socket's */
 	uint64_t rx_over_credit; /* peer sent beyond the credit we gave */
-	uint64_t rx_bad_op;	 /* op not valid in the socket's state */
-	uint64_t rx_smallcopy;	 /* small payloads merged into the previous buffer */
-	uint64_t backlog_full;	 /* REQUEST refused: listener backlog full */
+	uint64_t rx_bad_op; /* op not valid in the socket's state */
+	uint64_t rx_smallcopy; /* small payloads merged into the previous buffer */
+	uint64_t backlog_full; /* REQUEST refused: listener backlog full */
 	uint64_t credit_updates_sent, credit_requests_sent;
 	uint64_t credit_updates_rcvd, credit_requests_rcvd;
 	uint64_t rst_sent, close_timeouts, connect_timeouts;
-	uint64_t tx_full;	 /* send refused: transport queue full */
+	uint64_t tx_full; /* send refused: transport queue full */
 	uint64_t transport_resets;
 };
 

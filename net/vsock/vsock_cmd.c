@@ -53,8 +53,8 @@ static void list_sockets(void)
 				 in.peer_port);
 		printf("%-6s %-10s %-11u %-16s %8u %8u %8u %8u %12llu %12llu\n",
 		       in.type == VSOCK_TYPE_STREAM ? "stream" : "seqpkt",
-		       vsock_state_name(in.state), in.local_port, peer, in.rx_queued,
-		       in.buf_alloc, in.peer_free, in.fwd_cnt, (unsigned long long)in.rx_bytes,
+		       vsock_state_name(in.state), in.local_port, peer, in.rx_queued, in.buf_alloc,
+		       in.peer_free, in.fwd_cnt, (unsigned long long)in.rx_bytes,
 		       (unsigned long long)in.tx_bytes);
 		n++;
 	}
@@ -99,7 +99,8 @@ static int round_trip(struct vsock_sock *s, uint8_t *buf, uint32_t size, uint64_
 	while (got < size) {
 		if (sent < size) {
 			uint32_t chunk = size - sent > 65536 ? 65536 : size - sent;
-			ssize_t n = vsock_send(s, vsock_pattern() + (seq + sent) % 251, chunk, false);
+			ssize_t n =
+				vsock_send(s, vsock_pattern() + (seq + sent) % 251, chunk, false);
 
 			if (n > 0)
 				sent += n;
@@ -148,9 +149,9 @@ static int pingpong(uint64_t cid, uint32_t port, uint32_t size, uint32_t count)
 	}
 	qsort(ns, count, sizeof(*ns), cmp_u64);
 	printf("pingpong %u B x %u: p1 %llu ns  p50 %llu ns  mean %llu ns  p99 %llu ns  max %llu ns\n",
-	       size, count, (unsigned long long)ns[count / 100],
-	       (unsigned long long)ns[count / 2], (unsigned long long)(sum / count),
-	       (unsigned long long)ns[count * 99 / 100], (unsigned long long)ns[count - 1]);
+	       size, count, (unsigned long long)ns[count / 100], (unsigned long long)ns[count / 2],
+	       (unsigned long long)(sum / count), (unsigned long long)ns[count * 99 / 100],
+	       (unsigned long long)ns[count - 1]);
 	ret = 0;
 close:
 	vsock_close(s);

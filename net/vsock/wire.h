@@ -34,7 +34,7 @@ enum vsock_op {
 };
 
 /* flags: SHUTDOWN (5.10.6.5) and SEQPACKET RW (5.10.6.6) */
-#define VSOCK_SHUTDOWN_RCV 1u  /* the sender will receive no more */
+#define VSOCK_SHUTDOWN_RCV 1u /* the sender will receive no more */
 #define VSOCK_SHUTDOWN_SEND 2u /* the sender will send no more */
 #define VSOCK_SEQ_EOM 1u
 #define VSOCK_SEQ_EOR 2u

@@ -12,15 +12,29 @@
  *                        echoes), print "connect PORT ok BYTES" or an error
  *   sconnect PORT BYTES  the same over SOCK_SEQPACKET, messages of varied
  *                        sizes, each checked for length and content
+ *   pktgen DSTIP DSTMAC COUNT SIZE BURST
+ *                        Linux's pktgen on eth0 (virtio-net, brought up as
+ *                        10.0.2.15/24 without IPv6): one UDP flow to
+ *                        DSTIP/DSTMAC, one kpktgend thread, COUNT frames of
+ *                        SIZE bytes without FCS, BURST frames per doorbell
+ *                        (xmit_more); prints "pktgen-result: sent N of COUNT
+ *                        in U usec P pps errors E size S burst B runs R" or
+ *                        "pktgen error: ...", then "pktgen-done"
  *   reboot               restart the guest (tests: the back end survives)
  * A "ringside-linux-guest: ready" line on stdout says the ports listen.
  */
+#include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <net/if.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/reboot.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -231,9 +245,237 @@ static void do_sconnect(unsigned port, unsigned long long bytes)
 		printf("sconnect %u short %llu of %llu\n", port, done, bytes);
 }
 
+/* ------------------------------------------------------------- pktgen */
+
+#define PG_DIR "/proc/net/pktgen"
+#define PG_IF "eth0"
+#define PG_SRC_IP "10.0.2.15"
+
+static char pg_err[512];
+
+/* Write one command to a pktgen control file; pktgen rejects bad ones
+ * with a failed write (and a "Result:" line in the file). */
+static int pg_write(const char *file, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static int pg_write(const char *file, const char *fmt, ...)
+{
+	char path[64], cmd[96];
+	va_list ap;
+	int fd, len;
+	ssize_t w;
+
+	snprintf(path, sizeof(path), PG_DIR "/%s", file);
+	va_start(ap, fmt);
+	len = vsnprintf(cmd, sizeof(cmd) - 1, fmt, ap);
+	va_end(ap);
+	if (len < 0 || len > (int)sizeof(cmd) - 2)
+		len = sizeof(cmd) - 2;	/* cut: the write then fails */
+	/* pgctrl drops the last byte of a write: end each with a newline */
+	cmd[len++] = '\n';
+	fd = open(path, O_WRONLY);
+	if (fd < 0) {
+		snprintf(pg_err, sizeof(pg_err), "open %s: %s", path,
+			 strerror(errno));
+		return -1;
+	}
+	w = write(fd, cmd, len);
+	if (w != len) {
+		cmd[len - 1] = 0;
+		snprintf(pg_err, sizeof(pg_err), "'%s' > %s: %s", cmd, path,
+			 w < 0 ? strerror(errno) : "short write");
+		close(fd);
+		return -1;
+	}
+	close(fd);
+	return 0;
+}
+
+static int read_text(const char *path, char *buf, size_t size)
+{
+	int fd = open(path, O_RDONLY);
+	size_t got = 0;
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	while (got + 1 < size && (n = read(fd, buf + got, size - 1 - got)) > 0)
+		got += n;
+	close(fd);
+	buf[got] = 0;
+	return 0;
+}
+
+static int write_text(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY);
+	ssize_t w;
+
+	if (fd < 0)
+		return -1;
+	w = write(fd, text, strlen(text));
+	close(fd);
+	return w == (ssize_t)strlen(text) ? 0 : -1;
+}
+
+/* eth0 up with PG_SRC_IP/24 (pktgen takes its source address from the
+ * device), no IPv6 (no router solicitations or MLD reports at the peer
+ * that counts frames), then wait for the carrier. */
+static int eth0_up(void)
+{
+	struct ifreq ifr;
+	struct sockaddr_in *sin = (struct sockaddr_in *)&ifr.ifr_addr;
+	char carrier[8];
+	int fd, i;
+
+	if (access("/sys/class/net/" PG_IF, F_OK) < 0) {
+		snprintf(pg_err, sizeof(pg_err), "no " PG_IF " (virtio_net "
+			 "not loaded or no virtio-net device)");
+		return -1;
+	}
+	write_text("/proc/sys/net/ipv6/conf/" PG_IF "/disable_ipv6", "1");
+	fd = socket(AF_INET, SOCK_DGRAM, 0);
+	if (fd < 0) {
+		snprintf(pg_err, sizeof(pg_err), "socket: %s", strerror(errno));
+		return -1;
+	}
+	memset(&ifr, 0, sizeof(ifr));
+	strcpy(ifr.ifr_name, PG_IF);
+	sin->sin_family = AF_INET;
+	inet_pton(AF_INET, PG_SRC_IP, &sin->sin_addr);
+	if (ioctl(fd, SIOCSIFADDR, &ifr) < 0)
+		goto fail;
+	inet_pton(AF_INET, "255.255.255.0", &sin->sin_addr);
+	if (ioctl(fd, SIOCSIFNETMASK, &ifr) < 0)
+		goto fail;
+	if (ioctl(fd, SIOCGIFFLAGS, &ifr) < 0)
+		goto fail;
+	ifr.ifr_flags |= IFF_UP;
+	if (ioctl(fd, SIOCSIFFLAGS, &ifr) < 0)
+		goto fail;
+	close(fd);
+	for (i = 0; i < 200; i++) {	/* 20 s */
+		if (!read_text("/sys/class/net/" PG_IF "/carrier", carrier,
+			       sizeof(carrier)) && carrier[0] == '1')
+			return 0;
+		usleep(100000);
+	}
+	snprintf(pg_err, sizeof(pg_err), PG_IF " has no carrier");
+	return -1;
+fail:
+	snprintf(pg_err, sizeof(pg_err), PG_IF " setup: %s", strerror(errno));
+	close(fd);
+	return -1;
+}
+
+struct pg_result {
+	unsigned long long sofar, usec, pps, errors;
+};
+
+/* One pktgen run of `count` frames at `burst` on eth0; the thread's
+ * device list is rebuilt each time so nothing from a run before stays. */
+static int pg_run(const char *dstip, const char *dstmac, unsigned long long count,
+		  unsigned size, unsigned burst, struct pg_result *r)
+{
+	static char text[8192];
+	const char *p;
+
+	if (pg_write("kpktgend_0", "rem_device_all") ||
+	    pg_write("kpktgend_0", "add_device " PG_IF) ||
+	    pg_write(PG_IF, "count %llu", count) ||
+	    /* the same skb for the whole run: burst sends it `burst` times */
+	    pg_write(PG_IF, "clone_skb %llu", count) ||
+	    pg_write(PG_IF, "pkt_size %u", size) ||
+	    pg_write(PG_IF, "burst %u", burst) ||
+	    pg_write(PG_IF, "delay 0") ||
+	    pg_write(PG_IF, "flag NO_TIMESTAMP") ||
+	    pg_write(PG_IF, "dst %s", dstip) ||
+	    pg_write(PG_IF, "dst_mac %s", dstmac) ||
+	    pg_write(PG_IF, "udp_src_min 9") || pg_write(PG_IF, "udp_src_max 9") ||
+	    pg_write(PG_IF, "udp_dst_min 9") || pg_write(PG_IF, "udp_dst_max 9"))
+		return -1;
+	/* runs to completion: the write returns when the thread is done */
+	if (pg_write("pgctrl", "start"))
+		return -1;
+	if (read_text(PG_DIR "/" PG_IF, text, sizeof(text)) < 0) {
+		snprintf(pg_err, sizeof(pg_err), "read " PG_DIR "/" PG_IF ": %s",
+			 strerror(errno));
+		return -1;
+	}
+	/* "Result: OK: U(cB+dI) usec, N (SIZEbyte,Ffrags)\n  Ppps ... errors: E" */
+	p = strstr(text, "Result: OK: ");
+	if (!p || sscanf(p, "Result: OK: %llu(c%*u+d%*u) usec, %llu", &r->usec,
+			 &r->sofar) != 2 ||
+	    !(p = strchr(p, '\n')) ||
+	    sscanf(p, " %llupps", &r->pps) != 1 ||
+	    !(p = strstr(p, "errors: ")) ||
+	    sscanf(p, "errors: %llu", &r->errors) != 1) {
+		p = strstr(text, "Result:");
+		snprintf(pg_err, sizeof(pg_err), "no result: %.120s",
+			 p ? p : "(none)");
+		for (char *c = pg_err; *c; c++)
+			if (*c == '\n')
+				*c = ' ';
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * pktgen counts a burst whole even past `count`: a run of n frames at burst
+ * b can send up to n+b-1. So that exactly `count` go out, each run asks for
+ * n = r-(b-1) frames at b = min(BURST, r) while r frames are missing (with
+ * b = r that is one burst of r, or less where the ring filled up), until
+ * none are. Every frame goes out in bursts of at most BURST; pktgen times
+ * each run, the result adds them up.
+ */
+static void do_pktgen(const char *dstip, const char *dstmac,
+		      unsigned long long count, unsigned size, unsigned burst)
+{
+	unsigned long long sent = 0, usec = 0, errors = 0;
+	unsigned runs = 0;
+
+	if (access(PG_DIR "/pgctrl", F_OK) < 0) {
+		printf("pktgen error: no " PG_DIR "/pgctrl (pktgen module "
+		       "not loaded)\n");
+		goto out;
+	}
+	if (count == 0 || burst == 0 || size < 42) {
+		printf("pktgen error: need COUNT > 0, BURST > 0, SIZE >= 42\n");
+		goto out;
+	}
+	if (eth0_up() < 0) {
+		printf("pktgen error: %s\n", pg_err);
+		goto out;
+	}
+	while (sent < count) {
+		unsigned long long r = count - sent;
+		unsigned b = r < burst ? (unsigned)r : burst;
+		struct pg_result res = { 0 };
+
+		if (pg_run(dstip, dstmac, r - (b - 1), size, b, &res) < 0) {
+			printf("pktgen error: %s\n", pg_err);
+			goto out;
+		}
+		if (res.sofar == 0 || res.sofar > r || ++runs > 100) {
+			printf("pktgen error: run %u sent %llu of %llu missing\n",
+			       runs, res.sofar, r);
+			goto out;
+		}
+		sent += res.sofar;
+		usec += res.usec;
+		errors += res.errors;
+	}
+	printf("pktgen-result: sent %llu of %llu in %llu usec %llu pps "
+	       "errors %llu size %u burst %u runs %u\n", sent, count, usec,
+	       usec ? sent * 1000000ULL / usec : 0, errors, size, burst, runs);
+out:
+	printf("pktgen-done\n");
+}
+
 int main(void)
 {
-	char line[128];
+	char line[256];
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	signal(SIGPIPE, SIG_IGN);
@@ -244,19 +486,24 @@ int main(void)
 	start_service(PORT_SEQ_ECHO, SOCK_SEQPACKET);
 	printf("ringside-linux-guest: ready\n");
 	while (fgets(line, sizeof(line), stdin)) {
-		unsigned port;
+		unsigned port, size, burst;
 		unsigned long long bytes;
+		char ip[64], mac[64];
 
 		if (sscanf(line, "connect %u %llu", &port, &bytes) == 2) {
 			do_connect(port, bytes);
 		} else if (sscanf(line, "sconnect %u %llu", &port,
 				  &bytes) == 2) {
 			do_sconnect(port, bytes);
+		} else if (sscanf(line, "pktgen %63s %63s %llu %u %u", ip, mac,
+				  &bytes, &size, &burst) == 5) {
+			do_pktgen(ip, mac, bytes, size, burst);
 		} else if (!strcmp(line, "reboot\n")) {
 			sync();
 			reboot(RB_AUTOBOOT);
 		} else if (line[0] != '\n')
-			printf("commands: connect|sconnect PORT BYTES | reboot\n");
+			printf("commands: connect|sconnect PORT BYTES | pktgen "
+			       "DSTIP DSTMAC COUNT SIZE BURST | reboot\n");
 	}
 	for (;;)
 		pause();

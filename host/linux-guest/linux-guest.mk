@@ -1,4 +1,4 @@
-# The Linux baseline guest for the vsock tests (-include'd by the Makefile).
+# The Linux baseline guest for the vsock and pktgen tests (-include'd by the Makefile).
 #   make linux-guest   build/linux-guest/bzImage + build/linux-guest/initrd
 LINUX_GUEST := $(BUILD)/linux-guest/initrd
 .PHONY: linux-guest

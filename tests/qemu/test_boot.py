@@ -435,3 +435,21 @@ def test_exception_report(guest_factory, fault, vector, name):
 	frames = m.group(7).strip().splitlines()
 	assert len(frames) >= 3, frames  # the faulting RIP, the command, the shell...
 	assert g.alive  # halted, not reset
+
+
+def test_vsock_transport_choice():
+	"""The host kernel's vhost-vsock when asked for (or, on auto, with KVM and
+	/dev/vhost-vsock): no back end, no shared memory; else the vhost-user
+	back end. Dry runs only: nothing here may open AF_VSOCK."""
+	out = run_launcher('--boot', 'elf', '--vsock', '--vsock-transport', 'kernel', '--accel',
+			   'tcg', '--dry-run')
+	assert out.returncode == 0, out.stderr
+	assert 'vhost-vsock-pci,guest-cid=3' in out.stdout
+	assert 'ringside-vhost-vsock' not in out.stdout and 'share=on' not in out.stdout
+	out = run_launcher('--boot', 'elf', '--vsock', '--accel', 'tcg', '--dry-run')
+	assert out.returncode == 0, out.stderr
+	assert 'vhost-user-vsock-pci' in out.stdout and 'ringside-vhost-vsock' in out.stdout
+	assert 'vhost-vsock-pci,guest-cid' not in out.stdout  # TCG: never kernel vhost
+	out = run_launcher('--vsock', '--vsock-transport', 'kernel', '--vsock-uds', '/tmp/x',
+			   '--dry-run')
+	assert out.returncode == 2 and len(out.stderr.strip().splitlines()) == 1, out.stderr

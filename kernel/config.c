@@ -11,6 +11,7 @@
 static const char *const ring_choices[] = { "split", "packed", NULL };
 static const char *const irq_choices[] = { "poll", "msix", NULL };
 static const char *const credit_choices[] = { "lazy", "eager", NULL };
+static const char *const idle_choices[] = { "poll", "halt", NULL };
 
 static const struct config_key keys[CFG_COUNT] = {
 	[CFG_LOGLEVEL] = {
@@ -45,6 +46,13 @@ static const struct config_key keys[CFG_COUNT] = {
 		.help = "virtqueue completions: poll (no interrupts) or msix",
 		.type = CONFIG_ENUM,
 		.choices = irq_choices,
+		.def = 0,
+	},
+	[CFG_IDLE] = {
+		.name = "idle",
+		.help = "nothing to do: poll on, or halt until an interrupt (MSI-X or a 1 ms tick)",
+		.type = CONFIG_ENUM,
+		.choices = idle_choices,
 		.def = 0,
 	},
 	[CFG_TXPOLL] = {

@@ -16,6 +16,7 @@ enum config_id {
 	CFG_EVENT_IDX, /* negotiate VIRTIO_F_EVENT_IDX */
 	CFG_INDIRECT, /* negotiate VIRTIO_F_INDIRECT_DESC */
 	CFG_IRQ, /* poll | msix: completions by polling or by MSI-X */
+	CFG_IDLE, /* poll | halt: what the poll loop does when there is nothing to do */
 	CFG_TXPOLL, /* seed 001: reclaim TX buffers in the poll loop, not on send */
 	CFG_FASTPATH, /* seed 000: straight into the TX virtqueue when nothing is queued */
 	CFG_CREDIT, /* seed 004: lazy | eager credit updates */

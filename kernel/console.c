@@ -50,6 +50,11 @@ void console_write(const char *buf, size_t len)
 	}
 }
 
+bool console_rx_ready(void)
+{
+	return inb(COM1 + UART_LSR) & LSR_DATA_READY;
+}
+
 int console_getc(void)
 {
 	if (!(inb(COM1 + UART_LSR) & LSR_DATA_READY))

@@ -11,6 +11,7 @@
 #include "kernel/config.h"
 #include "kernel/console.h"
 #include "kernel/cpu.h"
+#include "kernel/idle.h"
 #include "kernel/lapic.h"
 #include "kernel/mm.h"
 #include "kernel/pci.h"
@@ -40,6 +41,7 @@ static void __attribute__((noreturn)) poll_loop(void)
 	for (;;) {
 		poll_once();
 		shell_poll();
+		idle_wait(virtio_vsock_pending);
 	}
 }
 
@@ -66,6 +68,7 @@ void kmain(struct boot_info *bi)
 	services_init();
 	vsock_cmd_init();
 	irq_enable();
+	idle_init();
 
 	printf("ringside: booted via %s, cmdline '%s'\n", bi->boot_path, bi->cmdline);
 	printf("ringside: ready\n");

@@ -4,9 +4,11 @@
  * with the spurious vector 0xff (SDM 3A 11.9) and mask the 8259 PICs, so
  * the only interrupts are the MSI-X vectors drivers ask for.
  */
+#include "kernel/cpu.h"
 #include "kernel/io.h"
 #include "kernel/lapic.h"
 #include "kernel/mm.h"
+#include "kernel/time.h"
 
 #define MSR_APIC_BASE 0x1b
 #define APIC_BASE_ENABLE (1ULL << 11)
@@ -15,9 +17,19 @@
 #define APIC_EOI 0xb0
 #define APIC_SVR 0xf0
 #define SVR_ENABLE (1u << 8)
+#define APIC_LVT_TIMER 0x320
+#define APIC_TIMER_INIT 0x380
+#define APIC_TIMER_CUR 0x390
+#define APIC_TIMER_DIV 0x3e0
+#define LVT_MASKED (1u << 16)
+#define LVT_PERIODIC (1u << 17)
+#define TIMER_DIV_16 0x3
+#define CALIBRATE_US 10000
 
 static volatile uint8_t *regs;
 static uint64_t base;
+static uint64_t timer_hz; /* LAPIC timer ticks per second at divide 16 */
+static int timer_vector = -1;
 
 static void pic_mask_all(void)
 {
@@ -53,4 +65,51 @@ void lapic_eoi(void)
 {
 	if (regs)
 		mmio_write32(regs + APIC_EOI, 0);
+}
+
+/* Timer ticks per second, counted against the TSC (SDM 3A 11.5.4). */
+static void timer_calibrate(void)
+{
+	uint32_t left;
+
+	mmio_write32(regs + APIC_TIMER_DIV, TIMER_DIV_16);
+	mmio_write32(regs + APIC_LVT_TIMER, LVT_MASKED);
+	mmio_write32(regs + APIC_TIMER_INIT, 0xffffffff);
+	udelay(CALIBRATE_US);
+	left = mmio_read32(regs + APIC_TIMER_CUR);
+	mmio_write32(regs + APIC_TIMER_INIT, 0);
+	timer_hz = (uint64_t)(0xffffffffu - left) * (1000000 / CALIBRATE_US);
+}
+
+/* The tick only wakes the CPU; the interrupt itself has nothing to do. */
+static void timer_tick(void *arg)
+{
+}
+
+void lapic_timer_periodic(uint32_t period_us)
+{
+	uint64_t count;
+
+	if (!regs)
+		return;
+	if (!period_us) {
+		mmio_write32(regs + APIC_LVT_TIMER, LVT_MASKED);
+		mmio_write32(regs + APIC_TIMER_INIT, 0);
+		return;
+	}
+	if (!timer_hz)
+		timer_calibrate();
+	if (timer_vector < 0)
+		timer_vector = irq_alloc_vector(timer_tick, NULL);
+	if (timer_vector < 0)
+		return;
+	count = timer_hz * period_us / 1000000;
+	mmio_write32(regs + APIC_TIMER_DIV, TIMER_DIV_16);
+	mmio_write32(regs + APIC_LVT_TIMER, LVT_PERIODIC | (uint32_t)timer_vector);
+	mmio_write32(regs + APIC_TIMER_INIT, count ? (uint32_t)count : 1);
+}
+
+uint64_t lapic_timer_ticks(void)
+{
+	return timer_vector < 0 ? 0 : irq_count(timer_vector);
 }

@@ -244,6 +244,15 @@ static void ev_reap(struct virtio_vsock *d)
 		virtq_kick(d->ev);
 }
 
+/* Work waiting that the next poll pass would pick up (idle=halt asks). */
+bool virtio_vsock_pending(void)
+{
+	struct virtio_vsock *d = vsock_dev;
+
+	return d && (d->txq_head || virtq_has_used(d->rx) || virtq_has_used(d->tx) ||
+		     virtq_has_used(d->ev));
+}
+
 void virtio_vsock_poll(void)
 {
 	struct virtio_vsock *d = vsock_dev;

@@ -352,3 +352,28 @@ def test_no_drops_and_buffers_returned(vguest):
 			break
 		assert time.monotonic() < deadline, out
 		time.sleep(0.2)
+
+
+@pytest.mark.parametrize('irq', ['msix', 'poll'])
+def test_idle_halt(guest_factory, irq):
+	"""idle=halt: the loop sleeps until an interrupt (the queue's MSI-X, or
+	the 1 ms LAPIC tick) and still serves everything byte for byte."""
+	g = guest_factory('--boot', 'elf', '--vsock', '--cmdline', 'irq=%s idle=halt' % irq)
+	connect_when_up(g.vsock_uds, ECHO).close()
+	for size in (1, 4097, 1 << 20):
+		with hybrid_connect(g.vsock_uds, ECHO) as s:
+			data = pattern(size, 7)
+			assert echo_exchange(s, data) == data
+	m = re.search(r'idle=halt halts (\d+) timer_ticks (\d+)', g.command('stats idle'))
+	assert m and int(m.group(1)) > 0 and int(m.group(2)) > 0, m
+	rxq = re.search(r'rxq: added \d+ completed \d+ kicks \d+ suppressed \d+ interrupts (\d+)',
+			g.command('stats virtio-vsock'))
+	assert (int(rxq.group(1)) > 0) == (irq == 'msix')
+	# back to spinning: the tick stops
+	assert g.command('set idle=poll') == 'idle=poll'
+	before = int(re.search(r'timer_ticks (\d+)', g.command('stats idle')).group(1))
+	with hybrid_connect(g.vsock_uds, ECHO) as s:
+		assert echo_exchange(s, b'after') == b'after'
+	after = int(re.search(r'timer_ticks (\d+)', g.command('stats idle')).group(1))
+	assert after - before <= 1
+	assert g.poweroff() == 0

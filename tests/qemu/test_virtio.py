@@ -78,7 +78,9 @@ def test_device_fills_buffers_and_counters_agree(rng_guest):
 	if rng_guest.expect['irq'] == 'poll':
 		assert after['interrupts'] == 0
 	else:
-		assert after['interrupts'] - before['interrupts'] >= requests
+		# interrupts fire; the LAPIC merges one that arrives while the
+		# same vector is still pending, so there can be fewer than requests
+		assert 0 < after['interrupts'] - before['interrupts'] <= after['added'] - before['added']
 
 
 def test_two_reads_differ(rng_guest):

@@ -369,9 +369,7 @@ static void *packed_get_used_in_order(struct virtq *vq, uint32_t *len)
 		}
 		packed_after_used(vq);
 	}
-	id = virtq_order_pop(vq);
-	vq->batch_left--;
-	used_len = vq->batch_left ? vq->chain[id].in_len : vq->batch_len;
+	id = virtq_batch_pop(vq, &used_len);
 	return packed_release(vq, id, used_len, len);
 }
 

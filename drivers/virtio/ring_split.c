@@ -302,9 +302,7 @@ static void *split_get_used_in_order(struct virtq *vq, uint32_t *len)
 		if (vq->event_idx)
 			split_update_used_event(vq);
 	}
-	head = virtq_order_pop(vq);
-	vq->batch_left--;
-	used_len = vq->batch_left ? vq->chain[head].in_len : vq->batch_len;
+	head = virtq_batch_pop(vq, &used_len);
 	return split_detach(vq, head, used_len, len);
 }
 

@@ -148,6 +148,20 @@ uint16_t virtq_order_pop(struct virtq *vq)
 	return id;
 }
 
+/*
+ * IN_ORDER (2.7.9 / 2.8.20): the next buffer of the batch one used element
+ * completed. Every buffer but the batch's last was used in full; the last
+ * gets the element's len.
+ */
+uint16_t virtq_batch_pop(struct virtq *vq, uint32_t *used_len)
+{
+	uint16_t id = virtq_order_pop(vq);
+
+	vq->batch_left--;
+	*used_len = vq->batch_left ? vq->chain[id].in_len : vq->batch_len;
+	return id;
+}
+
 /* The i-th oldest chain in flight. */
 uint16_t virtq_order_at(const struct virtq *vq, unsigned int i)
 {

@@ -251,6 +251,8 @@ static inline void virtq_order_drop(struct virtq *vq)
 	virtq_order_pop(vq);
 }
 unsigned int virtq_order_batch(const struct virtq *vq, uint32_t id);
+/* The next buffer of the current in-order batch and its used len. */
+uint16_t virtq_batch_pop(struct virtq *vq, uint32_t *used_len);
 uint16_t virtq_order_at(const struct virtq *vq, unsigned int i);
 
 #endif

@@ -17,55 +17,55 @@ BENCH = os.path.join(REPO, 'build', 'host', 'ringside-bench')
 
 
 class Parser(argparse.ArgumentParser):
-	"""argparse with errors on one line, like every ringside command."""
+    """argparse with errors on one line, like every ringside command."""
 
-	def error(self, message):
-		sys.stderr.write('%s: error: %s (see --help)\n' % (self.prog, message))
-		sys.exit(2)
+    def error(self, message):
+        sys.stderr.write('%s: error: %s (see --help)\n' % (self.prog, message))
+        sys.exit(2)
 
 
 def load_launcher():
-	"""host/ringside-run as a module (it has no .py suffix)."""
-	path = os.path.join(REPO, 'host', 'ringside-run')
-	loader = importlib.machinery.SourceFileLoader('ringside_run', path)
-	spec = importlib.util.spec_from_loader('ringside_run', loader)
-	module = importlib.util.module_from_spec(spec)
-	loader.exec_module(module)
-	return module
+    """host/ringside-run as a module (it has no .py suffix)."""
+    path = os.path.join(REPO, 'host', 'ringside-run')
+    loader = importlib.machinery.SourceFileLoader('ringside_run', path)
+    spec = importlib.util.spec_from_loader('ringside_run', loader)
+    module = importlib.util.module_from_spec(spec)
+    loader.exec_module(module)
+    return module
 
 
 def run_bench(args, timeout, prog):
-	"""ringside-bench ARGS --json, parsed; exits with its error otherwise."""
-	proc = subprocess.run([BENCH] + args + ['--json'], capture_output=True, text=True,
-			      timeout=timeout)
-	if proc.returncode != 0:
-		raise SystemExit('%s: ringside-bench %s failed (%d): %s'
-				 % (prog, ' '.join(args), proc.returncode, proc.stderr.strip()))
-	return json.loads(proc.stdout)
+    """ringside-bench ARGS --json, parsed; exits with its error otherwise."""
+    proc = subprocess.run([BENCH] + args + ['--json'], capture_output=True, text=True,
+                          timeout=timeout)
+    if proc.returncode != 0:
+        raise SystemExit('%s: ringside-bench %s failed (%d): %s'
+                         % (prog, ' '.join(args), proc.returncode, proc.stderr.strip()))
+    return json.loads(proc.stdout)
 
 
 def wait_vsock_up(uds, port=1234, timeout=60, prog='bench'):
-	"""Wait until a CONNECT to the guest's `port` gets OK.
+    """Wait until a CONNECT to the guest's `port` gets OK.
 
-	The guest's driver may be up before the back end has its rings: QEMU
-	hands them over after the guest sets DRIVER_OK, and again after every
-	device reset (switches that change negotiated features). Until then
-	the back end refuses connections.
-	"""
-	deadline = time.monotonic() + timeout
-	while True:
-		s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-		s.settimeout(5)
-		try:
-			s.connect(uds)
-			s.sendall(b'CONNECT %d\n' % port)
-			if s.recv(64).startswith(b'OK '):
-				return
-		except OSError:
-			pass
-		finally:
-			s.close()
-		if time.monotonic() > deadline:
-			raise SystemExit('%s: vsock port %d did not answer within %d s'
-					 % (prog, port, timeout))
-		time.sleep(0.1)
+    The guest's driver may be up before the back end has its rings: QEMU
+    hands them over after the guest sets DRIVER_OK, and again after every
+    device reset (switches that change negotiated features). Until then
+    the back end refuses connections.
+    """
+    deadline = time.monotonic() + timeout
+    while True:
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.settimeout(5)
+        try:
+            s.connect(uds)
+            s.sendall(b'CONNECT %d\n' % port)
+            if s.recv(64).startswith(b'OK '):
+                return
+        except OSError:
+            pass
+        finally:
+            s.close()
+        if time.monotonic() > deadline:
+            raise SystemExit('%s: vsock port %d did not answer within %d s'
+                             % (prog, port, timeout))
+        time.sleep(0.1)

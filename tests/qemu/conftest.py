@@ -24,33 +24,33 @@ ESP = os.path.join(REPO, 'build', 'ringside-esp.img')
 
 
 def pytest_report_header(config):
-	try:
-		qemu = subprocess.run(['qemu-system-x86_64', '--version'], capture_output=True,
-				      text=True).stdout.splitlines()[0]
-	except (OSError, IndexError):
-		qemu = 'qemu-system-x86_64 not found'
-	have = ', '.join('%s %s' % (os.path.relpath(p, REPO), 'present' if os.path.exists(p) else 'MISSING')
-			 for p in (ISO, ELF))
-	return ['ringside: %s; accel %s' % (qemu, os.environ.get('RINGSIDE_TEST_ACCEL', 'tcg')),
-		'ringside: %s; logs in %s' % (have, os.path.relpath(ringside_qemu.LOG_DIR, REPO))]
+    try:
+        qemu = subprocess.run(['qemu-system-x86_64', '--version'], capture_output=True,
+                              text=True).stdout.splitlines()[0]
+    except (OSError, IndexError):
+        qemu = 'qemu-system-x86_64 not found'
+    have = ', '.join('%s %s' % (os.path.relpath(p, REPO), 'present' if os.path.exists(p) else 'MISSING')
+                     for p in (ISO, ELF))
+    return ['ringside: %s; accel %s' % (qemu, os.environ.get('RINGSIDE_TEST_ACCEL', 'tcg')),
+            'ringside: %s; logs in %s' % (have, os.path.relpath(ringside_qemu.LOG_DIR, REPO))]
 
 
 def require_image(path):
-	"""ISO and ELF are build products: missing means the build failed."""
-	if not os.path.exists(path):
-		pytest.fail('%s missing: run make' % os.path.relpath(path, REPO), pytrace=False)
+    """ISO and ELF are build products: missing means the build failed."""
+    if not os.path.exists(path):
+        pytest.fail('%s missing: run make' % os.path.relpath(path, REPO), pytrace=False)
 
 
 @pytest.fixture
 def guest_factory(request):
-	"""make(*launcher_args, name=None) -> started Guest; all stopped at teardown."""
-	guests = []
+    """make(*launcher_args, name=None) -> started Guest; all stopped at teardown."""
+    guests = []
 
-	def make(*args, name=None, wait_ready=True, **kw):
-		g = Guest(*args, name=name or request.node.name, **kw)
-		guests.append(g)
-		return g.start(wait_ready=wait_ready)
+    def make(*args, name=None, wait_ready=True, **kw):
+        g = Guest(*args, name=name or request.node.name, **kw)
+        guests.append(g)
+        return g.start(wait_ready=wait_ready)
 
-	yield make
-	for g in guests:
-		g.stop()
+    yield make
+    for g in guests:
+        g.stop()

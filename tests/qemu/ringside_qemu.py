@@ -38,22 +38,22 @@ _launcher = None
 
 
 def load_launcher():
-	"""host/ringside-run as a module (it has no .py suffix)."""
-	global _launcher
-	if _launcher is None:
-		loader = importlib.machinery.SourceFileLoader('ringside_run', LAUNCHER)
-		spec = importlib.util.spec_from_loader('ringside_run', loader)
-		module = importlib.util.module_from_spec(spec)
-		loader.exec_module(module)
-		sys.modules.setdefault('ringside_run', module)
-		_launcher = module
-	return _launcher
+    """host/ringside-run as a module (it has no .py suffix)."""
+    global _launcher
+    if _launcher is None:
+        loader = importlib.machinery.SourceFileLoader('ringside_run', LAUNCHER)
+        spec = importlib.util.spec_from_loader('ringside_run', loader)
+        module = importlib.util.module_from_spec(spec)
+        loader.exec_module(module)
+        sys.modules.setdefault('ringside_run', module)
+        _launcher = module
+    return _launcher
 
 
 def run_launcher(*args, timeout=300, env=None):
-	"""Run host/ringside-run as a program; returns CompletedProcess (text)."""
-	return subprocess.run([sys.executable, LAUNCHER, *args], capture_output=True,
-			      text=True, timeout=timeout, env=env, stdin=subprocess.DEVNULL)
+    """Run host/ringside-run as a program; returns CompletedProcess (text)."""
+    return subprocess.run([sys.executable, LAUNCHER, *args], capture_output=True,
+                          text=True, timeout=timeout, env=env, stdin=subprocess.DEVNULL)
 
 
 _live = weakref.WeakSet()
@@ -61,116 +61,116 @@ _live = weakref.WeakSet()
 
 @atexit.register
 def _stop_leftovers():
-	for guest in list(_live):
-		guest.stop()
+    for guest in list(_live):
+        guest.stop()
 
 
 class Guest:
-	"""One QEMU running ringside, with its serial console on pipes."""
+    """One QEMU running ringside, with its serial console on pipes."""
 
-	def __init__(self, *launcher_args, name='guest', ready_timeout=READY_TIMEOUT):
-		rr = load_launcher()
-		self.rr = rr
-		accel = os.environ.get('RINGSIDE_TEST_ACCEL', 'tcg')
-		self.opts = rr.parse_args(['--accel', accel, *launcher_args])
-		self.name = re.sub(r'[^A-Za-z0-9_.-]+', '_', name)
-		self.ready_timeout = ready_timeout
-		self.launch = None
-		self.status = None
-		self._files = []
+    def __init__(self, *launcher_args, name='guest', ready_timeout=READY_TIMEOUT):
+        rr = load_launcher()
+        self.rr = rr
+        accel = os.environ.get('RINGSIDE_TEST_ACCEL', 'tcg')
+        self.opts = rr.parse_args(['--accel', accel, *launcher_args])
+        self.name = re.sub(r'[^A-Za-z0-9_.-]+', '_', name)
+        self.ready_timeout = ready_timeout
+        self.launch = None
+        self.status = None
+        self._files = []
 
-	# -- life cycle
+    # -- life cycle
 
-	def start(self, wait_ready=True):
-		rr = self.rr
-		os.makedirs(LOG_DIR, exist_ok=True)
-		serial_log = open(os.path.join(LOG_DIR, self.name + '.serial.log'), 'wb')
-		stderr_log = open(os.path.join(LOG_DIR, self.name + '.stderr.log'), 'wb')
-		self._files = [serial_log, stderr_log]
-		accel = rr.choose_accel(self.opts)
-		self.launch = rr.Launch(self.opts, accel, qemu_stderr=stderr_log, log=serial_log)
-		_live.add(self)
-		try:
-			self.launch.start()
-			if wait_ready:
-				self.launch.wait_ready(self.ready_timeout)
-		except BaseException:
-			self.stop()
-			raise
-		return self
+    def start(self, wait_ready=True):
+        rr = self.rr
+        os.makedirs(LOG_DIR, exist_ok=True)
+        serial_log = open(os.path.join(LOG_DIR, self.name + '.serial.log'), 'wb')
+        stderr_log = open(os.path.join(LOG_DIR, self.name + '.stderr.log'), 'wb')
+        self._files = [serial_log, stderr_log]
+        accel = rr.choose_accel(self.opts)
+        self.launch = rr.Launch(self.opts, accel, qemu_stderr=stderr_log, log=serial_log)
+        _live.add(self)
+        try:
+            self.launch.start()
+            if wait_ready:
+                self.launch.wait_ready(self.ready_timeout)
+        except BaseException:
+            self.stop()
+            raise
+        return self
 
-	def stop(self):
-		"""Kill QEMU (and any helper) by PID; keep the exit status."""
-		if self.launch:
-			self.launch.stop()
-			if self.launch.qemu:
-				self.status = self.launch.qemu.returncode
-		for f in self._files:
-			try:
-				f.close()
-			except OSError:
-				pass
-		self._files = []
-		_live.discard(self)
+    def stop(self):
+        """Kill QEMU (and any helper) by PID; keep the exit status."""
+        if self.launch:
+            self.launch.stop()
+            if self.launch.qemu:
+                self.status = self.launch.qemu.returncode
+        for f in self._files:
+            try:
+                f.close()
+            except OSError:
+                pass
+        self._files = []
+        _live.discard(self)
 
-	def __enter__(self):
-		return self
+    def __enter__(self):
+        return self
 
-	def __exit__(self, *exc):
-		self.stop()
+    def __exit__(self, *exc):
+        self.stop()
 
-	# -- console
+    # -- console
 
-	@property
-	def console(self):
-		return self.launch.console
+    @property
+    def console(self):
+        return self.launch.console
 
-	@property
-	def alive(self):
-		return bool(self.launch and self.launch.qemu and self.launch.qemu.poll() is None)
+    @property
+    def alive(self):
+        return bool(self.launch and self.launch.qemu and self.launch.qemu.poll() is None)
 
-	def send(self, text):
-		self.console.send(text)
+    def send(self, text):
+        self.console.send(text)
 
-	def wait_for(self, regex, timeout=COMMAND_TIMEOUT):
-		"""Wait for `regex` in output not yet consumed; returns the match."""
-		return self.console.wait_for(regex, timeout)
+    def wait_for(self, regex, timeout=COMMAND_TIMEOUT):
+        """Wait for `regex` in output not yet consumed; returns the match."""
+        return self.console.wait_for(regex, timeout)
 
-	def command(self, cmd, timeout=COMMAND_TIMEOUT):
-		"""Run one shell command; its output without echo and prompt."""
-		return self.console.command(cmd, timeout)
+    def command(self, cmd, timeout=COMMAND_TIMEOUT):
+        """Run one shell command; its output without echo and prompt."""
+        return self.console.command(cmd, timeout)
 
-	@property
-	def vsock_uds(self):
-		"""With --vsock: the hybrid-vsock socket host programs connect to."""
-		return self.launch.opts.vsock_uds
+    @property
+    def vsock_uds(self):
+        """With --vsock: the hybrid-vsock socket host programs connect to."""
+        return self.launch.opts.vsock_uds
 
-	@property
-	def output(self):
-		"""Everything the guest printed so far (latin-1 text)."""
-		return self.console.text
+    @property
+    def output(self):
+        """Everything the guest printed so far (latin-1 text)."""
+        return self.console.text
 
-	# -- the end
+    # -- the end
 
-	def wait_exit(self, timeout=POWEROFF_TIMEOUT):
-		status = self.launch.wait_exit(timeout)
-		if status is not None:
-			self.status = status
-		return status
+    def wait_exit(self, timeout=POWEROFF_TIMEOUT):
+        status = self.launch.wait_exit(timeout)
+        if status is not None:
+            self.status = status
+        return status
 
-	def poweroff(self, timeout=POWEROFF_TIMEOUT):
-		"""`poweroff`; QEMU's exit status, or None if QEMU still runs."""
-		status = self.launch.poweroff(timeout)
-		if status is not None:
-			self.status = status
-		return status
+    def poweroff(self, timeout=POWEROFF_TIMEOUT):
+        """`poweroff`; QEMU's exit status, or None if QEMU still runs."""
+        status = self.launch.poweroff(timeout)
+        if status is not None:
+            self.status = status
+        return status
 
 
 def info_fields(text):
-	"""`info` output as {key: value} for its 'key: value' lines."""
-	fields = {}
-	for line in text.splitlines():
-		m = re.match(r'\s*([A-Za-z][\w .-]*?)\s*:\s?(.*)$', line)
-		if m:
-			fields.setdefault(m.group(1).strip().lower(), m.group(2).strip())
-	return fields
+    """`info` output as {key: value} for its 'key: value' lines."""
+    fields = {}
+    for line in text.splitlines():
+        m = re.match(r'\s*([A-Za-z][\w .-]*?)\s*:\s?(.*)$', line)
+        if m:
+            fields.setdefault(m.group(1).strip().lower(), m.group(2).strip())
+    return fields

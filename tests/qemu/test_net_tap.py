@@ -26,54 +26,54 @@ TAP = 'rstap0'
 
 
 def run(*argv, check=True, timeout=60, **kw):
-	return subprocess.run(argv, check=check, timeout=timeout, capture_output=True, text=True, **kw)
+    return subprocess.run(argv, check=check, timeout=timeout, capture_output=True, text=True, **kw)
 
 
 def netns_usable():
-	if os.geteuid() != 0 or not os.path.exists('/dev/net/tun'):
-		return False
-	try:
-		return run('ip', 'netns', 'list', check=False).returncode == 0
-	except (OSError, subprocess.TimeoutExpired):
-		return False
+    if os.geteuid() != 0 or not os.path.exists('/dev/net/tun'):
+        return False
+    try:
+        return run('ip', 'netns', 'list', check=False).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
 
 
 pytestmark = pytest.mark.skipif(not netns_usable(),
-				reason='needs root, ip netns and /dev/net/tun')
+                                reason='needs root, ip netns and /dev/net/tun')
 
 
 class NetNs:
-	"""A namespace with one tap device; removed (with the tap) on close."""
+    """A namespace with one tap device; removed (with the tap) on close."""
 
-	def __init__(self):
-		self.name = 'ringside-%d-%d' % (os.getpid(), random.randrange(1 << 20))
-		self.dir = tempfile.mkdtemp(prefix='ringside-tap-')
-		run('ip', 'netns', 'add', self.name)
-		try:
-			self.ip('link', 'set', 'lo', 'up')
-			self.ip('tuntap', 'add', 'dev', TAP, 'mode', 'tap')
-			self.ip('addr', 'add', HOST_IP + '/24', 'dev', TAP)
-			self.ip('link', 'set', TAP, 'up')
-		except BaseException:
-			self.close()
-			raise
-		# QEMU runs inside the namespace: a wrapper the launcher execs as "QEMU"
-		self.qemu = os.path.join(self.dir, 'qemu-in-netns')
-		with open(self.qemu, 'w') as f:
-			f.write('#!/bin/sh\nexec ip netns exec %s qemu-system-x86_64 "$@"\n' % self.name)
-		os.chmod(self.qemu, 0o755)
+    def __init__(self):
+        self.name = 'ringside-%d-%d' % (os.getpid(), random.randrange(1 << 20))
+        self.dir = tempfile.mkdtemp(prefix='ringside-tap-')
+        run('ip', 'netns', 'add', self.name)
+        try:
+            self.ip('link', 'set', 'lo', 'up')
+            self.ip('tuntap', 'add', 'dev', TAP, 'mode', 'tap')
+            self.ip('addr', 'add', HOST_IP + '/24', 'dev', TAP)
+            self.ip('link', 'set', TAP, 'up')
+        except BaseException:
+            self.close()
+            raise
+        # QEMU runs inside the namespace: a wrapper the launcher execs as "QEMU"
+        self.qemu = os.path.join(self.dir, 'qemu-in-netns')
+        with open(self.qemu, 'w') as f:
+            f.write('#!/bin/sh\nexec ip netns exec %s qemu-system-x86_64 "$@"\n' % self.name)
+        os.chmod(self.qemu, 0o755)
 
-	def ip(self, *args):
-		return run('ip', '-n', self.name, *args)
+    def ip(self, *args):
+        return run('ip', '-n', self.name, *args)
 
-	def exec(self, *argv, **kw):
-		return run('ip', 'netns', 'exec', self.name, *argv, **kw)
+    def exec(self, *argv, **kw):
+        return run('ip', 'netns', 'exec', self.name, *argv, **kw)
 
-	def close(self):
-		run('ip', 'netns', 'del', self.name, check=False)
-		for name in os.listdir(self.dir):
-			os.unlink(os.path.join(self.dir, name))
-		os.rmdir(self.dir)
+    def close(self):
+        run('ip', 'netns', 'del', self.name, check=False)
+        for name in os.listdir(self.dir):
+            os.unlink(os.path.join(self.dir, name))
+        os.rmdir(self.dir)
 
 
 UDP_ECHO_CLIENT = r'''
@@ -100,49 +100,49 @@ print('ok')
 
 @pytest.fixture(scope='module', params=[False, True], ids=['split', 'packed'])
 def tap_guest(request):
-	packed = request.param
-	require_image(ELF)
-	ns = NetNs()
-	g = None
-	try:
-		g = Guest('--boot', 'elf', '--cmdline', 'ip=%s prefix=24 gw=%s' % (GUEST_IP, HOST_IP),
-			  '--', '-netdev', 'tap,id=n0,ifname=%s,script=no,downscript=no' % TAP,
-			  '-device', 'virtio-net-pci,netdev=n0,packed=%s,mac=52:54:00:12:34:56'
-			  % ('on' if packed else 'off'),
-			  name='net-tap-%s' % ('packed' if packed else 'split'))
-		g.opts.qemu = ns.qemu
-		g.ns, g.packed = ns, packed
-		g.start()
-		yield g
-	finally:
-		if g:
-			g.stop()
-		ns.close()
+    packed = request.param
+    require_image(ELF)
+    ns = NetNs()
+    g = None
+    try:
+        g = Guest('--boot', 'elf', '--cmdline', 'ip=%s prefix=24 gw=%s' % (GUEST_IP, HOST_IP),
+                  '--', '-netdev', 'tap,id=n0,ifname=%s,script=no,downscript=no' % TAP,
+                  '-device', 'virtio-net-pci,netdev=n0,packed=%s,mac=52:54:00:12:34:56'
+                  % ('on' if packed else 'off'),
+                  name='net-tap-%s' % ('packed' if packed else 'split'))
+        g.opts.qemu = ns.qemu
+        g.ns, g.packed = ns, packed
+        g.start()
+        yield g
+    finally:
+        if g:
+            g.stop()
+        ns.close()
 
 
 def test_linux_pings_guest(tap_guest):
-	r = tap_guest.ns.exec('ping', '-c', '3', '-i', '0.2', '-W', '10', '-s', '1000', GUEST_IP,
-			      check=False)
-	assert r.returncode == 0, r.stdout + r.stderr
-	assert ' 0% packet loss' in r.stdout
+    r = tap_guest.ns.exec('ping', '-c', '3', '-i', '0.2', '-W', '10', '-s', '1000', GUEST_IP,
+                          check=False)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert ' 0% packet loss' in r.stdout
 
 
 def test_udp_echo_from_linux(tap_guest):
-	r = tap_guest.ns.exec('/usr/bin/python3', '-c', UDP_ECHO_CLIENT, GUEST_IP,
-			      '0', '1', '100', '1472', '64', '999', check=False)
-	assert r.returncode == 0 and r.stdout.strip() == 'ok', r.stdout + r.stderr
+    r = tap_guest.ns.exec('/usr/bin/python3', '-c', UDP_ECHO_CLIENT, GUEST_IP,
+                          '0', '1', '100', '1472', '64', '999', check=False)
+    assert r.returncode == 0 and r.stdout.strip() == 'ok', r.stdout + r.stderr
 
 
 def test_guest_pings_linux(tap_guest):
-	out = tap_guest.command('ping %s count=3' % HOST_IP)
-	assert 'ping: 3 sent, 3 received' in out, out
-	assert len(re.findall(r'icmp_seq=\d+ time=[\d.]+ ms', out)) == 3
+    out = tap_guest.command('ping %s count=3' % HOST_IP)
+    assert 'ping: 3 sent, 3 received' in out, out
+    assert len(re.findall(r'icmp_seq=\d+ time=[\d.]+ ms', out)) == 3
 
 
 def test_guest_learned_linux_mac(tap_guest):
-	mac = tap_guest.ns.ip('-br', 'link', 'show', TAP).stdout.split()[2]
-	assert 'arp %s at %s' % (HOST_IP, mac.lower()) in tap_guest.command('net arp')
+    mac = tap_guest.ns.ip('-br', 'link', 'show', TAP).stdout.split()[2]
+    assert 'arp %s at %s' % (HOST_IP, mac.lower()) in tap_guest.command('net arp')
 
 
 def test_poweroff(tap_guest):
-	assert tap_guest.poweroff() == 0
+    assert tap_guest.poweroff() == 0

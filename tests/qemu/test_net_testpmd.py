@@ -26,18 +26,18 @@ from conftest import ELF, REPO, require_image
 from ringside_qemu import Guest
 
 pytestmark = pytest.mark.skipif(not shutil.which('dpdk-testpmd'),
-				reason='dpdk-testpmd not installed (package dpdk-dev)')
+                                reason='dpdk-testpmd not installed (package dpdk-dev)')
 
 
 def load_bench():
-	if 'bench_net' not in sys.modules:
-		path = os.path.join(REPO, 'host', 'bench-net')
-		loader = importlib.machinery.SourceFileLoader('bench_net', path)
-		spec = importlib.util.spec_from_loader('bench_net', loader)
-		module = importlib.util.module_from_spec(spec)
-		loader.exec_module(module)
-		sys.modules['bench_net'] = module
-	return sys.modules['bench_net']
+    if 'bench_net' not in sys.modules:
+        path = os.path.join(REPO, 'host', 'bench-net')
+        loader = importlib.machinery.SourceFileLoader('bench_net', path)
+        spec = importlib.util.spec_from_loader('bench_net', loader)
+        module = importlib.util.module_from_spec(spec)
+        loader.exec_module(module)
+        sys.modules['bench_net'] = module
+    return sys.modules['bench_net']
 
 
 bench = load_bench()
@@ -47,131 +47,131 @@ MACSWAP_BOOTS = [('q35', False), ('q35', True)]
 
 
 def counters(g):
-	out = g.command('net')
-	c = {}
-	for line in out.splitlines():
-		m = re.match(r'\s+(\w+)\s+(\d+)$', line)
-		if m:
-			c[m.group(1)] = int(m.group(2))
-	m = re.search(r'virtio-net: (split|packed) rings', out)
-	c['layout'] = m and m.group(1)
-	return c
+    out = g.command('net')
+    c = {}
+    for line in out.splitlines():
+        m = re.match(r'\s+(\w+)\s+(\d+)$', line)
+        if m:
+            c[m.group(1)] = int(m.group(2))
+    m = re.search(r'virtio-net: (split|packed) rings', out)
+    c['layout'] = m and m.group(1)
+    return c
 
 
 def boot_id(b):
-	return '%s-%s' % (b[0], 'packed' if b[1] else 'split')
+    return '%s-%s' % (b[0], 'packed' if b[1] else 'split')
 
 
 def pmd_guest(machine, packed, mode):
-	require_image(ELF)
-	workdir = tempfile.mkdtemp(prefix='ringside-testpmd-')
-	sock = os.path.join(workdir, 'vhost-net.sock')
-	name = 'testpmd-%s-%s-%s' % (machine, 'packed' if packed else 'split', mode)
-	log = open(os.path.join(REPO, 'build', 'qemu-test-logs', name + '.testpmd.log'), 'w')
-	pmd = bench.TestPmd(sock, mode=mode, log=log)
-	g = None
-	try:
-		pmd.start()
-		g = Guest('--boot', 'elf', '--machine', machine,
-			  '--cmdline', 'ip=%s gw=%s' % (bench.GUEST_IP, bench.PEER_IP),
-			  '--', *bench.guest_args(sock, packed=packed), name=name)
-		g.pmd, g.packed, g.mode = pmd, packed, mode
-		g.start()
-		yield g
-	finally:
-		if g:
-			g.stop()
-		pmd.stop()
-		log.close()
-		shutil.rmtree(workdir, ignore_errors=True)
+    require_image(ELF)
+    workdir = tempfile.mkdtemp(prefix='ringside-testpmd-')
+    sock = os.path.join(workdir, 'vhost-net.sock')
+    name = 'testpmd-%s-%s-%s' % (machine, 'packed' if packed else 'split', mode)
+    log = open(os.path.join(REPO, 'build', 'qemu-test-logs', name + '.testpmd.log'), 'w')
+    pmd = bench.TestPmd(sock, mode=mode, log=log)
+    g = None
+    try:
+        pmd.start()
+        g = Guest('--boot', 'elf', '--machine', machine,
+                  '--cmdline', 'ip=%s gw=%s' % (bench.GUEST_IP, bench.PEER_IP),
+                  '--', *bench.guest_args(sock, packed=packed), name=name)
+        g.pmd, g.packed, g.mode = pmd, packed, mode
+        g.start()
+        yield g
+    finally:
+        if g:
+            g.stop()
+        pmd.stop()
+        log.close()
+        shutil.rmtree(workdir, ignore_errors=True)
 
 
 @pytest.fixture(scope='module', params=RXONLY_BOOTS, ids=boot_id)
 def rxonly_guest(request):
-	yield from pmd_guest(*request.param, 'rxonly')
+    yield from pmd_guest(*request.param, 'rxonly')
 
 
 @pytest.fixture(scope='module', params=MACSWAP_BOOTS, ids=boot_id)
 def macswap_guest(request):
-	yield from pmd_guest(*request.param, 'macswap')
+    yield from pmd_guest(*request.param, 'macswap')
 
 
 def pktgen(g, n, size=64, burst=256, dst=None, port=9):
-	dst = dst or '%s,%s' % (bench.PEER_IP, bench.PEER_MAC)
-	out = g.command('pktgen count=%d size=%d burst=%d dst=%s port=%d' % (n, size, burst, dst, port),
-			timeout=300)
-	r = bench.parse_pktgen(out)
-	assert r['packets'] == n, out
-	return r
+    dst = dst or '%s,%s' % (bench.PEER_IP, bench.PEER_MAC)
+    out = g.command('pktgen count=%d size=%d burst=%d dst=%s port=%d' % (n, size, burst, dst, port),
+                    timeout=300)
+    r = bench.parse_pktgen(out)
+    assert r['packets'] == n, out
+    return r
 
 
 def test_layout(rxonly_guest):
-	assert counters(rxonly_guest)['layout'] == ('packed' if rxonly_guest.packed else 'split')
+    assert counters(rxonly_guest)['layout'] == ('packed' if rxonly_guest.packed else 'split')
 
 
 @pytest.mark.parametrize('txpoll,burst,size', [(1, 256, 64), (0, 256, 64), (1, 1, 64),
-						(1, 32, 1514), (0, 7, 60)])
+                                                (1, 32, 1514), (0, 7, 60)])
 def test_rxonly_counts(rxonly_guest, txpoll, burst, size):
-	g = rxonly_guest
-	n = 20000 if size < 1000 else 5000
-	g.command('set txpoll=%d' % txpoll)
-	base = g.pmd.port_stats()
-	before = counters(g)
-	r = pktgen(g, n, size=size, burst=burst)
-	st = g.pmd.wait_rx(n, base, timeout=120)
-	assert st['rx'] == n, 'pktgen sent %d, testpmd received %d' % (n, st['rx'])
-	assert st['rx_bytes'] == n * r['size']
-	after = counters(g)
-	assert after['tx_packets'] - before['tx_packets'] == n
-	assert after['tx_too_long'] == before['tx_too_long']
-	if txpoll:
-		assert after['tx_reclaim_in_xmit'] == before['tx_reclaim_in_xmit']
-	g.command('set txpoll=1')
+    g = rxonly_guest
+    n = 20000 if size < 1000 else 5000
+    g.command('set txpoll=%d' % txpoll)
+    base = g.pmd.port_stats()
+    before = counters(g)
+    r = pktgen(g, n, size=size, burst=burst)
+    st = g.pmd.wait_rx(n, base, timeout=120)
+    assert st['rx'] == n, 'pktgen sent %d, testpmd received %d' % (n, st['rx'])
+    assert st['rx_bytes'] == n * r['size']
+    after = counters(g)
+    assert after['tx_packets'] - before['tx_packets'] == n
+    assert after['tx_too_long'] == before['tx_too_long']
+    if txpoll:
+        assert after['tx_reclaim_in_xmit'] == before['tx_reclaim_in_xmit']
+    g.command('set txpoll=1')
 
 
 @pytest.mark.parametrize('rxbuf,size', [(2048, 64), (2048, 1514), (128, 1514), (64, 300)])
 def test_macswap_echo(macswap_guest, rxbuf, size):
-	g = macswap_guest
-	if rxbuf != 2048:
-		g.command('set net_rxbuf=%d' % rxbuf)  # re-probes: frames now span buffers
-		assert re.search(r'rx buffers \d+ x %d B mergeable' % rxbuf, g.command('net'))
-	n = 3000
-	before = counters(g)
-	base = g.pmd.port_stats()
-	pktgen(g, n, size=size, burst=64, dst='%s,%s' % (bench.GUEST_IP, bench.PEER_MAC), port=4444)
-	st = g.pmd.wait_rx(n, base, timeout=120)
-	assert st['rx'] == n
-	# testpmd sends back what the guest's RX ring has room for and drops
-	# the rest (no flow control on this path); what it sent must arrive,
-	# intact (IP and UDP checksums), and be counted as for no port.
-	deadline = time.monotonic() + 120
-	while True:
-		st = g.pmd.wait_rx(0, base)
-		after = counters(g)  # each look is a console round trip the guest answers
-		got = after['udp_no_port'] - before['udp_no_port']
-		if (got >= st['tx'] and st['rx'] == n) or time.monotonic() > deadline:
-			break
-	assert st['tx'] >= n // 10, 'testpmd sent back only %d of %d' % (st['tx'], n)
-	assert got == st['tx']
-	assert after['rx_packets'] - before['rx_packets'] == st['tx']
-	for bad in ('rx_drop_short', 'rx_drop_long', 'rx_drop_num_buffers', 'rx_drop_bad_token',
-		    'ip_bad_csum', 'udp_bad_csum', 'udp_bad_len', 'ip_bad_len'):
-		assert after[bad] == before[bad], bad
-	if rxbuf != 2048:
-		g.command('set net_rxbuf=2048')
+    g = macswap_guest
+    if rxbuf != 2048:
+        g.command('set net_rxbuf=%d' % rxbuf)  # re-probes: frames now span buffers
+        assert re.search(r'rx buffers \d+ x %d B mergeable' % rxbuf, g.command('net'))
+    n = 3000
+    before = counters(g)
+    base = g.pmd.port_stats()
+    pktgen(g, n, size=size, burst=64, dst='%s,%s' % (bench.GUEST_IP, bench.PEER_MAC), port=4444)
+    st = g.pmd.wait_rx(n, base, timeout=120)
+    assert st['rx'] == n
+    # testpmd sends back what the guest's RX ring has room for and drops
+    # the rest (no flow control on this path); what it sent must arrive,
+    # intact (IP and UDP checksums), and be counted as for no port.
+    deadline = time.monotonic() + 120
+    while True:
+        st = g.pmd.wait_rx(0, base)
+        after = counters(g)  # each look is a console round trip the guest answers
+        got = after['udp_no_port'] - before['udp_no_port']
+        if (got >= st['tx'] and st['rx'] == n) or time.monotonic() > deadline:
+            break
+    assert st['tx'] >= n // 10, 'testpmd sent back only %d of %d' % (st['tx'], n)
+    assert got == st['tx']
+    assert after['rx_packets'] - before['rx_packets'] == st['tx']
+    for bad in ('rx_drop_short', 'rx_drop_long', 'rx_drop_num_buffers', 'rx_drop_bad_token',
+                'ip_bad_csum', 'udp_bad_csum', 'udp_bad_len', 'ip_bad_len'):
+        assert after[bad] == before[bad], bad
+    if rxbuf != 2048:
+        g.command('set net_rxbuf=2048')
 
 
 def test_no_bad_completions(rxonly_guest):
-	"""After all the traffic above, testpmd's completions were all sane
-	(its packed ring reports a len for read-only TX buffers: ignored)."""
-	out = rxonly_guest.command('virtio')
-	bads = [int(b) for b in re.findall(r' bad (\d+) ', out)]
-	assert bads and not any(bads), out
+    """After all the traffic above, testpmd's completions were all sane
+    (its packed ring reports a len for read-only TX buffers: ignored)."""
+    out = rxonly_guest.command('virtio')
+    bads = [int(b) for b in re.findall(r' bad (\d+) ', out)]
+    assert bads and not any(bads), out
 
 
 def test_rxonly_poweroff(rxonly_guest):
-	assert rxonly_guest.poweroff() == 0
+    assert rxonly_guest.poweroff() == 0
 
 
 def test_macswap_poweroff(macswap_guest):
-	assert macswap_guest.poweroff() == 0
+    assert macswap_guest.poweroff() == 0

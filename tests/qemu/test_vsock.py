@@ -29,357 +29,357 @@ IO_TIMEOUT = 120
 
 
 def connect_when_up(uds, port, timeout=60):
-	"""hybrid_connect, retried while the device restarts: switches that
-	change negotiated features reset the device, and the back end refuses
-	connections until QEMU has handed it the new rings."""
-	deadline = time.monotonic() + timeout
-	while True:
-		try:
-			return hybrid_connect(uds, port)
-		except (ConnectionError, OSError):
-			if time.monotonic() > deadline:
-				raise
-			time.sleep(0.2)
+    """hybrid_connect, retried while the device restarts: switches that
+    change negotiated features reset the device, and the back end refuses
+    connections until QEMU has handed it the new rings."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            return hybrid_connect(uds, port)
+        except (ConnectionError, OSError):
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.2)
 
 
 def pattern(size, seed):
-	base = hashlib.sha256(b'%d-%d' % (size, seed)).digest() * 8
-	reps = size // len(base) + 1
-	return (base * reps)[:size]
+    base = hashlib.sha256(b'%d-%d' % (size, seed)).digest() * 8
+    reps = size // len(base) + 1
+    return (base * reps)[:size]
 
 
 def echo_exchange(sock, data, timeout=IO_TIMEOUT):
-	"""Send `data` while reading the echo; both directions at once, so a
-	transfer larger than all buffers on the way cannot deadlock."""
-	sock.setblocking(False)
-	sel = selectors.DefaultSelector()
-	sel.register(sock, selectors.EVENT_READ | selectors.EVENT_WRITE)
-	sent, got = 0, bytearray()
-	deadline = time.monotonic() + timeout
-	try:
-		while len(got) < len(data):
-			left = deadline - time.monotonic()
-			if left <= 0:
-				raise TimeoutError('echo: %d of %d bytes back' % (len(got), len(data)))
-			if sent == len(data):
-				sel.modify(sock, selectors.EVENT_READ)
-			for _, ev in sel.select(min(left, 1.0)):
-				if ev & selectors.EVENT_WRITE and sent < len(data):
-					sent += sock.send(data[sent:sent + 262144])
-				if ev & selectors.EVENT_READ:
-					chunk = sock.recv(1 << 20)
-					if not chunk:
-						raise ConnectionError('echo: closed after %d bytes' % len(got))
-					got += chunk
-	finally:
-		sel.close()
-		sock.setblocking(True)
-	return bytes(got)
+    """Send `data` while reading the echo; both directions at once, so a
+    transfer larger than all buffers on the way cannot deadlock."""
+    sock.setblocking(False)
+    sel = selectors.DefaultSelector()
+    sel.register(sock, selectors.EVENT_READ | selectors.EVENT_WRITE)
+    sent, got = 0, bytearray()
+    deadline = time.monotonic() + timeout
+    try:
+        while len(got) < len(data):
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError('echo: %d of %d bytes back' % (len(got), len(data)))
+            if sent == len(data):
+                sel.modify(sock, selectors.EVENT_READ)
+            for _, ev in sel.select(min(left, 1.0)):
+                if ev & selectors.EVENT_WRITE and sent < len(data):
+                    sent += sock.send(data[sent:sent + 262144])
+                if ev & selectors.EVENT_READ:
+                    chunk = sock.recv(1 << 20)
+                    if not chunk:
+                        raise ConnectionError('echo: closed after %d bytes' % len(got))
+                    got += chunk
+    finally:
+        sel.close()
+        sock.setblocking(True)
+    return bytes(got)
 
 
 def counters(guest, section):
-	"""`stats SECTION` as {name: int} for every 'name value' pair; a name
-	that appears on several lines (per-queue counters) is summed."""
-	out = guest.command('stats %s' % section)
-	c = {}
-	for k, v in re.findall(r'([a-z_]+) (\d+)', out):
-		c[k] = c.get(k, 0) + int(v)
-	return c
+    """`stats SECTION` as {name: int} for every 'name value' pair; a name
+    that appears on several lines (per-queue counters) is summed."""
+    out = guest.command('stats %s' % section)
+    c = {}
+    for k, v in re.findall(r'([a-z_]+) (\d+)', out):
+        c[k] = c.get(k, 0) + int(v)
+    return c
 
 
 @pytest.fixture(scope='module', params=['off', 'on'], ids=['split', 'packed'])
 def vguest(request):
-	tmp = tempfile.mkdtemp(prefix='ringside-seq-')
-	g = Guest('--boot', 'elf', '--vsock', '--qemu-arg=-global',
-		  '--qemu-arg=vhost-user-vsock-pci.packed=%s' % request.param,
-		  '--vsock-arg=--uds-seqpacket', '--vsock-arg=%s/seq' % tmp,
-		  name='vsock-%s' % request.param)
-	try:
-		g.start()
-		g.ring = 'packed' if request.param == 'on' else 'split'
-		g.uds_seq = tmp + '/seq'
-		# the back end takes connections once QEMU handed it the rings
-		connect_when_up(g.vsock_uds, ECHO).close()
-		yield g
-		status = g.poweroff() if g.alive else g.status
-	finally:
-		g.stop()
-		shutil.rmtree(tmp, ignore_errors=True)
-	assert status == 0, 'QEMU exit status %r after poweroff' % status
+    tmp = tempfile.mkdtemp(prefix='ringside-seq-')
+    g = Guest('--boot', 'elf', '--vsock', '--qemu-arg=-global',
+              '--qemu-arg=vhost-user-vsock-pci.packed=%s' % request.param,
+              '--vsock-arg=--uds-seqpacket', '--vsock-arg=%s/seq' % tmp,
+              name='vsock-%s' % request.param)
+    try:
+        g.start()
+        g.ring = 'packed' if request.param == 'on' else 'split'
+        g.uds_seq = tmp + '/seq'
+        # the back end takes connections once QEMU handed it the rings
+        connect_when_up(g.vsock_uds, ECHO).close()
+        yield g
+        status = g.poweroff() if g.alive else g.status
+    finally:
+        g.stop()
+        shutil.rmtree(tmp, ignore_errors=True)
+    assert status == 0, 'QEMU exit status %r after poweroff' % status
 
 
 def test_device_and_services_up(vguest):
-	out = vguest.command('virtio')
-	assert 'virtio-vsock' in out and 'running' in out
-	assert re.search(r'queue 0: %s' % vguest.ring, out), out
-	out = vguest.command('vsock')
-	assert 'local cid 3' in out
-	for port in (ECHO, SINK, SOURCE):
-		assert re.search(r'stream listen\s+%d' % port, out), out
-	assert re.search(r'seqpkt listen\s+%d' % ECHO, out), out
+    out = vguest.command('virtio')
+    assert 'virtio-vsock' in out and 'running' in out
+    assert re.search(r'queue 0: %s' % vguest.ring, out), out
+    out = vguest.command('vsock')
+    assert 'local cid 3' in out
+    for port in (ECHO, SINK, SOURCE):
+        assert re.search(r'stream listen\s+%d' % port, out), out
+    assert re.search(r'seqpkt listen\s+%d' % ECHO, out), out
 
 
 @pytest.mark.parametrize('size', [1, 44, 64, 4095, 4096, 4097, 65536, 65580, 1 << 20])
 def test_echo_sizes(vguest, size):
-	with hybrid_connect(vguest.vsock_uds, ECHO) as s:
-		data = pattern(size, 1)
-		assert echo_exchange(s, data) == data
-		# a second message on the same connection
-		assert echo_exchange(s, data[::-1]) == data[::-1]
+    with hybrid_connect(vguest.vsock_uds, ECHO) as s:
+        data = pattern(size, 1)
+        assert echo_exchange(s, data) == data
+        # a second message on the same connection
+        assert echo_exchange(s, data[::-1]) == data[::-1]
 
 
 def test_64_concurrent_connections_and_reconnects(vguest):
-	socks = [hybrid_connect(vguest.vsock_uds, ECHO) for _ in range(64)]
-	try:
-		out = vguest.command('stats services')
-		assert re.search(r'echo\s+port 1234\s+conns 64 ', out), out
-		for i, s in enumerate(socks):
-			data = pattern(1000 + i, i)
-			assert echo_exchange(s, data) == data
-	finally:
-		for s in socks:
-			s.close()
-	# endless reconnects: many short connections in a row
-	for i in range(100):
-		with hybrid_connect(vguest.vsock_uds, ECHO) as s:
-			assert echo_exchange(s, b'x%d' % i) == b'x%d' % i
-	# every connection is gone again once the guest saw the closes
-	deadline = time.monotonic() + 60
-	while True:
-		out = vguest.command('stats services')
-		if re.search(r'echo\s+port 1234\s+conns 0 ', out):
-			break
-		assert time.monotonic() < deadline, out
-		time.sleep(0.2)
+    socks = [hybrid_connect(vguest.vsock_uds, ECHO) for _ in range(64)]
+    try:
+        out = vguest.command('stats services')
+        assert re.search(r'echo\s+port 1234\s+conns 64 ', out), out
+        for i, s in enumerate(socks):
+            data = pattern(1000 + i, i)
+            assert echo_exchange(s, data) == data
+    finally:
+        for s in socks:
+            s.close()
+    # endless reconnects: many short connections in a row
+    for i in range(100):
+        with hybrid_connect(vguest.vsock_uds, ECHO) as s:
+            assert echo_exchange(s, b'x%d' % i) == b'x%d' % i
+    # every connection is gone again once the guest saw the closes
+    deadline = time.monotonic() + 60
+    while True:
+        out = vguest.command('stats services')
+        if re.search(r'echo\s+port 1234\s+conns 0 ', out):
+            break
+        assert time.monotonic() < deadline, out
+        time.sleep(0.2)
 
 
 def test_64mib_through_echo(vguest):
-	data = os.urandom(1 << 20) * 64
-	with hybrid_connect(vguest.vsock_uds, ECHO) as s:
-		got = echo_exchange(s, data, timeout=600)
-	assert hashlib.sha256(got).digest() == hashlib.sha256(data).digest()
+    data = os.urandom(1 << 20) * 64
+    with hybrid_connect(vguest.vsock_uds, ECHO) as s:
+        got = echo_exchange(s, data, timeout=600)
+    assert hashlib.sha256(got).digest() == hashlib.sha256(data).digest()
 
 
 def test_64mib_from_source_checked(vguest):
-	total, expect = 64 << 20, bytes(i % 251 for i in range(251)) * 300
-	with hybrid_connect(vguest.vsock_uds, SOURCE) as s:
-		got, off = 0, 0
-		while got < total:
-			chunk = s.recv(1 << 20)
-			assert chunk, 'source closed after %d bytes' % got
-			n = len(chunk)
-			i = 0
-			while i < n:  # compare against the pattern in 251-aligned pieces
-				start = (off + i) % 251
-				piece = min(n - i, len(expect) - start)
-				assert chunk[i:i + piece] == expect[start:start + piece], \
-					'pattern mismatch near offset %d' % (off + i)
-				i += piece
-			off += n
-			got += n
+    total, expect = 64 << 20, bytes(i % 251 for i in range(251)) * 300
+    with hybrid_connect(vguest.vsock_uds, SOURCE) as s:
+        got, off = 0, 0
+        while got < total:
+            chunk = s.recv(1 << 20)
+            assert chunk, 'source closed after %d bytes' % got
+            n = len(chunk)
+            i = 0
+            while i < n:  # compare against the pattern in 251-aligned pieces
+                start = (off + i) % 251
+                piece = min(n - i, len(expect) - start)
+                assert chunk[i:i + piece] == expect[start:start + piece], \
+                        'pattern mismatch near offset %d' % (off + i)
+                i += piece
+            off += n
+            got += n
 
 
 SINK_IN = re.compile(r'sink\s+port \d+\s+conns \d+ accepted \d+ closed \d+ refused \d+ in (\d+) B')
 
 
 def test_64mib_into_sink_counted(vguest):
-	sink_in = int(SINK_IN.search(vguest.command('stats services')).group(1))
-	data = os.urandom(1 << 20)
-	with hybrid_connect(vguest.vsock_uds, SINK) as s:
-		for _ in range(64):
-			s.sendall(data)
-	deadline = time.monotonic() + IO_TIMEOUT
-	while True:
-		m = SINK_IN.search(vguest.command('stats services'))
-		if int(m.group(1)) - sink_in == 64 << 20:
-			break
-		assert time.monotonic() < deadline, m.group(0)
-		time.sleep(0.2)
+    sink_in = int(SINK_IN.search(vguest.command('stats services')).group(1))
+    data = os.urandom(1 << 20)
+    with hybrid_connect(vguest.vsock_uds, SINK) as s:
+        for _ in range(64):
+            s.sendall(data)
+    deadline = time.monotonic() + IO_TIMEOUT
+    while True:
+        m = SINK_IN.search(vguest.command('stats services'))
+        if int(m.group(1)) - sink_in == 64 << 20:
+            break
+        assert time.monotonic() < deadline, m.group(0)
+        time.sleep(0.2)
 
 
 def test_bench_client_against_guest(vguest):
-	"""The shipped client: a ping-pong table and a checked g2h stream."""
-	out = subprocess.run([BENCH, 'pingpong', '--uds', vguest.vsock_uds, '--size', '64,4k',
-			      '--count', '50', '--warmup', '5'], capture_output=True, text=True,
-			     timeout=300)
-	assert out.returncode == 0, out.stderr
-	assert re.search(r'^\s+64\s+50\s', out.stdout, re.M), out.stdout
-	out = subprocess.run([BENCH, 'stream', '--uds', vguest.vsock_uds, '--dir', 'g2h', '-P', '2',
-			      '--time', '2'], capture_output=True, text=True, timeout=300)
-	assert out.returncode == 0, out.stderr
-	assert re.search(r'total:\s+[1-9]\d* bytes', out.stdout), out.stdout
+    """The shipped client: a ping-pong table and a checked g2h stream."""
+    out = subprocess.run([BENCH, 'pingpong', '--uds', vguest.vsock_uds, '--size', '64,4k',
+                          '--count', '50', '--warmup', '5'], capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert re.search(r'^\s+64\s+50\s', out.stdout, re.M), out.stdout
+    out = subprocess.run([BENCH, 'stream', '--uds', vguest.vsock_uds, '--dir', 'g2h', '-P', '2',
+                          '--time', '2'], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert re.search(r'total:\s+[1-9]\d* bytes', out.stdout), out.stdout
 
 
 def test_seqpacket_boundaries(vguest):
-	"""The echo service on SEQPACKET returns every message whole and alone,
-	also messages larger than one 64 KiB packet or one RX buffer."""
-	sizes = [1, 44, 100, 4052, 4096, 65536, 70000, 131072, 3, 4097]
-	with hybrid_connect_seq(vguest.uds_seq, ECHO) as s:
-		for i, size in enumerate(sizes):
-			msg = pattern(size, 100 + i)
-			s.send(msg)
-			got = s.recv(1 << 20)
-			assert len(got) == size and got == msg, (size, len(got))
-		# several messages in flight at once keep their boundaries
-		msgs = [pattern(n, n) for n in (10, 5000, 1, 70000, 33)]
-		for m in msgs:
-			s.send(m)
-		for m in msgs:
-			assert s.recv(1 << 20) == m
+    """The echo service on SEQPACKET returns every message whole and alone,
+    also messages larger than one 64 KiB packet or one RX buffer."""
+    sizes = [1, 44, 100, 4052, 4096, 65536, 70000, 131072, 3, 4097]
+    with hybrid_connect_seq(vguest.uds_seq, ECHO) as s:
+        for i, size in enumerate(sizes):
+            msg = pattern(size, 100 + i)
+            s.send(msg)
+            got = s.recv(1 << 20)
+            assert len(got) == size and got == msg, (size, len(got))
+        # several messages in flight at once keep their boundaries
+        msgs = [pattern(n, n) for n in (10, 5000, 1, 70000, 33)]
+        for m in msgs:
+            s.send(m)
+        for m in msgs:
+            assert s.recv(1 << 20) == m
 
 
 class HostListener:
-	"""A Unix listener at <uds>_<port>: where guest connections to host port P land."""
+    """A Unix listener at <uds>_<port>: where guest connections to host port P land."""
 
-	def __init__(self, uds, port, mode):
-		self.path = '%s_%d' % (uds, port)
-		self.mode = mode
-		self.bytes = 0
-		self.errors = []
-		self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-		self.sock.bind(self.path)
-		self.sock.listen(4)
-		self.thread = threading.Thread(target=self._serve, daemon=True)
-		self.thread.start()
+    def __init__(self, uds, port, mode):
+        self.path = '%s_%d' % (uds, port)
+        self.mode = mode
+        self.bytes = 0
+        self.errors = []
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.bind(self.path)
+        self.sock.listen(4)
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
 
-	def _serve(self):
-		try:
-			conn, _ = self.sock.accept()
-		except OSError:
-			return
-		with conn:
-			off = 0
-			while True:
-				data = conn.recv(1 << 20)
-				if not data:
-					return
-				if self.mode == 'echo':
-					conn.sendall(data)
-				else:
-					for i, b in enumerate(data):
-						if b != (off + i) % 251:
-							self.errors.append(off + i)
-							return
-				off += len(data)
-				self.bytes = off
+    def _serve(self):
+        try:
+            conn, _ = self.sock.accept()
+        except OSError:
+            return
+        with conn:
+            off = 0
+            while True:
+                data = conn.recv(1 << 20)
+                if not data:
+                    return
+                if self.mode == 'echo':
+                    conn.sendall(data)
+                else:
+                    for i, b in enumerate(data):
+                        if b != (off + i) % 251:
+                            self.errors.append(off + i)
+                            return
+                off += len(data)
+                self.bytes = off
 
-	def close(self):
-		self.sock.close()
-		self.thread.join(10)
-		os.unlink(self.path)
+    def close(self):
+        self.sock.close()
+        self.thread.join(10)
+        os.unlink(self.path)
 
 
 def test_guest_initiated_pingpong_and_stream(vguest):
-	echo = HostListener(vguest.vsock_uds, 5000, 'echo')
-	try:
-		out = vguest.command('vsock pingpong 2 5000 4096 200', timeout=300)
-		m = re.search(r'pingpong 4096 B x 200: p1 (\d+) ns\s+p50 (\d+) ns\s+mean (\d+) ns\s+'
-			      r'p99 (\d+) ns\s+max (\d+) ns', out)
-		assert m, out
-		p1, p50, mean, p99, mx = map(int, m.groups())
-		assert 0 < p1 <= p50 <= p99 <= mx
-	finally:
-		echo.close()
-	sink = HostListener(vguest.vsock_uds, 5001, 'check')
-	try:
-		out = vguest.command('vsock stream 2 5001 4096 2', timeout=300)
-		m = re.search(r'stream 4096 B writes for [\d.]+ s: (\d+) bytes', out)
-		assert m, out
-		deadline = time.monotonic() + IO_TIMEOUT
-		while sink.bytes < int(m.group(1)) and time.monotonic() < deadline:
-			time.sleep(0.1)
-		assert not sink.errors, 'pattern mismatch at %d' % sink.errors[0]
-		assert sink.bytes == int(m.group(1))
-	finally:
-		sink.close()
+    echo = HostListener(vguest.vsock_uds, 5000, 'echo')
+    try:
+        out = vguest.command('vsock pingpong 2 5000 4096 200', timeout=300)
+        m = re.search(r'pingpong 4096 B x 200: p1 (\d+) ns\s+p50 (\d+) ns\s+mean (\d+) ns\s+'
+                      r'p99 (\d+) ns\s+max (\d+) ns', out)
+        assert m, out
+        p1, p50, mean, p99, mx = map(int, m.groups())
+        assert 0 < p1 <= p50 <= p99 <= mx
+    finally:
+        echo.close()
+    sink = HostListener(vguest.vsock_uds, 5001, 'check')
+    try:
+        out = vguest.command('vsock stream 2 5001 4096 2', timeout=300)
+        m = re.search(r'stream 4096 B writes for [\d.]+ s: (\d+) bytes', out)
+        assert m, out
+        deadline = time.monotonic() + IO_TIMEOUT
+        while sink.bytes < int(m.group(1)) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not sink.errors, 'pattern mismatch at %d' % sink.errors[0]
+        assert sink.bytes == int(m.group(1))
+    finally:
+        sink.close()
 
 
 def test_guest_connect_refused(vguest):
-	out = vguest.command('vsock pingpong 2 5999 64 1', timeout=120)
-	assert out.startswith('error: vsock: connect to 2:5999 failed'), out
+    out = vguest.command('vsock pingpong 2 5999 64 1', timeout=120)
+    assert out.startswith('error: vsock: connect to 2:5999 failed'), out
 
 
 def test_host_connect_to_closed_port(vguest):
-	with pytest.raises((ConnectionError, OSError)):
-		s = hybrid_connect(vguest.vsock_uds, 4444, timeout=60)
-		echo_exchange(s, b'hello', timeout=30)
+    with pytest.raises((ConnectionError, OSError)):
+        s = hybrid_connect(vguest.vsock_uds, 4444, timeout=60)
+        echo_exchange(s, b'hello', timeout=30)
 
 
 @pytest.mark.parametrize('key,values', [
-	('fastpath', ['0', '1']),
-	('txpoll', ['0', '1']),
-	('credit', ['eager', 'lazy']),
-	('smallcopy', ['0', '1']),
-	('rxbuf', ['65580', '1024', '4096']),
-	('event_idx', ['0', '1']),
-	('indirect', ['0', '1']),
-	('ring', ['split', 'packed']),
-	('irq', ['msix', 'poll']),
+        ('fastpath', ['0', '1']),
+        ('txpoll', ['0', '1']),
+        ('credit', ['eager', 'lazy']),
+        ('smallcopy', ['0', '1']),
+        ('rxbuf', ['65580', '1024', '4096']),
+        ('event_idx', ['0', '1']),
+        ('indirect', ['0', '1']),
+        ('ring', ['split', 'packed']),
+        ('irq', ['msix', 'poll']),
 ])
 def test_every_switch_both_ways(vguest, key, values):
-	for v in values:
-		assert vguest.command('set %s=%s' % (key, v)) == '%s=%s' % (key, v)
-		connect_when_up(vguest.vsock_uds, ECHO).close()
-		for size in (1, 4097, 200000):
-			with hybrid_connect(vguest.vsock_uds, ECHO) as s:
-				data = pattern(size, size)
-				assert echo_exchange(s, data) == data
-		with hybrid_connect(vguest.vsock_uds, ECHO) as s:
-			data = os.urandom(4 << 20)
-			assert echo_exchange(s, data) == data
-		if key == 'irq':
-			rxq = re.search(r'rxq: added \d+ completed \d+ kicks \d+ suppressed \d+ '
-					r'interrupts (\d+)', vguest.command('stats virtio-vsock'))
-			irqs = int(rxq.group(1))
-			assert irqs > 0 if v == 'msix' else irqs == 0, (v, irqs)
+    for v in values:
+        assert vguest.command('set %s=%s' % (key, v)) == '%s=%s' % (key, v)
+        connect_when_up(vguest.vsock_uds, ECHO).close()
+        for size in (1, 4097, 200000):
+            with hybrid_connect(vguest.vsock_uds, ECHO) as s:
+                data = pattern(size, size)
+                assert echo_exchange(s, data) == data
+        with hybrid_connect(vguest.vsock_uds, ECHO) as s:
+            data = os.urandom(4 << 20)
+            assert echo_exchange(s, data) == data
+        if key == 'irq':
+            rxq = re.search(r'rxq: added \d+ completed \d+ kicks \d+ suppressed \d+ '
+                            r'interrupts (\d+)', vguest.command('stats virtio-vsock'))
+            irqs = int(rxq.group(1))
+            assert irqs > 0 if v == 'msix' else irqs == 0, (v, irqs)
 
 
 def test_no_drops_and_buffers_returned(vguest):
-	c = counters(vguest, 'virtio-vsock')
-	for k in ('rx_short', 'rx_overrun', 'rx_len_bad', 'rx_bad_cid', 'rx_bad_type', 'rx_bad_op',
-		  'rx_refill_fail', 'bad'):
-		assert c.get(k, 0) == 0, (k, c)
-	v = counters(vguest, 'vsock')
-	assert v['rx_over_credit'] == 0 and v['rx_bad_type'] == 0, v
-	assert v['rx_pkts'] > 0 and v['tx_pkts'] > 0
-	# with every connection closed, only the posted RX buffers are alive
-	deadline = time.monotonic() + 60
-	while True:
-		out = vguest.command('vsock')
-		m = re.search(r'(\d+) socket\(s\), (\d+) packet buffers', out)
-		posted = int(re.search(r'rx posted (\d+)', vguest.command('stats virtio-vsock')).group(1))
-		if int(m.group(1)) == 4 and int(m.group(2)) == posted:
-			break
-		assert time.monotonic() < deadline, out
-		time.sleep(0.2)
+    c = counters(vguest, 'virtio-vsock')
+    for k in ('rx_short', 'rx_overrun', 'rx_len_bad', 'rx_bad_cid', 'rx_bad_type', 'rx_bad_op',
+              'rx_refill_fail', 'bad'):
+        assert c.get(k, 0) == 0, (k, c)
+    v = counters(vguest, 'vsock')
+    assert v['rx_over_credit'] == 0 and v['rx_bad_type'] == 0, v
+    assert v['rx_pkts'] > 0 and v['tx_pkts'] > 0
+    # with every connection closed, only the posted RX buffers are alive
+    deadline = time.monotonic() + 60
+    while True:
+        out = vguest.command('vsock')
+        m = re.search(r'(\d+) socket\(s\), (\d+) packet buffers', out)
+        posted = int(re.search(r'rx posted (\d+)', vguest.command('stats virtio-vsock')).group(1))
+        if int(m.group(1)) == 4 and int(m.group(2)) == posted:
+            break
+        assert time.monotonic() < deadline, out
+        time.sleep(0.2)
 
 
 @pytest.mark.parametrize('irq', ['msix', 'poll'])
 def test_idle_halt(guest_factory, irq):
-	"""idle=halt: the loop sleeps until an interrupt (the queue's MSI-X, or
-	the 1 ms LAPIC tick) and still serves everything byte for byte."""
-	g = guest_factory('--boot', 'elf', '--vsock', '--cmdline', 'irq=%s idle=halt' % irq)
-	connect_when_up(g.vsock_uds, ECHO).close()
-	for size in (1, 4097, 1 << 20):
-		with hybrid_connect(g.vsock_uds, ECHO) as s:
-			data = pattern(size, 7)
-			assert echo_exchange(s, data) == data
-	# with nothing to do the guest halts; give it idle time to do so
-	deadline = time.monotonic() + 60
-	while True:
-		m = re.search(r'idle=halt halts (\d+) timer_ticks (\d+)', g.command('stats idle'))
-		if int(m.group(1)) > 0 and int(m.group(2)) > 0:
-			break
-		assert time.monotonic() < deadline, m.group(0)
-		time.sleep(0.05)
-	rxq = re.search(r'rxq: added \d+ completed \d+ kicks \d+ suppressed \d+ interrupts (\d+)',
-			g.command('stats virtio-vsock'))
-	assert (int(rxq.group(1)) > 0) == (irq == 'msix')
-	# back to spinning: the tick stops
-	assert g.command('set idle=poll') == 'idle=poll'
-	before = int(re.search(r'timer_ticks (\d+)', g.command('stats idle')).group(1))
-	with hybrid_connect(g.vsock_uds, ECHO) as s:
-		assert echo_exchange(s, b'after') == b'after'
-	after = int(re.search(r'timer_ticks (\d+)', g.command('stats idle')).group(1))
-	assert after - before <= 1
-	assert g.poweroff() == 0
+    """idle=halt: the loop sleeps until an interrupt (the queue's MSI-X, or
+    the 1 ms LAPIC tick) and still serves everything byte for byte."""
+    g = guest_factory('--boot', 'elf', '--vsock', '--cmdline', 'irq=%s idle=halt' % irq)
+    connect_when_up(g.vsock_uds, ECHO).close()
+    for size in (1, 4097, 1 << 20):
+        with hybrid_connect(g.vsock_uds, ECHO) as s:
+            data = pattern(size, 7)
+            assert echo_exchange(s, data) == data
+    # with nothing to do the guest halts; give it idle time to do so
+    deadline = time.monotonic() + 60
+    while True:
+        m = re.search(r'idle=halt halts (\d+) timer_ticks (\d+)', g.command('stats idle'))
+        if int(m.group(1)) > 0 and int(m.group(2)) > 0:
+            break
+        assert time.monotonic() < deadline, m.group(0)
+        time.sleep(0.05)
+    rxq = re.search(r'rxq: added \d+ completed \d+ kicks \d+ suppressed \d+ interrupts (\d+)',
+                    g.command('stats virtio-vsock'))
+    assert (int(rxq.group(1)) > 0) == (irq == 'msix')
+    # back to spinning: the tick stops
+    assert g.command('set idle=poll') == 'idle=poll'
+    before = int(re.search(r'timer_ticks (\d+)', g.command('stats idle')).group(1))
+    with hybrid_connect(g.vsock_uds, ECHO) as s:
+        assert echo_exchange(s, b'after') == b'after'
+    after = int(re.search(r'timer_ticks (\d+)', g.command('stats idle')).group(1))
+    assert after - before <= 1
+    assert g.poweroff() == 0

@@ -12,7 +12,10 @@ import sys
 
 import pytest
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+# The tests' helpers here, and the launcher's package host/ringside.
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(HERE)), 'host'))
 
 import ringside_qemu  # noqa: E402
 from ringside_qemu import Guest  # noqa: E402

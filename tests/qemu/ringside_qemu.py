@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: MIT
 """Boot ringside in QEMU from tests and talk to its serial console.
 
-The launcher host/ringside-run is the product; this module imports it by path
-and drives the same code (options, QEMU command line, process handling,
+The launcher host/ringside-run is the product; this module imports its
+package host/ringside (conftest.py puts host/ on sys.path) and drives the same code (options, QEMU command line, process handling,
 console), so what the tests boot is what `ringside-run` boots.
 
     with Guest('--boot', 'elf', '--cmdline', 'loglevel=5', name='pvh') as g:
@@ -18,13 +18,13 @@ build/qemu-test-logs/NAME.{serial,stderr}.log.
 """
 
 import atexit
-import importlib.machinery
-import importlib.util
 import os
 import re
 import subprocess
 import sys
 import weakref
+
+import ringside
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 LAUNCHER = os.path.join(REPO, 'host', 'ringside-run')
@@ -34,20 +34,11 @@ READY_TIMEOUT = 120.0    # TCG on two busy cores; OVMF alone takes 5-10 s
 COMMAND_TIMEOUT = 60.0
 POWEROFF_TIMEOUT = 60.0
 
-_launcher = None
-
 
 def load_launcher():
-    """host/ringside-run as a module (it has no .py suffix)."""
-    global _launcher
-    if _launcher is None:
-        loader = importlib.machinery.SourceFileLoader('ringside_run', LAUNCHER)
-        spec = importlib.util.spec_from_loader('ringside_run', loader)
-        module = importlib.util.module_from_spec(spec)
-        loader.exec_module(module)
-        sys.modules.setdefault('ringside_run', module)
-        _launcher = module
-    return _launcher
+    """The launcher's API: the package host/ringside (kept for older tests;
+    new code imports ringside)."""
+    return ringside
 
 
 def run_launcher(*args, timeout=300, env=None):
@@ -69,7 +60,7 @@ class Guest:
     """One QEMU running ringside, with its serial console on pipes."""
 
     def __init__(self, *launcher_args, name='guest', ready_timeout=READY_TIMEOUT):
-        rr = load_launcher()
+        rr = ringside
         self.rr = rr
         accel = os.environ.get('RINGSIDE_TEST_ACCEL', 'tcg')
         self.opts = rr.parse_args(['--accel', accel, *launcher_args])

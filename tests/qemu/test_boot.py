@@ -17,8 +17,9 @@ import sys
 import pytest
 
 from conftest import ELF, ESP, ISO, require_image
+import ringside as rr
 from ringside_qemu import (COMMAND_TIMEOUT, LAUNCHER, READY_TIMEOUT, Guest, info_fields,
-                           load_launcher, run_launcher)
+                           run_launcher)
 
 COMMANDS = ('help', 'info', 'mem', 'uptime', 'config', 'set', 'get', 'reboot', 'poweroff')
 
@@ -302,7 +303,6 @@ def test_accel_auto_falls_back_or_uses_kvm():
 def test_interactive_on_pipes_and_sigterm_cleanup():
     """Default mode on pipes: typed lines reach the guest; SIGTERM stops all."""
     require_image(ELF)
-    rr = load_launcher()
     proc = subprocess.Popen([sys.executable, LAUNCHER, '--boot', 'elf', '--accel', 'tcg', '-v'],
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
@@ -363,7 +363,6 @@ def test_interactive_terminal_escape_and_restore():
     import pty
     import termios
     require_image(ELF)
-    rr = load_launcher()
     master, slave = pty.openpty()
     before = termios.tcgetattr(slave)
     proc = subprocess.Popen([sys.executable, LAUNCHER, '--boot', 'elf', '--accel', 'tcg'],
@@ -401,7 +400,6 @@ def test_dry_run_vsock():
 
 
 def test_vsock_backend_is_started_and_stopped():
-    rr = load_launcher()
     require_image(ELF)
     if not os.path.exists(rr.DEFAULT_VSOCK_BACKEND):
         pytest.skip('build/host/ringside-vhost-vsock not built')

@@ -10,32 +10,18 @@ host/bench-net, so this tests what the benchmark runs. Every process is
 stopped by its PID.
 """
 
-import importlib.machinery
-import importlib.util
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
 
 import pytest
 
+import ringside
+from ringside import bench_net as bench
+
 from conftest import REPO
 
-
-def load_bench():
-    """host/bench-net as a module (shared with test_net_testpmd.py)."""
-    if 'bench_net' not in sys.modules:
-        loader = importlib.machinery.SourceFileLoader(
-                'bench_net', os.path.join(REPO, 'host', 'bench-net'))
-        spec = importlib.util.spec_from_loader('bench_net', loader)
-        module = importlib.util.module_from_spec(spec)
-        loader.exec_module(module)
-        sys.modules['bench_net'] = module
-    return sys.modules['bench_net']
-
-
-bench = load_bench()
 
 pytestmark = [
         pytest.mark.skipif(not shutil.which('dpdk-testpmd'),
@@ -61,7 +47,7 @@ def linux_images():
 def linux_pmd(request, linux_images):
     """(Launch, TestPmd, ring) for a booted Linux guest against testpmd."""
     ring = request.param
-    rr = bench.load_launcher()
+    rr = ringside
     os.makedirs(LOG_DIR, exist_ok=True)
     name = 'linux-pktgen-%s' % ring
     workdir = tempfile.mkdtemp(prefix='ringside-linux-pktgen-')

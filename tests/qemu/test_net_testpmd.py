@@ -11,16 +11,15 @@ small mergeable RX buffers. TestPmd and the QEMU arguments come from
 host/bench-net, so this tests what the benchmark runs.
 """
 
-import importlib.machinery
-import importlib.util
 import os
 import re
 import shutil
-import sys
 import tempfile
 import time
 
 import pytest
+
+from ringside import bench_net as bench
 
 from conftest import ELF, REPO, require_image
 from ringside_qemu import Guest
@@ -28,19 +27,6 @@ from ringside_qemu import Guest
 pytestmark = pytest.mark.skipif(not shutil.which('dpdk-testpmd'),
                                 reason='dpdk-testpmd not installed (package dpdk-dev)')
 
-
-def load_bench():
-    if 'bench_net' not in sys.modules:
-        path = os.path.join(REPO, 'host', 'bench-net')
-        loader = importlib.machinery.SourceFileLoader('bench_net', path)
-        spec = importlib.util.spec_from_loader('bench_net', loader)
-        module = importlib.util.module_from_spec(spec)
-        loader.exec_module(module)
-        sys.modules['bench_net'] = module
-    return sys.modules['bench_net']
-
-
-bench = load_bench()
 
 RXONLY_BOOTS = [('q35', False), ('q35', True), ('pc', True)]
 MACSWAP_BOOTS = [('q35', False), ('q35', True)]

@@ -1,10 +1,8 @@
 # SPDX-License-Identifier: MIT
 """Shared pieces of the host benchmark scripts (bench-vsock, bench-compare):
-the launcher module, the benchmark client, and waiting for vsock to answer."""
+the benchmark client, and waiting for vsock to answer."""
 
 import argparse
-import importlib.machinery
-import importlib.util
 import json
 import os
 import socket
@@ -12,7 +10,8 @@ import subprocess
 import sys
 import time
 
-REPO = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
+from .images import REPO
+
 BENCH = os.path.join(REPO, 'build', 'host', 'ringside-bench')
 
 
@@ -22,16 +21,6 @@ class Parser(argparse.ArgumentParser):
     def error(self, message):
         sys.stderr.write('%s: error: %s (see --help)\n' % (self.prog, message))
         sys.exit(2)
-
-
-def load_launcher():
-    """host/ringside-run as a module (it has no .py suffix)."""
-    path = os.path.join(REPO, 'host', 'ringside-run')
-    loader = importlib.machinery.SourceFileLoader('ringside_run', path)
-    spec = importlib.util.spec_from_loader('ringside_run', loader)
-    module = importlib.util.module_from_spec(spec)
-    loader.exec_module(module)
-    return module
 
 
 def run_bench(args, timeout, prog):

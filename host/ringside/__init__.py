@@ -1,0 +1,53 @@
+# SPDX-License-Identifier: MIT
+"""ringside's host side in Python: boot the guest in QEMU and talk to it.
+
+The launcher host/ringside-run, the benchmark scripts and the QEMU tests all
+use this package (host/ on sys.path, then `import ringside`), so what the
+tests boot is what `ringside-run` boots.
+
+Modules, from the command line to the running guest:
+  options    parse_args(): the launcher's command line -> an argparse.Namespace
+             with every path and choice resolved (UsageError for bad ones)
+  images     the repository, the images it builds, firmware
+  qemu       qemu_argv(): options -> QEMU's argv
+  backends   helper_specs(): processes QEMU depends on (vhost-user-vsock back end)
+  process    Children: starts child processes, stops them all newest first
+  console    Console: the serial line; a reader thread, wait_for(regex),
+             command(cmd) -> output, send()
+  machine    Launch: one guest, its helpers, QEMU and console
+  accel      probe_kvm(): a short real PVH boot under KVM; False means TCG
+  launcher   main() of ringside-run: interactive, scripted (--cmd), --dry-run
+  errors     LaunchError and its kinds, exit statuses, log()
+  benchlib, bench_*, boot_time, efi_boot_time, idle_cpu, testpmd:
+             the benchmark scripts' code (host/bench-* are entry points)
+
+The names below are the launcher's API, as `ringside.NAME`.
+"""
+
+from .accel import choose_accel, kvm_usable, probe_kvm
+from .backends import HelperSpec, helper_specs, plan_paths
+from .console import PROMPT, READY, Console, effective_line, render_line
+from .errors import (EXIT_ERROR, EXIT_TIMEOUT, EXIT_USAGE, GuestExited, GuestTimeout,
+                     LaunchError, UsageError, log)
+from .images import (DEFAULT_ELF, DEFAULT_ESP, DEFAULT_ISO, DEFAULT_VSOCK_BACKEND, OVMF, REPO,
+                     repo_path)
+from .launcher import describe_status, main
+from .machine import Launch
+from .options import build_parser, parse_args, resolve
+from .process import Children, die_with_parent
+from .qemu import qemu_argv, qemu_opt, vsock_kernel
+
+__all__ = [
+    'choose_accel', 'kvm_usable', 'probe_kvm',
+    'HelperSpec', 'helper_specs', 'plan_paths',
+    'PROMPT', 'READY', 'Console', 'effective_line', 'render_line',
+    'EXIT_ERROR', 'EXIT_TIMEOUT', 'EXIT_USAGE', 'GuestExited', 'GuestTimeout',
+    'LaunchError', 'UsageError', 'log',
+    'DEFAULT_ELF', 'DEFAULT_ESP', 'DEFAULT_ISO', 'DEFAULT_VSOCK_BACKEND', 'OVMF', 'REPO',
+    'repo_path',
+    'describe_status', 'main',
+    'Launch',
+    'build_parser', 'parse_args', 'resolve',
+    'Children', 'die_with_parent',
+    'qemu_argv', 'qemu_opt', 'vsock_kernel',
+]

@@ -1,0 +1,58 @@
+# SPDX-License-Identifier: MIT
+"""KVM or TCG: --accel auto boots the ELF under KVM for a few seconds."""
+
+import copy
+import os
+import re
+import subprocess
+
+from .console import READY
+from .errors import LaunchError, log
+from .images import DEFAULT_ELF
+from .machine import Launch
+
+KVM_PROBE_TIMEOUT = 5.0  # seconds for a PVH boot under KVM to print READY
+
+
+def kvm_usable():
+    return os.access('/dev/kvm', os.R_OK | os.W_OK)
+
+
+def probe_kvm(opts, timeout=KVM_PROBE_TIMEOUT):
+    """Boot the ELF (PVH) under KVM; True if it reached READY within `timeout`.
+
+    A real boot, because /dev/kvm may exist and still be unable to run a
+    guest at a useful speed (paravirtual KVM flavours). Nothing is cached.
+    """
+    if not kvm_usable():
+        if opts.verbose:
+            log('--accel auto: /dev/kvm not usable, using tcg')
+        return False
+    probe = copy.copy(opts)
+    probe.boot, probe.firmware, probe.image = 'elf', 'bios', opts.kernel or DEFAULT_ELF
+    probe.cmdline, probe.vsock, probe.serial_path, probe.qemu_arg = None, False, None, []
+    probe.verbose = max(0, opts.verbose - 1)
+    if not os.path.exists(probe.image):
+        if opts.verbose:
+            log('--accel auto: no %s to probe KVM with, using tcg' % probe.image)
+        return False
+    launch = Launch(probe, 'kvm', qemu_stderr=subprocess.DEVNULL)
+    try:
+        launch.start()
+        launch.console.wait_for(re.escape(READY), timeout)
+        ok = True
+    except LaunchError:
+        ok = False
+    finally:
+        launch.stop()
+    if opts.verbose:
+        log('--accel auto: a PVH boot under KVM %s within %g s: using %s'
+            % ('reached ready' if ok else 'did not reach ready', timeout,
+               'kvm' if ok else 'tcg'))
+    return ok
+
+
+def choose_accel(opts):
+    if opts.accel != 'auto':
+        return opts.accel
+    return 'kvm' if probe_kvm(opts) else 'tcg'

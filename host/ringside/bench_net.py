@@ -1,0 +1,422 @@
+# SPDX-License-Identifier: MIT
+"""bench-net: ringside's pktgen into DPDK testpmd (rxonly) over vhost-user-net,
+and Linux's pktgen against the same testpmd as the baseline.
+
+One testpmd; in each round one ringside boot (virtio-net-pci with packed=on,
+so the guest can choose either layout) runs every combination of ring layout
+(`set ring=`, which re-probes the device) and TX reclaim mode (`set
+txpoll=`, seed 001); rounds interleave, so slow drifts of a busy host hit
+all of them alike. Each run: read testpmd's counters, `pktgen count=N
+size=S burst=B dst=IP,MAC`, read testpmd's RX-packets again; the run fails
+unless testpmd received exactly what pktgen sent.
+
+Linux column (--guests includes linux, the default): in each round, after
+ringside, Debian's kernel (build/linux-guest, `make linux-guest`) boots once
+per layout with the same QEMU options (virtio-net-pci packed=off, then
+packed=on) against the same testpmd and runs its pktgen module on eth0: one
+UDP flow, one kpktgend thread, the same count, frame size and burst
+(xmit_more), checked against testpmd the same way. Linux's pktgen counts
+whole bursts and may overshoot its count by up to burst-1 frames, so the
+guest runs it in pieces that cannot overshoot (mostly one, then a short
+one for the remainder); its Mpps is all frames over the summed run times
+pktgen measured (host/linux-guest/guest-server.c). Linux boots with
+pci=nomsi (INTx), see LINUX_CMDLINE.
+
+Reported per combination: the guest's Mpps (median over rounds, min..max),
+kicks per packet, how often the TX ring was full, and ratios side by side;
+then per layout ringside's Mpps next to Linux's and their ratio.
+Under TCG absolute numbers mean little; the ratios are the result.
+
+tests/qemu/test_net_testpmd.py uses TestPmd (ringside/testpmd.py) and
+guest_args() from here, so the tests run what the benchmark runs.
+"""
+
+import argparse
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+
+import ringside as rr
+
+from .images import REPO
+from .testpmd import TESTPMD, TestPmd, TestPmdError
+
+GUEST_MAC = '52:54:00:12:34:56'
+GUEST_IP = '10.0.2.15'
+PEER_IP = '10.0.2.2'
+PEER_MAC = '02:00:00:00:00:02'  # testpmd does not filter; any unicast MAC
+LINUX_DIR = os.path.join(REPO, 'build', 'linux-guest')
+LINUX_KERNEL = os.path.join(LINUX_DIR, 'bzImage')
+LINUX_INITRD = os.path.join(LINUX_DIR, 'initrd')
+LINUX_READY = 'ringside-linux-guest: ready'
+# pci=nomsi: QEMU 7.2 under TCG segfaults in msix_set_vector_notifiers()
+# (from vhost_net_start()) when a guest starts virtio-net on vhost-user with
+# MSI-X enabled; ringside polls (irq=poll) and never enables MSI-X. So Linux
+# takes its virtqueue interrupts as INTx; the QEMU options stay the same.
+LINUX_CMDLINE = 'console=ttyS0 quiet panic=-1 pci=nomsi'
+
+
+def guest_args(sock, packed=True, mem='512M'):
+    """QEMU arguments for virtio-net-pci on a vhost-user back end at `sock`."""
+    return ['-object', 'memory-backend-memfd,id=mem,size=%s,share=on' % mem,
+            '-machine', 'memory-backend=mem',
+            '-chardev', 'socket,id=vhu0,path=%s' % sock,
+            '-netdev', 'vhost-user,id=n0,chardev=vhu0',
+            '-device', 'virtio-net-pci,netdev=n0,packed=%s,mac=%s' % ('on' if packed else 'off',
+                                                                     GUEST_MAC)]
+
+
+PKTGEN_RX = re.compile(r'pktgen: (\d+) packets (\d+) bytes in ([\d.]+) s: ([\d.]+) Mpps.*?'
+                       r'kicks (\d+) \(([\d.]+) per packet\), ring full (\d+) times', re.S)
+
+
+def parse_pktgen(out):
+    m = PKTGEN_RX.search(out)
+    if not m:
+        raise TestPmdError('unexpected pktgen output: %r' % out)
+    return {'packets': int(m.group(1)), 'size': int(m.group(2)), 'seconds': float(m.group(3)),
+            'mpps': float(m.group(4)), 'kicks': int(m.group(5)),
+            'kicks_per_packet': float(m.group(6)), 'ring_full': int(m.group(7))}
+
+
+LINUX_PKTGEN = re.compile(r'pktgen-result: sent (\d+) of (\d+) in (\d+) usec (\d+) pps errors (\d+)'
+                          r' size (\d+) burst (\d+)')
+
+
+def linux_guest_argv(sock, packed, accel='tcg', machine='q35', kernel=LINUX_KERNEL,
+                     initrd=LINUX_INITRD):
+    """ringside-run arguments that boot the Linux guest with the QEMU options
+    ringside gets (guest_args() and the launcher's machine line)."""
+    return ['--accel', accel, '--boot', 'elf', '--kernel', kernel, '--machine', machine,
+            '--cmdline', LINUX_CMDLINE, '--', '-initrd', initrd,
+            *guest_args(sock, packed=packed)]
+
+
+def linux_wait_ready(console, timeout):
+    console.wait_for(re.escape(LINUX_READY) + r'\r?\n', timeout, what="'%s'" % LINUX_READY)
+
+
+def linux_pktgen(console, count, size, burst, timeout, dst_ip=PEER_IP, dst_mac=PEER_MAC):
+    """Run the Linux guest's `pktgen` console command; its result as a dict
+    (packets, count, seconds, mpps, errors, size, burst)."""
+    console.send('pktgen %s %s %d %d %d\n' % (dst_ip, dst_mac, count, size, burst))
+    line = console.wait_for(r'pktgen(-result| error): [^\r\n]*\r?\n', timeout,
+                            what='pktgen result').group(0)
+    console.wait_for(r'pktgen-done', timeout, what='pktgen-done')
+    m = LINUX_PKTGEN.search(line)
+    if not m:
+        raise TestPmdError('Linux guest: %s' % line.strip())
+    usec = int(m.group(3))
+    return {'packets': int(m.group(1)), 'count': int(m.group(2)), 'seconds': usec / 1e6,
+            'mpps': int(m.group(1)) / usec if usec else 0.0, 'errors': int(m.group(5)),
+            'size': int(m.group(6)), 'burst': int(m.group(7))}
+
+
+def linux_kernel_version(path=LINUX_KERNEL):
+    """The version string in a bzImage's setup header (boot protocol
+    field kernel_version: offset of the string, minus 0x200, at 0x20e)."""
+    try:
+        with open(path, 'rb') as f:
+            head = f.read(0x8000)
+        off = int.from_bytes(head[0x20e:0x210], 'little') + 0x200
+        return head[off:head.index(b'\0', off)].decode().split()[0]
+    except (OSError, ValueError, IndexError, UnicodeDecodeError):
+        return os.path.basename(path)
+
+
+def pinned_qemu(workdir, cpu, qemu):
+    """A wrapper that runs QEMU (all its threads) on one CPU."""
+    wrapper = os.path.join(workdir, 'qemu-pinned')
+    if not os.path.exists(wrapper):
+        with open(wrapper, 'w') as f:
+            f.write('#!/bin/sh\nexec taskset -c %d %s "$@"\n' % (cpu, qemu))
+        os.chmod(wrapper, 0o755)
+    return wrapper
+
+
+def run_ringside_round(rr, opts, accel, pmd, sock, workdir, rnd, results):
+    gopts = rr.parse_args(['--accel', accel, '--boot', 'elf', '--machine', opts.machine,
+                           '--cmdline', 'ip=%s gw=%s' % (GUEST_IP, PEER_IP), '--',
+                           *guest_args(sock, packed=True)])
+    if opts.pin is not None:
+        # QEMU (all its threads) on one CPU, testpmd's forwarding lcore
+        # on another: the two busy loops do not take turns on one CPU.
+        gopts.qemu = pinned_qemu(workdir, opts.pin, gopts.qemu)
+    launch = rr.Launch(gopts, accel, qemu_stderr=subprocess.DEVNULL)
+    try:
+        launch.start()
+        launch.wait_ready(opts.timeout)
+        con = launch.console
+        for ring in opts.rings:
+            con.command('set ring=%s' % ring, opts.timeout)
+            for txpoll in opts.txpoll:
+                con.command('set txpoll=%d' % txpoll, opts.timeout)
+                base = pmd.port_stats()
+                out = con.command('pktgen count=%d size=%d burst=%d dst=%s,%s'
+                                  % (opts.count, opts.size, opts.burst, PEER_IP,
+                                     PEER_MAC), opts.timeout)
+                r = parse_pktgen(out)
+                st = pmd.wait_rx(r['packets'], base, timeout=opts.timeout)
+                r.update(round=rnd, ring=ring, txpoll=txpoll, testpmd_rx=st['rx'])
+                results.append(r)
+                if opts.verbose:
+                    print('round %d ringside ring=%s txpoll=%d: %.4f Mpps, %d sent, %d at '
+                          'testpmd' % (rnd, ring, txpoll, r['mpps'], r['packets'], st['rx']),
+                          file=sys.stderr)
+                if r['packets'] != opts.count or st['rx'] != r['packets']:
+                    raise TestPmdError('ring=%s txpoll=%d: pktgen sent %d of %d, testpmd '
+                                       'received %d' % (ring, txpoll, r['packets'],
+                                                         opts.count, st['rx']))
+        launch.poweroff(30)
+    finally:
+        launch.stop()
+
+
+def run_linux_round(rr, opts, accel, pmd, sock, workdir, rnd, results):
+    for ring in opts.rings:
+        gopts = rr.parse_args(linux_guest_argv(sock, ring == 'packed', accel, opts.machine))
+        if opts.pin is not None:
+            gopts.qemu = pinned_qemu(workdir, opts.pin, gopts.qemu)
+        log = open(os.path.join(workdir, 'linux-%d-%s.serial.log' % (rnd, ring)), 'wb') \
+                if opts.verbose else None
+        launch = rr.Launch(gopts, accel, qemu_stderr=subprocess.DEVNULL, log=log)
+        try:
+            launch.start()
+            linux_wait_ready(launch.console, opts.timeout)
+            base = pmd.port_stats()
+            r = linux_pktgen(launch.console, opts.count, opts.size, opts.burst, opts.timeout)
+            st = pmd.wait_rx(r['packets'], base, timeout=opts.timeout)
+            r.update(round=rnd, ring=ring, testpmd_rx=st['rx'], testpmd_rx_bytes=st['rx_bytes'])
+            results.append(r)
+            if opts.verbose:
+                print('round %d linux ring=%s: %.4f Mpps, %d sent, %d at testpmd'
+                      % (rnd, ring, r['mpps'], r['packets'], st['rx']), file=sys.stderr)
+            if r['packets'] != opts.count or st['rx'] != r['packets']:
+                raise TestPmdError('Linux ring=%s: pktgen sent %d of %d, testpmd received %d'
+                                   % (ring, r['packets'], opts.count, st['rx']))
+        finally:
+            launch.stop()  # no poweroff in the Linux guest: QEMU is stopped by PID
+            if log:
+                log.close()
+
+
+def run_bench(opts):
+    """(ringside results, Linux results): the rounds interleave ringside's
+    combinations and one Linux boot per layout, all against one testpmd."""
+    accel = rr.choose_accel(rr.parse_args(['--accel', opts.accel, '--boot', 'elf']))
+    workdir = tempfile.mkdtemp(prefix='ringside-bench-net-')
+    sock = os.path.join(workdir, 'vhost-net.sock')
+    log = open(os.path.join(workdir, 'testpmd.log'), 'w') if opts.verbose else None
+    pmd = TestPmd(sock, mode='rxonly', log=log, lcores=opts.lcores)
+    results, linux = [], []
+    try:
+        pmd.start()
+        for rnd in range(opts.rounds):
+            if 'ringside' in opts.guests:
+                run_ringside_round(rr, opts, accel, pmd, sock, workdir, rnd, results)
+            if 'linux' in opts.guests:
+                run_linux_round(rr, opts, accel, pmd, sock, workdir, rnd, linux)
+    finally:
+        pmd.stop()
+        if log:
+            log.close()
+            print('testpmd log and Linux serial logs: %s' % workdir, file=sys.stderr)
+        else:
+            shutil.rmtree(workdir, ignore_errors=True)
+    return results, linux
+
+
+def summarize(results):
+    rows = {}
+    for r in results:
+        rows.setdefault((r['ring'], r['txpoll']), []).append(r)
+    table = []
+    for (ring, txpoll), rs in rows.items():
+        mpps = [r['mpps'] for r in rs]
+        table.append({'ring': ring, 'txpoll': txpoll, 'runs': len(rs),
+                      'mpps_median': statistics.median(mpps), 'mpps_min': min(mpps),
+                      'mpps_max': max(mpps),
+                      'kicks_per_packet': statistics.median(r['kicks_per_packet'] for r in rs),
+                      'ring_full': statistics.median(r['ring_full'] for r in rs),
+                      'packets': rs[0]['packets'], 'testpmd_rx': sum(r['testpmd_rx'] for r in rs)})
+    return table
+
+
+def summarize_linux(linux):
+    rows = {}
+    for r in linux:
+        rows.setdefault(r['ring'], []).append(r)
+    table = []
+    for ring, rs in rows.items():
+        mpps = [r['mpps'] for r in rs]
+        table.append({'ring': ring, 'runs': len(rs), 'mpps_median': statistics.median(mpps),
+                      'mpps_min': min(mpps), 'mpps_max': max(mpps), 'packets': rs[0]['packets'],
+                      'errors': sum(r['errors'] for r in rs),
+                      'testpmd_rx': sum(r['testpmd_rx'] for r in rs)})
+    return table
+
+
+def compare(table, linux_table, results, linux, opts):
+    """Per layout: ringside's median Mpps per txpoll, Linux's, the ratios."""
+    by = {(t['ring'], t['txpoll']): t['mpps_median'] for t in table}
+    lx = {t['ring']: t['mpps_median'] for t in linux_table}
+    per_run = {(r['round'], r['ring'], r.get('txpoll')): r['mpps'] for r in results + linux}
+    out = []
+    for ring in opts.rings:
+        row = {'ring': ring, 'linux_mpps': lx.get(ring)}
+        for txpoll in opts.txpoll:
+            m = by.get((ring, txpoll))
+            row['ringside_txpoll%d_mpps' % txpoll] = m
+            row['ratio_txpoll%d' % txpoll] = m / lx[ring] if m and lx.get(ring) else None
+            # the same ratio within each round (ringside and Linux ran
+            # back to back there)
+            row['round_ratios_txpoll%d' % txpoll] = [
+                    per_run[(rnd, ring, txpoll)] / per_run[(rnd, ring, None)]
+                    for rnd in range(opts.rounds)
+                    if per_run.get((rnd, ring, txpoll)) and per_run.get((rnd, ring, None))]
+        out.append(row)
+    return out
+
+
+def print_table(table, opts):
+    print('ringside pktgen -> dpdk-testpmd rxonly (vhost-user-net), %d x %d B frames, burst %d, '
+          '%d round(s), accel %s, QEMU on CPU %s, testpmd lcores %s'
+          % (opts.count, opts.size, opts.burst, opts.rounds, opts.accel,
+             'any' if opts.pin is None else opts.pin, opts.lcores))
+    print('%-7s %-6s %10s %17s %10s %10s' % ('ring', 'txpoll', 'Mpps', 'min..max', 'kicks/pkt',
+                                           'ring full'))
+    for t in table:
+        print('%-7s %-6d %10.4f %8.4f..%-8.4f %10.5f %10d' % (
+                t['ring'], t['txpoll'], t['mpps_median'], t['mpps_min'], t['mpps_max'],
+                t['kicks_per_packet'], t['ring_full']))
+    by = {(t['ring'], t['txpoll']): t['mpps_median'] for t in table}
+    for ring in opts.rings:
+        if (ring, 1) in by and (ring, 0) in by and by[(ring, 0)]:
+            print('%s: txpoll=1 / txpoll=0 = %.2fx' % (ring, by[(ring, 1)] / by[(ring, 0)]))
+    for txpoll in opts.txpoll:
+        if ('packed', txpoll) in by and ('split', txpoll) in by and by[('split', txpoll)]:
+            print('txpoll=%d: packed / split = %.2fx'
+                  % (txpoll, by[('packed', txpoll)] / by[('split', txpoll)]))
+
+
+def print_linux(linux_table, cmp, opts):
+    print('Linux %s pktgen (1 kpktgend thread, 1 flow) -> the same testpmd, same QEMU options, '
+          '%d x %d B frames, burst %d' % (linux_kernel_version(), opts.count, opts.size,
+                                           opts.burst))
+    print('%-7s %10s %17s %8s' % ('ring', 'Mpps', 'min..max', 'errors'))
+    for t in linux_table:
+        print('%-7s %10.4f %8.4f..%-8.4f %8d' % (t['ring'], t['mpps_median'], t['mpps_min'],
+                                                  t['mpps_max'], t['errors']))
+    if not cmp or not any(r['ringside_txpoll%d_mpps' % opts.txpoll[0]] for r in cmp):
+        return
+    head = '%-7s' % 'ring'
+    for txpoll in opts.txpoll:
+        head += ' %13s' % ('ringside tp=%d' % txpoll)
+    head += ' %10s' % 'Linux'
+    for txpoll in opts.txpoll:
+        head += ' %14s' % ('tp=%d / Linux' % txpoll)
+    print(head)
+
+    def num(v, width, fmt):
+        return ('%' + str(width) + fmt) % v if v is not None else '%*s' % (width, '-')
+    for r in cmp:
+        line = '%-7s' % r['ring']
+        for txpoll in opts.txpoll:
+            line += ' ' + num(r['ringside_txpoll%d_mpps' % txpoll], 13, '.4f')
+        line += ' ' + num(r['linux_mpps'], 10, '.4f')
+        for txpoll in opts.txpoll:
+            v = r['ratio_txpoll%d' % txpoll]
+            line += ' ' + (('%13.2fx' % v) if v is not None else '%14s' % '-')
+        print(line)
+    parts = []
+    for r in cmp:
+        rr = ['tp=%d %.2fx' % (txpoll, statistics.median(r['round_ratios_txpoll%d' % txpoll]))
+              for txpoll in opts.txpoll if r['round_ratios_txpoll%d' % txpoll]]
+        if rr:
+            parts.append('%s %s' % (r['ring'], ' '.join(rr)))
+    if parts:
+        print('ringside / Linux within each round, median: %s' % '; '.join(parts))
+
+
+def csv_list(kind, allowed=None):
+    def parse(text):
+        items = [x for x in text.split(',') if x]
+        out = []
+        for x in items:
+            v = kind(x)
+            if allowed and v not in allowed:
+                raise argparse.ArgumentTypeError('%r not one of %s' % (x, allowed))
+            out.append(v)
+        if not out:
+            raise argparse.ArgumentTypeError('empty list')
+        return out
+    return parse
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(prog='bench-net', description=__doc__.split('\n\n')[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument('--count', type=int, default=200000, help='packets per run (200000)')
+    p.add_argument('--size', type=int, default=64, help='frame bytes without FCS (64)')
+    p.add_argument('--burst', type=int, default=256, help='frames per kick at most (256)')
+    p.add_argument('--rings', type=csv_list(str, ('split', 'packed')), default=['split', 'packed'],
+                   help='layouts, comma-separated (split,packed)')
+    p.add_argument('--txpoll', type=csv_list(int, (0, 1)), default=[1, 0],
+                   help='TX reclaim modes, comma-separated (1,0)')
+    p.add_argument('--rounds', type=int, default=3, help='interleaved rounds (3)')
+    p.add_argument('--guests', type=csv_list(str, ('ringside', 'linux')),
+                   default=['ringside', 'linux'],
+                   help='which guests send, comma-separated (ringside,linux)')
+    p.add_argument('--machine', choices=('q35', 'pc'), default='q35')
+    p.add_argument('--lcores', default='0-1',
+                   help='testpmd -l: main lcore, then the forwarding one (0-1)')
+    p.add_argument('--pin', type=int, default=0, metavar='CPU',
+                   help='run QEMU on this CPU only (0; -1: no pinning)')
+    p.add_argument('--accel', choices=('auto', 'kvm', 'tcg'), default='tcg')
+    p.add_argument('--timeout', type=float, default=300.0, help='seconds per step (300)')
+    p.add_argument('--json', action='store_true', help='print results as JSON')
+    p.add_argument('-v', '--verbose', action='store_true', help='progress on stderr, keep logs')
+    opts = p.parse_args(argv)
+    if opts.pin < 0:
+        opts.pin = None
+    if not shutil.which(TESTPMD):
+        print('bench-net: %s not found (apt-get install dpdk-dev)' % TESTPMD, file=sys.stderr)
+        return 1
+    if 'linux' in opts.guests and not (os.path.exists(LINUX_KERNEL) and
+                                         os.path.exists(LINUX_INITRD)):
+        print('bench-net: %s missing (make linux-guest)' % LINUX_INITRD, file=sys.stderr)
+        return 1
+    if opts.pin is not None and not shutil.which('taskset'):
+        print('bench-net: taskset not found (package util-linux)', file=sys.stderr)
+        return 1
+    try:
+        results, linux = run_bench(opts)
+    except (TestPmdError, rr.LaunchError) as e:
+        print('bench-net: %s' % e, file=sys.stderr)
+        return 1
+    table = summarize(results)
+    linux_table = summarize_linux(linux)
+    cmp = compare(table, linux_table, results, linux, opts) if linux_table else []
+    if opts.json:
+        json.dump({'runs': results, 'summary': table, 'linux_runs': linux,
+                   'linux_summary': linux_table, 'compare': cmp,
+                   'linux_kernel': linux_kernel_version() if linux else None,
+                   'params': {'count': opts.count, 'size': opts.size, 'burst': opts.burst,
+                              'rounds': opts.rounds, 'accel': opts.accel, 'pin': opts.pin,
+                              'lcores': opts.lcores, 'machine': opts.machine}},
+                  sys.stdout, indent=1)
+        print()
+    else:
+        if table:
+            print_table(table, opts)
+        if linux_table:
+            if table:
+                print()
+            print_linux(linux_table, cmp, opts)
+    return 0
+

@@ -1,0 +1,95 @@
+# SPDX-License-Identifier: MIT
+"""boot-time: seconds from QEMU's start to the guest's 'ringside: ready'.
+
+Boots each way N times (round robin, so a busy machine slows all of them
+alike), takes the median, prints a table. Time 0 is just before QEMU is
+executed; the end is when the chunk of serial output holding the ready line
+arrived (the reader thread stamps each chunk). QEMU is killed after each
+boot. Uses host/ringside-run's code for the command line and console.
+"""
+
+import argparse
+import json
+import re
+import statistics
+import subprocess
+import sys
+
+import ringside as rr
+
+# name, launcher options
+BOOTS = [
+        ('ISO + SeaBIOS (multiboot2-bios)', ['--boot', 'iso', '--firmware', 'bios']),
+        ('ISO + OVMF (multiboot2-uefi)', ['--boot', 'iso', '--firmware', 'uefi']),
+        ('ELF via -kernel (pvh)', ['--boot', 'elf', '--firmware', 'bios']),
+]
+
+
+def one_boot(args, accel, timeout):
+    """(seconds to first serial byte, seconds to READY) for one boot."""
+    opts = rr.parse_args(args)
+    launch = rr.Launch(opts, accel, qemu_stderr=subprocess.DEVNULL)
+    try:
+        launch.start()
+        m = launch.console.wait_for(re.escape(rr.READY), timeout, what="'%s'" % rr.READY)
+        first = launch.console.arrival_time(1) - launch.started_at
+        ready = launch.console.arrival_time(m.end()) - launch.started_at
+        return first, ready
+    finally:
+        launch.stop()
+
+
+def main():
+    p = argparse.ArgumentParser(
+            prog='boot-time', description=__doc__.split('\n\n')[0],
+            epilog='Runs round robin; the table shows median, min and max over the runs.')
+    p.add_argument('--runs', type=int, default=5, help='boots per way (default 5)')
+    p.add_argument('--machine', choices=('q35', 'pc'), default='q35')
+    p.add_argument('--memory', default='512M')
+    p.add_argument('--accel', choices=('tcg', 'kvm', 'auto'), default='tcg',
+                   help='default tcg (auto probes KVM once, before the runs)')
+    p.add_argument('--timeout', type=float, default=120.0, help='seconds per boot (default 120)')
+    p.add_argument('--json', action='store_true', help='print JSON instead of the table')
+    a = p.parse_args()
+    if a.runs < 1:
+        p.error('--runs must be >= 1')
+
+    common = ['--machine', a.machine, '--memory', a.memory, '--timeout', str(a.timeout)]
+    accel = a.accel
+    if accel == 'auto':
+        accel = rr.choose_accel(rr.parse_args(['--boot', 'elf', *common]))
+
+    samples = {name: [] for name, _ in BOOTS}
+    first = {name: [] for name, _ in BOOTS}
+    try:
+        for run in range(a.runs):
+            for name, args in BOOTS:
+                f, r = one_boot([*args, *common], accel, a.timeout)
+                samples[name].append(r)
+                first[name].append(f)
+                print('run %d/%d  %-34s %.3f s' % (run + 1, a.runs, name, r),
+                      file=sys.stderr, flush=True)
+    except rr.LaunchError as e:
+        print('boot-time: error: %s' % e, file=sys.stderr)
+        return e.status
+    except KeyboardInterrupt:
+        return 130
+
+    if a.json:
+        json.dump({'accel': accel, 'machine': a.machine, 'memory': a.memory, 'runs': a.runs,
+                   'unit': 's',
+                   'boots': [{'boot': name, 'ready': samples[name], 'first_output': first[name],
+                              'median': statistics.median(samples[name])} for name, _ in BOOTS]},
+                  sys.stdout, indent=1)
+        print()
+        return 0
+
+    print("QEMU start -> 'ringside: ready', median of %d, -accel %s, -machine %s, -m %s"
+          % (a.runs, accel, a.machine, a.memory))
+    print('%-34s %9s %9s %9s %13s' % ('boot', 'median', 'min', 'max', 'first byte'))
+    for name, _ in BOOTS:
+        s = samples[name]
+        print('%-34s %7.3f s %7.3f s %7.3f s %11.3f s' % (
+                name, statistics.median(s), min(s), max(s), statistics.median(first[name])))
+    return 0
+

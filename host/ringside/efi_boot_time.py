@@ -1,0 +1,85 @@
+# SPDX-License-Identifier: MIT
+"""efi-boot-time: seconds from QEMU's start to 'ringside: ready' under OVMF,
+GRUB from the ISO (multiboot2-uefi) vs. the GNU-EFI image straight from the
+ESP (uefi-direct).
+
+Round robin, N boots per way (a busy machine slows both alike); prints the
+median, min and max. Time 0 is just before QEMU is executed, the end is when
+the chunk of serial output holding the ready line arrived. The QEMU command
+line and console come from host/ringside-run, like host/boot-time.
+"""
+
+import argparse
+import json
+import re
+import statistics
+import subprocess
+import sys
+
+import ringside as rr
+
+# name, launcher options
+BOOTS = [
+        ('OVMF + GRUB (ISO, multiboot2-uefi)', ['--boot', 'iso', '--firmware', 'uefi']),
+        ('OVMF direct (ESP, uefi-direct)', ['--firmware', 'uefi-direct']),
+]
+
+
+def one_boot(args, accel, timeout):
+    """Seconds to 'ringside: ready' for one boot; QEMU is stopped after."""
+    opts = rr.parse_args(args)
+    launch = rr.Launch(opts, accel, qemu_stderr=subprocess.DEVNULL)
+    try:
+        launch.start()
+        m = launch.console.wait_for(re.escape(rr.READY), timeout, what="'%s'" % rr.READY)
+        return launch.console.arrival_time(m.end()) - launch.started_at
+    finally:
+        launch.stop()
+
+
+def main():
+    p = argparse.ArgumentParser(prog='efi-boot-time', description=__doc__.split('\n\n')[0])
+    p.add_argument('--runs', type=int, default=5, help='boots per way (default 5)')
+    p.add_argument('--machine', choices=('q35', 'pc'), default='q35')
+    p.add_argument('--memory', default='512M')
+    p.add_argument('--timeout', type=float, default=120.0, help='seconds per boot (default 120)')
+    p.add_argument('--json', action='store_true', help='print JSON instead of the table')
+    a = p.parse_args()
+    if a.runs < 1:
+        p.error('--runs must be >= 1')
+
+    # OVMF hangs under this machine's KVM (see ENVIRONMENT.md): TCG only.
+    accel = 'tcg'
+    common = ['--machine', a.machine, '--memory', a.memory, '--timeout', str(a.timeout)]
+    samples = {name: [] for name, _ in BOOTS}
+    try:
+        for run in range(a.runs):
+            for name, args in BOOTS:
+                t = one_boot([*args, *common], accel, a.timeout)
+                samples[name].append(t)
+                print('run %d/%d  %-36s %.3f s' % (run + 1, a.runs, name, t),
+                      file=sys.stderr, flush=True)
+    except rr.LaunchError as e:
+        print('efi-boot-time: error: %s' % e, file=sys.stderr)
+        return e.status
+    except KeyboardInterrupt:
+        return 130
+
+    grub, direct = (statistics.median(samples[name]) for name, _ in BOOTS)
+    if a.json:
+        json.dump({'accel': accel, 'machine': a.machine, 'memory': a.memory, 'runs': a.runs,
+                   'unit': 's', 'direct_over_grub': direct / grub,
+                   'boots': [{'boot': name, 'ready': samples[name],
+                              'median': statistics.median(samples[name])} for name, _ in BOOTS]},
+                  sys.stdout, indent=1)
+        print()
+        return 0
+    print("QEMU start -> 'ringside: ready', median of %d, -accel %s, -machine %s, -m %s"
+          % (a.runs, accel, a.machine, a.memory))
+    print('%-36s %9s %9s %9s' % ('boot', 'median', 'min', 'max'))
+    for name, _ in BOOTS:
+        s = samples[name]
+        print('%-36s %7.3f s %7.3f s %7.3f s' % (name, statistics.median(s), min(s), max(s)))
+    print('direct / GRUB: %.2f (saves %.3f s)' % (direct / grub, grub - direct))
+    return 0
+

@@ -1,0 +1,158 @@
+# SPDX-License-Identifier: MIT
+"""One guest: its helper processes, QEMU and serial console."""
+
+import copy
+import os
+import socket
+import subprocess
+import tempfile
+import time
+
+from .backends import helper_specs, plan_paths, remove_stale_socket
+from .console import Console
+from .errors import GuestExited, LaunchError
+from .process import Children
+from .qemu import qemu_argv
+
+
+class Launch:
+    """One guest: helper processes, QEMU, and (unless interactive on a Unix
+    socket) the serial console. Use start(), then .console, then stop().
+
+    `qemu_stderr` is where QEMU's and the back ends' stderr go (None: inherited); `tee` and
+    `log` are handed to the Console.
+    """
+
+    def __init__(self, opts, accel, children=None, qemu_stderr=None, tee=None,
+                 log=None, attach_console=True):
+        self.opts = copy.copy(opts)  # start() fills in per-run paths
+        self.accel = accel
+        self.children = children or Children(opts.verbose)
+        self.qemu_stderr = qemu_stderr
+        self.tee, self.log = tee, log
+        self.attach_console = attach_console
+        self.qemu = None
+        self.console = None
+        self.started_at = None  # time.monotonic() right before QEMU's exec
+        self._workdir = None
+
+    def argv(self):
+        return qemu_argv(self.opts, self.accel, self.opts.serial_path)
+
+    def start(self):
+        """Start helpers and QEMU; on failure everything started is stopped."""
+        try:
+            return self._start()
+        except BaseException:
+            self.stop()
+            raise
+
+    def _start(self):
+        if not os.path.exists(self.opts.image):
+            raise LaunchError('%s not found (run make)' % os.path.relpath(self.opts.image))
+        if self.opts.vsock:
+            self._workdir = tempfile.mkdtemp(prefix='ringside-')
+            plan_paths(self.opts, self._workdir)
+        for spec in helper_specs(self.opts, self.accel):
+            remove_stale_socket(spec.socket_path)
+            self.children.spawn(spec.name, spec.argv, stdin=subprocess.DEVNULL,
+                                stderr=self.qemu_stderr)
+            if spec.socket_path:
+                self._wait_path(spec)
+        argv = self.argv()
+        serial_path = self.opts.serial_path
+        remove_stale_socket(serial_path)
+        pipes = serial_path is None
+        self.started_at = time.monotonic()
+        self.qemu = self.children.spawn(
+                'qemu', argv,
+                stdin=subprocess.PIPE if pipes else subprocess.DEVNULL,
+                stdout=subprocess.PIPE if pipes else subprocess.DEVNULL,
+                stderr=self.qemu_stderr)
+        if pipes:
+            self.console = Console(self.qemu.stdout.fileno(), self.qemu.stdin.fileno(),
+                                   tee=self.tee, log=self.log)
+        elif self.attach_console:
+            sock = self._connect(serial_path)
+            self.console = Console(sock.fileno(), sock.fileno(), tee=self.tee,
+                                   log=self.log, holder=sock)
+        return self
+
+    def _wait_path(self, spec, timeout=10.0):
+        """Wait for a helper's socket; polls: a path has no event to wait on."""
+        deadline = time.monotonic() + timeout
+        proc = self.children.procs[-1][1]
+        while not os.path.exists(spec.socket_path):
+            if proc.poll() is not None:
+                raise LaunchError('%s exited with status %d before creating %s'
+                                  % (spec.name, proc.returncode, spec.socket_path))
+            if time.monotonic() > deadline:
+                raise LaunchError('%s did not create %s within %g s'
+                                  % (spec.name, spec.socket_path, timeout))
+            time.sleep(0.02)
+
+    def _connect(self, path, timeout=30.0):
+        """Connect to QEMU's serial socket once QEMU has created it."""
+        deadline = time.monotonic() + timeout
+        while True:
+            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            try:
+                sock.connect(path)
+                return sock
+            except OSError:
+                sock.close()
+            if self.qemu.poll() is not None:
+                raise LaunchError('QEMU exited with status %d before its serial socket opened'
+                                  % self.qemu.returncode)
+            if time.monotonic() > deadline:
+                raise LaunchError('cannot connect to %s within %g s' % (path, timeout))
+            time.sleep(0.02)
+
+    def wait_ready(self, timeout=None):
+        self.console.wait_ready(self.opts.timeout if timeout is None else timeout)
+
+    def wait_exit(self, timeout):
+        """QEMU's exit status, or None if it still runs after `timeout`."""
+        try:
+            return self.qemu.wait(timeout)
+        except subprocess.TimeoutExpired:
+            return None
+
+    def poweroff(self, timeout=None):
+        """Send `poweroff`; return QEMU's status, or None if it did not exit."""
+        timeout = self.opts.timeout if timeout is None else timeout
+        try:
+            self.console.send('poweroff\r')
+        except GuestExited:
+            pass
+        return self.wait_exit(timeout)
+
+    def stop(self):
+        """Stop QEMU and every helper (newest first); safe to call twice."""
+        self.children.stop_all()
+        if self.console is None or self.console.join(5.0):
+            for f in (self.qemu and self.qemu.stdin, self.qemu and self.qemu.stdout):
+                try:
+                    if f:
+                        f.close()
+                except OSError:
+                    pass
+            if self.console and self.console.holder:
+                self.console.holder.close()
+        if self._workdir:
+            for name in os.listdir(self._workdir):
+                try:
+                    os.unlink(os.path.join(self._workdir, name))
+                except OSError:
+                    pass
+            try:
+                os.rmdir(self._workdir)
+            except OSError:
+                pass
+            self._workdir = None
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc):
+        self.stop()

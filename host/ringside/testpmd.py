@@ -1,0 +1,158 @@
+# SPDX-License-Identifier: MIT
+"""dpdk-testpmd with a vhost-user server socket: the peer of virtio-net in
+host/bench-net and tests/qemu/test_net_testpmd.py."""
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+import threading
+import time
+
+from .process import die_with_parent
+
+TESTPMD = 'dpdk-testpmd'
+
+
+class TestPmdError(Exception):
+    pass
+
+
+class TestPmd:
+    """dpdk-testpmd with a vhost-user server socket, driven on its console.
+
+    Runs interactive (-i) with --auto-start, stdout line-buffered through
+    stdbuf so answers arrive as they are printed. Stopped by PID: `quit`,
+    then SIGTERM, then SIGKILL.
+    """
+
+    def __init__(self, sock, mode='rxonly', lcores='0-1', mbufs=8192, log=None):
+        self.sock, self.mode, self.lcores, self.mbufs = sock, mode, lcores, mbufs
+        self.prefix = 'ringside-%d-%d' % (os.getpid(), int(time.monotonic() * 1000) % 100000)
+        self.log = log
+        self.proc = None
+        self.text = ''
+        self.pos = 0
+        self._cond = threading.Condition()
+        self._eof = False
+
+    def argv(self):
+        return ['stdbuf', '-oL', TESTPMD, '-l', self.lcores, '--no-huge', '-m', '1024',
+                '--no-pci', '--file-prefix=%s' % self.prefix,
+                '--vdev', 'net_vhost0,iface=%s,queues=1' % self.sock, '--',
+                '-i', '--auto-start', '--forward-mode=%s' % self.mode,
+                '--port-topology=loop', '--total-num-mbufs=%d' % self.mbufs]
+
+    def start(self, timeout=60.0):
+        if os.path.exists(self.sock):
+            os.unlink(self.sock)
+        self.proc = subprocess.Popen(self.argv(), stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                     start_new_session=True, preexec_fn=die_with_parent)
+        threading.Thread(target=self._read, daemon=True).start()
+        deadline = time.monotonic() + timeout
+        # The socket file has no event to wait on: poll for it.
+        while not os.path.exists(self.sock):
+            if self.proc.poll() is not None:
+                raise TestPmdError('testpmd exited with status %d: %s'
+                                   % (self.proc.returncode, self.text[-500:]))
+            if time.monotonic() > deadline:
+                self.stop()
+                raise TestPmdError('testpmd did not create %s in %g s' % (self.sock, timeout))
+            time.sleep(0.05)
+        return self
+
+    def _read(self):
+        for line in iter(self.proc.stdout.readline, b''):
+            text = line.decode('latin-1')
+            if self.log:
+                self.log.write(text)
+                self.log.flush()
+            with self._cond:
+                self.text += text
+                self._cond.notify_all()
+        with self._cond:
+            self._eof = True
+            self._cond.notify_all()
+
+    def wait_for(self, pattern, timeout=30.0):
+        rx = re.compile(pattern, re.S)
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while True:
+                m = rx.search(self.text, self.pos)
+                if m:
+                    self.pos = m.end()
+                    return m
+                left = deadline - time.monotonic()
+                if self._eof or left <= 0:
+                    raise TestPmdError('testpmd: no %r; last output %r'
+                                       % (pattern, self.text[-300:]))
+                self._cond.wait(left)
+
+    def send(self, cmd):
+        with self._cond:
+            self.pos = len(self.text)
+        self.proc.stdin.write((cmd + '\n').encode())
+        self.proc.stdin.flush()
+
+    def port_stats(self, timeout=30.0):
+        """{'rx': RX-packets, 'tx': TX-packets, 'rx_bytes': ..., 'missed': ...}."""
+        self.send('show port stats 0')
+        m = self.wait_for(r'NIC statistics for port 0.*?RX-packets:\s*(\d+)\s+RX-missed:\s*(\d+)'
+                          r'\s+RX-bytes:\s*(\d+).*?TX-packets:\s*(\d+).*?#{20,}', timeout)
+        return {'rx': int(m.group(1)), 'missed': int(m.group(2)),
+                'rx_bytes': int(m.group(3)), 'tx': int(m.group(4))}
+
+    def clear_stats(self):
+        self.send('clear port stats 0')
+        self.wait_for(r'NIC statistics for port 0 cleared')
+
+    def wait_rx(self, n, base=None, timeout=60.0):
+        """Poll until RX-packets - base['rx'] reaches n (testpmd counts as it
+        drains); returns the stats with rx, tx, rx_bytes made relative to
+        `base` (a port_stats() result from before; counters are never
+        cleared, so a reset racing the forwarding lcore cannot skew them)."""
+        base = base or {'rx': 0, 'tx': 0, 'rx_bytes': 0, 'missed': 0}
+        deadline = time.monotonic() + timeout
+        while True:
+            st = self.port_stats()
+            st = {k: st[k] - base[k] for k in st}
+            if st['rx'] >= n or time.monotonic() > deadline:
+                return st
+            time.sleep(0.2)
+
+    def stop(self, grace=5.0):
+        proc, self.proc = self.proc, None
+        if proc is None:
+            return
+        try:
+            if proc.poll() is None:
+                proc.stdin.write(b'quit\n')
+                proc.stdin.flush()
+                proc.wait(grace)
+        except (OSError, subprocess.TimeoutExpired):
+            pass
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            if proc.poll() is not None:
+                break
+            try:
+                proc.send_signal(sig)
+                proc.wait(grace)
+            except (ProcessLookupError, subprocess.TimeoutExpired):
+                pass
+        proc.wait()
+        for f in (proc.stdin, proc.stdout):
+            try:
+                f.close()
+            except OSError:
+                pass
+        for path in (self.sock, '/var/run/dpdk/%s' % self.prefix):
+            try:
+                if os.path.isdir(path):
+                    shutil.rmtree(path)
+                elif os.path.exists(path):
+                    os.unlink(path)
+            except OSError:
+                pass

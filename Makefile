@@ -1,7 +1,8 @@
 # ringside — the only entry point.
 #   make            build/ringside.elf, build/ringside.iso, host programs
 #   make deps       install the Debian packages everything needs (as root)
-#   make test       unit tests, then the QEMU tests (pytest)
+#   make test       lint, unit tests, fuzzers, then the QEMU tests (pytest)
+#   make lint       flake8 over the Python in host/ and tests/ (config: .flake8)
 #   make run        boot the ISO with vsock (build/vsock), serial console on stdio
 #   make bench      the main job: boot the appliance and print benchmark tables
 #   make clean      remove build/ (the newlib build is kept: make distclean)
@@ -39,7 +40,7 @@ KERNEL_OBJS := $(patsubst %,$(BUILD)/k/%.o,$(basename $(KERNEL_SRCS)))
 NEWLIB_LIBS := $(NEWLIB_SYS)/lib/libc.a $(NEWLIB_SYS)/lib/libm.a
 LIBGCC := $(shell $(KCC) -print-libgcc-file-name)
 
-.PHONY: all deps kernel iso host test unit fuzz qemu-test run bench clean distclean format
+.PHONY: all deps kernel iso host test lint unit fuzz qemu-test run bench clean distclean format
 all: $(BUILD)/ringside.elf $(BUILD)/ringside.iso host
 
 deps:
@@ -134,7 +135,13 @@ FUZZ_SECONDS ?= 20
 fuzz:
 	tests/fuzz/run.sh $(FUZZ_SECONDS)
 
+# Python: the package host/ringside/, the scripts in host/ that run it, tests/.
+PY_SCRIPTS = $(shell grep -ls '^\#!/usr/bin/python3' host/*)
+lint:
+	$(PYTHON) -m flake8 host tests $(PY_SCRIPTS)
+
 test: deps
+	$(MAKE) lint
 	$(MAKE) all
 	$(MAKE) unit
 	$(MAKE) fuzz

@@ -29,13 +29,13 @@ def measure(uds, opts):
     """One guest's cells: {(kind, size/len, dir): value}."""
     cells = {}
     pp = run_bench(['pingpong', '--uds', uds, '--size', ','.join(map(str, opts.sizes)),
-                '--count', str(opts.count), '--warmup', str(opts.warmup)], 900, PROG)
+                    '--count', str(opts.count), '--warmup', str(opts.warmup)], 900, PROG)
     for r in pp['results']:
         cells[('p50 ns', r['size'], '')] = r['p50']
         cells[('mean ns', r['size'], '')] = r['mean']
     for d, port in (('h2g', 1235), ('g2h', 1236)):
         st = run_bench(['stream', '--uds', uds, '--port', str(port), '--dir', d, '-l', '65536',
-                    '-P', '1', '--time', str(opts.time)], opts.time * 10 + 120, PROG)
+                        '-P', '1', '--time', str(opts.time)], opts.time * 10 + 120, PROG)
         cells[('Gb/s', 65536, d)] = st['gbps']
     return cells
 
@@ -87,15 +87,14 @@ def main(argv):
                    for w in ('ringside', 'linux')}
             out[conf] = {w: {'%s %s %s' % k: v for k, v in res[w].items()} for w in res}
             for key in res['ringside']:
-                r, l = res['ringside'][key], res['linux'][key]
-                rows.append((conf, key, r, l, r / l if l else float('nan')))
+                r, lx = res['ringside'][key], res['linux'][key]
+                rows.append((conf, key, r, lx, r / lx if lx else float('nan')))
     print('ringside vs Linux guest, same QEMU (%s), back end and client' % accel)
     print('%-14s %-8s %6s %4s %12s %12s %8s' % ('config', 'metric', 'size', 'dir', 'ringside',
-                                                 'linux', 'ratio'))
-    for conf, (metric, size, d), r, l, ratio in rows:
-        print('%-14s %-8s %6d %4s %12.3f %12.3f %8.2f' % (conf, metric, size, d, r, l, ratio))
+                                                'linux', 'ratio'))
+    for conf, (metric, size, d), r, lx, ratio in rows:
+        print('%-14s %-8s %6d %4s %12.3f %12.3f %8.2f' % (conf, metric, size, d, r, lx, ratio))
     if opts.json:
         with open(opts.json, 'w') as f:
             json.dump(out, f, indent=1)
     return 0
-

@@ -67,8 +67,8 @@ def guest_args(sock, packed=True, mem='512M'):
             '-machine', 'memory-backend=mem',
             '-chardev', 'socket,id=vhu0,path=%s' % sock,
             '-netdev', 'vhost-user,id=n0,chardev=vhu0',
-            '-device', 'virtio-net-pci,netdev=n0,packed=%s,mac=%s' % ('on' if packed else 'off',
-                                                                     GUEST_MAC)]
+            '-device', 'virtio-net-pci,netdev=n0,packed=%s,mac=%s'
+            % ('on' if packed else 'off', GUEST_MAC)]
 
 
 PKTGEN_RX = re.compile(r'pktgen: (\d+) packets (\d+) bytes in ([\d.]+) s: ([\d.]+) Mpps.*?'
@@ -171,7 +171,7 @@ def run_ringside_round(rr, opts, accel, pmd, sock, workdir, rnd, results):
                 if r['packets'] != opts.count or st['rx'] != r['packets']:
                     raise TestPmdError('ring=%s txpoll=%d: pktgen sent %d of %d, testpmd '
                                        'received %d' % (ring, txpoll, r['packets'],
-                                                         opts.count, st['rx']))
+                                                        opts.count, st['rx']))
         launch.poweroff(30)
     finally:
         launch.stop()
@@ -182,8 +182,8 @@ def run_linux_round(rr, opts, accel, pmd, sock, workdir, rnd, results):
         gopts = rr.parse_args(linux_guest_argv(sock, ring == 'packed', accel, opts.machine))
         if opts.pin is not None:
             gopts.qemu = pinned_qemu(workdir, opts.pin, gopts.qemu)
-        log = open(os.path.join(workdir, 'linux-%d-%s.serial.log' % (rnd, ring)), 'wb') \
-                if opts.verbose else None
+        log = (open(os.path.join(workdir, 'linux-%d-%s.serial.log' % (rnd, ring)), 'wb')
+               if opts.verbose else None)
         launch = rr.Launch(gopts, accel, qemu_stderr=subprocess.DEVNULL, log=log)
         try:
             launch.start()
@@ -289,7 +289,7 @@ def print_table(table, opts):
           % (opts.count, opts.size, opts.burst, opts.rounds, opts.accel,
              'any' if opts.pin is None else opts.pin, opts.lcores))
     print('%-7s %-6s %10s %17s %10s %10s' % ('ring', 'txpoll', 'Mpps', 'min..max', 'kicks/pkt',
-                                           'ring full'))
+                                             'ring full'))
     for t in table:
         print('%-7s %-6d %10.4f %8.4f..%-8.4f %10.5f %10d' % (
                 t['ring'], t['txpoll'], t['mpps_median'], t['mpps_min'], t['mpps_max'],
@@ -307,11 +307,11 @@ def print_table(table, opts):
 def print_linux(linux_table, cmp, opts):
     print('Linux %s pktgen (1 kpktgend thread, 1 flow) -> the same testpmd, same QEMU options, '
           '%d x %d B frames, burst %d' % (linux_kernel_version(), opts.count, opts.size,
-                                           opts.burst))
+                                          opts.burst))
     print('%-7s %10s %17s %8s' % ('ring', 'Mpps', 'min..max', 'errors'))
     for t in linux_table:
         print('%-7s %10.4f %8.4f..%-8.4f %8d' % (t['ring'], t['mpps_median'], t['mpps_min'],
-                                                  t['mpps_max'], t['errors']))
+                                                 t['mpps_max'], t['errors']))
     if not cmp or not any(r['ringside_txpoll%d_mpps' % opts.txpoll[0]] for r in cmp):
         return
     head = '%-7s' % 'ring'
@@ -387,8 +387,8 @@ def main(argv=None):
     if not shutil.which(TESTPMD):
         print('bench-net: %s not found (apt-get install dpdk-dev)' % TESTPMD, file=sys.stderr)
         return 1
-    if 'linux' in opts.guests and not (os.path.exists(LINUX_KERNEL) and
-                                         os.path.exists(LINUX_INITRD)):
+    if 'linux' in opts.guests and not (os.path.exists(LINUX_KERNEL)
+                                       and os.path.exists(LINUX_INITRD)):
         print('bench-net: %s missing (make linux-guest)' % LINUX_INITRD, file=sys.stderr)
         return 1
     if opts.pin is not None and not shutil.which('taskset'):
@@ -419,4 +419,3 @@ def main(argv=None):
                 print()
             print_linux(linux_table, cmp, opts)
     return 0
-

@@ -142,7 +142,7 @@ class Guest:
 def pingpong_cell(guest, target, opts, size):
     before = guest.queue_counters()
     res = run_bench(['pingpong'] + target + ['--size', str(size), '--count', str(opts.count),
-                     '--warmup', str(opts.warmup)], 600, PROG)['results'][0]
+                                             '--warmup', str(opts.warmup)], 600, PROG)['results'][0]
     after = guest.queue_counters()
     rounds = opts.count + opts.warmup
     for q in ('txq', 'rxq'):
@@ -154,8 +154,8 @@ def pingpong_cell(guest, target, opts, size):
 
 def stream_cell(target, opts, direction, length, streams):
     port = '1235' if direction == 'h2g' else '1236'
-    return run_bench(['stream'] + target + ['--port', port, '--dir', direction,
-                      '-l', str(length), '-P', str(streams), '--time', str(opts.time)],
+    return run_bench(['stream'] + target + ['--port', port, '--dir', direction, '-l', str(length),
+                                            '-P', str(streams), '--time', str(opts.time)],
                      opts.time * 10 + 120, PROG)
 
 
@@ -218,7 +218,7 @@ def main(argv):
     if not os.access(BENCH, os.X_OK):
         raise SystemExit('bench-vsock: %s not found (run make)' % BENCH)
     lopts = rr.parse_args(['--vsock', '--boot', opts.boot, '--accel', 'auto']
-                                + opts.launcher_args)
+                          + opts.launcher_args)
     accel = rr.choose_accel(lopts)
     log = open(os.path.join(REPO, 'build', 'bench-vsock-qemu.log'), 'w')
     results = {'pingpong': [], 'stream': []}
@@ -267,4 +267,3 @@ def main(argv):
         with open(opts.json, 'w') as f:
             json.dump(results, f, indent=1)
     return 0
-

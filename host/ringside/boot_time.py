@@ -92,4 +92,3 @@ def main():
         print('%-34s %7.3f s %7.3f s %7.3f s %11.3f s' % (
                 name, statistics.median(s), min(s), max(s), statistics.median(first[name])))
     return 0
-

@@ -82,4 +82,3 @@ def main():
         print('%-36s %7.3f s %7.3f s %7.3f s' % (name, statistics.median(s), min(s), max(s)))
     print('direct / GRUB: %.2f (saves %.3f s)' % (direct / grub, grub - direct))
     return 0
-

@@ -34,7 +34,7 @@ def main(argv):
     print('%-32s %10s' % ('cmdline', 'QEMU CPU'))
     for cmdline in opts.configs:
         lopts = rr.parse_args(['--boot', 'elf', '--vsock', '--accel', 'tcg',
-                                     '--cmdline', cmdline])
+                               '--cmdline', cmdline])
         with open(os.devnull, 'w') as null, rr.Launch(lopts, 'tcg', qemu_stderr=null) as launch:
             launch.wait_ready()
             wait_vsock_up(launch.opts.vsock_uds, prog=PROG)
@@ -45,4 +45,3 @@ def main(argv):
             launch.poweroff()
         print('%-32s %9.0f%%' % (cmdline, (c1 - c0) / (t1 - t0) * 100))
     return 0
-

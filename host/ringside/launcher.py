@@ -40,7 +40,9 @@ def run_scripted(opts, accel, children):
     """--cmd mode: print each command's output; returns the exit status."""
     tee = None
     if opts.verbose >= 2:
-        tee = lambda data: (sys.stderr.buffer.write(data), sys.stderr.buffer.flush())
+        def tee(data):
+            sys.stderr.buffer.write(data)
+            sys.stderr.buffer.flush()
     with Launch(opts, accel, children, tee=tee) as launch:
         launch.wait_ready()
         failed = []

@@ -99,7 +99,8 @@ def build_parser():
     a('--vsock-transport', choices=['auto', 'vhost-user', 'kernel'], default='auto',
       help='kernel: vhost-vsock-pci (/dev/vhost-vsock); auto: kernel with KVM and '
            '/dev/vhost-vsock, else our vhost-user back end')
-    a('--qemu-arg', action='append', default=[], metavar='ARG', help='extra QEMU argument (repeatable)')
+    a('--qemu-arg', action='append', default=[], metavar='ARG',
+      help='extra QEMU argument (repeatable)')
     a('--dry-run', action='store_true', help='print the command line(s), start nothing')
     a('-v', '--verbose', action='count', default=0, help='say what happens (-vv: serial to stderr)')
     # Knobs for scripts and for the lead's later back ends; not in --help.

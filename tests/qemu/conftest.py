@@ -32,7 +32,8 @@ def pytest_report_header(config):
                               text=True).stdout.splitlines()[0]
     except (OSError, IndexError):
         qemu = 'qemu-system-x86_64 not found'
-    have = ', '.join('%s %s' % (os.path.relpath(p, REPO), 'present' if os.path.exists(p) else 'MISSING')
+    have = ', '.join('%s %s' % (os.path.relpath(p, REPO),
+                                'present' if os.path.exists(p) else 'MISSING')
                      for p in (ISO, ELF))
     return ['ringside: %s; accel %s' % (qemu, os.environ.get('RINGSIDE_TEST_ACCEL', 'tcg')),
             'ringside: %s; logs in %s' % (have, os.path.relpath(ringside_qemu.LOG_DIR, REPO))]

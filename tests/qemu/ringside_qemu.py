@@ -2,8 +2,9 @@
 """Boot ringside in QEMU from tests and talk to its serial console.
 
 The launcher host/ringside-run is the product; this module imports its
-package host/ringside (conftest.py puts host/ on sys.path) and drives the same code (options, QEMU command line, process handling,
-console), so what the tests boot is what `ringside-run` boots.
+package host/ringside (conftest.py puts host/ on sys.path) and drives the
+same code (options, QEMU command line, process handling, console), so
+what the tests boot is what `ringside-run` boots.
 
     with Guest('--boot', 'elf', '--cmdline', 'loglevel=5', name='pvh') as g:
         g.start()                       # waits for 'ringside: ready' + prompt

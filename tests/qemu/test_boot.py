@@ -225,7 +225,8 @@ def test_dry_run_elf_and_serial_socket(tmp_path):
 
 
 @pytest.mark.parametrize('args', [['--wait-ready'], ['--wait-ready=no'], ['--wait-ready', 'yes'],
-                                  ['--boot', 'elf', '--machine', 'pc'], ['--firmware', 'uefi-direct']])
+                                  ['--boot', 'elf', '--machine', 'pc'],
+                                  ['--firmware', 'uefi-direct']])
 def test_dry_run_accepts(args):
     r = run_launcher('--dry-run', '--accel', 'tcg', *args)
     assert r.returncode == 0, r.stderr
@@ -262,7 +263,8 @@ def test_bad_option(args):
 def test_help_fits_a_screen():
     r = run_launcher('--help')
     assert r.returncode == 0
-    assert len(r.stdout.splitlines()) <= 40, 'ringside-run --help has %d lines' % len(r.stdout.splitlines())
+    lines = r.stdout.splitlines()
+    assert len(lines) <= 40, 'ringside-run --help has %d lines' % len(lines)
     for opt in ('--iso', '--kernel', '--firmware', '--machine', '--memory', '--cmdline',
                 '--accel', '--serial', '--wait-ready', '--timeout', '--cmd', '--qemu-arg',
                 '--dry-run'):
@@ -411,7 +413,8 @@ def test_vsock_backend_is_started_and_stopped():
         os.kill(int(m.group(1)), 0)
 
 
-@pytest.mark.parametrize('fault,vector,name', [('pf', 14, 'page fault'), ('ud', 6, 'invalid opcode'),
+@pytest.mark.parametrize('fault,vector,name', [('pf', 14, 'page fault'),
+                                               ('ud', 6, 'invalid opcode'),
                                                ('de', 0, 'divide error')])
 def test_exception_report(guest_factory, fault, vector, name):
     """A fault prints vector, error code, RIP, CR2, registers and a

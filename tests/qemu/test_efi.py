@@ -98,7 +98,8 @@ def test_direct_info(esp_guest):
     assert fields.get('boot') == 'uefi-direct', out
     # the boot manager's LoadOptions (OVMF: a GUID) are no command line
     assert fields.get('cmdline', None) == '', out
-    assert re.search(r'(?m)^acpi: \S+ +rev \d+, [1-9]\d* tables', out), 'RSDP not handed over:\n' + out
+    assert re.search(r'(?m)^acpi: \S+ +rev \d+, [1-9]\d* tables', out), \
+        'RSDP not handed over:\n' + out
 
 
 def test_direct_memory_map(esp_guest):

@@ -43,13 +43,15 @@ def counters(g):
     return c
 
 
-@pytest.fixture(scope='module', params=BOOTS, ids=lambda b: '%s-%s' % (b[0], 'packed' if b[1] else 'split'))
+@pytest.fixture(scope='module', params=BOOTS,
+                ids=lambda b: '%s-%s' % (b[0], 'packed' if b[1] else 'split'))
 def net_guest(request):
     machine, packed = request.param
     require_image(ELF)
     peer = EtherPeer(ip=PEER_IP)
     g = Guest('--boot', 'elf', '--machine', machine,
-              '--cmdline', 'ip=%s prefix=24 gw=%s udp_echo_port=%d' % (GUEST_IP, PEER_IP, ECHO_PORT),
+              '--cmdline',
+              'ip=%s prefix=24 gw=%s udp_echo_port=%d' % (GUEST_IP, PEER_IP, ECHO_PORT),
               '--', *peer.qemu_args(packed, extra=',mac=' + GUEST_MAC),
               name='net-%s-%s' % (machine, 'packed' if packed else 'split'))
     g.peer, g.packed = peer, packed
@@ -158,8 +160,10 @@ def test_malformed_frames_counted_and_dropped(net_guest):
             'icmp_short': host_frame(g, ipv4(src, dst, 1, b'\x08\0\0')),
             'icmp_bad_csum': host_frame(g, ipv4(src, dst, 1, b'\x08\0\x12\x34' + b'\0' * 8)),
             'udp_short': host_frame(g, ipv4(src, dst, 17, b'\0\7\0\7')),
-            'udp_bad_len': host_frame(g, ipv4(src, dst, 17, good_udp[:4] + b'\0\x40' + good_udp[6:])),
-            'udp_bad_csum': host_frame(g, ipv4(src, dst, 17, good_udp[:6] + b'\x12\x34' + good_udp[8:])),
+            'udp_bad_len': host_frame(g, ipv4(src, dst, 17,
+                                              good_udp[:4] + b'\0\x40' + good_udp[6:])),
+            'udp_bad_csum': host_frame(g, ipv4(src, dst, 17,
+                                               good_udp[:6] + b'\x12\x34' + good_udp[8:])),
             'udp_no_port': udp_frame(g, b'nobody', dport=4444),
             'eth_not_for_us': eth(b'\x02\0\0\0\0\x99', g.peer.mac, ETH_P_IP,
                                   ipv4(src, dst, 17, good_udp)),

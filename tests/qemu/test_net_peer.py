@@ -6,8 +6,9 @@ the guest's virtio-net and this process, both ends bound to 127.0.0.1, so
 nothing leaves the machine. (Unix datagram sockets would be tidier, but a
 receiver's queue holds only net.unix.max_dgram_qlen = 10 datagrams; QEMU
 7.2's dgram back end then gets EAGAIN and its TX queue stalls for good.
-A UDP socket with a large SO_RCVBUF never pushes back on the sender.) EtherPeer answers ARP for its address and ICMP echo
-(so the guest can `ping` it) in a thread, and hands every other frame to
+A UDP socket with a large SO_RCVBUF never pushes back on the sender.)
+EtherPeer answers ARP for its address and ICMP echo (so the guest can
+`ping` it) in a thread, and hands every other frame to
 the test through a queue. Frames are built and parsed here with struct,
 checksums included, so the tests can also send malformed ones.
 
@@ -179,7 +180,7 @@ class EtherPeer:
                 self.counts['arp_replies'] += 1
                 continue
             if (self.answer and f.icmp and f.icmp['type'] == 8 and f.ip['dst'] == self.ip
-                and f.icmp['csum_ok']):
+                    and f.icmp['csum_ok']):
                 self.send(eth(f.src, self.mac, ETH_P_IP,
                               ipv4(self.ip, f.ip['src'], 1,
                                    icmp_echo(f.icmp['id'], f.icmp['seq'], f.icmp['data'],

@@ -96,7 +96,7 @@ def test_layout(rxonly_guest):
 
 
 @pytest.mark.parametrize('txpoll,burst,size', [(1, 256, 64), (0, 256, 64), (1, 1, 64),
-                                                (1, 32, 1514), (0, 7, 60)])
+                                               (1, 32, 1514), (0, 7, 60)])
 def test_rxonly_counts(rxonly_guest, txpoll, burst, size):
     g = rxonly_guest
     n = 20000 if size < 1000 else 5000

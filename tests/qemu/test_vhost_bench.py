@@ -150,7 +150,7 @@ def test_refused_port(peer):
 @pytest.mark.parametrize("args", [
     [], ["bogus"], ["pingpong"], ["pingpong", "--uds", "x", "--cid", "3"],
     ["stream", "--uds", "x", "--dir", "up"], ["pingpong", "--uds", "x",
-                                               "-s", "0"],
+                                              "-s", "0"],
 ])
 def test_bad_arguments(args):
     r = bench(*args)

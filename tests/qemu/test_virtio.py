@@ -131,8 +131,8 @@ def test_device_behind_a_bridge(guest_factory, machine, bridge):
                       '--qemu-arg=%s' % bridge, '--qemu-arg=-device',
                       '--qemu-arg=virtio-rng-pci,bus=br1,addr=0')
     out = g.command('lspci')
-    assert re.search(r'0000:00:[0-9a-f]{2}\.0 [0-9a-f]{4}:[0-9a-f]{4} class 06\.04\.00 [^\n]* header 1',
-                     out), out
+    assert re.search(r'0000:00:[0-9a-f]{2}\.0 [0-9a-f]{4}:[0-9a-f]{4} '
+                     r'class 06\.04\.00 [^\n]* header 1', out), out
     m = re.search(r'0000:(0[1-9a-f]|[1-9a-f][0-9a-f]):00\.0 1af4:(1005|1044)', out)
     assert m, out
     assert re.search(r'rng: 4096 bytes', g.command('rng 4096'))

@@ -173,7 +173,7 @@ def test_64mib_from_source_checked(vguest):
                 start = (off + i) % 251
                 piece = min(n - i, len(expect) - start)
                 assert chunk[i:i + piece] == expect[start:start + piece], \
-                        'pattern mismatch near offset %d' % (off + i)
+                    'pattern mismatch near offset %d' % (off + i)
                 i += piece
             off += n
             got += n

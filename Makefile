@@ -96,14 +96,19 @@ iso: $(BUILD)/ringside.iso
 
 # ---------------------------------------------------------------- host
 # Each folder host/NAME/ with C sources becomes build/host/ringside-NAME;
-# host/linux-guest holds the Linux baseline guest, built by its own rules.
-HOST_DIRS := $(filter-out host/linux-guest,$(patsubst %/,%,$(dir $(wildcard host/*/*.c))))
+# host/linux-guest holds the Linux baseline guest, built by its own rules;
+# host/vring is a library (the device side of virtqueues) that programs
+# list in HOST_LIBS_NAME and the unit tests link too.
+HOST_LIB_DIRS := host/linux-guest host/vring
+HOST_DIRS := $(filter-out $(HOST_LIB_DIRS),$(patsubst %/,%,$(dir $(wildcard host/*/*.c))))
+VRING_SRCS := $(wildcard host/vring/*.c)
+HOST_LIBS_vhost-vsock := $(VRING_SRCS) $(wildcard host/vring/*.h)
 HOST_PROGS := $(sort $(patsubst host/%,$(BUILD)/host/ringside-%,$(HOST_DIRS)))
 HOST_CFLAGS := -std=gnu11 -O2 -g $(WARN) -D_GNU_SOURCE -I.
 host: $(HOST_PROGS)
 
 .SECONDEXPANSION:
-$(BUILD)/host/ringside-%: $$(wildcard host/%/*.c) $$(wildcard host/%/*.h)
+$(BUILD)/host/ringside-%: $$(wildcard host/%/*.c) $$(wildcard host/%/*.h) $$(HOST_LIBS_%)
 	@mkdir -p $(dir $@)
 	@echo "  CC      $@"
 	@$(HOSTCC) $(HOST_CFLAGS) -o $@ $(filter %.c,$^) -lm -lpthread

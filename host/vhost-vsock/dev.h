@@ -10,8 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "guest_mem.h"
-#include "vring.h"
+#include "host/vring/vring.h"
 #include "vsock_hdr.h"
 
 enum ep_kind {
@@ -54,7 +53,7 @@ struct vsock_dev {
 	bool seqpacket;		/* VIRTIO_VSOCK_F_SEQPACKET negotiated */
 	bool owner;
 	struct guest_mem mem;
-	struct vring vq[2];
+	struct device_ring vq[2];
 	bool vq_ready[2];
 	bool vq_kicked[2];	/* a kick arrived since the ring was set up */
 	uint64_t vq_ready_ms[2];	/* when the ring became ready */

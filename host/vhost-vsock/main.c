@@ -216,7 +216,7 @@ static void shared_ram_check(struct vsock_dev *d)
 	static bool warned;
 
 	for (unsigned i = 0; i < 1 && !warned; i++) {
-		struct vring *vr = &d->vq[i];
+		struct device_ring *vr = &d->vq[i];
 
 		if (!d->vq_ready[i] || !d->vq_kicked[i] || vr->seen_avail ||
 		    now_ms() - d->vq_ready_ms[i] < 1000 ||
@@ -319,6 +319,7 @@ int main(int argc, char **argv)
 	static struct vsock_dev dev;
 
 	parse_args(&dev, argc, argv);
+	vring_violation_hook = stats_ring_violation;
 	setup(&dev);
 	fprintf(stderr, "ringside-vhost-vsock: listening on %s (vhost-user), "
 		"%s (hybrid vsock), guest cid %llu%s\n", dev.vu_path,

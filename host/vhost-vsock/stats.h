@@ -6,6 +6,7 @@
 #ifndef VV_STATS_H
 #define VV_STATS_H
 
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -53,6 +54,11 @@ void stats_dump(FILE *f);
  */
 void vv_violation(uint64_t *counter, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+
+void vv_vviolation(uint64_t *counter, const char *fmt, va_list ap)
+	__attribute__((format(printf, 2, 0)));
+/* The ring library's violation hook: counts them in ring_errors. */
+void stats_ring_violation(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
 
 void vv_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 extern int vv_verbose;

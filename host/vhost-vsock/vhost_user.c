@@ -232,7 +232,7 @@ static bool vu_rings_enabled_by_default(struct vsock_dev *d)
 
 void vu_update_ready(struct vsock_dev *d, unsigned idx)
 {
-	struct vring *vr = &d->vq[idx];
+	struct device_ring *vr = &d->vq[idx];
 	bool ready = vr->started && vr->enabled && vr->addr_set &&
 		     d->mem.nregions;
 
@@ -261,7 +261,7 @@ void vu_notify(struct vsock_dev *d, unsigned idx)
 
 static void set_kick_fd(struct vsock_dev *d, unsigned idx, int fd)
 {
-	struct vring *vr = &d->vq[idx];
+	struct device_ring *vr = &d->vq[idx];
 	struct epoll_event ev = { .events = EPOLLIN,
 				  .data.ptr = &d->ep_kick[idx] };
 
@@ -289,7 +289,7 @@ static void replace_fd(int *slot, int fd)
 /* Stop a ring as GET_VRING_BASE asks; its state goes back to the caller. */
 static void stop_ring(struct vsock_dev *d, unsigned idx)
 {
-	struct vring *vr = &d->vq[idx];
+	struct device_ring *vr = &d->vq[idx];
 
 	if (d->vq_ready[idx])
 		vsock_stop_ring(d, idx);
@@ -301,7 +301,7 @@ static void stop_ring(struct vsock_dev *d, unsigned idx)
 static void reset_rings(struct vsock_dev *d)
 {
 	for (unsigned i = 0; i < VIRTIO_VSOCK_QUEUES; i++) {
-		struct vring *vr = &d->vq[i];
+		struct device_ring *vr = &d->vq[i];
 
 		stop_ring(d, i);
 		replace_fd(&vr->call_fd, -1);
@@ -463,7 +463,7 @@ static int vu_get_config(struct vsock_dev *d, struct vu_msg *m)
 /* Returns 0 or -1; *replied when the message was answered already. */
 static int vu_handle(struct vsock_dev *d, struct vu_msg *m, bool *replied)
 {
-	struct vring *vr;
+	struct device_ring *vr;
 
 	*replied = false;
 	switch (m->h.request) {

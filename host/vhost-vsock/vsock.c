@@ -587,13 +587,13 @@ static void tx_response(struct vsock_dev *d, struct conn *c)
 static void tx_packet(struct vsock_dev *d, const struct vq_elem *e)
 {
 	struct virtio_vsock_hdr h;
-	enum vsock_hdr_err err;
+	enum guest_hdr_err err;
 	struct conn *c;
 	bool had_credit;
 
 	err = vsock_hdr_parse(e->out, e->n_out, e->out_len, d->guest_cid,
 			      d->seqpacket, &h);
-	if (err != VSOCK_HDR_OK) {
+	if (err != GUEST_HDR_OK) {
 		vv_violation(&stats.bad_hdrs, "tx header: %s",
 			     vsock_hdr_strerror(err));
 		return;
@@ -666,7 +666,7 @@ static void tx_packet(struct vsock_dev *d, const struct vq_elem *e)
 
 static void process_tx(struct vsock_dev *d)
 {
-	struct vring *vr = &d->vq[VQ_TX];
+	struct device_ring *vr = &d->vq[VQ_TX];
 	struct vq_elem e;
 	int budget = 256;	/* let RX and the host sockets run too */
 
@@ -987,7 +987,7 @@ static void rx_put(struct vsock_dev *d, size_t len)
 
 static void process_rx(struct vsock_dev *d)
 {
-	struct vring *vr = &d->vq[VQ_RX];
+	struct device_ring *vr = &d->vq[VQ_RX];
 	int budget = 256;
 
 	while (d->rst_count && rx_get(d)) {

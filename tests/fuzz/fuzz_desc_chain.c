@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * libFuzzer target: the device-side descriptor walk of ringside-vhost-vsock
- * (host/vhost-vsock/vring*.c) over guest memory the fuzzer writes, split
+ * (host/vring/vring*.c) over guest memory the fuzzer writes, split
  * and packed, with and without EVENT_IDX. Every segment popped must lie
  * inside guest memory; the walk must end (no loops) and never crash.
  */
@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "host/vhost-vsock/vring.h"
+#include "host/vring/vring.h"
 
 #define MEM_SIZE (64 * 1024)
 #define UADDR 0x100000000ull
@@ -33,7 +33,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		.r[0] = { .gpa = 0, .size = MEM_SIZE, .uaddr = UADDR,
 			  .host = mem },
 	};
-	struct vring vr = { 0 };
+	struct device_ring vr = { 0 };
 	static struct vq_elem e;
 	uint8_t cfg;
 

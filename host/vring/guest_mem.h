@@ -6,8 +6,8 @@
  * Descriptor addresses are guest physical; ring addresses given by
  * SET_VRING_ADDR are front-end user addresses.
  */
-#ifndef VV_GUEST_MEM_H
-#define VV_GUEST_MEM_H
+#ifndef HOST_VRING_GUEST_MEM_H
+#define HOST_VRING_GUEST_MEM_H
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -40,7 +40,7 @@ static void dev_init(struct dev *d, struct virtq *vq)
 	memset(d, 0, sizeof(*d));
 	d->layout = virtq_layout(vq);
 	d->size = virtq_size(vq);
-	d->event_idx = virtq_features(vq) & VIRTIO_F_EVENT_IDX;
+	d->event_idx = virtq_features(vq) & VIRTIO_BIT(VIRTIO_F_EVENT_IDX);
 	if (d->layout == VIRTQ_SPLIT) {
 		d->desc = phys_to_virt(virtq_desc_addr(vq));
 		d->avail = phys_to_virt(virtq_driver_addr(vq));
@@ -167,7 +167,7 @@ static double now_ns(void)
 
 static double run_once(const struct config *c, unsigned long n, unsigned int batch)
 {
-	uint64_t features = c->event_idx ? VIRTIO_F_EVENT_IDX : 0;
+	uint64_t features = c->event_idx ? VIRTIO_BIT(VIRTIO_F_EVENT_IDX) : 0;
 	struct virtq *vq = virtq_create(c->layout, 0, QSIZE, features, noop_notify, NULL);
 	unsigned long done = 0, added = 0;
 	unsigned int i, slot = 0;

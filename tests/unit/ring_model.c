@@ -18,8 +18,8 @@ void ring_model_init(struct ring_model *m, struct virtq *vq)
 	memset(m, 0, sizeof(*m));
 	m->layout = virtq_layout(vq);
 	m->size = virtq_size(vq);
-	m->event_idx = f & VIRTIO_F_EVENT_IDX;
-	m->indirect_ok = f & VIRTIO_F_INDIRECT_DESC;
+	m->event_idx = f & VIRTIO_BIT(VIRTIO_F_EVENT_IDX);
+	m->indirect_ok = f & VIRTIO_BIT(VIRTIO_F_INDIRECT_DESC);
 	m->held = calloc(m->size + 1u, sizeof(*m->held));
 	if (m->layout == VIRTQ_SPLIT) {
 		m->desc = phys_to_virt(virtq_desc_addr(vq));

@@ -10,8 +10,7 @@ int vv_verbose;
 
 void stats_dump(FILE *f)
 {
-#define STATS_PRINT(name) fprintf(f, "  %-20s %llu\n", #name, \
-				  (unsigned long long)stats.name);
+#define STATS_PRINT(name) fprintf(f, "  %-20s %llu\n", #name, (unsigned long long)stats.name);
 	fprintf(f, "ringside-vhost-vsock counters:\n");
 	STATS_LIST(STATS_PRINT)
 #undef STATS_PRINT

@@ -20,20 +20,17 @@ const char *vsock_hdr_strerror(enum guest_hdr_err e)
 	return e < GUEST_HDR_NERR ? errs[e] : "?";
 }
 
-enum guest_hdr_err vsock_hdr_parse(const struct iovec *out, unsigned n_out,
-				   uint64_t out_len, uint64_t guest_cid,
-				   int seqpacket, struct virtio_vsock_hdr *h)
+enum guest_hdr_err vsock_hdr_parse(const struct iovec *out, unsigned n_out, uint64_t out_len,
+				   uint64_t guest_cid, int seqpacket, struct virtio_vsock_hdr *h)
 {
-	if (out_len < VSOCK_HDR_LEN ||
-	    iov_to_buf(out, n_out, 0, h, VSOCK_HDR_LEN) != VSOCK_HDR_LEN)
+	if (out_len < VSOCK_HDR_LEN || iov_to_buf(out, n_out, 0, h, VSOCK_HDR_LEN) != VSOCK_HDR_LEN)
 		return GUEST_HDR_SHORT;
 	/* seed 002: a len the buffer cannot hold is dropped, never trusted */
 	if (h->len > VSOCK_MAX_PKT_PAYLOAD)
 		return GUEST_HDR_LEN_BIG;
 	if (h->len > out_len - VSOCK_HDR_LEN)
 		return GUEST_HDR_LEN_BUF;
-	if (h->type != VSOCK_TYPE_STREAM &&
-	    !(seqpacket && h->type == VSOCK_TYPE_SEQPACKET))
+	if (h->type != VSOCK_TYPE_STREAM && !(seqpacket && h->type == VSOCK_TYPE_SEQPACKET))
 		return GUEST_HDR_TYPE;
 	if (h->op == VSOCK_OP_INVALID || h->op > VSOCK_OP_CREDIT_REQUEST)
 		return GUEST_HDR_OP;

@@ -1,7 +1,8 @@
 # ringside — the only entry point.
 #   make            build/ringside.elf, build/ringside.iso, host programs
 #   make deps       install the Debian packages everything needs (as root)
-#   make test       unit tests, then the QEMU tests (pytest)
+#   make test       format check, unit tests, fuzzers, then the QEMU tests (pytest)
+#   make format-check   every C file in .clang-format style (make format fixes)
 #   make run        boot the ISO with vsock (build/vsock), serial console on stdio
 #   make bench      the main job: boot the appliance and print benchmark tables
 #   make clean      remove build/ (the newlib build is kept: make distclean)
@@ -39,7 +40,8 @@ KERNEL_OBJS := $(patsubst %,$(BUILD)/k/%.o,$(basename $(KERNEL_SRCS)))
 NEWLIB_LIBS := $(NEWLIB_SYS)/lib/libc.a $(NEWLIB_SYS)/lib/libm.a
 LIBGCC := $(shell $(KCC) -print-libgcc-file-name)
 
-.PHONY: all deps kernel iso host test unit fuzz qemu-test run bench clean distclean format
+.PHONY: all deps kernel iso host test unit fuzz qemu-test run bench clean distclean format \
+	format-check
 all: $(BUILD)/ringside.elf $(BUILD)/ringside.iso host
 
 deps:
@@ -140,6 +142,7 @@ fuzz:
 	tests/fuzz/run.sh $(FUZZ_SECONDS)
 
 test: deps
+	$(MAKE) format-check
 	$(MAKE) all
 	$(MAKE) unit
 	$(MAKE) fuzz
@@ -157,6 +160,11 @@ bench: deps
 
 format:
 	clang-format -i $(shell git ls-files '*.c' '*.h')
+
+# Every C file in .clang-format style (make test runs this first).
+format-check:
+	@clang-format --dry-run -Werror $(shell git ls-files '*.c' '*.h') && \
+		echo "format-check: $(words $(shell git ls-files '*.c' '*.h')) files clean"
 
 clean:
 	rm -rf $(BUILD)/k $(BUILD)/unit $(BUILD)/host $(BUILD)/iso $(BUILD)/*.elf $(BUILD)/*.iso

@@ -30,8 +30,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct guest_mem gm = {
 		.nregions = 1,
-		.r[0] = { .gpa = 0, .size = MEM_SIZE, .uaddr = UADDR,
-			  .host = mem },
+		.r[0] = { .gpa = 0, .size = MEM_SIZE, .uaddr = UADDR, .host = mem },
 	};
 	struct device_ring vr = { 0 };
 	static struct vq_elem e;
@@ -65,8 +64,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (i & 1)
 			vring_push(&vr, &e, (uint32_t)e.in_len);
 		else
-			vring_unpop(&vr, &e), vring_pop(&vr, &e),
-				vring_push(&vr, &e, 0);
+			vring_unpop(&vr, &e), vring_pop(&vr, &e), vring_push(&vr, &e, 0);
 		vring_need_notify(&vr);
 	}
 	vring_set_kicks(&vr, true);

@@ -93,7 +93,8 @@ static void traffic_init(struct traffic *t, const struct param *p, uint64_t feat
 	t->max_chain = max_chain;
 	t->ooo = true;
 	t->in_order = features & VIRTIO_BIT(VIRTIO_F_IN_ORDER);
-	t->kick_mode = (features & VIRTIO_BIT(VIRTIO_F_EVENT_IDX)) ? MODEL_KICK_EVENT : MODEL_KICK_ALWAYS;
+	t->kick_mode = (features & VIRTIO_BIT(VIRTIO_F_EVENT_IDX)) ? MODEL_KICK_EVENT :
+								     MODEL_KICK_ALWAYS;
 	ring_model_set_kick_mode(&t->fx->m, t->kick_mode);
 	t->n_reqs = p->size;
 	t->stride = (size_t)max_chain * SEG_MAX;
@@ -375,15 +376,18 @@ static void test_traffic_event_idx(void **state)
 
 static void test_traffic_indirect(void **state)
 {
-	run_traffic(*state, VIRTIO_BIT(VIRTIO_F_INDIRECT_DESC) | VIRTIO_BIT(VIRTIO_F_EVENT_IDX), 6, 100000, 3);
+	run_traffic(*state, VIRTIO_BIT(VIRTIO_F_INDIRECT_DESC) | VIRTIO_BIT(VIRTIO_F_EVENT_IDX), 6,
+		    100000, 3);
 }
 
 /* IN_ORDER: the device answers batches with one used element. */
 static void test_traffic_in_order(void **state)
 {
 	run_traffic(*state, VIRTIO_BIT(VIRTIO_F_IN_ORDER), 4, 100000, 13);
-	run_traffic(*state, VIRTIO_BIT(VIRTIO_F_IN_ORDER) | VIRTIO_BIT(VIRTIO_F_EVENT_IDX) | VIRTIO_BIT(VIRTIO_F_INDIRECT_DESC), 5,
-		    100000, 14);
+	run_traffic(*state,
+		    VIRTIO_BIT(VIRTIO_F_IN_ORDER) | VIRTIO_BIT(VIRTIO_F_EVENT_IDX) |
+			    VIRTIO_BIT(VIRTIO_F_INDIRECT_DESC),
+		    5, 100000, 14);
 }
 
 /*
@@ -397,7 +401,8 @@ static void test_traffic_in_order(void **state)
 static void test_in_order_bad(void **state)
 {
 	const struct param *p = *state;
-	struct ring_fixture *fx = ring_fixture_new(p->layout, p->size, VIRTIO_BIT(VIRTIO_F_IN_ORDER));
+	struct ring_fixture *fx =
+		ring_fixture_new(p->layout, p->size, VIRTIO_BIT(VIRTIO_F_IN_ORDER));
 	static uint8_t data[8 * 7];
 	unsigned int i, got = 0, batches[3] = { 3, 1, 1 };
 	struct ring_model *m;
@@ -582,7 +587,8 @@ static void test_full_ring_and_errors(void **state)
 static void test_chain_too_long(void **state)
 {
 	const struct param *p = *state;
-	struct ring_fixture *fx = ring_fixture_new(p->layout, p->size, VIRTIO_BIT(VIRTIO_F_INDIRECT_DESC));
+	struct ring_fixture *fx =
+		ring_fixture_new(p->layout, p->size, VIRTIO_BIT(VIRTIO_F_INDIRECT_DESC));
 	struct vbuf *v = calloc(p->size + 1u, sizeof(*v));
 	static uint8_t byte;
 	unsigned int i;
@@ -601,7 +607,8 @@ static void test_chain_too_long(void **state)
 static void test_indirect_fallback(void **state)
 {
 	const struct param *p = *state;
-	struct ring_fixture *fx = ring_fixture_new(p->layout, p->size, VIRTIO_BIT(VIRTIO_F_INDIRECT_DESC));
+	struct ring_fixture *fx =
+		ring_fixture_new(p->layout, p->size, VIRTIO_BIT(VIRTIO_F_INDIRECT_DESC));
 	static uint8_t data[4];
 	struct vbuf v[4] = { { data, 1 }, { data + 1, 1 }, { data + 2, 1 }, { data + 3, 1 } };
 	struct virtq_stats st;
@@ -702,7 +709,8 @@ static void test_out_of_order(void **state)
 static void test_detach_unused(void **state)
 {
 	const struct param *p = *state;
-	struct ring_fixture *fx = ring_fixture_new(p->layout, p->size, VIRTIO_BIT(VIRTIO_F_INDIRECT_DESC));
+	struct ring_fixture *fx =
+		ring_fixture_new(p->layout, p->size, VIRTIO_BIT(VIRTIO_F_INDIRECT_DESC));
 	uint8_t *data = calloc(p->size, 8);
 	uint8_t *seen = calloc(p->size, 1);
 	unsigned int i, n, added = 0;
@@ -777,7 +785,8 @@ static void test_kick_flags(void **state)
 static void test_kick_event_idx_brute(void **state)
 {
 	const struct param *p = *state;
-	struct ring_fixture *fx = ring_fixture_new(p->layout, p->size, VIRTIO_BIT(VIRTIO_F_EVENT_IDX));
+	struct ring_fixture *fx =
+		ring_fixture_new(p->layout, p->size, VIRTIO_BIT(VIRTIO_F_EVENT_IDX));
 	struct ring_model *m;
 	static uint8_t data[64];
 	struct vbuf v[3] = { { data, 1 }, { data + 1, 1 }, { data + 2, 1 } };
@@ -865,7 +874,8 @@ static void test_kick_event_idx_brute(void **state)
 static void test_interrupt_event_idx(void **state)
 {
 	const struct param *p = *state;
-	struct ring_fixture *fx = ring_fixture_new(p->layout, p->size, VIRTIO_BIT(VIRTIO_F_EVENT_IDX));
+	struct ring_fixture *fx =
+		ring_fixture_new(p->layout, p->size, VIRTIO_BIT(VIRTIO_F_EVENT_IDX));
 	static uint8_t data[8];
 	struct vbuf in[2] = { { data, 4 }, { data + 4, 4 } };
 	struct ring_model *m;
@@ -952,7 +962,8 @@ static void test_interrupt_modes_event_idx(void **state)
 static void test_enable_cb_delayed(void **state)
 {
 	const struct param *p = *state;
-	struct ring_fixture *fx = ring_fixture_new(p->layout, p->size, VIRTIO_BIT(VIRTIO_F_EVENT_IDX));
+	struct ring_fixture *fx =
+		ring_fixture_new(p->layout, p->size, VIRTIO_BIT(VIRTIO_F_EVENT_IDX));
 	static uint8_t data[8];
 	struct ring_model *m;
 	unsigned int round, i;

@@ -4,8 +4,7 @@
 
 #include "iov.h"
 
-size_t iov_to_buf(const struct iovec *iov, unsigned n, size_t off, void *buf,
-		  size_t len)
+size_t iov_to_buf(const struct iovec *iov, unsigned n, size_t off, void *buf, size_t len)
 {
 	size_t done = 0;
 
@@ -26,8 +25,7 @@ size_t iov_to_buf(const struct iovec *iov, unsigned n, size_t off, void *buf,
 	return done;
 }
 
-size_t buf_to_iov(const struct iovec *iov, unsigned n, size_t off,
-		  const void *buf, size_t len)
+size_t buf_to_iov(const struct iovec *iov, unsigned n, size_t off, const void *buf, size_t len)
 {
 	size_t done = 0;
 
@@ -41,16 +39,14 @@ size_t buf_to_iov(const struct iovec *iov, unsigned n, size_t off,
 		l -= off;
 		if (l > len - done)
 			l = len - done;
-		memcpy((char *)iov[i].iov_base + off, (const char *)buf + done,
-		       l);
+		memcpy((char *)iov[i].iov_base + off, (const char *)buf + done, l);
 		done += l;
 		off = 0;
 	}
 	return done;
 }
 
-unsigned iov_slice(struct iovec *dst, const struct iovec *iov, unsigned n,
-		   size_t off, size_t len)
+unsigned iov_slice(struct iovec *dst, const struct iovec *iov, unsigned n, size_t off, size_t len)
 {
 	unsigned k = 0;
 

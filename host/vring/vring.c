@@ -98,8 +98,7 @@ bool vring_need_notify(struct device_ring *vr)
 	if (!vr->want_notify || !vring_usable(vr))
 		return false;
 	vr->want_notify = false;
-	ret = vr->packed ? vring_packed_need_notify(vr) :
-			   vring_split_need_notify(vr);
+	ret = vr->packed ? vring_packed_need_notify(vr) : vring_split_need_notify(vr);
 	vr->signalled_used = vr->used_idx;
 	vr->signalled_wrap = vr->used_wrap;
 	return ret;
@@ -109,16 +108,14 @@ bool vring_set_kicks(struct device_ring *vr, bool enable)
 {
 	if (!vring_usable(vr))
 		return false;
-	return vr->packed ? vring_packed_set_kicks(vr, enable) :
-			    vring_split_set_kicks(vr, enable);
+	return vr->packed ? vring_packed_set_kicks(vr, enable) : vring_split_set_kicks(vr, enable);
 }
 
 bool vring_avail_pending(struct device_ring *vr)
 {
 	if (!vring_usable(vr))
 		return false;
-	return vr->packed ? vring_packed_avail_pending(vr) :
-			    vring_split_avail_pending(vr);
+	return vr->packed ? vring_packed_avail_pending(vr) : vring_split_avail_pending(vr);
 }
 
 /*
@@ -153,14 +150,12 @@ uint32_t vring_get_base(const struct device_ring *vr)
 {
 	if (!vr->packed)
 		return vr->last_avail;
-	return (uint32_t)(vr->last_avail & 0x7fff) |
-	       (uint32_t)vr->avail_wrap << 15 |
-	       (uint32_t)(vr->used_idx & 0x7fff) << 16 |
-	       (uint32_t)vr->used_wrap << 31;
+	return (uint32_t)(vr->last_avail & 0x7fff) | (uint32_t)vr->avail_wrap << 15 |
+	       (uint32_t)(vr->used_idx & 0x7fff) << 16 | (uint32_t)vr->used_wrap << 31;
 }
 
-bool vring_elem_add(struct device_ring *vr, struct vq_elem *e, uint64_t addr,
-		    uint32_t len, bool writable)
+bool vring_elem_add(struct device_ring *vr, struct vq_elem *e, uint64_t addr, uint32_t len,
+		    bool writable)
 {
 	void *p;
 
@@ -168,20 +163,17 @@ bool vring_elem_add(struct device_ring *vr, struct vq_elem *e, uint64_t addr,
 		return true;
 	/* virtio 1.2, 2.7.4.2: device-writable buffers follow readable ones */
 	if (!writable && e->n_in) {
-		vring_violation(vr,
-			     "readable descriptor after a writable one");
+		vring_violation(vr, "readable descriptor after a writable one");
 		return false;
 	}
 	if (e->n_out + e->n_in >= VQ_MAX_SEGS) {
-		vring_violation(vr, "chain over %u segments",
-			     VQ_MAX_SEGS);
+		vring_violation(vr, "chain over %u segments", VQ_MAX_SEGS);
 		return false;
 	}
 	p = guest_mem_gpa(vr->mem, addr, len);
 	if (!p) {
-		vring_violation(vr,
-			     "buffer 0x%llx+%u outside guest memory",
-			     (unsigned long long)addr, len);
+		vring_violation(vr, "buffer 0x%llx+%u outside guest memory",
+				(unsigned long long)addr, len);
 		return false;
 	}
 	if (writable) {

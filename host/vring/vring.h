@@ -28,14 +28,14 @@
 #include "guest_mem.h"
 #include "iov.h"
 
-#define VRING_MAX_SIZE 32768	/* virtio 1.2, 2.7: Queue Size <= 32768 */
-#define VQ_MAX_SEGS 64		/* longest chain we accept (out + in) */
-#define VQ_MAX_INDIRECT 1024	/* entries in one indirect table */
+#define VRING_MAX_SIZE 32768 /* virtio 1.2, 2.7: Queue Size <= 32768 */
+#define VQ_MAX_SEGS 64 /* longest chain we accept (out + in) */
+#define VQ_MAX_INDIRECT 1024 /* entries in one indirect table */
 
 struct vq_elem {
-	uint16_t id;		/* split: head index; packed: buffer id */
-	uint16_t ndesc;		/* packed: ring slots the chain used */
-	uint16_t prev_avail;	/* ring position before the pop (vring_unpop) */
+	uint16_t id; /* split: head index; packed: buffer id */
+	uint16_t ndesc; /* packed: ring slots the chain used */
+	uint16_t prev_avail; /* ring position before the pop (vring_unpop) */
 	bool prev_wrap;
 	unsigned n_out, n_in;
 	uint64_t out_len, in_len;
@@ -49,7 +49,7 @@ struct device_ring {
 	bool packed, event_idx;
 	uint64_t desc_uaddr, avail_uaddr, used_uaddr;
 	bool addr_set, started, enabled, broken;
-	bool seen_avail;	/* the driver ever made a buffer available */
+	bool seen_avail; /* the driver ever made a buffer available */
 	int kick_fd, call_fd, err_fd;
 
 	/* valid while started: host pointers to the three areas */
@@ -57,14 +57,14 @@ struct device_ring {
 	const struct guest_mem *mem;
 
 	/* device state */
-	uint16_t last_avail;	/* split: free running; packed: slot */
-	bool avail_wrap;	/* packed only */
-	uint16_t used_idx;	/* split: free running; packed: slot */
-	bool used_wrap;		/* packed only */
-	uint16_t signalled_used;	/* used_idx at the last notify decision */
+	uint16_t last_avail; /* split: free running; packed: slot */
+	bool avail_wrap; /* packed only */
+	uint16_t used_idx; /* split: free running; packed: slot */
+	bool used_wrap; /* packed only */
+	uint16_t signalled_used; /* used_idx at the last notify decision */
 	bool signalled_wrap;
-	bool want_notify;	/* something was pushed since the last decision */
-	uint64_t errors;	/* driver violations seen on this ring */
+	bool want_notify; /* something was pushed since the last decision */
+	uint64_t errors; /* driver violations seen on this ring */
 };
 
 /*
@@ -72,7 +72,6 @@ struct device_ring {
  * (the back end counts and logs them; tests leave it NULL).
  */
 extern void (*vring_violation_hook)(const char *fmt, va_list ap);
-
 
 /* Translate the ring areas; false (and counted) when they are not valid. */
 bool vring_map(struct device_ring *vr, const struct guest_mem *mem);
@@ -106,8 +105,8 @@ bool vring_packed_need_notify(struct device_ring *vr);
 bool vring_packed_set_kicks(struct device_ring *vr, bool enable);
 bool vring_packed_avail_pending(struct device_ring *vr);
 /* internal: append a descriptor's buffer to e; false on a violation */
-bool vring_elem_add(struct device_ring *vr, struct vq_elem *e, uint64_t addr,
-		    uint32_t len, bool writable);
+bool vring_elem_add(struct device_ring *vr, struct vq_elem *e, uint64_t addr, uint32_t len,
+		    bool writable);
 /* internal: count (and report) a driver violation on vr */
 void vring_violation(struct device_ring *vr, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

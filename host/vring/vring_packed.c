@@ -4,11 +4,20 @@
 
 #include "vring.h"
 
-static struct vring_packed_desc *ring(struct device_ring *vr) { return vr->desc; }
+static struct vring_packed_desc *ring(struct device_ring *vr)
+{
+	return vr->desc;
+}
 /* "driver area": the driver's event suppression, read by us */
-static struct vring_packed_desc_event *driver_event(struct device_ring *vr) { return vr->avail; }
+static struct vring_packed_desc_event *driver_event(struct device_ring *vr)
+{
+	return vr->avail;
+}
 /* "device area": our event suppression, read by the driver */
-static struct vring_packed_desc_event *device_event(struct device_ring *vr) { return vr->used; }
+static struct vring_packed_desc_event *device_event(struct device_ring *vr)
+{
+	return vr->used;
+}
 
 bool vring_packed_map(struct device_ring *vr)
 {
@@ -19,8 +28,7 @@ bool vring_packed_map(struct device_ring *vr)
 		vring_violation(vr, "packed ring outside memory");
 		return false;
 	}
-	if ((vr->desc_uaddr & 15) || (vr->avail_uaddr & 3) ||
-	    (vr->used_uaddr & 3)) {
+	if ((vr->desc_uaddr & 15) || (vr->avail_uaddr & 3) || (vr->used_uaddr & 3)) {
 		vring_violation(vr, "misaligned packed ring");
 		return false;
 	}
@@ -39,14 +47,13 @@ static bool desc_is_avail(uint16_t flags, bool wrap)
 }
 
 /* 2.8.19: an indirect table is a plain array, no NEXT links */
-static bool packed_walk_indirect(struct device_ring *vr, struct vq_elem *e,
-				 uint64_t addr, uint32_t len)
+static bool packed_walk_indirect(struct device_ring *vr, struct vq_elem *e, uint64_t addr,
+				 uint32_t len)
 {
 	const struct vring_packed_desc *table;
 
 	if ((len & 15) || len == 0 || len / 16 > VQ_MAX_INDIRECT) {
-		vring_violation(vr, "indirect table length %u",
-			     len);
+		vring_violation(vr, "indirect table length %u", len);
 		return false;
 	}
 	table = guest_mem_gpa(vr->mem, addr, len);
@@ -64,8 +71,7 @@ static bool packed_walk_indirect(struct device_ring *vr, struct vq_elem *e,
 			vring_violation(vr, "nested indirect");
 			return false;
 		}
-		if (!vring_elem_add(vr, e, t.addr, t.len,
-				    t.flags & VRING_DESC_F_WRITE))
+		if (!vring_elem_add(vr, e, t.addr, t.len, t.flags & VRING_DESC_F_WRITE))
 			return false;
 	}
 	return true;
@@ -88,11 +94,14 @@ int vring_packed_pop(struct device_ring *vr, struct vq_elem *e)
 		 * the rest of the chain is already written.
 		 */
 		if (d.flags & VRING_DESC_F_INDIRECT) {
-			if (n || (d.flags & VRING_DESC_F_NEXT) ||
-			    !packed_walk_indirect(vr, e, d.addr, d.len))
+			/* 2.8.19: an indirect descriptor is a chain's only one */
+			if (n || (d.flags & VRING_DESC_F_NEXT)) {
+				vring_violation(vr, "indirect descriptor inside a chain");
 				return -1;
-		} else if (!vring_elem_add(vr, e, d.addr, d.len,
-					   d.flags & VRING_DESC_F_WRITE)) {
+			}
+			if (!packed_walk_indirect(vr, e, d.addr, d.len))
+				return -1;
+		} else if (!vring_elem_add(vr, e, d.addr, d.len, d.flags & VRING_DESC_F_WRITE)) {
 			return -1;
 		}
 		/* 2.8.6: the buffer id is in the last descriptor */
@@ -167,18 +176,16 @@ bool vring_packed_set_kicks(struct device_ring *vr, bool enable)
 	uint16_t flags;
 
 	__atomic_store_n(&device_event(vr)->flags,
-			 enable ? VRING_PACKED_EVENT_FLAG_ENABLE :
-				  VRING_PACKED_EVENT_FLAG_DISABLE, __ATOMIC_RELEASE);
+			 enable ? VRING_PACKED_EVENT_FLAG_ENABLE : VRING_PACKED_EVENT_FLAG_DISABLE,
+			 __ATOMIC_RELEASE);
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	flags = __atomic_load_n(&ring(vr)[vr->last_avail].flags,
-				__ATOMIC_ACQUIRE);
+	flags = __atomic_load_n(&ring(vr)[vr->last_avail].flags, __ATOMIC_ACQUIRE);
 	return desc_is_avail(flags, vr->avail_wrap);
 }
 
 bool vring_packed_avail_pending(struct device_ring *vr)
 {
-	uint16_t flags = __atomic_load_n(&ring(vr)[vr->last_avail].flags,
-					 __ATOMIC_ACQUIRE);
+	uint16_t flags = __atomic_load_n(&ring(vr)[vr->last_avail].flags, __ATOMIC_ACQUIRE);
 
 	return desc_is_avail(flags, vr->avail_wrap);
 }

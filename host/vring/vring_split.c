@@ -15,8 +15,14 @@ static void store16(void *p, uint16_t v)
 	__atomic_store_n((uint16_t *)p, v, __ATOMIC_RELEASE);
 }
 
-static uint16_t *avail_flags(struct device_ring *vr) { return vr->avail; }
-static uint16_t *avail_idx(struct device_ring *vr) { return (uint16_t *)vr->avail + 1; }
+static uint16_t *avail_flags(struct device_ring *vr)
+{
+	return vr->avail;
+}
+static uint16_t *avail_idx(struct device_ring *vr)
+{
+	return (uint16_t *)vr->avail + 1;
+}
 static uint16_t *avail_ring(struct device_ring *vr, unsigned i)
 {
 	return (uint16_t *)vr->avail + 2 + i;
@@ -26,8 +32,14 @@ static uint16_t *used_event(struct device_ring *vr)
 {
 	return (uint16_t *)vr->avail + 2 + vr->num;
 }
-static uint16_t *used_flags(struct device_ring *vr) { return vr->used; }
-static uint16_t *used_idx(struct device_ring *vr) { return (uint16_t *)vr->used + 1; }
+static uint16_t *used_flags(struct device_ring *vr)
+{
+	return vr->used;
+}
+static uint16_t *used_idx(struct device_ring *vr)
+{
+	return (uint16_t *)vr->used + 1;
+}
 static struct vring_used_elem *used_ring(struct device_ring *vr, unsigned i)
 {
 	return (struct vring_used_elem *)((uint16_t *)vr->used + 2) + i;
@@ -50,8 +62,7 @@ bool vring_split_map(struct device_ring *vr)
 		return false;
 	}
 	/* virtio 1.2, 2.7: alignment 16/2/4 */
-	if ((vr->desc_uaddr & 15) || (vr->avail_uaddr & 1) ||
-	    (vr->used_uaddr & 3)) {
+	if ((vr->desc_uaddr & 15) || (vr->avail_uaddr & 1) || (vr->used_uaddr & 3)) {
 		vring_violation(vr, "misaligned split ring");
 		return false;
 	}
@@ -66,8 +77,7 @@ static bool split_walk_indirect(struct device_ring *vr, struct vq_elem *e,
 	unsigned n, i, count = 0;
 
 	if ((d->len & 15) || d->len == 0 || d->len / 16 > VQ_MAX_INDIRECT) {
-		vring_violation(vr, "indirect table length %u",
-			     d->len);
+		vring_violation(vr, "indirect table length %u", d->len);
 		return false;
 	}
 	n = d->len / 16;
@@ -76,7 +86,7 @@ static bool split_walk_indirect(struct device_ring *vr, struct vq_elem *e,
 		vring_violation(vr, "indirect table outside memory");
 		return false;
 	}
-	for (i = 0;; ) {
+	for (i = 0;;) {
 		struct vring_desc t;
 
 		/* an indirect table need not be aligned */
@@ -86,8 +96,7 @@ static bool split_walk_indirect(struct device_ring *vr, struct vq_elem *e,
 			vring_violation(vr, "nested indirect");
 			return false;
 		}
-		if (!vring_elem_add(vr, e, t.addr, t.len,
-				    t.flags & VRING_DESC_F_WRITE))
+		if (!vring_elem_add(vr, e, t.addr, t.len, t.flags & VRING_DESC_F_WRITE))
 			return false;
 		if (!(t.flags & VRING_DESC_F_NEXT))
 			return true;
@@ -111,8 +120,7 @@ int vring_split_pop(struct device_ring *vr, struct vq_elem *e)
 		return 0;
 	/* virtio 1.2, 2.7.13.3: the driver cannot be more than num ahead */
 	if ((uint16_t)(avail - vr->last_avail) > vr->num) {
-		vring_violation(vr, "avail idx %u, last %u",
-			     avail, vr->last_avail);
+		vring_violation(vr, "avail idx %u, last %u", avail, vr->last_avail);
 		return -1;
 	}
 	head = load16(avail_ring(vr, vr->last_avail & (vr->num - 1)));
@@ -120,24 +128,28 @@ int vring_split_pop(struct device_ring *vr, struct vq_elem *e)
 		vring_violation(vr, "head %u >= %u", head, vr->num);
 		return -1;
 	}
-	for (i = head;; ) {
+	for (i = head;;) {
 		struct vring_desc d = table[i];
 
 		if (d.flags & VRING_DESC_F_INDIRECT) {
-			/* 2.7.5.3.1: INDIRECT and NEXT together are invalid */
-			if ((d.flags & VRING_DESC_F_NEXT) || count ||
-			    !split_walk_indirect(vr, e, &d))
+			/*
+			 * 2.7.5.3.1: INDIRECT and NEXT together are invalid,
+			 * and an indirect descriptor is a chain's only one.
+			 */
+			if ((d.flags & VRING_DESC_F_NEXT) || count) {
+				vring_violation(vr, "indirect descriptor inside a chain");
+				return -1;
+			}
+			if (!split_walk_indirect(vr, e, &d))
 				return -1;
 			break;
 		}
-		if (!vring_elem_add(vr, e, d.addr, d.len,
-				    d.flags & VRING_DESC_F_WRITE))
+		if (!vring_elem_add(vr, e, d.addr, d.len, d.flags & VRING_DESC_F_WRITE))
 			return -1;
 		if (!(d.flags & VRING_DESC_F_NEXT))
 			break;
 		if (++count >= vr->num || d.next >= vr->num) {
-			vring_violation(vr, "bad chain from %u",
-				     head);
+			vring_violation(vr, "bad chain from %u", head);
 			return -1;
 		}
 		i = d.next;

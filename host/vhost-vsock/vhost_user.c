@@ -471,6 +471,7 @@ static int vu_handle(struct vsock_dev *d, struct vu_msg *m, bool *replied)
 		for (unsigned i = 0; i < VIRTIO_VSOCK_QUEUES; i++) {
 			d->vq[i].packed = d->features >> VIRTIO_F_RING_PACKED & 1;
 			d->vq[i].event_idx = d->features >> VIRTIO_RING_F_EVENT_IDX & 1;
+			d->vq[i].indirect = d->features >> VIRTIO_RING_F_INDIRECT_DESC & 1;
 		}
 		if (vv_verbose)
 			vv_log("features 0x%llx", (unsigned long long)m->p.u64);

@@ -29,12 +29,17 @@
 #include "iov.h"
 
 #define VRING_MAX_SIZE 32768 /* virtio 1.2, 2.7: Queue Size <= 32768 */
-#define VQ_MAX_SEGS 64 /* longest chain we accept (out + in) */
+/*
+ * Longest chain we accept (out + in): IOV_MAX, the most one readv/sendmsg
+ * takes, and what Linux's vhost allows (UIO_MAXIOV).
+ */
+#define VQ_MAX_SEGS 1024
 #define VQ_MAX_INDIRECT 1024 /* entries in one indirect table */
 
 struct vq_elem {
 	uint16_t id; /* split: head index; packed: buffer id */
-	uint16_t ndesc; /* packed: ring slots the chain used */
+	uint16_t ndesc; /* ring descriptors the chain used (1 if indirect) */
+	bool indirect; /* the chain was an indirect table */
 	uint16_t prev_avail; /* ring position before the pop (vring_unpop) */
 	bool prev_wrap;
 	unsigned n_out, n_in;
@@ -47,6 +52,7 @@ struct device_ring {
 	/* set up by the front end (vhost-user messages, or a test) */
 	unsigned num;
 	bool packed, event_idx;
+	bool indirect; /* VIRTIO_F_INDIRECT_DESC negotiated (else INDIRECT is a violation) */
 	uint64_t desc_uaddr, avail_uaddr, used_uaddr;
 	bool addr_set, started, enabled, broken;
 	bool seen_avail; /* the driver ever made a buffer available */

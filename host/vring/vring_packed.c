@@ -52,6 +52,12 @@ static bool packed_walk_indirect(struct device_ring *vr, struct vq_elem *e, uint
 {
 	const struct vring_packed_desc *table;
 
+	/* 2.8.19: only when VIRTIO_F_INDIRECT_DESC was negotiated */
+	if (!vr->indirect) {
+		vring_violation(vr, "indirect descriptor, feature not negotiated");
+		return false;
+	}
+	e->indirect = true;
 	if ((len & 15) || len == 0 || len / 16 > VQ_MAX_INDIRECT) {
 		vring_violation(vr, "indirect table length %u", len);
 		return false;
@@ -91,8 +97,13 @@ int vring_packed_pop(struct device_ring *vr, struct vq_elem *e)
 
 		/*
 		 * The driver makes the head available last (2.8.21.1), so
-		 * the rest of the chain is already written.
+		 * the rest of the chain is already written, each descriptor
+		 * with the avail/used bits of its own lap (2.8.1).
 		 */
+		if (n && !desc_is_avail(d.flags, wrap)) {
+			vring_violation(vr, "descriptor %u of a chain not available", n);
+			return -1;
+		}
 		if (d.flags & VRING_DESC_F_INDIRECT) {
 			/* 2.8.19: an indirect descriptor is a chain's only one */
 			if (n || (d.flags & VRING_DESC_F_NEXT)) {

@@ -76,6 +76,12 @@ static bool split_walk_indirect(struct device_ring *vr, struct vq_elem *e,
 	const struct vring_desc *table;
 	unsigned n, i, count = 0;
 
+	/* 2.7.5.3.1: only when VIRTIO_F_INDIRECT_DESC was negotiated */
+	if (!vr->indirect) {
+		vring_violation(vr, "indirect descriptor, feature not negotiated");
+		return false;
+	}
+	e->indirect = true;
 	if ((d->len & 15) || d->len == 0 || d->len / 16 > VQ_MAX_INDIRECT) {
 		vring_violation(vr, "indirect table length %u", d->len);
 		return false;
@@ -155,7 +161,7 @@ int vring_split_pop(struct device_ring *vr, struct vq_elem *e)
 		i = d.next;
 	}
 	e->id = head;
-	e->ndesc = 1;
+	e->ndesc = count + 1;
 	vr->last_avail++;
 	return 1;
 }

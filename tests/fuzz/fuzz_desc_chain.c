@@ -44,6 +44,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* ring sizes 1..256 (power of two when split), areas at fixed spots */
 	vr.packed = cfg & 1;
 	vr.event_idx = cfg & 2;
+	vr.indirect = !(cfg & 0x40);
 	vr.num = 1u << ((cfg >> 2) & 7);
 	if (vr.packed && (cfg & 0x20))
 		vr.num = 1 + data[1];

@@ -23,14 +23,15 @@
  * (QEMU) maps at UADDR; ring addresses are UADDR-based, buffer addresses
  * GPA-based, as in vhost-user.
  */
-#define MEM_SIZE (256 * 1024)
+#define MEM_SIZE (1024 * 1024)
 #define GPA 0x40000000ull
 #define UADDR 0x7f0000000000ull
-#define DESC_OFF 0x0000
-#define DRIVER_OFF 0x8000 /* split avail ring / packed driver event */
-#define DEVICE_OFF 0x9000 /* split used ring / packed device event */
-#define TABLE_OFF 0xa000 /* indirect tables */
-#define BUF_OFF 0x10000 /* buffers */
+#define DESC_OFF 0x00000 /* up to 4096 descriptors */
+#define DRIVER_OFF 0x10000 /* split avail ring / packed driver event */
+#define DEVICE_OFF 0x20000 /* split used ring / packed device event */
+#define TABLE_OFF 0x30000 /* indirect tables */
+#define BUF_OFF 0x40000 /* buffers */
+#define LONG_RING 2048 /* room for a chain over VQ_MAX_SEGS */
 
 struct rig {
 	uint8_t *mem;
@@ -58,6 +59,7 @@ static struct rig *rig_new(bool packed, unsigned num, bool event_idx)
 	r->vr.num = num;
 	r->vr.packed = packed;
 	r->vr.event_idx = event_idx;
+	r->vr.indirect = true;
 	r->vr.desc_uaddr = UADDR + DESC_OFF;
 	r->vr.avail_uaddr = UADDR + DRIVER_OFF;
 	r->vr.used_uaddr = UADDR + DEVICE_OFF;
@@ -180,6 +182,8 @@ static void test_split_chain(void **state)
 	assert_true(vring_avail_pending(&r->vr));
 	assert_int_equal(vring_pop(&r->vr, &r->e), 1);
 	assert_int_equal(r->e.id, 3);
+	assert_int_equal(r->e.ndesc, 2);
+	assert_false(r->e.indirect);
 	assert_int_equal(r->e.n_out, 1);
 	assert_int_equal(r->e.n_in, 1);
 	assert_int_equal(r->e.out_len, 8);
@@ -242,6 +246,8 @@ static void test_split_indirect(void **state)
 	assert_int_equal(vring_pop(&r->vr, &r->e), 1);
 	assert_int_equal(r->e.n_out, 2);
 	assert_int_equal(r->e.n_in, 1);
+	assert_true(r->e.indirect);
+	assert_int_equal(r->e.ndesc, 1);
 	assert_int_equal(r->e.out_len, 30);
 	assert_int_equal(r->e.in_len, 30);
 	assert_ptr_equal(r->e.out[1].iov_base, host_of(r, BUF_OFF + 0x100));
@@ -266,6 +272,7 @@ enum split_hostility {
 	SPLIT_INDIRECT_OUTSIDE,
 	SPLIT_INDIRECT_LOOP,
 	SPLIT_INDIRECT_MID_CHAIN,
+	SPLIT_INDIRECT_NOT_NEGOTIATED,
 	SPLIT_HOSTILITIES
 };
 
@@ -280,7 +287,7 @@ static void make_split_hostile(struct rig *r, enum split_hostility h)
 		split_set_desc(r, 1, buf, 8, VRING_DESC_F_NEXT, 0);
 		break;
 	case SPLIT_NEXT_OUT_OF_RANGE:
-		split_set_desc(r, 0, buf, 8, VRING_DESC_F_NEXT, 200);
+		split_set_desc(r, 0, buf, 8, VRING_DESC_F_NEXT, 60000);
 		break;
 	case SPLIT_HEAD_OUT_OF_RANGE:
 		split_make_avail(r, 9000);
@@ -330,6 +337,11 @@ static void make_split_hostile(struct rig *r, enum split_hostility h)
 		split_set_desc(r, 0, buf, 8, VRING_DESC_F_NEXT, 1);
 		split_set_desc(r, 1, gpa_of(TABLE_OFF), 16, VRING_DESC_F_INDIRECT, 0);
 		break;
+	case SPLIT_INDIRECT_NOT_NEGOTIATED: /* 2.7.5.3.1 */
+		r->vr.indirect = false;
+		t[0] = (struct vring_desc){ buf, 8, 0, 0 };
+		split_set_desc(r, 0, gpa_of(TABLE_OFF), 16, VRING_DESC_F_INDIRECT, 0);
+		break;
 	default:
 		fail();
 	}
@@ -339,8 +351,8 @@ static void make_split_hostile(struct rig *r, enum split_hostility h)
 static void test_split_hostile(void **state)
 {
 	for (int h = 0; h < SPLIT_HOSTILITIES; h++) {
-		/* 128 descriptors: SPLIT_TOO_LONG is a chain over VQ_MAX_SEGS */
-		struct rig *r = rig_new(false, 128, false);
+		/* SPLIT_TOO_LONG needs a chain over VQ_MAX_SEGS */
+		struct rig *r = rig_new(false, LONG_RING, false);
 
 		print_message("split hostility %d\n", h);
 		make_split_hostile(r, h);
@@ -447,6 +459,7 @@ static void test_packed_indirect(void **state)
 	assert_int_equal(vring_pop(&r->vr, &r->e), 1);
 	assert_int_equal(r->e.id, 7);
 	assert_int_equal(r->e.ndesc, 1);
+	assert_true(r->e.indirect);
 	assert_int_equal(r->e.n_out, 1);
 	assert_int_equal(r->e.n_in, 2);
 	assert_int_equal(r->e.in_len, 110);
@@ -464,6 +477,8 @@ enum packed_hostility {
 	PACKED_INDIRECT_BAD_LEN,
 	PACKED_INDIRECT_WITH_NEXT,
 	PACKED_INDIRECT_OUTSIDE,
+	PACKED_INDIRECT_NOT_NEGOTIATED,
+	PACKED_TORN_CHAIN, /* a later descriptor not made available */
 	PACKED_HOSTILITIES
 };
 
@@ -524,6 +539,15 @@ static void make_packed_hostile(struct rig *r, enum packed_hostility h)
 		flags[0] = VRING_DESC_F_INDIRECT;
 		packed_add_chain(r, 1, 1, addr, len, flags);
 		return;
+	case PACKED_INDIRECT_NOT_NEGOTIATED: /* 2.8.19 */
+		r->vr.indirect = false;
+		t[0] = (struct vring_packed_desc){ .addr = gpa_of(BUF_OFF), .len = 8 };
+		len[0] = 16;
+		break;
+	case PACKED_TORN_CHAIN:
+		packed_add_chain(r, 1, 3, addr, len, flags);
+		packed_desc(r)[2].flags ^= packed_avail_flags(true) ^ packed_avail_flags(false);
+		return;
 	default:
 		fail();
 	}
@@ -535,7 +559,7 @@ static void make_packed_hostile(struct rig *r, enum packed_hostility h)
 static void test_packed_hostile(void **state)
 {
 	for (int h = 0; h < PACKED_HOSTILITIES; h++) {
-		struct rig *r = rig_new(true, 128, false);
+		struct rig *r = rig_new(true, LONG_RING, false);
 
 		print_message("packed hostility %d\n", h);
 		make_packed_hostile(r, h);

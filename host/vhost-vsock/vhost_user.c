@@ -18,6 +18,8 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include <linux/vhost_types.h>
+
 #include "dev.h"
 #include "stats.h"
 
@@ -55,7 +57,6 @@ enum vu_request {
 #define VU_PROTOCOL_F_CONFIG 9
 
 #define VIRTIO_VSOCK_QUEUES 2 /* rx, tx; QEMU keeps the event queue */
-#define VIRTIO_VSOCK_F_SEQPACKET 1 /* virtio 1.2, 5.10.3 */
 
 #define OUR_FEATURES                                                      \
 	(1ull << VIRTIO_F_VERSION_1 | 1ull << VIRTIO_VSOCK_F_SEQPACKET |  \
@@ -71,19 +72,9 @@ struct vu_hdr {
 	uint32_t size;
 } __attribute__((packed));
 
-struct vu_state {
-	uint32_t index;
-	uint32_t num;
-} __attribute__((packed));
-
-struct vu_addr {
-	uint32_t index;
-	uint32_t flags;
-	uint64_t desc;
-	uint64_t used;
-	uint64_t avail;
-	uint64_t log;
-} __attribute__((packed));
+/* vhost-user's ring state and addresses are the kernel vhost ones */
+_Static_assert(sizeof(struct vhost_vring_state) == 8, "vhost_vring_state layout");
+_Static_assert(sizeof(struct vhost_vring_addr) == 40, "vhost_vring_addr layout");
 
 struct vu_region {
 	uint64_t gpa;
@@ -109,8 +100,8 @@ struct vu_msg {
 	struct vu_hdr h;
 	union {
 		uint64_t u64;
-		struct vu_state state;
-		struct vu_addr addr;
+		struct vhost_vring_state state;
+		struct vhost_vring_addr addr;
 		struct vu_mem mem;
 		struct vu_config cfg;
 		uint8_t raw[VU_MAX_PAYLOAD];
@@ -500,7 +491,8 @@ static int vu_handle(struct vsock_dev *d, struct vu_msg *m, bool *replied)
 	case VU_SET_MEM_TABLE:
 		return vu_set_mem_table(d, m);
 	case VU_SET_VRING_NUM:
-		if (!want_size(m, sizeof(struct vu_state)) || !want_index(m, m->p.state.index))
+		if (!want_size(m, sizeof(struct vhost_vring_state)) ||
+		    !want_index(m, m->p.state.index))
 			return -1;
 		if (m->p.state.num == 0 || m->p.state.num > VRING_MAX_SIZE) {
 			vv_violation(&stats.vu_bad_msgs, "ring size %u", m->p.state.num);
@@ -512,23 +504,26 @@ static int vu_handle(struct vsock_dev *d, struct vu_msg *m, bool *replied)
 			vu_update_ready(d, m->p.state.index);
 		return 0;
 	case VU_SET_VRING_ADDR:
-		if (!want_size(m, sizeof(struct vu_addr)) || !want_index(m, m->p.addr.index))
+		if (!want_size(m, sizeof(struct vhost_vring_addr)) ||
+		    !want_index(m, m->p.addr.index))
 			return -1;
 		vr = &d->vq[m->p.addr.index];
-		vr->desc_uaddr = m->p.addr.desc;
-		vr->avail_uaddr = m->p.addr.avail;
-		vr->used_uaddr = m->p.addr.used;
+		vr->desc_uaddr = m->p.addr.desc_user_addr;
+		vr->avail_uaddr = m->p.addr.avail_user_addr;
+		vr->used_uaddr = m->p.addr.used_user_addr;
 		vr->addr_set = true;
 		if (d->vq_ready[m->p.addr.index])
 			vu_update_ready(d, m->p.addr.index);
 		return 0;
 	case VU_SET_VRING_BASE:
-		if (!want_size(m, sizeof(struct vu_state)) || !want_index(m, m->p.state.index))
+		if (!want_size(m, sizeof(struct vhost_vring_state)) ||
+		    !want_index(m, m->p.state.index))
 			return -1;
 		vring_set_base(&d->vq[m->p.state.index], m->p.state.num);
 		return 0;
 	case VU_GET_VRING_BASE:
-		if (!want_size(m, sizeof(struct vu_state)) || !want_index(m, m->p.state.index))
+		if (!want_size(m, sizeof(struct vhost_vring_state)) ||
+		    !want_index(m, m->p.state.index))
 			return -1;
 		stop_ring(d, m->p.state.index);
 		m->p.state.num = vring_get_base(&d->vq[m->p.state.index]);
@@ -540,7 +535,8 @@ static int vu_handle(struct vsock_dev *d, struct vu_msg *m, bool *replied)
 	case VU_SET_VRING_ERR:
 		return vu_vring_fd(d, m);
 	case VU_SET_VRING_ENABLE:
-		if (!want_size(m, sizeof(struct vu_state)) || !want_index(m, m->p.state.index))
+		if (!want_size(m, sizeof(struct vhost_vring_state)) ||
+		    !want_index(m, m->p.state.index))
 			return -1;
 		d->vq[m->p.state.index].enabled = m->p.state.num != 0;
 		vu_update_ready(d, m->p.state.index);

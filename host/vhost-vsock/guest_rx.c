@@ -6,14 +6,6 @@
  * buf_alloc and fwd_cnt (5.10.6.3).
  */
 #include <errno.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/epoll.h>
-#include <sys/socket.h>
-#include <sys/un.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "conn.h"
 #include "stats.h"

@@ -4,14 +4,7 @@
  * header and act on it (connect, data, shutdown, reset, credit).
  */
 #include <errno.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/epoll.h>
 #include <sys/socket.h>
-#include <sys/un.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "conn.h"
 #include "stats.h"

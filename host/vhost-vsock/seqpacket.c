@@ -5,14 +5,8 @@
  * flagged EOM.
  */
 #include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-#include <sys/epoll.h>
 #include <sys/socket.h>
-#include <sys/un.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "conn.h"
 #include "stats.h"

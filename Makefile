@@ -1,8 +1,9 @@
 # ringside — the only entry point.
 #   make            build/ringside.elf, build/ringside.iso, host programs
 #   make deps       install the Debian packages everything needs (as root)
-#   make test       lint, unit tests, fuzzers, then the QEMU tests (pytest)
+#   make test       format check, lint, unit tests, fuzzers, then the QEMU tests (pytest)
 #   make lint       flake8 over the Python in host/ and tests/ (config: .flake8)
+#   make format-check   every C file in .clang-format style (make format fixes)
 #   make run        boot the ISO with vsock (build/vsock), serial console on stdio
 #   make bench      the main job: boot the appliance and print benchmark tables
 #   make clean      remove build/ (the newlib build is kept: make distclean)
@@ -40,7 +41,8 @@ KERNEL_OBJS := $(patsubst %,$(BUILD)/k/%.o,$(basename $(KERNEL_SRCS)))
 NEWLIB_LIBS := $(NEWLIB_SYS)/lib/libc.a $(NEWLIB_SYS)/lib/libm.a
 LIBGCC := $(shell $(KCC) -print-libgcc-file-name)
 
-.PHONY: all deps kernel iso host test lint unit fuzz qemu-test run bench clean distclean format
+.PHONY: all deps kernel iso host test lint unit fuzz qemu-test run bench clean distclean format \
+	format-check
 all: $(BUILD)/ringside.elf $(BUILD)/ringside.iso host
 
 deps:
@@ -97,14 +99,19 @@ iso: $(BUILD)/ringside.iso
 
 # ---------------------------------------------------------------- host
 # Each folder host/NAME/ with C sources becomes build/host/ringside-NAME;
-# host/linux-guest holds the Linux baseline guest, built by its own rules.
-HOST_DIRS := $(filter-out host/linux-guest,$(patsubst %/,%,$(dir $(wildcard host/*/*.c))))
+# host/linux-guest holds the Linux baseline guest, built by its own rules;
+# host/vring is a library (the device side of virtqueues) that programs
+# list in HOST_LIBS_NAME and the unit tests link too.
+HOST_LIB_DIRS := host/linux-guest host/vring
+HOST_DIRS := $(filter-out $(HOST_LIB_DIRS),$(patsubst %/,%,$(dir $(wildcard host/*/*.c))))
+VRING_SRCS := $(wildcard host/vring/*.c)
+HOST_LIBS_vhost-vsock := $(VRING_SRCS) $(wildcard host/vring/*.h)
 HOST_PROGS := $(sort $(patsubst host/%,$(BUILD)/host/ringside-%,$(HOST_DIRS)))
 HOST_CFLAGS := -std=gnu11 -O2 -g $(WARN) -D_GNU_SOURCE -I.
 host: $(HOST_PROGS)
 
 .SECONDEXPANSION:
-$(BUILD)/host/ringside-%: $$(wildcard host/%/*.c) $$(wildcard host/%/*.h)
+$(BUILD)/host/ringside-%: $$(wildcard host/%/*.c) $$(wildcard host/%/*.h) $$(HOST_LIBS_%)
 	@mkdir -p $(dir $@)
 	@echo "  CC      $@"
 	@$(HOSTCC) $(HOST_CFLAGS) -o $@ $(filter %.c,$^) -lm -lpthread
@@ -141,6 +148,7 @@ lint:
 	$(PYTHON) -m flake8 host tests $(PY_SCRIPTS)
 
 test: deps
+	$(MAKE) format-check
 	$(MAKE) lint
 	$(MAKE) all
 	$(MAKE) unit
@@ -159,6 +167,11 @@ bench: deps
 
 format:
 	clang-format -i $(shell git ls-files '*.c' '*.h')
+
+# Every C file in .clang-format style (make test runs this first).
+format-check:
+	@clang-format --dry-run -Werror $(shell git ls-files '*.c' '*.h') && \
+		echo "format-check: $(words $(shell git ls-files '*.c' '*.h')) files clean"
 
 clean:
 	rm -rf $(BUILD)/k $(BUILD)/unit $(BUILD)/host $(BUILD)/iso $(BUILD)/*.elf $(BUILD)/*.iso

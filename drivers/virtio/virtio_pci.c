@@ -259,7 +259,7 @@ static int queue_vector(struct virtio_device *v, struct virtio_queue *q, uint16_
 struct virtq *virtio_setup_queue(struct virtio_device *v, uint16_t index, uint16_t max_size,
 				 void (*callback)(struct virtq *vq))
 {
-	bool packed = virtio_has_feature(v, VIRTIO_F_RING_PACKED_BIT);
+	bool packed = virtio_has_feature(v, VIRTIO_F_RING_PACKED);
 	struct virtio_queue *q;
 	uint16_t size, noff, msix = NO_VECTOR;
 	uint64_t notify_off;
@@ -351,14 +351,14 @@ static void write_driver_features(struct virtio_device *v, uint64_t f)
 /* The transport's wish list, trimmed by the ring=, event_idx=, indirect= keys. */
 static uint64_t transport_features(void)
 {
-	uint64_t f = VIRTIO_F_VERSION_1;
+	uint64_t f = VIRTIO_BIT(VIRTIO_F_VERSION_1);
 
 	if (config_get(CFG_RING) == 1)
-		f |= VIRTIO_F_RING_PACKED;
+		f |= VIRTIO_BIT(VIRTIO_F_RING_PACKED);
 	if (config_get(CFG_EVENT_IDX))
-		f |= VIRTIO_F_EVENT_IDX;
+		f |= VIRTIO_BIT(VIRTIO_F_EVENT_IDX);
 	if (config_get(CFG_INDIRECT))
-		f |= VIRTIO_F_INDIRECT_DESC;
+		f |= VIRTIO_BIT(VIRTIO_F_INDIRECT_DESC);
 	return f;
 }
 
@@ -380,7 +380,7 @@ static int device_start(struct virtio_device *v)
 	set_status(v, STATUS_ACKNOWLEDGE);
 	set_status(v, STATUS_DRIVER);
 	v->offered = read_device_features(v);
-	if (!(v->offered & VIRTIO_F_VERSION_1))
+	if (!(v->offered & VIRTIO_BIT(VIRTIO_F_VERSION_1)))
 		return fail(v, "device does not offer VIRTIO_F_VERSION_1");
 	v->features = v->offered & (transport_features() | v->driver->features);
 	write_driver_features(v, v->features);

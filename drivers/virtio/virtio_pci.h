@@ -14,8 +14,7 @@
 #include "drivers/virtio/virtqueue.h"
 #include "kernel/pci.h"
 
-#define VIRTIO_F_VERSION_1_BIT 32
-#define VIRTIO_F_VERSION_1 (1ULL << VIRTIO_F_VERSION_1_BIT)
+#define VIRTIO_F_VERSION_1 32
 
 /* 5 Device Types */
 #define VIRTIO_ID_NET 1

@@ -11,16 +11,17 @@
 
 #include <stdint.h>
 
-/* Feature bits that change the ring (6 "Reserved Feature Bits"). */
-#define VIRTIO_F_INDIRECT_DESC_BIT 28
-#define VIRTIO_F_EVENT_IDX_BIT 29
-#define VIRTIO_F_RING_PACKED_BIT 34
-#define VIRTIO_F_IN_ORDER_BIT 35
+/*
+ * Feature bits that change the ring (6 "Reserved Feature Bits"). As in
+ * Linux's uapi headers (which the host side uses), VIRTIO_F_* is a bit
+ * number; VIRTIO_BIT() makes the mask.
+ */
+#define VIRTIO_F_INDIRECT_DESC 28
+#define VIRTIO_F_EVENT_IDX 29
+#define VIRTIO_F_RING_PACKED 34
+#define VIRTIO_F_IN_ORDER 35
 
-#define VIRTIO_F_INDIRECT_DESC (1ULL << VIRTIO_F_INDIRECT_DESC_BIT)
-#define VIRTIO_F_EVENT_IDX (1ULL << VIRTIO_F_EVENT_IDX_BIT)
-#define VIRTIO_F_RING_PACKED (1ULL << VIRTIO_F_RING_PACKED_BIT)
-#define VIRTIO_F_IN_ORDER (1ULL << VIRTIO_F_IN_ORDER_BIT)
+#define VIRTIO_BIT(f) (1ULL << (f))
 
 /* Largest Queue Size either layout allows (2.7 and 2.8: 32768). */
 #define VIRTQ_MAX_SIZE 32768

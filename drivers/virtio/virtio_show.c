@@ -14,17 +14,17 @@ static const char *transport_feature_name(unsigned int bit)
 		return "NOTIFY_ON_EMPTY";
 	case 27:
 		return "ANY_LAYOUT";
-	case VIRTIO_F_INDIRECT_DESC_BIT:
+	case VIRTIO_F_INDIRECT_DESC:
 		return "INDIRECT_DESC";
-	case VIRTIO_F_EVENT_IDX_BIT:
+	case VIRTIO_F_EVENT_IDX:
 		return "EVENT_IDX";
-	case VIRTIO_F_VERSION_1_BIT:
+	case VIRTIO_F_VERSION_1:
 		return "VERSION_1";
 	case 33:
 		return "ACCESS_PLATFORM";
-	case VIRTIO_F_RING_PACKED_BIT:
+	case VIRTIO_F_RING_PACKED:
 		return "RING_PACKED";
-	case VIRTIO_F_IN_ORDER_BIT:
+	case VIRTIO_F_IN_ORDER:
 		return "IN_ORDER";
 	case 36:
 		return "ORDER_PLATFORM";

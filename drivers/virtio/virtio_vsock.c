@@ -25,8 +25,6 @@
 #include "kernel/stats.h"
 #include "net/vsock/vsock.h"
 
-#define VIRTIO_VSOCK_F_STREAM 0
-#define VIRTIO_VSOCK_F_SEQPACKET 1
 #define VSOCK_RXQ 0
 #define VSOCK_TXQ 1
 #define VSOCK_EVQ 2

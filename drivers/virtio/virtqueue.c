@@ -33,7 +33,7 @@ struct virtq *virtq_create(enum virtq_layout layout, uint16_t index, uint16_t si
 	vq->chain = calloc(size, sizeof(*vq->chain));
 	if (!vq->chain)
 		goto fail;
-	vq->in_order = features & VIRTIO_F_IN_ORDER;
+	vq->in_order = features & VIRTIO_BIT(VIRTIO_F_IN_ORDER);
 	if (vq->in_order) {
 		vq->order = calloc(size, sizeof(*vq->order));
 		if (!vq->order)
@@ -43,8 +43,8 @@ struct virtq *virtq_create(enum virtq_layout layout, uint16_t index, uint16_t si
 	vq->index = index;
 	vq->size = size;
 	vq->features = features;
-	vq->event_idx = features & VIRTIO_F_EVENT_IDX;
-	vq->indirect_min = (features & VIRTIO_F_INDIRECT_DESC) ? 2 : 0;
+	vq->event_idx = features & VIRTIO_BIT(VIRTIO_F_EVENT_IDX);
+	vq->indirect_min = (features & VIRTIO_BIT(VIRTIO_F_INDIRECT_DESC)) ? 2 : 0;
 	vq->num_free = size;
 	vq->notify = notify;
 	vq->priv = priv;
@@ -298,7 +298,7 @@ unsigned int virtq_free_slots(const struct virtq *vq)
 
 void virtq_set_indirect_min(struct virtq *vq, unsigned int min_descs)
 {
-	if (!(vq->features & VIRTIO_F_INDIRECT_DESC) || min_descs > vq->size)
+	if (!(vq->features & VIRTIO_BIT(VIRTIO_F_INDIRECT_DESC)) || min_descs > vq->size)
 		min_descs = 0;
 	/* A table of one descriptor saves nothing: 1 means 2. */
 	vq->indirect_min = min_descs == 1 ? 2 : min_descs;

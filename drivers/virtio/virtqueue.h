@@ -43,8 +43,9 @@ enum virtq_layout {
 };
 
 /* Ring features this code implements; a transport offers only these. */
-#define VIRTQ_FEATURES \
-	(VIRTIO_F_INDIRECT_DESC | VIRTIO_F_EVENT_IDX | VIRTIO_F_RING_PACKED | VIRTIO_F_IN_ORDER)
+#define VIRTQ_FEATURES                                                         \
+	(VIRTIO_BIT(VIRTIO_F_INDIRECT_DESC) | VIRTIO_BIT(VIRTIO_F_EVENT_IDX) | \
+	 VIRTIO_BIT(VIRTIO_F_RING_PACKED) | VIRTIO_BIT(VIRTIO_F_IN_ORDER))
 
 /* One guest buffer; the ring hands virt_to_phys(addr) to the device. */
 struct vbuf {

@@ -93,8 +93,7 @@ static int connect_uds(const char *path, unsigned port)
 	strcpy(sa.sun_path, path);
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-		fprintf(stderr, "ringside-bench: connect %s: %s\n", path,
-			strerror(errno));
+		fprintf(stderr, "ringside-bench: connect %s: %s\n", path, strerror(errno));
 		exit(2);
 	}
 	n = snprintf(line, sizeof(line), "CONNECT %u\n", port);
@@ -114,8 +113,10 @@ static int connect_uds(const char *path, unsigned port)
 	}
 	return fd;
 bad:
-	fprintf(stderr, "ringside-bench: %s: no \"OK\" for CONNECT %u (nothing "
-		"listening in the guest?)\n", path, port);
+	fprintf(stderr,
+		"ringside-bench: %s: no \"OK\" for CONNECT %u (nothing "
+		"listening in the guest?)\n",
+		path, port);
 	exit(2);
 }
 
@@ -129,8 +130,7 @@ static int connect_vsock(unsigned cid, unsigned port)
 	int fd = socket(AF_VSOCK, SOCK_STREAM | SOCK_CLOEXEC, 0);
 
 	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-		fprintf(stderr, "ringside-bench: vsock %u:%u: %s\n", cid, port,
-			strerror(errno));
+		fprintf(stderr, "ringside-bench: vsock %u:%u: %s\n", cid, port, strerror(errno));
 		exit(2);
 	}
 	return fd;

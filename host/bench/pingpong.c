@@ -33,8 +33,7 @@ static double pct(const uint64_t *v, unsigned long n, double p)
 }
 
 /* One round trip; exits on a mismatch with the stream offset. */
-static uint64_t round_trip(int fd, uint8_t *tx, uint8_t *rx, size_t size,
-			   uint64_t *off)
+static uint64_t round_trip(int fd, uint8_t *tx, uint8_t *rx, size_t size, uint64_t *off)
 {
 	uint64_t t0, t1;
 	long long bad;
@@ -42,25 +41,26 @@ static uint64_t round_trip(int fd, uint8_t *tx, uint8_t *rx, size_t size,
 	pattern_fill(tx, size, *off);
 	t0 = now_ns();
 	if (write_all(fd, tx, size) < 0 || read_all(fd, rx, size) < 0) {
-		fprintf(stderr, "ringside-bench: pingpong: connection lost at "
-			"offset %llu\n", (unsigned long long)*off);
+		fprintf(stderr,
+			"ringside-bench: pingpong: connection lost at "
+			"offset %llu\n",
+			(unsigned long long)*off);
 		exit(1);
 	}
 	t1 = now_ns();
 	bad = pattern_check(rx, size, *off);
 	if (bad >= 0) {
-		fprintf(stderr, "ringside-bench: pingpong: mismatch at offset "
+		fprintf(stderr,
+			"ringside-bench: pingpong: mismatch at offset "
 			"%llu: got %u want %u\n",
-			(unsigned long long)(*off + bad), rx[bad],
-			pattern_byte(*off + bad));
+			(unsigned long long)(*off + bad), rx[bad], pattern_byte(*off + bad));
 		exit(3);
 	}
 	*off += size;
 	return t1 - t0;
 }
 
-static void one_size(const struct bench_opts *o, size_t size,
-		     struct pp_result *r)
+static void one_size(const struct bench_opts *o, size_t size, struct pp_result *r)
 {
 	unsigned port = o->port >= 0 ? (unsigned)o->port : PORT_ECHO;
 	int fd = bench_connect(o, port);
@@ -92,8 +92,8 @@ static void one_size(const struct bench_opts *o, size_t size,
 		sum += v[n++];
 		if (o->progress && now_ns() - last_progress > 1000000000ull) {
 			last_progress = now_ns();
-			fprintf(stderr, "pingpong %zu B: %lu rounds, mean %.0f ns\n",
-				size, n, (double)sum / n);
+			fprintf(stderr, "pingpong %zu B: %lu rounds, mean %.0f ns\n", size, n,
+				(double)sum / n);
 		}
 	}
 	close(fd);
@@ -124,18 +124,17 @@ int run_pingpong(const struct bench_opts *o)
 		for (unsigned i = 0; i < o->nsizes; i++)
 			printf("%s\n  {\"size\": %zu, \"count\": %lu, \"p1\": %.0f, "
 			       "\"p50\": %.0f, \"mean\": %.2f, \"p99\": %.0f, "
-			       "\"p99_9\": %.0f, \"max\": %.0f}", i ? "," : "",
-			       r[i].size, r[i].n, r[i].p1, r[i].p50, r[i].mean,
+			       "\"p99_9\": %.0f, \"max\": %.0f}",
+			       i ? "," : "", r[i].size, r[i].n, r[i].p1, r[i].p50, r[i].mean,
 			       r[i].p99, r[i].p999, r[i].max);
 		printf("\n]}\n");
 		return 0;
 	}
 	printf("pingpong (host-guest-host round trip), ns\n");
-	printf("%8s %8s %10s %10s %12s %10s %10s %10s\n", "size", "rounds",
-	       "1st perc.", "50th", "mean", "99th", "99.9th", "max");
+	printf("%8s %8s %10s %10s %12s %10s %10s %10s\n", "size", "rounds", "1st perc.", "50th",
+	       "mean", "99th", "99.9th", "max");
 	for (unsigned i = 0; i < o->nsizes; i++)
-		printf("%8zu %8lu %10.0f %10.0f %12.2f %10.0f %10.0f %10.0f\n",
-		       r[i].size, r[i].n, r[i].p1, r[i].p50, r[i].mean,
-		       r[i].p99, r[i].p999, r[i].max);
+		printf("%8zu %8lu %10.0f %10.0f %12.2f %10.0f %10.0f %10.0f\n", r[i].size, r[i].n,
+		       r[i].p1, r[i].p50, r[i].mean, r[i].p99, r[i].p999, r[i].max);
 	return 0;
 }

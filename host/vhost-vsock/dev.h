@@ -10,18 +10,17 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "guest_mem.h"
-#include "vring.h"
+#include "host/vring/vring.h"
 #include "vsock_hdr.h"
 
 enum ep_kind {
-	EP_VU_LISTEN,		/* the --socket listener */
-	EP_VU_CONN,		/* the connected front end */
+	EP_VU_LISTEN, /* the --socket listener */
+	EP_VU_CONN, /* the connected front end */
 	EP_KICK_RX,
 	EP_KICK_TX,
-	EP_UDS_LISTEN,		/* the --uds listener for host clients */
-	EP_UDS_SEQ_LISTEN,	/* the --uds-seqpacket listener */
-	EP_CONN,		/* a host-side socket of one connection */
+	EP_UDS_LISTEN, /* the --uds listener for host clients */
+	EP_UDS_SEQ_LISTEN, /* the --uds-seqpacket listener */
+	EP_CONN, /* a host-side socket of one connection */
 	EP_SIGNAL,
 };
 
@@ -39,9 +38,9 @@ struct vsock_dev {
 	/* configuration */
 	const char *vu_path;
 	const char *uds_path;
-	const char *uds_seq_path;	/* NULL: no SEQPACKET host clients */
+	const char *uds_seq_path; /* NULL: no SEQPACKET host clients */
 	uint64_t guest_cid;
-	uint32_t buf_alloc;	/* what we advertise per connection */
+	uint32_t buf_alloc; /* what we advertise per connection */
 	bool poll;
 
 	int epfd;
@@ -51,13 +50,13 @@ struct vsock_dev {
 
 	/* vhost-user state */
 	uint64_t features, protocol_features;
-	bool seqpacket;		/* VIRTIO_VSOCK_F_SEQPACKET negotiated */
+	bool seqpacket; /* VIRTIO_VSOCK_F_SEQPACKET negotiated */
 	bool owner;
 	struct guest_mem mem;
-	struct vring vq[2];
+	struct device_ring vq[2];
 	bool vq_ready[2];
-	bool vq_kicked[2];	/* a kick arrived since the ring was set up */
-	uint64_t vq_ready_ms[2];	/* when the ring became ready */
+	bool vq_kicked[2]; /* a kick arrived since the ring was set up */
+	uint64_t vq_ready_ms[2]; /* when the ring became ready */
 
 	/* RX chain popped but not filled yet (see vsock_rx) */
 	struct vq_elem rx_held;
@@ -65,9 +64,9 @@ struct vsock_dev {
 
 	/* connections */
 	struct conn **hash;
-	struct conn *all;			/* every connection */
-	struct conn *work_head, *work_tail;	/* waiting for RX buffers */
-	struct conn *zombies;			/* freed after the epoll batch */
+	struct conn *all; /* every connection */
+	struct conn *work_head, *work_tail; /* waiting for RX buffers */
+	struct conn *zombies; /* freed after the epoll batch */
 	unsigned nconns;
 	uint32_t next_host_port;
 	struct {
@@ -78,15 +77,15 @@ struct vsock_dev {
 	uint64_t last_tick_ms;
 };
 
-/* vsock.c: the device */
+/* the device: conn.c, hybrid_front.c, guest_tx.c, guest_rx.c */
 void vsock_init(struct vsock_dev *d);
-void vsock_process(struct vsock_dev *d);	/* one pass over both rings */
+void vsock_process(struct vsock_dev *d); /* one pass over both rings */
 void vsock_conn_event(struct vsock_dev *d, struct ep_src *src, uint32_t events);
 void vsock_accept(struct vsock_dev *d, bool seqpacket);
-void vsock_reset(struct vsock_dev *d);		/* the guest went away */
-void vsock_tick(struct vsock_dev *d);		/* timeouts, ~every 200 ms */
-void vsock_reap(struct vsock_dev *d);		/* after each epoll batch */
-bool vsock_rx_waiting(struct vsock_dev *d);	/* work blocked on RX buffers */
+void vsock_reset(struct vsock_dev *d); /* the guest went away */
+void vsock_tick(struct vsock_dev *d); /* timeouts, ~every 200 ms */
+void vsock_reap(struct vsock_dev *d); /* after each epoll batch */
+bool vsock_rx_waiting(struct vsock_dev *d); /* work blocked on RX buffers */
 void vsock_stop_ring(struct vsock_dev *d, unsigned idx);
 uint64_t now_ms(void);
 

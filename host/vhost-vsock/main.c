@@ -20,25 +20,25 @@
 #include "stats.h"
 
 static const char usage[] =
-"usage: ringside-vhost-vsock --socket PATH --uds PATH [options]\n"
-"\n"
-"vhost-user back end for QEMU's vhost-user-vsock-pci; the host side is\n"
-"hybrid vsock over Unix sockets (Firecracker / Cloud Hypervisor style).\n"
-"\n"
-"  --socket PATH     vhost-user socket QEMU connects to (-chardev socket,path=)\n"
-"  --uds PATH        host clients connect here and send \"CONNECT <port>\\n\";\n"
-"                    guest connections to host port P go to PATH_P\n"
-"  --uds-seqpacket PATH  the same for SOCK_SEQPACKET clients (optional)\n"
-"  --guest-cid N     the guest's CID (default 3)\n"
-"  --buf-alloc BYTES receive buffer advertised per connection (default 262144)\n"
-"  --poll            busy-poll the rings instead of sleeping on eventfds\n"
-"  -v, --verbose     log the front end's messages (twice: every message)\n"
-"  -h, --help        this text\n"
-"\n"
-"Counters go to stderr on SIGUSR1 and at exit. QEMU needs shared guest RAM:\n"
-"  -object memory-backend-memfd,id=mem,size=512M,share=on\n"
-"  -machine q35,memory-backend=mem\n"
-"  -chardev socket,id=vu,path=PATH -device vhost-user-vsock-pci,chardev=vu\n";
+	"usage: ringside-vhost-vsock --socket PATH --uds PATH [options]\n"
+	"\n"
+	"vhost-user back end for QEMU's vhost-user-vsock-pci; the host side is\n"
+	"hybrid vsock over Unix sockets (Firecracker / Cloud Hypervisor style).\n"
+	"\n"
+	"  --socket PATH     vhost-user socket QEMU connects to (-chardev socket,path=)\n"
+	"  --uds PATH        host clients connect here and send \"CONNECT <port>\\n\";\n"
+	"                    guest connections to host port P go to PATH_P\n"
+	"  --uds-seqpacket PATH  the same for SOCK_SEQPACKET clients (optional)\n"
+	"  --guest-cid N     the guest's CID (default 3)\n"
+	"  --buf-alloc BYTES receive buffer advertised per connection (default 262144)\n"
+	"  --poll            busy-poll the rings instead of sleeping on eventfds\n"
+	"  -v, --verbose     log the front end's messages (twice: every message)\n"
+	"  -h, --help        this text\n"
+	"\n"
+	"Counters go to stderr on SIGUSR1 and at exit. QEMU needs shared guest RAM:\n"
+	"  -object memory-backend-memfd,id=mem,size=512M,share=on\n"
+	"  -machine q35,memory-backend=mem\n"
+	"  -chardev socket,id=vu,path=PATH -device vhost-user-vsock-pci,chardev=vu\n";
 
 static void die(const char *fmt, const char *arg)
 {
@@ -77,8 +77,7 @@ static int listen_unix(const char *path, const char *what, int type)
 	return fd;
 }
 
-static void ep_add(struct vsock_dev *d, int fd, struct ep_src *src,
-		   enum ep_kind kind)
+static void ep_add(struct vsock_dev *d, int fd, struct ep_src *src, enum ep_kind kind)
 {
 	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = src };
 
@@ -89,24 +88,22 @@ static void ep_add(struct vsock_dev *d, int fd, struct ep_src *src,
 
 static void parse_args(struct vsock_dev *d, int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "socket", required_argument, NULL, 's' },
-		{ "uds", required_argument, NULL, 'u' },
-		{ "uds-seqpacket", required_argument, NULL, 'q' },
-		{ "guest-cid", required_argument, NULL, 'c' },
-		{ "buf-alloc", required_argument, NULL, 'b' },
-		{ "poll", no_argument, NULL, 'p' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 }
-	};
+	static const struct option opts[] = { { "socket", required_argument, NULL, 's' },
+					      { "uds", required_argument, NULL, 'u' },
+					      { "uds-seqpacket", required_argument, NULL, 'q' },
+					      { "guest-cid", required_argument, NULL, 'c' },
+					      { "buf-alloc", required_argument, NULL, 'b' },
+					      { "poll", no_argument, NULL, 'p' },
+					      { "verbose", no_argument, NULL, 'v' },
+					      { "help", no_argument, NULL, 'h' },
+					      { 0 } };
 	unsigned long long v;
 	char *end;
 	int o;
 
 	d->guest_cid = 3;
 	d->buf_alloc = 256 * 1024;
-	opterr = 0;	/* our own one-line messages */
+	opterr = 0; /* our own one-line messages */
 	while ((o = getopt_long(argc, argv, "vh", opts, NULL)) != -1) {
 		switch (o) {
 		case 's':
@@ -123,16 +120,14 @@ static void parse_args(struct vsock_dev *d, int argc, char **argv)
 			v = strtoull(optarg, &end, 0);
 			/* 0-2 are reserved, U32_MAX is VMADDR_CID_ANY */
 			if (*end || errno || v < 3 || v >= 0xffffffffull)
-				die("--guest-cid: '%s' is not a CID (3..2^32-2)",
-				    optarg);
+				die("--guest-cid: '%s' is not a CID (3..2^32-2)", optarg);
 			d->guest_cid = v;
 			break;
 		case 'b':
 			errno = 0;
 			v = strtoull(optarg, &end, 0);
 			if (*end || errno || v < 4096 || v > (1ull << 30))
-				die("--buf-alloc: '%s' is not 4096..1073741824",
-				    optarg);
+				die("--buf-alloc: '%s' is not 4096..1073741824", optarg);
 			d->buf_alloc = v;
 			break;
 		case 'p':
@@ -145,8 +140,7 @@ static void parse_args(struct vsock_dev *d, int argc, char **argv)
 			fputs(usage, stdout);
 			exit(0);
 		default:
-			die("bad option or missing value: '%s' (try --help)",
-			    argv[optind - 1]);
+			die("bad option or missing value: '%s' (try --help)", argv[optind - 1]);
 		}
 	}
 	if (optind < argc)
@@ -176,8 +170,7 @@ static void setup(struct vsock_dev *d)
 	ep_add(d, d->uds_fd, &d->ep_uds, EP_UDS_LISTEN);
 	d->uds_seq_fd = -1;
 	if (d->uds_seq_path) {
-		d->uds_seq_fd = listen_unix(d->uds_seq_path, "--uds-seqpacket",
-					    SOCK_SEQPACKET);
+		d->uds_seq_fd = listen_unix(d->uds_seq_path, "--uds-seqpacket", SOCK_SEQPACKET);
 		ep_add(d, d->uds_seq_fd, &d->ep_uds_seq, EP_UDS_SEQ_LISTEN);
 	}
 
@@ -216,16 +209,16 @@ static void shared_ram_check(struct vsock_dev *d)
 	static bool warned;
 
 	for (unsigned i = 0; i < 1 && !warned; i++) {
-		struct vring *vr = &d->vq[i];
+		struct device_ring *vr = &d->vq[i];
 
 		if (!d->vq_ready[i] || !d->vq_kicked[i] || vr->seen_avail ||
-		    now_ms() - d->vq_ready_ms[i] < 1000 ||
-		    vring_avail_pending(vr))
+		    now_ms() - d->vq_ready_ms[i] < 1000 || vring_avail_pending(vr))
 			continue;
 		warned = true;
 		vv_log("error: the guest kicked queue %u but its ring is empty "
 		       "here: guest RAM is not shared (use "
-		       "memory-backend-memfd,share=on)", i);
+		       "memory-backend-memfd,share=on)",
+		       i);
 	}
 }
 
@@ -319,10 +312,12 @@ int main(int argc, char **argv)
 	static struct vsock_dev dev;
 
 	parse_args(&dev, argc, argv);
+	vring_violation_hook = stats_ring_violation;
 	setup(&dev);
-	fprintf(stderr, "ringside-vhost-vsock: listening on %s (vhost-user), "
-		"%s (hybrid vsock), guest cid %llu%s\n", dev.vu_path,
-		dev.uds_path, (unsigned long long)dev.guest_cid,
+	fprintf(stderr,
+		"ringside-vhost-vsock: listening on %s (vhost-user), "
+		"%s (hybrid vsock), guest cid %llu%s\n",
+		dev.vu_path, dev.uds_path, (unsigned long long)dev.guest_cid,
 		dev.poll ? ", polling" : "");
 	run(&dev);
 	vu_disconnect(&dev);

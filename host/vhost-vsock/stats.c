@@ -10,8 +10,7 @@ int vv_verbose;
 
 void stats_dump(FILE *f)
 {
-#define STATS_PRINT(name) fprintf(f, "  %-20s %llu\n", #name, \
-				  (unsigned long long)stats.name);
+#define STATS_PRINT(name) fprintf(f, "  %-20s %llu\n", #name, (unsigned long long)stats.name);
 	fprintf(f, "ringside-vhost-vsock counters:\n");
 	STATS_LIST(STATS_PRINT)
 #undef STATS_PRINT
@@ -37,13 +36,12 @@ void vv_log(const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
-void vv_violation(uint64_t *counter, const char *fmt, ...)
+void vv_vviolation(uint64_t *counter, const char *fmt, va_list ap)
 {
 	/* A hostile guest can trigger these in a loop: print 10 per second. */
 	static uint64_t window;
 	static unsigned printed, suppressed;
 	uint64_t now = now_ms();
-	va_list ap;
 
 	(*counter)++;
 	if (now / 1000 != window) {
@@ -59,8 +57,20 @@ void vv_violation(uint64_t *counter, const char *fmt, ...)
 	}
 	printed++;
 	fprintf(stderr, "ringside-vhost-vsock: violation: ");
-	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
-	va_end(ap);
 	fputc('\n', stderr);
+}
+
+void vv_violation(uint64_t *counter, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vv_vviolation(counter, fmt, ap);
+	va_end(ap);
+}
+
+void stats_ring_violation(const char *fmt, va_list ap)
+{
+	vv_vviolation(&stats.ring_errors, fmt, ap);
 }

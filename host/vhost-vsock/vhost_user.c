@@ -18,6 +18,8 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include <linux/vhost_types.h>
+
 #include "dev.h"
 #include "stats.h"
 
@@ -47,26 +49,22 @@ enum vu_request {
 #define VU_FLAG_NEED_REPLY (1u << 3)
 #define VU_MAX_PAYLOAD 4096
 #define VU_MAX_FDS 8
-#define VU_VRING_NOFD (1u << 8)	/* SET_VRING_KICK/CALL/ERR: no fd */
+#define VU_VRING_NOFD (1u << 8) /* SET_VRING_KICK/CALL/ERR: no fd */
 
 #define VU_F_PROTOCOL_FEATURES 30
 #define VU_PROTOCOL_F_MQ 0
 #define VU_PROTOCOL_F_REPLY_ACK 3
 #define VU_PROTOCOL_F_CONFIG 9
 
-#define VIRTIO_VSOCK_QUEUES 2	/* rx, tx; QEMU keeps the event queue */
-#define VIRTIO_VSOCK_F_SEQPACKET 1	/* virtio 1.2, 5.10.3 */
+#define VIRTIO_VSOCK_QUEUES 2 /* rx, tx; QEMU keeps the event queue */
 
-#define OUR_FEATURES (1ull << VIRTIO_F_VERSION_1 | \
-		      1ull << VIRTIO_VSOCK_F_SEQPACKET | \
-		      1ull << VIRTIO_F_RING_PACKED | \
-		      1ull << VIRTIO_RING_F_EVENT_IDX | \
-		      1ull << VIRTIO_RING_F_INDIRECT_DESC | \
-		      1ull << VU_F_PROTOCOL_FEATURES)
+#define OUR_FEATURES                                                      \
+	(1ull << VIRTIO_F_VERSION_1 | 1ull << VIRTIO_VSOCK_F_SEQPACKET |  \
+	 1ull << VIRTIO_F_RING_PACKED | 1ull << VIRTIO_RING_F_EVENT_IDX | \
+	 1ull << VIRTIO_RING_F_INDIRECT_DESC | 1ull << VU_F_PROTOCOL_FEATURES)
 /* QEMU 7.2 refuses vhost-user-vsock without CONFIG */
-#define OUR_PROTOCOL_FEATURES (1ull << VU_PROTOCOL_F_MQ | \
-			       1ull << VU_PROTOCOL_F_REPLY_ACK | \
-			       1ull << VU_PROTOCOL_F_CONFIG)
+#define OUR_PROTOCOL_FEATURES \
+	(1ull << VU_PROTOCOL_F_MQ | 1ull << VU_PROTOCOL_F_REPLY_ACK | 1ull << VU_PROTOCOL_F_CONFIG)
 
 struct vu_hdr {
 	uint32_t request;
@@ -74,19 +72,9 @@ struct vu_hdr {
 	uint32_t size;
 } __attribute__((packed));
 
-struct vu_state {
-	uint32_t index;
-	uint32_t num;
-} __attribute__((packed));
-
-struct vu_addr {
-	uint32_t index;
-	uint32_t flags;
-	uint64_t desc;
-	uint64_t used;
-	uint64_t avail;
-	uint64_t log;
-} __attribute__((packed));
+/* vhost-user's ring state and addresses are the kernel vhost ones */
+_Static_assert(sizeof(struct vhost_vring_state) == 8, "vhost_vring_state layout");
+_Static_assert(sizeof(struct vhost_vring_addr) == 40, "vhost_vring_addr layout");
 
 struct vu_region {
 	uint64_t gpa;
@@ -112,8 +100,8 @@ struct vu_msg {
 	struct vu_hdr h;
 	union {
 		uint64_t u64;
-		struct vu_state state;
-		struct vu_addr addr;
+		struct vhost_vring_state state;
+		struct vhost_vring_addr addr;
 		struct vu_mem mem;
 		struct vu_config cfg;
 		uint8_t raw[VU_MAX_PAYLOAD];
@@ -161,8 +149,10 @@ static int vu_read_msg(int fd, struct vu_msg *m)
 	char control[CMSG_SPACE(VU_MAX_FDS * sizeof(int))];
 	struct iovec iov = { &m->h, sizeof(m->h) };
 	struct msghdr mh = {
-		.msg_iov = &iov, .msg_iovlen = 1,
-		.msg_control = control, .msg_controllen = sizeof(control),
+		.msg_iov = &iov,
+		.msg_iovlen = 1,
+		.msg_control = control,
+		.msg_controllen = sizeof(control),
 	};
 	struct cmsghdr *cm;
 	ssize_t n;
@@ -179,17 +169,15 @@ static int vu_read_msg(int fd, struct vu_msg *m)
 		unsigned k = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
 
 		for (unsigned i = 0; i < k && m->nfds < VU_MAX_FDS; i++)
-			memcpy(&m->fds[m->nfds++],
-			       CMSG_DATA(cm) + i * sizeof(int), sizeof(int));
+			memcpy(&m->fds[m->nfds++], CMSG_DATA(cm) + i * sizeof(int), sizeof(int));
 	}
 	if (mh.msg_flags & MSG_CTRUNC)
 		vv_violation(&stats.vu_bad_msgs, "too many fds in a message");
-	if ((size_t)n < sizeof(m->h) &&
-	    read_full(fd, (char *)&m->h + n, sizeof(m->h) - n) < 0)
+	if ((size_t)n < sizeof(m->h) && read_full(fd, (char *)&m->h + n, sizeof(m->h) - n) < 0)
 		goto broken;
 	if (m->h.size > VU_MAX_PAYLOAD) {
-		vv_violation(&stats.vu_bad_msgs, "request %u: payload of %u bytes",
-			     m->h.request, m->h.size);
+		vv_violation(&stats.vu_bad_msgs, "request %u: payload of %u bytes", m->h.request,
+			     m->h.size);
 		goto broken;
 	}
 	if (m->h.size && read_full(fd, &m->p, m->h.size) < 0)
@@ -200,8 +188,8 @@ broken:
 	return -1;
 }
 
-static void vu_send(struct vsock_dev *d, const struct vu_msg *req,
-		    const void *payload, uint32_t size)
+static void vu_send(struct vsock_dev *d, const struct vu_msg *req, const void *payload,
+		    uint32_t size)
 {
 	struct vu_hdr h = {
 		.request = req->h.request,
@@ -215,8 +203,7 @@ static void vu_send(struct vsock_dev *d, const struct vu_msg *req,
 		vv_log("vhost-user reply to %u failed", req->h.request);
 }
 
-static void vu_reply_u64(struct vsock_dev *d, const struct vu_msg *m,
-			 uint64_t v)
+static void vu_reply_u64(struct vsock_dev *d, const struct vu_msg *m, uint64_t v)
 {
 	vu_send(d, m, &v, sizeof(v));
 }
@@ -232,9 +219,8 @@ static bool vu_rings_enabled_by_default(struct vsock_dev *d)
 
 void vu_update_ready(struct vsock_dev *d, unsigned idx)
 {
-	struct vring *vr = &d->vq[idx];
-	bool ready = vr->started && vr->enabled && vr->addr_set &&
-		     d->mem.nregions;
+	struct device_ring *vr = &d->vq[idx];
+	bool ready = vr->started && vr->enabled && vr->addr_set && d->mem.nregions;
 
 	if (ready && !vring_map(vr, &d->mem)) {
 		vr->broken = true;
@@ -261,9 +247,8 @@ void vu_notify(struct vsock_dev *d, unsigned idx)
 
 static void set_kick_fd(struct vsock_dev *d, unsigned idx, int fd)
 {
-	struct vring *vr = &d->vq[idx];
-	struct epoll_event ev = { .events = EPOLLIN,
-				  .data.ptr = &d->ep_kick[idx] };
+	struct device_ring *vr = &d->vq[idx];
+	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = &d->ep_kick[idx] };
 
 	if (vr->kick_fd >= 0) {
 		epoll_ctl(d->epfd, EPOLL_CTL_DEL, vr->kick_fd, NULL);
@@ -272,8 +257,7 @@ static void set_kick_fd(struct vsock_dev *d, unsigned idx, int fd)
 	vr->kick_fd = fd;
 	d->vq_kicked[idx] = false;
 	if (fd >= 0 && epoll_ctl(d->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
-		vv_violation(&stats.vu_bad_msgs, "kick fd %d: %s", fd,
-			     strerror(errno));
+		vv_violation(&stats.vu_bad_msgs, "kick fd %d: %s", fd, strerror(errno));
 		close(fd);
 		vr->kick_fd = -1;
 	}
@@ -289,7 +273,7 @@ static void replace_fd(int *slot, int fd)
 /* Stop a ring as GET_VRING_BASE asks; its state goes back to the caller. */
 static void stop_ring(struct vsock_dev *d, unsigned idx)
 {
-	struct vring *vr = &d->vq[idx];
+	struct device_ring *vr = &d->vq[idx];
 
 	if (d->vq_ready[idx])
 		vsock_stop_ring(d, idx);
@@ -301,7 +285,7 @@ static void stop_ring(struct vsock_dev *d, unsigned idx)
 static void reset_rings(struct vsock_dev *d)
 {
 	for (unsigned i = 0; i < VIRTIO_VSOCK_QUEUES; i++) {
-		struct vring *vr = &d->vq[i];
+		struct device_ring *vr = &d->vq[i];
 
 		stop_ring(d, i);
 		replace_fd(&vr->call_fd, -1);
@@ -317,8 +301,8 @@ static bool want_size(struct vu_msg *m, uint32_t size)
 {
 	if (m->h.size == size)
 		return true;
-	vv_violation(&stats.vu_bad_msgs, "request %u: size %u, want %u",
-		     m->h.request, m->h.size, size);
+	vv_violation(&stats.vu_bad_msgs, "request %u: size %u, want %u", m->h.request, m->h.size,
+		     size);
 	return false;
 }
 
@@ -326,8 +310,7 @@ static bool want_index(struct vu_msg *m, uint32_t index)
 {
 	if (index < VIRTIO_VSOCK_QUEUES)
 		return true;
-	vv_violation(&stats.vu_bad_msgs, "request %u: queue %u",
-		     m->h.request, index);
+	vv_violation(&stats.vu_bad_msgs, "request %u: queue %u", m->h.request, index);
 	return false;
 }
 
@@ -337,11 +320,9 @@ static int vu_set_mem_table(struct vsock_dev *d, struct vu_msg *m)
 	struct guest_mem mem = { 0 };
 	long page = sysconf(_SC_PAGESIZE);
 
-	if (m->h.size < 8 || vm->nregions == 0 ||
-	    vm->nregions > GUEST_MEM_MAX_REGIONS ||
+	if (m->h.size < 8 || vm->nregions == 0 || vm->nregions > GUEST_MEM_MAX_REGIONS ||
 	    m->h.size != 8 + vm->nregions * sizeof(struct vu_region)) {
-		vv_violation(&stats.vu_bad_msgs, "SET_MEM_TABLE: size %u",
-			     m->h.size);
+		vv_violation(&stats.vu_bad_msgs, "SET_MEM_TABLE: size %u", m->h.size);
 		return -1;
 	}
 	if (m->nfds != vm->nregions) {
@@ -356,34 +337,32 @@ static int vu_set_mem_table(struct vsock_dev *d, struct vu_msg *m)
 		uint64_t delta = r->mmap_offset & (page - 1);
 		void *p;
 
-		if (r->size == 0 || r->gpa + r->size < r->gpa ||
-		    r->uaddr + r->size < r->uaddr ||
-		    r->mmap_offset + r->size < r->mmap_offset ||
-		    r->size + delta < r->size) {
+		if (r->size == 0 || r->gpa + r->size < r->gpa || r->uaddr + r->size < r->uaddr ||
+		    r->mmap_offset + r->size < r->mmap_offset || r->size + delta < r->size) {
 			vv_violation(&stats.vu_bad_msgs, "region %u bounds", i);
 			goto fail;
 		}
 		/* honour mmap_offset: QEMU maps regions above 1 MiB at one */
-		p = mmap(NULL, r->size + delta, PROT_READ | PROT_WRITE,
-			 MAP_SHARED | MAP_NORESERVE, m->fds[i],
-			 r->mmap_offset - delta);
+		p = mmap(NULL, r->size + delta, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE,
+			 m->fds[i], r->mmap_offset - delta);
 		if (p == MAP_FAILED) {
-			vv_violation(&stats.vu_bad_msgs, "region %u mmap: %s",
-				     i, strerror(errno));
+			vv_violation(&stats.vu_bad_msgs, "region %u mmap: %s", i, strerror(errno));
 			goto fail;
 		}
 		mem.r[i] = (struct guest_region){
-			.gpa = r->gpa, .size = r->size, .uaddr = r->uaddr,
+			.gpa = r->gpa,
+			.size = r->size,
+			.uaddr = r->uaddr,
 			.host = (uint8_t *)p + delta,
-			.map_base = p, .map_len = r->size + delta,
+			.map_base = p,
+			.map_len = r->size + delta,
 		};
 		mem.nregions = i + 1;
 		if (vv_verbose)
 			vv_log("region %u: gpa 0x%llx size 0x%llx uaddr 0x%llx "
-			       "offset 0x%llx", i, (unsigned long long)r->gpa,
-			       (unsigned long long)r->size,
-			       (unsigned long long)r->uaddr,
-			       (unsigned long long)r->mmap_offset);
+			       "offset 0x%llx",
+			       i, (unsigned long long)r->gpa, (unsigned long long)r->size,
+			       (unsigned long long)r->uaddr, (unsigned long long)r->mmap_offset);
 	}
 	close_fds(m);
 	/* a held RX chain points into the old mapping: give it back */
@@ -414,8 +393,8 @@ static int vu_vring_fd(struct vsock_dev *d, struct vu_msg *m)
 		return -1;
 	if (!(m->p.u64 & VU_VRING_NOFD)) {
 		if (m->nfds != 1) {
-			vv_violation(&stats.vu_bad_msgs, "request %u: %u fds",
-				     m->h.request, m->nfds);
+			vv_violation(&stats.vu_bad_msgs, "request %u: %u fds", m->h.request,
+				     m->nfds);
 			return -1;
 		}
 		fd = take_fd(m, 0);
@@ -443,11 +422,10 @@ static int vu_vring_fd(struct vsock_dev *d, struct vu_msg *m)
 static int vu_get_config(struct vsock_dev *d, struct vu_msg *m)
 {
 	struct vu_config *c = &m->p.cfg;
-	uint8_t cfg[8];		/* virtio 1.2, 5.10.4: le64 guest_cid */
+	uint8_t cfg[8]; /* virtio 1.2, 5.10.4: le64 guest_cid */
 
-	if (m->h.size < 12 || m->h.size > sizeof(*c) ||
-	    c->size > sizeof(c->data) || c->size != m->h.size - 12 ||
-	    c->offset > sizeof(c->data)) {
+	if (m->h.size < 12 || m->h.size > sizeof(*c) || c->size > sizeof(c->data) ||
+	    c->size != m->h.size - 12 || c->offset > sizeof(c->data)) {
 		vv_violation(&stats.vu_bad_msgs, "GET_CONFIG: bad sizes");
 		return -1;
 	}
@@ -463,7 +441,7 @@ static int vu_get_config(struct vsock_dev *d, struct vu_msg *m)
 /* Returns 0 or -1; *replied when the message was answered already. */
 static int vu_handle(struct vsock_dev *d, struct vu_msg *m, bool *replied)
 {
-	struct vring *vr;
+	struct device_ring *vr;
 
 	*replied = false;
 	switch (m->h.request) {
@@ -483,8 +461,8 @@ static int vu_handle(struct vsock_dev *d, struct vu_msg *m, bool *replied)
 		d->seqpacket = d->features >> VIRTIO_VSOCK_F_SEQPACKET & 1;
 		for (unsigned i = 0; i < VIRTIO_VSOCK_QUEUES; i++) {
 			d->vq[i].packed = d->features >> VIRTIO_F_RING_PACKED & 1;
-			d->vq[i].event_idx =
-				d->features >> VIRTIO_RING_F_EVENT_IDX & 1;
+			d->vq[i].event_idx = d->features >> VIRTIO_RING_F_EVENT_IDX & 1;
+			d->vq[i].indirect = d->features >> VIRTIO_RING_F_INDIRECT_DESC & 1;
 		}
 		if (vv_verbose)
 			vv_log("features 0x%llx", (unsigned long long)m->p.u64);
@@ -513,12 +491,11 @@ static int vu_handle(struct vsock_dev *d, struct vu_msg *m, bool *replied)
 	case VU_SET_MEM_TABLE:
 		return vu_set_mem_table(d, m);
 	case VU_SET_VRING_NUM:
-		if (!want_size(m, sizeof(struct vu_state)) ||
+		if (!want_size(m, sizeof(struct vhost_vring_state)) ||
 		    !want_index(m, m->p.state.index))
 			return -1;
 		if (m->p.state.num == 0 || m->p.state.num > VRING_MAX_SIZE) {
-			vv_violation(&stats.vu_bad_msgs, "ring size %u",
-				     m->p.state.num);
+			vv_violation(&stats.vu_bad_msgs, "ring size %u", m->p.state.num);
 			return -1;
 		}
 		d->vq[m->p.state.index].num = m->p.state.num;
@@ -527,25 +504,25 @@ static int vu_handle(struct vsock_dev *d, struct vu_msg *m, bool *replied)
 			vu_update_ready(d, m->p.state.index);
 		return 0;
 	case VU_SET_VRING_ADDR:
-		if (!want_size(m, sizeof(struct vu_addr)) ||
+		if (!want_size(m, sizeof(struct vhost_vring_addr)) ||
 		    !want_index(m, m->p.addr.index))
 			return -1;
 		vr = &d->vq[m->p.addr.index];
-		vr->desc_uaddr = m->p.addr.desc;
-		vr->avail_uaddr = m->p.addr.avail;
-		vr->used_uaddr = m->p.addr.used;
+		vr->desc_uaddr = m->p.addr.desc_user_addr;
+		vr->avail_uaddr = m->p.addr.avail_user_addr;
+		vr->used_uaddr = m->p.addr.used_user_addr;
 		vr->addr_set = true;
 		if (d->vq_ready[m->p.addr.index])
 			vu_update_ready(d, m->p.addr.index);
 		return 0;
 	case VU_SET_VRING_BASE:
-		if (!want_size(m, sizeof(struct vu_state)) ||
+		if (!want_size(m, sizeof(struct vhost_vring_state)) ||
 		    !want_index(m, m->p.state.index))
 			return -1;
 		vring_set_base(&d->vq[m->p.state.index], m->p.state.num);
 		return 0;
 	case VU_GET_VRING_BASE:
-		if (!want_size(m, sizeof(struct vu_state)) ||
+		if (!want_size(m, sizeof(struct vhost_vring_state)) ||
 		    !want_index(m, m->p.state.index))
 			return -1;
 		stop_ring(d, m->p.state.index);
@@ -558,7 +535,7 @@ static int vu_handle(struct vsock_dev *d, struct vu_msg *m, bool *replied)
 	case VU_SET_VRING_ERR:
 		return vu_vring_fd(d, m);
 	case VU_SET_VRING_ENABLE:
-		if (!want_size(m, sizeof(struct vu_state)) ||
+		if (!want_size(m, sizeof(struct vhost_vring_state)) ||
 		    !want_index(m, m->p.state.index))
 			return -1;
 		d->vq[m->p.state.index].enabled = m->p.state.num != 0;
@@ -573,8 +550,7 @@ static int vu_handle(struct vsock_dev *d, struct vu_msg *m, bool *replied)
 		}
 		return 0;
 	default:
-		vv_violation(&stats.vu_bad_msgs, "unsupported request %u",
-			     m->h.request);
+		vv_violation(&stats.vu_bad_msgs, "unsupported request %u", m->h.request);
 		return -1;
 	}
 }
@@ -591,11 +567,11 @@ void vu_readable(struct vsock_dev *d)
 	}
 	stats.vu_msgs++;
 	if (vv_verbose > 1)
-		vv_log("request %u flags 0x%x size %u fds %u", m.h.request,
-		       m.h.flags, m.h.size, m.nfds);
+		vv_log("request %u flags 0x%x size %u fds %u", m.h.request, m.h.flags, m.h.size,
+		       m.nfds);
 	if ((m.h.flags & 3) != VU_VERSION) {
-		vv_violation(&stats.vu_bad_msgs, "request %u: version flags 0x%x",
-			     m.h.request, m.h.flags);
+		vv_violation(&stats.vu_bad_msgs, "request %u: version flags 0x%x", m.h.request,
+			     m.h.flags);
 		close_fds(&m);
 		return;
 	}
@@ -603,8 +579,7 @@ void vu_readable(struct vsock_dev *d)
 	if (m.nfds && m.h.request != VU_SET_MEM_TABLE && ret == 0) {
 		for (unsigned i = 0; i < m.nfds; i++)
 			if (m.fds[i] >= 0) {
-				vv_violation(&stats.vu_bad_msgs,
-					     "request %u: unexpected fd",
+				vv_violation(&stats.vu_bad_msgs, "request %u: unexpected fd",
 					     m.h.request);
 				break;
 			}

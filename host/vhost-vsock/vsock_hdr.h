@@ -11,28 +11,27 @@
 
 #include "net/vsock/wire.h"
 
-enum vsock_hdr_err {
-	VSOCK_HDR_OK,
-	VSOCK_HDR_SHORT,	/* fewer than 44 readable bytes */
-	VSOCK_HDR_LEN_BIG,	/* len over 64 KiB */
-	VSOCK_HDR_LEN_BUF,	/* len beyond the bytes the chain holds */
-	VSOCK_HDR_TYPE,
-	VSOCK_HDR_OP,
-	VSOCK_HDR_SRC_CID,	/* not the guest's CID */
-	VSOCK_HDR_DST_CID,	/* not the host */
-	VSOCK_HDR_CTRL_LEN,	/* control packet with a payload */
-	VSOCK_HDR_NERR
+enum guest_hdr_err {
+	GUEST_HDR_OK,
+	GUEST_HDR_SHORT, /* fewer than 44 readable bytes */
+	GUEST_HDR_LEN_BIG, /* len over 64 KiB */
+	GUEST_HDR_LEN_BUF, /* len beyond the bytes the chain holds */
+	GUEST_HDR_TYPE,
+	GUEST_HDR_OP,
+	GUEST_HDR_SRC_CID, /* not the guest's CID */
+	GUEST_HDR_DST_CID, /* not the host */
+	GUEST_HDR_CTRL_LEN, /* control packet with a payload */
+	GUEST_HDR_NERR
 };
 
 /*
  * Gather the header from the chain's readable segments and check it
  * against the chain (payload_avail = readable bytes after the header)
  * and the device's state (our guest CID, whether SEQPACKET is on).
- * Returns VSOCK_HDR_OK or the first problem found.
+ * Returns GUEST_HDR_OK or the first problem found.
  */
-enum vsock_hdr_err vsock_hdr_parse(const struct iovec *out, unsigned n_out,
-				   uint64_t out_len, uint64_t guest_cid,
-				   int seqpacket, struct virtio_vsock_hdr *h);
-const char *vsock_hdr_strerror(enum vsock_hdr_err e);
+enum guest_hdr_err vsock_hdr_parse(const struct iovec *out, unsigned n_out, uint64_t out_len,
+				   uint64_t guest_cid, int seqpacket, struct virtio_vsock_hdr *h);
+const char *vsock_hdr_strerror(enum guest_hdr_err e);
 
 #endif

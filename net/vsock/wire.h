@@ -15,6 +15,10 @@
 #define VSOCK_CID_HOST 2
 #define VSOCK_CID_ANY 0xffffffffULL
 
+/* 5.10.3 Feature bits (bit numbers, as Linux's VIRTIO_VSOCK_F_*) */
+#define VIRTIO_VSOCK_F_STREAM 0
+#define VIRTIO_VSOCK_F_SEQPACKET 1
+
 /* 5.10.6 Device Operation: type */
 enum vsock_type {
 	VSOCK_TYPE_STREAM = 1,

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * libFuzzer target: the device-side descriptor walk of ringside-vhost-vsock
- * (host/vhost-vsock/vring*.c) over guest memory the fuzzer writes, split
+ * (host/vring/vring*.c) over guest memory the fuzzer writes, split
  * and packed, with and without EVENT_IDX. Every segment popped must lie
  * inside guest memory; the walk must end (no loops) and never crash.
  */
@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "host/vhost-vsock/vring.h"
+#include "host/vring/vring.h"
 
 #define MEM_SIZE (64 * 1024)
 #define UADDR 0x100000000ull
@@ -30,10 +30,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct guest_mem gm = {
 		.nregions = 1,
-		.r[0] = { .gpa = 0, .size = MEM_SIZE, .uaddr = UADDR,
-			  .host = mem },
+		.r[0] = { .gpa = 0, .size = MEM_SIZE, .uaddr = UADDR, .host = mem },
 	};
-	struct vring vr = { 0 };
+	struct device_ring vr = { 0 };
 	static struct vq_elem e;
 	uint8_t cfg;
 
@@ -45,6 +44,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* ring sizes 1..256 (power of two when split), areas at fixed spots */
 	vr.packed = cfg & 1;
 	vr.event_idx = cfg & 2;
+	vr.indirect = !(cfg & 0x40);
 	vr.num = 1u << ((cfg >> 2) & 7);
 	if (vr.packed && (cfg & 0x20))
 		vr.num = 1 + data[1];
@@ -65,8 +65,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (i & 1)
 			vring_push(&vr, &e, (uint32_t)e.in_len);
 		else
-			vring_unpop(&vr, &e), vring_pop(&vr, &e),
-				vring_push(&vr, &e, 0);
+			vring_unpop(&vr, &e), vring_pop(&vr, &e), vring_push(&vr, &e, 0);
 		vring_need_notify(&vr);
 	}
 	vring_set_kicks(&vr, true);

@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "host/vhost-vsock/vring.h"
+#include "host/vring/vring.h"
 #include "host/vhost-vsock/vsock_hdr.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -18,7 +18,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	uint64_t total = 0;
 	unsigned n = 0;
 	size_t off = 2;
-	enum vsock_hdr_err err;
+	enum guest_hdr_err err;
 
 	if (size < 2)
 		return 0;
@@ -34,7 +34,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		off += len;
 	}
 	err = vsock_hdr_parse(iov, n, total, 3 + (data[1] & 1), data[1] & 2, &h);
-	if (err == VSOCK_HDR_OK) {
+	if (err == GUEST_HDR_OK) {
 		assert(total >= VSOCK_HDR_LEN);
 		assert(h.len <= total - VSOCK_HDR_LEN);
 		assert(h.len <= VSOCK_MAX_PKT_PAYLOAD);

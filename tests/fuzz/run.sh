@@ -8,7 +8,7 @@ secs=${1:-30}
 out=build/fuzz
 mkdir -p "$out"
 vv=host/vhost-vsock
-common="$vv/vring.c $vv/vring_split.c $vv/vring_packed.c $vv/guest_mem.c $vv/stats.c"
+common="host/vring/vring.c host/vring/vring_split.c host/vring/vring_packed.c host/vring/iov.c host/vring/guest_mem.c"
 flags="-std=gnu11 -g -O1 -I. -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -Wall -Wextra -Werror -Wno-unused-parameter"
 
 status=0

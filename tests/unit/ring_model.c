@@ -1,8 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
  * Device-side model of split and packed virtqueues for the unit tests.
- * Written from the device's half of virtio 1.2 2.7 and 2.8, independently
- * of ring_split.c / ring_packed.c, so the two check each other.
+ * Available buffers are read by host/vring, the back end's device-side
+ * ring code (written from the device's half of virtio 1.2 2.7 and 2.8,
+ * independently of the guest's ring_split.c / ring_packed.c, so the two
+ * check each other); this file adds what a test device needs on top:
+ * used elements in any order, batches, deferred publishing, raw
+ * (hostile) used entries and the notification decisions.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +15,35 @@
 #include "kernel/dma.h"
 #include "ring_model.h"
 
+/*
+ * In unit tests a buffer's "physical" address is its virtual address
+ * (kernel/dma.h), so guest memory is the whole address space but 0, and
+ * ring addresses (front-end "user" addresses in vhost-user) are the same.
+ */
+static void model_map_device_ring(struct ring_model *m, struct virtq *vq)
+{
+	struct device_ring *vr = &m->dev;
+
+	m->mem.nregions = 1;
+	m->mem.r[0] = (struct guest_region){
+		.gpa = 1,
+		.size = UINTPTR_MAX - 1,
+		.uaddr = 1,
+		.host = (uint8_t *)1,
+	};
+	vr->num = m->size;
+	vr->packed = m->layout == VIRTQ_PACKED;
+	vr->event_idx = m->event_idx;
+	vr->indirect = m->indirect_ok;
+	vr->desc_uaddr = virtq_desc_addr(vq);
+	vr->avail_uaddr = virtq_driver_addr(vq);
+	vr->used_uaddr = virtq_device_addr(vq);
+	/* vhost-user SET_VRING_BASE: packed wrap counters start at 1 (2.8.1) */
+	vring_set_base(vr, vr->packed ? 1u << 15 : 0);
+	if (!vring_map(vr, &m->mem))
+		m->errors++;
+}
+
 void ring_model_init(struct ring_model *m, struct virtq *vq)
 {
 	uint64_t f = virtq_features(vq);
@@ -18,9 +51,10 @@ void ring_model_init(struct ring_model *m, struct virtq *vq)
 	memset(m, 0, sizeof(*m));
 	m->layout = virtq_layout(vq);
 	m->size = virtq_size(vq);
-	m->event_idx = f & VIRTIO_F_EVENT_IDX;
-	m->indirect_ok = f & VIRTIO_F_INDIRECT_DESC;
+	m->event_idx = f & VIRTIO_BIT(VIRTIO_F_EVENT_IDX);
+	m->indirect_ok = f & VIRTIO_BIT(VIRTIO_F_INDIRECT_DESC);
 	m->held = calloc(m->size + 1u, sizeof(*m->held));
+	m->elem = malloc(sizeof(*m->elem));
 	if (m->layout == VIRTQ_SPLIT) {
 		m->desc = phys_to_virt(virtq_desc_addr(vq));
 		m->avail = phys_to_virt(virtq_driver_addr(vq));
@@ -32,6 +66,7 @@ void ring_model_init(struct ring_model *m, struct virtq *vq)
 		m->avail_wrap = true;
 		m->used_wrap = true;
 	}
+	model_map_device_ring(m, vq);
 }
 
 void ring_model_destroy(struct ring_model *m)
@@ -41,6 +76,7 @@ void ring_model_destroy(struct ring_model *m)
 	for (i = 0; i < m->n_held; i++)
 		free(m->held[i].seg);
 	free(m->held);
+	free(m->elem);
 }
 
 /* ---- kick (available buffer notification) suppression, device side ---- */
@@ -84,138 +120,68 @@ void ring_model_set_avail_event(struct ring_model *m, uint16_t off, bool wrap)
 	virt_mb();
 }
 
-/* ---- reading available buffers ---- */
+/* ---- reading available buffers: host/vring, the back end's ring code ---- */
 
-static void model_add_seg(struct ring_model *m, struct model_buf *b, uint64_t addr, uint32_t len,
-			  bool write)
+static void model_add_segs(struct model_buf *b, const struct iovec *iov, unsigned int n, bool write)
 {
-	struct model_seg *s;
+	unsigned int i;
 
-	/* 2.7.4.2 / 2.8.17: readable parts come before writable ones. */
-	if (!write && b->in_len)
-		m->errors++;
-	b->seg = realloc(b->seg, (b->nseg + 1) * sizeof(*b->seg));
-	s = &b->seg[b->nseg++];
-	s->addr = phys_to_virt(addr);
-	s->len = len;
-	s->write = write;
-	if (write)
-		b->in_len += len;
-	else
-		b->out_len += len;
-}
-
-/* 2.7.5.3.2: the device reads a split indirect table by its next links. */
-static int model_split_indirect(struct ring_model *m, struct model_buf *b,
-				const struct virtq_desc *d)
-{
-	const struct virtq_desc *t = phys_to_virt(d->addr);
-	unsigned int n = d->len / sizeof(*t), i = 0, count = 0;
-
-	if (!m->indirect_ok || d->len % sizeof(*t) || n == 0 || (d->flags & VIRTQ_DESC_F_NEXT))
-		return -1;
-	b->indirect = true;
-	for (;;) {
-		if (i >= n || ++count > n || (t[i].flags & VIRTQ_DESC_F_INDIRECT))
-			return -1;
-		model_add_seg(m, b, t[i].addr, t[i].len, t[i].flags & VIRTQ_DESC_F_WRITE);
-		if (!(t[i].flags & VIRTQ_DESC_F_NEXT))
-			return 0;
-		i = t[i].next;
-	}
-}
-
-static int model_split_chain(struct ring_model *m, struct model_buf *b, uint16_t head)
-{
-	unsigned int count = 0;
-	uint16_t i = head;
-
-	for (;;) {
-		const struct virtq_desc *d;
-
-		if (i >= m->size || ++count > m->size)
-			return -1;
-		d = &m->desc[i];
-		b->ndescs = (uint16_t)count;
-		if (d->flags & VIRTQ_DESC_F_INDIRECT)
-			return count == 1 ? model_split_indirect(m, b, d) : -1;
-		model_add_seg(m, b, d->addr, d->len, d->flags & VIRTQ_DESC_F_WRITE);
-		if (!(d->flags & VIRTQ_DESC_F_NEXT))
-			return 0;
-		i = d->next;
-	}
-}
-
-static int model_fetch_split(struct ring_model *m, struct model_buf *b)
-{
-	uint16_t idx = READ_ONCE(m->avail->idx), head;
-
-	if (idx == m->last_avail)
-		return 0;
-	/* 2.7.13.3.1 from the other side: idx at most size ahead. */
-	if ((uint16_t)(idx - m->last_avail) > m->size)
-		return -1;
-	virt_rmb();
-	head = m->avail->ring[m->last_avail & (m->size - 1)];
-	m->last_avail++;
-	b->id = head;
-	return model_split_chain(m, b, head) ? -1 : 1;
-}
-
-static bool model_slot_avail(const struct ring_model *m, uint16_t flags, bool wrap)
-{
-	bool a = flags & VIRTQ_DESC_F_AVAIL, u = flags & VIRTQ_DESC_F_USED;
-
-	/* 2.8.1: available when AVAIL == wrap counter and USED != it. */
-	return a == wrap && u != wrap;
-}
-
-static int model_packed_indirect(struct ring_model *m, struct model_buf *b,
-				 const struct virtq_packed_desc *d)
-{
-	const struct virtq_packed_desc *t = phys_to_virt(d->addr);
-	unsigned int n = d->len / sizeof(*t), i;
-
-	if (!m->indirect_ok || d->len % sizeof(*t) || n == 0 || (d->flags & VIRTQ_DESC_F_NEXT))
-		return -1;
-	b->indirect = true;
 	for (i = 0; i < n; i++) {
-		/* 2.8.19: WRITE is the only flag in an indirect table. */
-		if (t[i].flags & ~VIRTQ_DESC_F_WRITE)
-			return -1;
-		model_add_seg(m, b, t[i].addr, t[i].len, t[i].flags & VIRTQ_DESC_F_WRITE);
+		struct model_seg *s = &b->seg[b->nseg++];
+
+		s->addr = iov[i].iov_base;
+		s->len = (uint32_t)iov[i].iov_len;
+		s->write = write;
 	}
-	return 0;
 }
 
-static int model_fetch_packed(struct ring_model *m, struct model_buf *b)
+/*
+ * Stricter than a device must be, to catch our driver: 2.8.19 makes WRITE
+ * the only valid flag in a packed indirect table (a device ignores others).
+ */
+static bool model_packed_table_clean(const struct ring_model *m, const struct vq_elem *e)
 {
-	const struct virtq_packed_desc *d = &m->pdesc[m->avail_pos];
-	uint16_t flags = READ_ONCE(d->flags);
+	const struct virtq_packed_desc *head = &m->pdesc[e->prev_avail];
+	const struct virtq_packed_desc *t = phys_to_virt(head->addr);
+	unsigned int i;
 
-	if (!model_slot_avail(m, flags, m->avail_wrap))
-		return 0;
-	virt_rmb();
-	for (;;) {
-		d = &m->pdesc[m->avail_pos];
-		flags = READ_ONCE(d->flags);
-		/* Every descriptor of the chain carries valid avail bits. */
-		if (!model_slot_avail(m, flags, m->avail_wrap) || ++b->ndescs > m->size)
-			return -1;
-		if (flags & VIRTQ_DESC_F_INDIRECT) {
-			if (b->ndescs != 1 || model_packed_indirect(m, b, d))
-				return -1;
-		} else {
-			model_add_seg(m, b, d->addr, d->len, flags & VIRTQ_DESC_F_WRITE);
-		}
-		/* 2.8.6: Buffer ID is in the last descriptor. */
-		b->id = d->id;
-		if (++m->avail_pos == m->size) {
-			m->avail_pos = 0;
-			m->avail_wrap = !m->avail_wrap;
-		}
-		if (!(flags & VIRTQ_DESC_F_NEXT))
-			return 1;
+	for (i = 0; i < head->len / sizeof(*t); i++)
+		if (t[i].flags & ~VIRTQ_DESC_F_WRITE)
+			return false;
+	return true;
+}
+
+/* The popped chain as a held buffer; -1 if the model's own checks fail. */
+static int model_take_elem(struct ring_model *m, struct model_buf *b, const struct vq_elem *e)
+{
+	b->id = e->id;
+	b->ndescs = e->ndesc;
+	b->indirect = e->indirect;
+	b->out_len = (uint32_t)e->out_len;
+	b->in_len = (uint32_t)e->in_len;
+	b->seg = malloc((e->n_out + e->n_in + 1) * sizeof(*b->seg));
+	if (!b->seg)
+		return -1;
+	model_add_segs(b, e->out, e->n_out, false);
+	model_add_segs(b, e->in, e->n_in, true);
+	if (m->layout == VIRTQ_PACKED && e->indirect && !model_packed_table_clean(m, e))
+		return -1;
+	return 1;
+}
+
+/*
+ * The back end stops a ring the driver broke; a test device goes on (the
+ * chaos tests keep traffic running over a scribbled ring): skip the head
+ * that failed, as the rest of the chain may never be valid.
+ */
+static void model_skip_bad_head(struct ring_model *m)
+{
+	struct device_ring *vr = &m->dev;
+
+	vr->broken = false;
+	if (++vr->last_avail == vr->num && vr->packed) {
+		vr->last_avail = 0;
+		vr->avail_wrap = !vr->avail_wrap;
 	}
 }
 
@@ -225,13 +191,20 @@ int ring_model_fetch(struct ring_model *m)
 	int r;
 
 	memset(b, 0, sizeof(*b));
-	if (m->layout == VIRTQ_SPLIT)
-		r = model_fetch_split(m, b);
-	else
-		r = model_fetch_packed(m, b);
+	r = vring_pop(&m->dev, m->elem);
+	if (r < 0)
+		model_skip_bad_head(m);
+	if (r > 0)
+		r = model_take_elem(m, b, m->elem);
 	/* held[] has one spare entry: more than size in flight is a bug. */
 	if (r > 0 && m->n_held == m->size)
 		r = -1;
+	if (m->layout == VIRTQ_SPLIT) {
+		m->last_avail = m->dev.last_avail;
+	} else {
+		m->avail_pos = m->dev.last_avail;
+		m->avail_wrap = m->dev.avail_wrap;
+	}
 	if (r <= 0) {
 		free(b->seg);
 		b->seg = NULL;

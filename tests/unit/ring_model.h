@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "drivers/virtio/virtqueue.h"
+#include "host/vring/vring.h"
 
 struct model_seg {
 	void *addr;
@@ -41,13 +42,18 @@ enum model_kick_mode {
 };
 
 struct ring_model {
+	/* the device side of the ring: host/vring reads what is available */
+	struct guest_mem mem;
+	struct device_ring dev;
+	struct vq_elem *elem;
+
 	enum virtq_layout layout;
 	uint16_t size;
 	bool event_idx;
 	bool indirect_ok;
 	enum model_kick_mode kick_mode;
 
-	/* split */
+	/* split (last_avail, avail_pos, avail_wrap mirror dev after each fetch) */
 	struct virtq_desc *desc;
 	struct virtq_avail *avail;
 	struct virtq_used *used;

@@ -136,8 +136,8 @@ static void start(enum virtq_layout l, uint64_t features, const char *rxbuf)
 	n_got = 0;
 	vdev.type = VIRTIO_ID_NET;
 	vdev.num_queues = 3;
-	vdev.features = VIRTIO_F_VERSION_1 | VIRTIO_F_EVENT_IDX | features |
-			(l == VIRTQ_PACKED ? VIRTIO_F_RING_PACKED : 0);
+	vdev.features = VIRTIO_BIT(VIRTIO_F_VERSION_1) | VIRTIO_BIT(VIRTIO_F_EVENT_IDX) | features |
+			(l == VIRTQ_PACKED ? VIRTIO_BIT(VIRTIO_F_RING_PACKED) : 0);
 	if (!drv)
 		virtio_net_init();
 	assert_non_null(drv);

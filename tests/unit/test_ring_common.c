@@ -92,8 +92,9 @@ static void traffic_init(struct traffic *t, const struct param *p, uint64_t feat
 	assert_non_null(t->fx);
 	t->max_chain = max_chain;
 	t->ooo = true;
-	t->in_order = features & VIRTIO_F_IN_ORDER;
-	t->kick_mode = (features & VIRTIO_F_EVENT_IDX) ? MODEL_KICK_EVENT : MODEL_KICK_ALWAYS;
+	t->in_order = features & VIRTIO_BIT(VIRTIO_F_IN_ORDER);
+	t->kick_mode = (features & VIRTIO_BIT(VIRTIO_F_EVENT_IDX)) ? MODEL_KICK_EVENT :
+								     MODEL_KICK_ALWAYS;
 	ring_model_set_kick_mode(&t->fx->m, t->kick_mode);
 	t->n_reqs = p->size;
 	t->stride = (size_t)max_chain * SEG_MAX;
@@ -332,7 +333,7 @@ static void run_traffic(const struct param *p, uint64_t features, unsigned int m
 	traffic_init(&t, p, features, max_chain);
 	traffic_run(&t, total);
 	virtq_get_stats(t.fx->vq, &st);
-	if (features & VIRTIO_F_INDIRECT_DESC)
+	if (features & VIRTIO_BIT(VIRTIO_F_INDIRECT_DESC))
 		assert_true(st.indirect > 0);
 	else
 		assert_int_equal(st.indirect, 0);
@@ -370,20 +371,23 @@ static void test_traffic_plain(void **state)
 
 static void test_traffic_event_idx(void **state)
 {
-	run_traffic(*state, VIRTIO_F_EVENT_IDX, 4, 200000, 2);
+	run_traffic(*state, VIRTIO_BIT(VIRTIO_F_EVENT_IDX), 4, 200000, 2);
 }
 
 static void test_traffic_indirect(void **state)
 {
-	run_traffic(*state, VIRTIO_F_INDIRECT_DESC | VIRTIO_F_EVENT_IDX, 6, 100000, 3);
+	run_traffic(*state, VIRTIO_BIT(VIRTIO_F_INDIRECT_DESC) | VIRTIO_BIT(VIRTIO_F_EVENT_IDX), 6,
+		    100000, 3);
 }
 
 /* IN_ORDER: the device answers batches with one used element. */
 static void test_traffic_in_order(void **state)
 {
-	run_traffic(*state, VIRTIO_F_IN_ORDER, 4, 100000, 13);
-	run_traffic(*state, VIRTIO_F_IN_ORDER | VIRTIO_F_EVENT_IDX | VIRTIO_F_INDIRECT_DESC, 5,
-		    100000, 14);
+	run_traffic(*state, VIRTIO_BIT(VIRTIO_F_IN_ORDER), 4, 100000, 13);
+	run_traffic(*state,
+		    VIRTIO_BIT(VIRTIO_F_IN_ORDER) | VIRTIO_BIT(VIRTIO_F_EVENT_IDX) |
+			    VIRTIO_BIT(VIRTIO_F_INDIRECT_DESC),
+		    5, 100000, 14);
 }
 
 /*
@@ -397,7 +401,8 @@ static void test_traffic_in_order(void **state)
 static void test_in_order_bad(void **state)
 {
 	const struct param *p = *state;
-	struct ring_fixture *fx = ring_fixture_new(p->layout, p->size, VIRTIO_F_IN_ORDER);
+	struct ring_fixture *fx =
+		ring_fixture_new(p->layout, p->size, VIRTIO_BIT(VIRTIO_F_IN_ORDER));
 	static uint8_t data[8 * 7];
 	unsigned int i, got = 0, batches[3] = { 3, 1, 1 };
 	struct ring_model *m;
@@ -457,7 +462,7 @@ static void test_in_order_bad(void **state)
 /* Long chains, so packed chains keep straddling the ring's end. */
 static void test_traffic_long_chains(void **state)
 {
-	run_traffic(*state, VIRTIO_F_EVENT_IDX, 37, 30000, 4);
+	run_traffic(*state, VIRTIO_BIT(VIRTIO_F_EVENT_IDX), 37, 30000, 4);
 }
 
 /* Device polls and asked for no kicks: none sent, all suppressed. */
@@ -465,7 +470,7 @@ static void test_traffic_kick_never(void **state)
 {
 	const struct param *p = *state;
 	struct virtq_stats st;
-	uint64_t features[2] = { 0, VIRTIO_F_EVENT_IDX };
+	uint64_t features[2] = { 0, VIRTIO_BIT(VIRTIO_F_EVENT_IDX) };
 	struct traffic t;
 	int f;
 
@@ -486,7 +491,7 @@ static void test_traffic_kick_never(void **state)
 static void test_traffic_polling(void **state)
 {
 	const struct param *p = *state;
-	uint64_t features[2] = { 0, VIRTIO_F_EVENT_IDX };
+	uint64_t features[2] = { 0, VIRTIO_BIT(VIRTIO_F_EVENT_IDX) };
 	struct virtq_stats st;
 	struct traffic t;
 	int f;
@@ -520,7 +525,7 @@ static void chain_every_length(const struct param *p, uint64_t features)
 		/* Start each chain at a different ring offset. */
 		assert_int_equal(ring_fixture_cycle(t.fx, len % 7), len % 7);
 		assert_true(traffic_add_one(&t, len));
-		slots = (features & VIRTIO_F_INDIRECT_DESC) && len >= 2 ? 1 : len;
+		slots = (features & VIRTIO_BIT(VIRTIO_F_INDIRECT_DESC)) && len >= 2 ? 1 : len;
 		assert_int_equal(virtq_free_slots(t.fx->vq), p->size - slots);
 		traffic_kick(&t);
 		assert_int_equal(ring_model_fetch_all(&t.fx->m), 1);
@@ -546,7 +551,7 @@ static void test_chain_every_length(void **state)
 
 static void test_chain_every_length_indirect(void **state)
 {
-	chain_every_length(*state, VIRTIO_F_INDIRECT_DESC);
+	chain_every_length(*state, VIRTIO_BIT(VIRTIO_F_INDIRECT_DESC));
 }
 
 /* A full ring of chains: exactly size descriptors fit, then -ENOSPC. */
@@ -582,7 +587,8 @@ static void test_full_ring_and_errors(void **state)
 static void test_chain_too_long(void **state)
 {
 	const struct param *p = *state;
-	struct ring_fixture *fx = ring_fixture_new(p->layout, p->size, VIRTIO_F_INDIRECT_DESC);
+	struct ring_fixture *fx =
+		ring_fixture_new(p->layout, p->size, VIRTIO_BIT(VIRTIO_F_INDIRECT_DESC));
 	struct vbuf *v = calloc(p->size + 1u, sizeof(*v));
 	static uint8_t byte;
 	unsigned int i;
@@ -601,7 +607,8 @@ static void test_chain_too_long(void **state)
 static void test_indirect_fallback(void **state)
 {
 	const struct param *p = *state;
-	struct ring_fixture *fx = ring_fixture_new(p->layout, p->size, VIRTIO_F_INDIRECT_DESC);
+	struct ring_fixture *fx =
+		ring_fixture_new(p->layout, p->size, VIRTIO_BIT(VIRTIO_F_INDIRECT_DESC));
 	static uint8_t data[4];
 	struct vbuf v[4] = { { data, 1 }, { data + 1, 1 }, { data + 2, 1 }, { data + 3, 1 } };
 	struct virtq_stats st;
@@ -702,7 +709,8 @@ static void test_out_of_order(void **state)
 static void test_detach_unused(void **state)
 {
 	const struct param *p = *state;
-	struct ring_fixture *fx = ring_fixture_new(p->layout, p->size, VIRTIO_F_INDIRECT_DESC);
+	struct ring_fixture *fx =
+		ring_fixture_new(p->layout, p->size, VIRTIO_BIT(VIRTIO_F_INDIRECT_DESC));
 	uint8_t *data = calloc(p->size, 8);
 	uint8_t *seen = calloc(p->size, 1);
 	unsigned int i, n, added = 0;
@@ -777,7 +785,8 @@ static void test_kick_flags(void **state)
 static void test_kick_event_idx_brute(void **state)
 {
 	const struct param *p = *state;
-	struct ring_fixture *fx = ring_fixture_new(p->layout, p->size, VIRTIO_F_EVENT_IDX);
+	struct ring_fixture *fx =
+		ring_fixture_new(p->layout, p->size, VIRTIO_BIT(VIRTIO_F_EVENT_IDX));
 	struct ring_model *m;
 	static uint8_t data[64];
 	struct vbuf v[3] = { { data, 1 }, { data + 1, 1 }, { data + 2, 1 } };
@@ -865,7 +874,8 @@ static void test_kick_event_idx_brute(void **state)
 static void test_interrupt_event_idx(void **state)
 {
 	const struct param *p = *state;
-	struct ring_fixture *fx = ring_fixture_new(p->layout, p->size, VIRTIO_F_EVENT_IDX);
+	struct ring_fixture *fx =
+		ring_fixture_new(p->layout, p->size, VIRTIO_BIT(VIRTIO_F_EVENT_IDX));
 	static uint8_t data[8];
 	struct vbuf in[2] = { { data, 4 }, { data + 4, 4 } };
 	struct ring_model *m;
@@ -945,14 +955,15 @@ static void test_interrupt_modes(void **state)
 
 static void test_interrupt_modes_event_idx(void **state)
 {
-	interrupt_modes(*state, VIRTIO_F_EVENT_IDX);
+	interrupt_modes(*state, VIRTIO_BIT(VIRTIO_F_EVENT_IDX));
 }
 
 /* enable_cb_delayed: with EVENT_IDX one interrupt after 3/4 are used. */
 static void test_enable_cb_delayed(void **state)
 {
 	const struct param *p = *state;
-	struct ring_fixture *fx = ring_fixture_new(p->layout, p->size, VIRTIO_F_EVENT_IDX);
+	struct ring_fixture *fx =
+		ring_fixture_new(p->layout, p->size, VIRTIO_BIT(VIRTIO_F_EVENT_IDX));
 	static uint8_t data[8];
 	struct ring_model *m;
 	unsigned int round, i;
@@ -1224,7 +1235,7 @@ static void bad_chaos(const struct param *p, uint64_t features, unsigned int min
 
 static void test_bad_chaos(void **state)
 {
-	bad_chaos(*state, VIRTIO_F_EVENT_IDX, 1000);
+	bad_chaos(*state, VIRTIO_BIT(VIRTIO_F_EVENT_IDX), 1000);
 }
 
 /*
@@ -1233,7 +1244,7 @@ static void test_bad_chaos(void **state)
  */
 static void test_bad_chaos_in_order(void **state)
 {
-	bad_chaos(*state, VIRTIO_F_EVENT_IDX | VIRTIO_F_IN_ORDER, 200);
+	bad_chaos(*state, VIRTIO_BIT(VIRTIO_F_EVENT_IDX) | VIRTIO_BIT(VIRTIO_F_IN_ORDER), 200);
 }
 
 static void test_create_sizes(void **state)

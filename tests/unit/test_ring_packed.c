@@ -103,7 +103,7 @@ static void test_chain_across_end(void **state)
 /* 2.8.10 / 2.8.14: the driver event suppression structure. */
 static void test_driver_event_struct(void **state)
 {
-	struct ring_fixture *fx = new_packed(10, VIRTIO_F_EVENT_IDX);
+	struct ring_fixture *fx = new_packed(10, VIRTIO_BIT(VIRTIO_F_EVENT_IDX));
 	struct virtq_packed_event *ev = fx->m.driver;
 
 	assert_int_equal(ev->flags, RING_EVENT_FLAGS_DESC);
@@ -152,7 +152,7 @@ static void test_device_event_odd_flags(void **state)
 /* More than a lap added without a kick check: kick, positions ambiguous. */
 static void test_kick_after_full_lap(void **state)
 {
-	struct ring_fixture *fx = new_packed(4, VIRTIO_F_EVENT_IDX);
+	struct ring_fixture *fx = new_packed(4, VIRTIO_BIT(VIRTIO_F_EVENT_IDX));
 	static uint8_t data[4];
 	int i;
 

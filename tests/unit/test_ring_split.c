@@ -49,7 +49,7 @@ static void test_index_wrap(void **state)
 /* 2.7.7.1: with EVENT_IDX flags stay 0 and used_event does the work. */
 static void test_used_event_values(void **state)
 {
-	struct ring_fixture *fx = new_split(64, VIRTIO_F_EVENT_IDX);
+	struct ring_fixture *fx = new_split(64, VIRTIO_BIT(VIRTIO_F_EVENT_IDX));
 	uint16_t *used_event = virtq_used_event(fx->m.avail, 64);
 	uint64_t irqs;
 

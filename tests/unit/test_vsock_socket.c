@@ -533,8 +533,9 @@ static void test_wrong_type_on_connection(void **state)
 
 static void test_header_checks(void **state)
 {
-	struct virtio_vsock_hdr h = { .src_cid = 2, .dst_cid = 3, .len = 100,
-				      .type = S, .op = VSOCK_OP_RW };
+	struct virtio_vsock_hdr h = {
+		.src_cid = 2, .dst_cid = 3, .len = 100, .type = S, .op = VSOCK_OP_RW
+	};
 
 	assert_int_equal(vsock_hdr_check(&h, 144, 4096, 3), VSOCK_HDR_OK);
 	assert_int_equal(vsock_hdr_check(&h, 43, 4096, 3), VSOCK_HDR_SHORT);

@@ -2,26 +2,7 @@
 /* Device side of the split virtqueue (virtio 1.2, 2.7). */
 #include <string.h>
 
-#include "stats.h"
 #include "vring.h"
-
-struct split_desc {		/* virtio 1.2, 2.7.5 */
-	uint64_t addr;
-	uint32_t len;
-	uint16_t flags;
-	uint16_t next;
-};
-
-struct split_used_elem {	/* virtio 1.2, 2.7.8 */
-	uint32_t id;
-	uint32_t len;
-};
-
-_Static_assert(sizeof(struct split_desc) == 16, "split_desc layout");
-_Static_assert(sizeof(struct split_used_elem) == 8, "used elem layout");
-
-#define VRING_AVAIL_F_NO_INTERRUPT 1
-#define VRING_USED_F_NO_NOTIFY 1
 
 /* The guest writes these concurrently: read each field once. */
 static uint16_t load16(const void *p)
@@ -34,30 +15,42 @@ static void store16(void *p, uint16_t v)
 	__atomic_store_n((uint16_t *)p, v, __ATOMIC_RELEASE);
 }
 
-static uint16_t *avail_flags(struct vring *vr) { return vr->avail; }
-static uint16_t *avail_idx(struct vring *vr) { return (uint16_t *)vr->avail + 1; }
-static uint16_t *avail_ring(struct vring *vr, unsigned i)
+static uint16_t *avail_flags(struct device_ring *vr)
+{
+	return vr->avail;
+}
+static uint16_t *avail_idx(struct device_ring *vr)
+{
+	return (uint16_t *)vr->avail + 1;
+}
+static uint16_t *avail_ring(struct device_ring *vr, unsigned i)
 {
 	return (uint16_t *)vr->avail + 2 + i;
 }
-/* virtio 1.2, 2.7.10: used_event follows the avail ring */
-static uint16_t *used_event(struct vring *vr)
+/* virtio 1.2, 2.7.10: used_event follows the avail ring (Linux: vring_used_event) */
+static uint16_t *used_event(struct device_ring *vr)
 {
 	return (uint16_t *)vr->avail + 2 + vr->num;
 }
-static uint16_t *used_flags(struct vring *vr) { return vr->used; }
-static uint16_t *used_idx(struct vring *vr) { return (uint16_t *)vr->used + 1; }
-static struct split_used_elem *used_ring(struct vring *vr, unsigned i)
+static uint16_t *used_flags(struct device_ring *vr)
 {
-	return (struct split_used_elem *)((uint16_t *)vr->used + 2) + i;
+	return vr->used;
+}
+static uint16_t *used_idx(struct device_ring *vr)
+{
+	return (uint16_t *)vr->used + 1;
+}
+static struct vring_used_elem *used_ring(struct device_ring *vr, unsigned i)
+{
+	return (struct vring_used_elem *)((uint16_t *)vr->used + 2) + i;
 }
 /* ... and avail_event follows the used ring */
-static uint16_t *avail_event(struct vring *vr)
+static uint16_t *avail_event(struct device_ring *vr)
 {
 	return (uint16_t *)((char *)vr->used + 4 + 8 * vr->num);
 }
 
-bool vring_split_map(struct vring *vr)
+bool vring_split_map(struct device_ring *vr)
 {
 	uint64_t n = vr->num;
 
@@ -65,63 +58,66 @@ bool vring_split_map(struct vring *vr)
 	vr->avail = guest_mem_uaddr(vr->mem, vr->avail_uaddr, 6 + 2 * n);
 	vr->used = guest_mem_uaddr(vr->mem, vr->used_uaddr, 6 + 8 * n);
 	if (!vr->desc || !vr->avail || !vr->used) {
-		vv_violation(&stats.ring_errors, "split ring outside memory");
+		vring_violation(vr, "split ring outside memory");
 		return false;
 	}
 	/* virtio 1.2, 2.7: alignment 16/2/4 */
-	if ((vr->desc_uaddr & 15) || (vr->avail_uaddr & 1) ||
-	    (vr->used_uaddr & 3)) {
-		vv_violation(&stats.ring_errors, "misaligned split ring");
+	if ((vr->desc_uaddr & 15) || (vr->avail_uaddr & 1) || (vr->used_uaddr & 3)) {
+		vring_violation(vr, "misaligned split ring");
 		return false;
 	}
 	return true;
 }
 
 /* Walk an indirect table (virtio 1.2, 2.7.5.3); nesting is not allowed. */
-static bool split_walk_indirect(struct vring *vr, struct vq_elem *e,
-				const struct split_desc *d)
+static bool split_walk_indirect(struct device_ring *vr, struct vq_elem *e,
+				const struct vring_desc *d)
 {
-	const struct split_desc *table;
+	const struct vring_desc *table;
 	unsigned n, i, count = 0;
 
+	/* 2.7.5.3.1: only when VIRTIO_F_INDIRECT_DESC was negotiated */
+	if (!vr->indirect) {
+		vring_violation(vr, "indirect descriptor, feature not negotiated");
+		return false;
+	}
+	e->indirect = true;
 	if ((d->len & 15) || d->len == 0 || d->len / 16 > VQ_MAX_INDIRECT) {
-		vv_violation(&stats.ring_errors, "indirect table length %u",
-			     d->len);
+		vring_violation(vr, "indirect table length %u", d->len);
 		return false;
 	}
 	n = d->len / 16;
 	table = guest_mem_gpa(vr->mem, d->addr, d->len);
 	if (!table) {
-		vv_violation(&stats.ring_errors, "indirect table outside memory");
+		vring_violation(vr, "indirect table outside memory");
 		return false;
 	}
-	for (i = 0;; ) {
-		struct split_desc t;
+	for (i = 0;;) {
+		struct vring_desc t;
 
 		/* an indirect table need not be aligned */
 		memcpy(&t, &table[i], sizeof(t));
 
 		if (t.flags & VRING_DESC_F_INDIRECT) {
-			vv_violation(&stats.ring_errors, "nested indirect");
+			vring_violation(vr, "nested indirect");
 			return false;
 		}
-		if (!vring_elem_add(vr, e, t.addr, t.len,
-				    t.flags & VRING_DESC_F_WRITE))
+		if (!vring_elem_add(vr, e, t.addr, t.len, t.flags & VRING_DESC_F_WRITE))
 			return false;
 		if (!(t.flags & VRING_DESC_F_NEXT))
 			return true;
 		/* n entries at most: a longer walk means a loop */
 		if (++count >= n || t.next >= n) {
-			vv_violation(&stats.ring_errors, "bad indirect chain");
+			vring_violation(vr, "bad indirect chain");
 			return false;
 		}
 		i = t.next;
 	}
 }
 
-int vring_split_pop(struct vring *vr, struct vq_elem *e)
+int vring_split_pop(struct device_ring *vr, struct vq_elem *e)
 {
-	const struct split_desc *table = vr->desc;
+	const struct vring_desc *table = vr->desc;
 	uint16_t avail = load16(avail_idx(vr));
 	uint16_t head, i;
 	unsigned count = 0;
@@ -130,46 +126,49 @@ int vring_split_pop(struct vring *vr, struct vq_elem *e)
 		return 0;
 	/* virtio 1.2, 2.7.13.3: the driver cannot be more than num ahead */
 	if ((uint16_t)(avail - vr->last_avail) > vr->num) {
-		vv_violation(&stats.ring_errors, "avail idx %u, last %u",
-			     avail, vr->last_avail);
+		vring_violation(vr, "avail idx %u, last %u", avail, vr->last_avail);
 		return -1;
 	}
 	head = load16(avail_ring(vr, vr->last_avail & (vr->num - 1)));
 	if (head >= vr->num) {
-		vv_violation(&stats.ring_errors, "head %u >= %u", head, vr->num);
+		vring_violation(vr, "head %u >= %u", head, vr->num);
 		return -1;
 	}
-	for (i = head;; ) {
-		struct split_desc d = table[i];
+	for (i = head;;) {
+		struct vring_desc d = table[i];
 
 		if (d.flags & VRING_DESC_F_INDIRECT) {
-			/* 2.7.5.3.1: INDIRECT and NEXT together are invalid */
-			if ((d.flags & VRING_DESC_F_NEXT) || count ||
-			    !split_walk_indirect(vr, e, &d))
+			/*
+			 * 2.7.5.3.1: INDIRECT and NEXT together are invalid,
+			 * and an indirect descriptor is a chain's only one.
+			 */
+			if ((d.flags & VRING_DESC_F_NEXT) || count) {
+				vring_violation(vr, "indirect descriptor inside a chain");
+				return -1;
+			}
+			if (!split_walk_indirect(vr, e, &d))
 				return -1;
 			break;
 		}
-		if (!vring_elem_add(vr, e, d.addr, d.len,
-				    d.flags & VRING_DESC_F_WRITE))
+		if (!vring_elem_add(vr, e, d.addr, d.len, d.flags & VRING_DESC_F_WRITE))
 			return -1;
 		if (!(d.flags & VRING_DESC_F_NEXT))
 			break;
 		if (++count >= vr->num || d.next >= vr->num) {
-			vv_violation(&stats.ring_errors, "bad chain from %u",
-				     head);
+			vring_violation(vr, "bad chain from %u", head);
 			return -1;
 		}
 		i = d.next;
 	}
 	e->id = head;
-	e->ndesc = 1;
+	e->ndesc = count + 1;
 	vr->last_avail++;
 	return 1;
 }
 
-void vring_split_push(struct vring *vr, const struct vq_elem *e, uint32_t len)
+void vring_split_push(struct device_ring *vr, const struct vq_elem *e, uint32_t len)
 {
-	struct split_used_elem *u = used_ring(vr, vr->used_idx & (vr->num - 1));
+	struct vring_used_elem *u = used_ring(vr, vr->used_idx & (vr->num - 1));
 
 	u->id = e->id;
 	u->len = len;
@@ -179,18 +178,15 @@ void vring_split_push(struct vring *vr, const struct vq_elem *e, uint32_t len)
 }
 
 /* virtio 1.2, 2.7.7.2: notify if used_event lies in (old, new] */
-bool vring_split_need_notify(struct vring *vr)
+bool vring_split_need_notify(struct device_ring *vr)
 {
-	uint16_t old = vr->signalled_used, new = vr->used_idx, ev;
-
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	if (!vr->event_idx)
 		return !(load16(avail_flags(vr)) & VRING_AVAIL_F_NO_INTERRUPT);
-	ev = load16(used_event(vr));
-	return (uint16_t)(new - ev - 1) < (uint16_t)(new - old);
+	return vring_need_event(load16(used_event(vr)), vr->used_idx, vr->signalled_used);
 }
 
-bool vring_split_set_kicks(struct vring *vr, bool enable)
+bool vring_split_set_kicks(struct device_ring *vr, bool enable)
 {
 	if (vr->event_idx) {
 		if (enable)
@@ -203,7 +199,7 @@ bool vring_split_set_kicks(struct vring *vr, bool enable)
 	return load16(avail_idx(vr)) != vr->last_avail;
 }
 
-bool vring_split_avail_pending(struct vring *vr)
+bool vring_split_avail_pending(struct device_ring *vr)
 {
 	return load16(avail_idx(vr)) != vr->last_avail;
 }

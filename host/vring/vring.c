@@ -1,23 +1,37 @@
 // SPDX-License-Identifier: MIT
 /*
  * The layout-independent half of the device-side virtqueue: a thin
- * dispatcher to ring_split/ring_packed twins plus iovec helpers.
+ * dispatcher to the vring_split/vring_packed twins, and the checks both share.
  */
+#include <stdio.h>
 #include <string.h>
 
-#include "stats.h"
 #include "vring.h"
 
-bool vring_map(struct vring *vr, const struct guest_mem *mem)
+void (*vring_violation_hook)(const char *fmt, va_list ap);
+
+void vring_violation(struct device_ring *vr, const char *fmt, ...)
+{
+	va_list ap;
+
+	vr->errors++;
+	if (!vring_violation_hook)
+		return;
+	va_start(ap, fmt);
+	vring_violation_hook(fmt, ap);
+	va_end(ap);
+}
+
+bool vring_map(struct device_ring *vr, const struct guest_mem *mem)
 {
 	vr->mem = mem;
 	if (vr->num == 0 || vr->num > VRING_MAX_SIZE) {
-		vv_violation(&stats.ring_errors, "ring size %u", vr->num);
+		vring_violation(vr, "ring size %u", vr->num);
 		return false;
 	}
 	/* virtio 1.2, 2.7: a split ring's size is a power of 2 */
 	if (!vr->packed && (vr->num & (vr->num - 1))) {
-		vv_violation(&stats.ring_errors, "split ring size %u", vr->num);
+		vring_violation(vr, "split ring size %u", vr->num);
 		return false;
 	}
 	return vr->packed ? vring_packed_map(vr) : vring_split_map(vr);
@@ -27,19 +41,19 @@ bool vring_map(struct vring *vr, const struct guest_mem *mem)
  * The front end may move the base or the size of a running ring: packed
  * positions must stay inside the ring before anything is indexed.
  */
-static bool vring_usable(struct vring *vr)
+static bool vring_usable(struct device_ring *vr)
 {
 	if (vr->broken)
 		return false;
 	if (vr->packed && (vr->last_avail >= vr->num || vr->used_idx >= vr->num)) {
-		vv_violation(&stats.ring_errors, "packed position beyond ring");
+		vring_violation(vr, "packed position beyond ring");
 		vr->broken = true;
 		return false;
 	}
 	return true;
 }
 
-int vring_pop(struct vring *vr, struct vq_elem *e)
+int vring_pop(struct device_ring *vr, struct vq_elem *e)
 {
 	int ret;
 
@@ -47,6 +61,7 @@ int vring_pop(struct vring *vr, struct vq_elem *e)
 		return -1;
 	e->n_out = e->n_in = 0;
 	e->out_len = e->in_len = 0;
+	e->indirect = false;
 	e->prev_avail = vr->last_avail;
 	e->prev_wrap = vr->avail_wrap;
 	ret = vr->packed ? vring_packed_pop(vr, e) : vring_split_pop(vr, e);
@@ -60,13 +75,13 @@ int vring_pop(struct vring *vr, struct vq_elem *e)
 	return ret;
 }
 
-void vring_unpop(struct vring *vr, const struct vq_elem *e)
+void vring_unpop(struct device_ring *vr, const struct vq_elem *e)
 {
 	vr->last_avail = e->prev_avail;
 	vr->avail_wrap = e->prev_wrap;
 }
 
-void vring_push(struct vring *vr, const struct vq_elem *e, uint32_t len)
+void vring_push(struct device_ring *vr, const struct vq_elem *e, uint32_t len)
 {
 	if (!vring_usable(vr))
 		return;
@@ -77,34 +92,31 @@ void vring_push(struct vring *vr, const struct vq_elem *e, uint32_t len)
 	vr->want_notify = true;
 }
 
-bool vring_need_notify(struct vring *vr)
+bool vring_need_notify(struct device_ring *vr)
 {
 	bool ret;
 
 	if (!vr->want_notify || !vring_usable(vr))
 		return false;
 	vr->want_notify = false;
-	ret = vr->packed ? vring_packed_need_notify(vr) :
-			   vring_split_need_notify(vr);
+	ret = vr->packed ? vring_packed_need_notify(vr) : vring_split_need_notify(vr);
 	vr->signalled_used = vr->used_idx;
 	vr->signalled_wrap = vr->used_wrap;
 	return ret;
 }
 
-bool vring_set_kicks(struct vring *vr, bool enable)
+bool vring_set_kicks(struct device_ring *vr, bool enable)
 {
 	if (!vring_usable(vr))
 		return false;
-	return vr->packed ? vring_packed_set_kicks(vr, enable) :
-			    vring_split_set_kicks(vr, enable);
+	return vr->packed ? vring_packed_set_kicks(vr, enable) : vring_split_set_kicks(vr, enable);
 }
 
-bool vring_avail_pending(struct vring *vr)
+bool vring_avail_pending(struct device_ring *vr)
 {
 	if (!vring_usable(vr))
 		return false;
-	return vr->packed ? vring_packed_avail_pending(vr) :
-			    vring_split_avail_pending(vr);
+	return vr->packed ? vring_packed_avail_pending(vr) : vring_split_avail_pending(vr);
 }
 
 /*
@@ -113,7 +125,7 @@ bool vring_avail_pending(struct vring *vr)
  * index, bit 31 its wrap counter. QEMU 7.2 sends only the low 16 bits;
  * then the used index equals the avail index (nothing was in flight).
  */
-void vring_set_base(struct vring *vr, uint32_t num)
+void vring_set_base(struct device_ring *vr, uint32_t num)
 {
 	if (!vr->packed) {
 		vr->last_avail = (uint16_t)num;
@@ -135,18 +147,16 @@ void vring_set_base(struct vring *vr, uint32_t num)
 	vr->broken = false;
 }
 
-uint32_t vring_get_base(const struct vring *vr)
+uint32_t vring_get_base(const struct device_ring *vr)
 {
 	if (!vr->packed)
 		return vr->last_avail;
-	return (uint32_t)(vr->last_avail & 0x7fff) |
-	       (uint32_t)vr->avail_wrap << 15 |
-	       (uint32_t)(vr->used_idx & 0x7fff) << 16 |
-	       (uint32_t)vr->used_wrap << 31;
+	return (uint32_t)(vr->last_avail & 0x7fff) | (uint32_t)vr->avail_wrap << 15 |
+	       (uint32_t)(vr->used_idx & 0x7fff) << 16 | (uint32_t)vr->used_wrap << 31;
 }
 
-bool vring_elem_add(struct vring *vr, struct vq_elem *e, uint64_t addr,
-		    uint32_t len, bool writable)
+bool vring_elem_add(struct device_ring *vr, struct vq_elem *e, uint64_t addr, uint32_t len,
+		    bool writable)
 {
 	void *p;
 
@@ -154,20 +164,17 @@ bool vring_elem_add(struct vring *vr, struct vq_elem *e, uint64_t addr,
 		return true;
 	/* virtio 1.2, 2.7.4.2: device-writable buffers follow readable ones */
 	if (!writable && e->n_in) {
-		vv_violation(&stats.ring_errors,
-			     "readable descriptor after a writable one");
+		vring_violation(vr, "readable descriptor after a writable one");
 		return false;
 	}
 	if (e->n_out + e->n_in >= VQ_MAX_SEGS) {
-		vv_violation(&stats.ring_errors, "chain over %u segments",
-			     VQ_MAX_SEGS);
+		vring_violation(vr, "chain over %u segments", VQ_MAX_SEGS);
 		return false;
 	}
 	p = guest_mem_gpa(vr->mem, addr, len);
 	if (!p) {
-		vv_violation(&stats.ring_errors,
-			     "buffer 0x%llx+%u outside guest memory",
-			     (unsigned long long)addr, len);
+		vring_violation(vr, "buffer 0x%llx+%u outside guest memory",
+				(unsigned long long)addr, len);
 		return false;
 	}
 	if (writable) {
@@ -180,72 +187,4 @@ bool vring_elem_add(struct vring *vr, struct vq_elem *e, uint64_t addr,
 		e->out_len += len;
 	}
 	return true;
-}
-
-size_t iov_to_buf(const struct iovec *iov, unsigned n, size_t off, void *buf,
-		  size_t len)
-{
-	size_t done = 0;
-
-	for (unsigned i = 0; i < n && done < len; i++) {
-		size_t l = iov[i].iov_len;
-
-		if (off >= l) {
-			off -= l;
-			continue;
-		}
-		l -= off;
-		if (l > len - done)
-			l = len - done;
-		memcpy((char *)buf + done, (char *)iov[i].iov_base + off, l);
-		done += l;
-		off = 0;
-	}
-	return done;
-}
-
-size_t buf_to_iov(const struct iovec *iov, unsigned n, size_t off,
-		  const void *buf, size_t len)
-{
-	size_t done = 0;
-
-	for (unsigned i = 0; i < n && done < len; i++) {
-		size_t l = iov[i].iov_len;
-
-		if (off >= l) {
-			off -= l;
-			continue;
-		}
-		l -= off;
-		if (l > len - done)
-			l = len - done;
-		memcpy((char *)iov[i].iov_base + off, (const char *)buf + done,
-		       l);
-		done += l;
-		off = 0;
-	}
-	return done;
-}
-
-unsigned iov_slice(struct iovec *dst, const struct iovec *iov, unsigned n,
-		   size_t off, size_t len)
-{
-	unsigned k = 0;
-
-	for (unsigned i = 0; i < n && len; i++) {
-		size_t l = iov[i].iov_len;
-
-		if (off >= l) {
-			off -= l;
-			continue;
-		}
-		l -= off;
-		if (l > len)
-			l = len;
-		dst[k].iov_base = (char *)iov[i].iov_base + off;
-		dst[k++].iov_len = l;
-		len -= l;
-		off = 0;
-	}
-	return k;
 }

@@ -5,8 +5,7 @@
 #include "guest_mem.h"
 
 /* True if [addr, addr + len) lies inside [start, start + size). */
-static bool range_inside(uint64_t addr, uint64_t len, uint64_t start,
-			 uint64_t size)
+static bool range_inside(uint64_t addr, uint64_t len, uint64_t start, uint64_t size)
 {
 	if (addr < start)
 		return false;

@@ -6,8 +6,8 @@
  * Descriptor addresses are guest physical; ring addresses given by
  * SET_VRING_ADDR are front-end user addresses.
  */
-#ifndef VV_GUEST_MEM_H
-#define VV_GUEST_MEM_H
+#ifndef HOST_VRING_GUEST_MEM_H
+#define HOST_VRING_GUEST_MEM_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -16,11 +16,11 @@
 #define GUEST_MEM_MAX_REGIONS 8
 
 struct guest_region {
-	uint64_t gpa;		/* guest physical start */
+	uint64_t gpa; /* guest physical start */
 	uint64_t size;
-	uint64_t uaddr;		/* front end's virtual address */
-	uint8_t *host;		/* where the region starts in our mapping */
-	void *map_base;		/* what mmap returned (munmap this) */
+	uint64_t uaddr; /* front end's virtual address */
+	uint8_t *host; /* where the region starts in our mapping */
+	void *map_base; /* what mmap returned (munmap this) */
 	size_t map_len;
 };
 

@@ -1,0 +1,218 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: MIT
+"""Guest instructions per operation, counted by the ringside-cost plugin.
+
+Boots ringside with the vsock back end and the plugin, then measures with
+the counters bracketed tightly around each workload:
+
+    /usr/bin/python3 tests/qemu/cost_measure.py [--runs 3] [--cmdline ...]
+
+What the guest does while it waits (LAPIC ticks, poll loop) is measured as
+an idle rate just before each workload and subtracted for the workload's
+duration, so the numbers are the work of the operations themselves.
+tests/qemu/test_cost.py uses the same functions.
+"""
+
+import argparse
+import os
+import socket
+import statistics
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(HERE)), 'host'))
+
+from ringside import cost  # noqa: E402
+from ringside_qemu import Guest  # noqa: E402
+from vsockhost import hybrid_connect  # noqa: E402
+
+ECHO, SINK, SOURCE = 1234, 1235, 1236
+CMDLINE = 'irq=msix idle=halt'
+IDLE_WINDOW = 1.0   # seconds of idle counting before each workload
+KIB = 1024
+
+
+def boot(block_path, cmdline=CMDLINE, opts='prof=on', name='cost'):
+    """A started vsock guest whose cost block is block_path."""
+    cost_arg = block_path + (',' + opts if opts else '')
+    g = Guest('--boot', 'elf', '--vsock', '--cmdline', cmdline,
+              '--cost', cost_arg, name=name)
+    g.start()
+    deadline = time.monotonic() + 60
+    while True:     # the back end takes connections once it has the rings
+        try:
+            hybrid_connect(g.vsock_uds, ECHO).close()
+            break
+        except OSError:
+            if time.monotonic() > deadline:
+                g.stop()
+                raise
+            time.sleep(0.2)
+    return g
+
+
+def idle_rate(block, seconds=IDLE_WINDOW):
+    """Guest instructions per second while nothing is asked of it."""
+    t0, c0 = time.monotonic(), block.snapshot()
+    time.sleep(seconds)
+    t1, c1 = time.monotonic(), block.snapshot()
+    return (c1.totals['insns'] - c0.totals['insns']) / (t1 - t0)
+
+
+def settle(block, rate, limit=30.0):
+    """Wait until the guest is back to its idle instruction rate (it has
+    finished the work it was given); returns the time that took."""
+    start = time.monotonic()
+    last, t_last = block.snapshot().totals['insns'], start
+    while time.monotonic() - start < limit:
+        time.sleep(0.1)
+        now, t_now = block.snapshot().totals['insns'], time.monotonic()
+        if now - last <= 1.5 * rate * (t_now - t_last) + 2000:
+            break
+        last, t_last = now, t_now
+    return time.monotonic() - start
+
+
+class Span:
+    """Counters around one workload, with the idle rate taken off."""
+
+    def __init__(self, block, rate):
+        self.block, self.rate = block, rate
+
+    def __enter__(self):
+        self.t0 = time.monotonic()
+        self.c0 = self.block.snapshot()
+        return self
+
+    def __exit__(self, *exc):
+        self.c1 = self.block.snapshot()
+        self.seconds = time.monotonic() - self.t0
+        self.delta = self.c1 - self.c0
+
+    def insns(self):
+        """Instructions of the work: the delta less idle for its duration."""
+        return self.delta.totals['insns'] - self.rate * self.seconds
+
+
+def recv_exact(sock, n):
+    buf = bytearray()
+    while len(buf) < n:
+        chunk = sock.recv(n - len(buf))
+        if not chunk:
+            raise ConnectionError('echo closed after %d of %d bytes' % (len(buf), n))
+        buf += chunk
+    return bytes(buf)
+
+
+def pingpong(block, uds, size, count, warmup=50):
+    """(instructions per round trip, Span) for `count` echo round trips."""
+    data = bytes(i % 251 for i in range(size))
+    with hybrid_connect(uds, ECHO) as s:
+        for _ in range(warmup):
+            s.sendall(data)
+            assert recv_exact(s, size) == data
+        rate = idle_rate(block)
+        with Span(block, rate) as span:
+            for _ in range(count):
+                s.sendall(data)
+                got = recv_exact(s, size)
+        assert got == data
+    return span.insns() / count, span
+
+
+def stream_h2g(block, uds, total, buf=64 * KIB):
+    """(instructions per KiB, Span): `total` bytes into the guest's sink,
+    until the guest has gone back to idle."""
+    data = bytes(i % 251 for i in range(buf))
+    with hybrid_connect(uds, SINK) as s:
+        s.sendall(data[:4096])
+        rate = idle_rate(block)
+        with Span(block, rate) as span:
+            sent = 0
+            while sent < total:
+                s.sendall(data)
+                sent += len(data)
+            settle(block, rate)
+    return span.insns() / (sent / KIB), span
+
+
+def stream_g2h(block, uds, total, buf=64 * KIB):
+    """(instructions per KiB, Span): read `total` bytes from the guest's
+    source. The guest may have sent up to one credit window more when the
+    span ends (it stops when we stop reading): <= 256 KiB of `total`."""
+    with hybrid_connect(uds, SOURCE) as s:
+        recv_exact(s, 4096)
+        rate = idle_rate(block)
+        with Span(block, rate) as span:
+            got = 0
+            while got < total:
+                chunk = s.recv(buf)
+                if not chunk:
+                    raise ConnectionError('source closed after %d bytes' % got)
+                got += len(chunk)
+    return span.insns() / (got / KIB), span
+
+
+def spread(values):
+    if len(values) < 2:
+        return 0.0
+    return 100.0 * (max(values) - min(values)) / statistics.mean(values)
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    p.add_argument('--runs', type=int, default=3)
+    p.add_argument('--count', type=int, default=2000, help='round trips per run')
+    p.add_argument('--mib', type=int, default=32, help='MiB per stream run')
+    p.add_argument('--cmdline', default=CMDLINE)
+    p.add_argument('--top', type=int, default=10)
+    opts = p.parse_args()
+    tmp = tempfile.mkdtemp(prefix='ringside-cost-')
+    path = os.path.join(tmp, 'guest.cost')
+    g = boot(path, opts.cmdline, name='cost-measure')
+    try:
+        block = cost.CostBlock(path)
+        symbols = cost.elf_symbols(os.path.join(HERE, '..', '..', 'build', 'ringside.elf'))
+        rows = []
+        rates = [idle_rate(block, 2.0) for _ in range(opts.runs)]
+        rows.append(('idle, insns/s', rates))
+        # The first connections after boot grow the heap: their malloc costs
+        # more. One discarded run first, as in test_cost.
+        pingpong(block, g.vsock_uds, 64, opts.count)
+        rt64, spans = [], []
+        for _ in range(opts.runs):
+            v, span = pingpong(block, g.vsock_uds, 64, opts.count)
+            rt64.append(v)
+            spans.append(span)
+        rows.append(('64 B round trip', rt64))
+        rows.append(('4 KiB round trip', [pingpong(block, g.vsock_uds, 4096, opts.count // 2)[0]
+                                          for _ in range(opts.runs)]))
+        total = opts.mib << 20
+        rows.append(('h2g stream, per KiB', [stream_h2g(block, g.vsock_uds, total)[0]
+                                             for _ in range(opts.runs)]))
+        rows.append(('g2h stream, per KiB', [stream_g2h(block, g.vsock_uds, total)[0]
+                                             for _ in range(opts.runs)]))
+        print('guest: %s; %d runs' % (opts.cmdline, opts.runs))
+        print('%-22s %12s %12s %12s %8s' % ('workload', 'mean', 'min', 'max', 'spread'))
+        for name, vals in rows:
+            print('%-22s %12.1f %12.1f %12.1f %7.2f%%' % (
+                name, statistics.mean(vals), min(vals), max(vals), spread(vals)))
+        last = spans[-1]
+        halts = last.delta.totals['halts'] / opts.count
+        print('\n64 B round trip, last run: %.2f halts per round trip, %.1f us wall' % (
+            halts, 1e6 * last.seconds / opts.count))
+        print('top functions of a 64 B round trip (idle included, %.0f%% of the span):' % (
+            100.0 * last.rate * last.seconds / max(1, last.delta.totals['insns'])))
+        for line in cost.report(last.delta, symbols, opts.count, opts.top, 'rt')[10:]:
+            print(line)
+        status = g.poweroff()
+        return 0 if status == 0 else 1
+    finally:
+        g.stop()
+
+
+if __name__ == '__main__':
+    sys.exit(main())

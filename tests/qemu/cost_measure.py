@@ -54,12 +54,20 @@ def boot(block_path, cmdline=CMDLINE, opts='prof=on', name='cost'):
     return g
 
 
+class IdleRate(float):
+    """Guest instructions per second while nothing is asked of it; also
+    `per_halt`: instructions per idle wake-up (tick, poll loop, halt)."""
+    per_halt = 0.0
+
+
 def idle_rate(block, seconds=IDLE_WINDOW):
-    """Guest instructions per second while nothing is asked of it."""
     t0, c0 = time.monotonic(), block.snapshot()
     time.sleep(seconds)
     t1, c1 = time.monotonic(), block.snapshot()
-    return (c1.totals['insns'] - c0.totals['insns']) / (t1 - t0)
+    d = c1 - c0
+    rate = IdleRate(d.totals['insns'] / (t1 - t0))
+    rate.per_halt = d.totals['insns'] / max(1, d.totals['halts'])
+    return rate
 
 
 def settle(block, rate, limit=30.0):
@@ -96,6 +104,51 @@ class Span:
         """Instructions of the work: the delta less idle for its duration."""
         return self.delta.totals['insns'] - self.rate * self.seconds
 
+    def insns_by_halts(self, ops):
+        """Instructions of `ops` operations that each end in one halt: the
+        delta less an idle wake-up cycle for every other halt (timer ticks
+        while the guest waited). Unlike insns(), this does not depend on
+        how long the span took."""
+        extra = self.delta.totals['halts'] - ops
+        return self.delta.totals['insns'] - extra * getattr(self.rate, 'per_halt', 0.0)
+
+
+# Functions that run on every pass of the guest's poll loop (poll_loop is
+# inlined into kmain) or on every interrupt, work or not. How many passes
+# and tick interrupts a round trip takes depends on timing (does the device
+# complete the TX before the guest halts?), so their instructions vary from
+# run to run.
+POLL_PASS = frozenset((
+    'kmain', 'poll_once', 'shell_poll', 'console_rx_ready', 'console_getc',
+    'idle_wait', 'services_poll', 'accept_all', 'vsock_accept', 'vsock_eof',
+    'vsock_peek', 'conn_done', 'serve', 'virtio_vsock_poll',
+    'virtio_vsock_pending', 'virtq_has_used', 'virtq_has_used_split',
+    'virtq_has_used_packed', 'isr_common', 'trap_dispatch', 'lapic_eoi',
+    'timer_tick', 'isr_32', 'isr_33',
+))
+# newlib's allocator: its path per packet depends on the heap's layout, which
+# depends on how allocations and frees interleaved (timing again); a run
+# settles in one of a few modes (e.g. 162 or 316 instructions per round trip
+# in _malloc_r).
+HEAP = frozenset((
+    '_malloc_r', '_free_r', 'malloc', 'free', '_memalign_r', 'memalign',
+    '__malloc_lock', '__malloc_unlock', '_sbrk_r', '_sbrk', '_malloc_trim_r',
+))
+
+
+def split_insns(counters, symbols):
+    """(work, poll passes, heap) instructions of a span (needs the
+    profile): the work is what repeats from run to run."""
+    work = passes = heap = 0
+    for name, n in cost.by_function(counters.profile, symbols).items():
+        if name in POLL_PASS:
+            passes += n
+        elif name in HEAP:
+            heap += n
+        else:
+            work += n
+    return work, passes, heap
+
 
 def recv_exact(sock, n):
     buf = bytearray()
@@ -107,19 +160,27 @@ def recv_exact(sock, n):
     return bytes(buf)
 
 
-def pingpong(block, uds, size, count, warmup=50):
-    """(instructions per round trip, Span) for `count` echo round trips."""
+def pingpong(block, uds, size, count, warmup=50, sock=None, gap=0.0):
+    """(instructions per round trip, Span) for `count` echo round trips,
+    on `sock` if given (an echo connection), else on a new connection.
+    gap: seconds to wait after each reply, so that the guest has gone idle
+    before the next request (isolated round trips: the guest's path no
+    longer depends on whether the next request beats its halt)."""
+    if sock is None:
+        with hybrid_connect(uds, ECHO) as s:
+            return pingpong(block, uds, size, count, warmup, s, gap)
     data = bytes(i % 251 for i in range(size))
-    with hybrid_connect(uds, ECHO) as s:
-        for _ in range(warmup):
-            s.sendall(data)
-            assert recv_exact(s, size) == data
-        rate = idle_rate(block)
-        with Span(block, rate) as span:
-            for _ in range(count):
-                s.sendall(data)
-                got = recv_exact(s, size)
-        assert got == data
+    for _ in range(warmup):
+        sock.sendall(data)
+        assert recv_exact(sock, size) == data
+    rate = idle_rate(block)
+    with Span(block, rate) as span:
+        for _ in range(count):
+            sock.sendall(data)
+            got = recv_exact(sock, size)
+            if gap:
+                time.sleep(gap)
+    assert got == data
     return span.insns() / count, span
 
 

@@ -12,7 +12,8 @@ import sys
 import pytest
 
 from ringside_qemu import REPO
-from cost_measure import Span, boot, idle_rate, pingpong
+from cost_measure import ECHO, Span, boot, idle_rate, pingpong, split_insns
+from vsockhost import hybrid_connect
 
 sys.path.insert(0, os.path.join(REPO, 'host'))
 from ringside import cost  # noqa: E402
@@ -60,16 +61,32 @@ def pguest(tmp_path_factory):
 
 
 def test_roundtrip_cost_repeatable(pguest):
-    """Two identical runs of 3000 64 B echo round trips agree within 1 % on
-    guest instructions per round trip (idle rate subtracted)."""
-    uds = pguest.vsock_uds
-    pingpong(pguest.block, uds, 64, 3000)      # warms the heap (see cost_measure)
-    a, _ = pingpong(pguest.block, uds, 64, 3000)
-    b, span = pingpong(pguest.block, uds, 64, 3000)
-    assert 500 < a < 50000, a
-    assert abs(a - b) <= 0.01 * min(a, b), (a, b)
-    # msix + halt: the guest sleeps between round trips
-    assert span.delta.totals['halts'] >= 3000 * 0.9, span.delta.totals
+    """Two identical runs of 2000 isolated 64 B echo round trips on one
+    connection agree within 1 % on the guest's work per round trip: its
+    instructions outside the poll loop's passes and newlib's allocator.
+
+    Those two depend on timing, and with them the total (measured here,
+    not asserted: it varies by several % on a loaded host): how many poll
+    passes a round trip takes (does the device complete the TX before the
+    guest halts?) and the heap layout that decides malloc's path. See
+    cost_measure.POLL_PASS and HEAP, and the README (cost accounting)."""
+    count = 2000
+    syms = cost.elf_symbols(ELF)
+    with hybrid_connect(pguest.vsock_uds, ECHO) as s:
+        pingpong(pguest.block, None, 64, 200, sock=s, gap=0.0005)
+        spans = [pingpong(pguest.block, None, 64, count, 0, s, 0.0005)[1] for _ in range(2)]
+    splits = [split_insns(sp.delta, syms) for sp in spans]
+    totals = [sp.insns_by_halts(count) / count for sp in spans]
+    a, b = (sp[0] / count for sp in splits)
+    info = 'work %.1f %.1f; total %.1f %.1f; (work, passes, heap) %r' % (
+        a, b, totals[0], totals[1], splits)
+    assert 200 < a < 50000, info
+    assert abs(a - b) <= 0.01 * min(a, b), info
+    # the split found the poll passes and the allocator
+    assert all(p > 0 and h > 0 for _, p, h in splits), info
+    assert all(t > w / count for t, (w, _, _) in zip(totals, splits)), info
+    # msix + halt: the guest sleeps after every round trip
+    assert spans[1].delta.totals['halts'] >= count, spans[1].delta.totals
 
 
 def calibrate_addr(guest, passes):

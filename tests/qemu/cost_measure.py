@@ -223,10 +223,35 @@ def spread(values):
     return 100.0 * (max(values) - min(values)) / statistics.mean(values)
 
 
+def roundtrips(block, uds, symbols, size, count, runs, gap):
+    """Rows for `runs` runs of `count` round trips on one connection."""
+    rows = {'total': [], 'work': [], 'poll passes': [], 'heap': [], 'halts': []}
+    spans = []
+    with hybrid_connect(uds, ECHO) as s:
+        pingpong(block, None, size, 200, sock=s, gap=gap)
+        for _ in range(runs):
+            span = pingpong(block, None, size, count, 0, s, gap)[1]
+            work, passes, heap = split_insns(span.delta, symbols)
+            rows['total'].append(span.insns_by_halts(count) / count)
+            rows['work'].append(work / count)
+            rows['poll passes'].append(passes / count)
+            rows['heap'].append(heap / count)
+            rows['halts'].append(span.delta.totals['halts'] / count)
+            spans.append(span)
+    return rows, spans
+
+
+def print_row(name, vals):
+    print('%-30s %10.1f %10.1f %10.1f %7.2f%%' % (
+        name, statistics.mean(vals), min(vals), max(vals), spread(vals)))
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     p.add_argument('--runs', type=int, default=3)
     p.add_argument('--count', type=int, default=2000, help='round trips per run')
+    p.add_argument('--gap', type=float, default=0.0005,
+                   help='seconds after each reply (0: back to back)')
     p.add_argument('--mib', type=int, default=32, help='MiB per stream run')
     p.add_argument('--cmdline', default=CMDLINE)
     p.add_argument('--top', type=int, default=10)
@@ -237,36 +262,26 @@ def main():
     try:
         block = cost.CostBlock(path)
         symbols = cost.elf_symbols(os.path.join(HERE, '..', '..', 'build', 'ringside.elf'))
-        rows = []
+        print('guest: %s; %d runs; round trips: %d per run, %g s apart, one connection'
+              % (opts.cmdline, opts.runs, opts.count, opts.gap))
+        print('%-30s %10s %10s %10s %8s' % ('guest instructions', 'mean', 'min', 'max', 'spread'))
         rates = [idle_rate(block, 2.0) for _ in range(opts.runs)]
-        rows.append(('idle, insns/s', rates))
-        # The first connections after boot grow the heap: their malloc costs
-        # more. One discarded run first, as in test_cost.
-        pingpong(block, g.vsock_uds, 64, opts.count)
-        rt64, spans = [], []
-        for _ in range(opts.runs):
-            v, span = pingpong(block, g.vsock_uds, 64, opts.count)
-            rt64.append(v)
-            spans.append(span)
-        rows.append(('64 B round trip', rt64))
-        rows.append(('4 KiB round trip', [pingpong(block, g.vsock_uds, 4096, opts.count // 2)[0]
-                                          for _ in range(opts.runs)]))
+        print_row('idle, per second', rates)
+        print_row('idle, per wake-up', [r.per_halt for r in rates])
+        spans64 = None
+        for size in (64, 4096):
+            rows, spans = roundtrips(block, g.vsock_uds, symbols, size, opts.count,
+                                     opts.runs, opts.gap)
+            spans64 = spans64 or spans
+            for key, vals in rows.items():
+                print_row('%d B round trip, %s' % (size, key), vals)
         total = opts.mib << 20
-        rows.append(('h2g stream, per KiB', [stream_h2g(block, g.vsock_uds, total)[0]
-                                             for _ in range(opts.runs)]))
-        rows.append(('g2h stream, per KiB', [stream_g2h(block, g.vsock_uds, total)[0]
-                                             for _ in range(opts.runs)]))
-        print('guest: %s; %d runs' % (opts.cmdline, opts.runs))
-        print('%-22s %12s %12s %12s %8s' % ('workload', 'mean', 'min', 'max', 'spread'))
-        for name, vals in rows:
-            print('%-22s %12.1f %12.1f %12.1f %7.2f%%' % (
-                name, statistics.mean(vals), min(vals), max(vals), spread(vals)))
-        last = spans[-1]
-        halts = last.delta.totals['halts'] / opts.count
-        print('\n64 B round trip, last run: %.2f halts per round trip, %.1f us wall' % (
-            halts, 1e6 * last.seconds / opts.count))
-        print('top functions of a 64 B round trip (idle included, %.0f%% of the span):' % (
-            100.0 * last.rate * last.seconds / max(1, last.delta.totals['insns'])))
+        print_row('h2g stream 64 KiB, per KiB',
+                  [stream_h2g(block, g.vsock_uds, total)[0] for _ in range(opts.runs)])
+        print_row('g2h stream 64 KiB, per KiB',
+                  [stream_g2h(block, g.vsock_uds, total)[0] for _ in range(opts.runs)])
+        last = spans64[-1]
+        print('\ntop functions of a 64 B round trip (last run; idle wake-ups included):')
         for line in cost.report(last.delta, symbols, opts.count, opts.top, 'rt')[10:]:
             print(line)
         status = g.poweroff()

@@ -15,7 +15,6 @@ tests/qemu/test_cost.py uses the same functions.
 
 import argparse
 import os
-import socket
 import statistics
 import sys
 import tempfile

@@ -211,13 +211,21 @@ def elf_symbols(path):
 
 
 def system_map_symbols(path):
-    """Text symbols of a Linux System.map ("ADDR TYPE NAME" lines)."""
+    """Text symbols of a Linux System.map or a copy of /proc/kallsyms
+    ("ADDR TYPE NAME [MODULE]" lines). Debian's /boot/System.map-* is a
+    one-line stub (the real one is in the -dbg package): use the guest's
+    /proc/kallsyms, which also has the modules (virtio, vsock)."""
     entries = []
-    with open(path) as f:
+    with open(path, errors='replace') as f:
         for line in f:
             parts = line.split()
-            if len(parts) >= 3 and parts[1] in 'tTwW':
-                entries.append((int(parts[0], 16), 0, parts[2]))
+            if len(parts) >= 3 and parts[1] in ('t', 'T', 'w', 'W'):
+                addr = int(parts[0], 16)
+                if 0 < addr < (1 << 64) - 1:
+                    entries.append((addr, 0, parts[2]))
+    if not entries:
+        raise ValueError('%s: no text symbols (a stub System.map, or kallsyms '
+                         'read without privileges?)' % path)
     return Symbols(entries)
 
 

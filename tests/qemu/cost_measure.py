@@ -26,6 +26,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(HERE)), 'host'))
 
 from ringside import cost  # noqa: E402
 from ringside_qemu import Guest  # noqa: E402
+import vsockhost  # noqa: E402
 from vsockhost import hybrid_connect  # noqa: E402
 
 ECHO, SINK, SOURCE = 1234, 1235, 1236
@@ -69,16 +70,17 @@ def idle_rate(block, seconds=IDLE_WINDOW):
     return rate
 
 
-def settle(block, rate, limit=30.0):
+def settle(block, rate, limit=30.0, quiet=3):
     """Wait until the guest is back to its idle instruction rate (it has
-    finished the work it was given); returns the time that took."""
+    finished the work it was given) for `quiet` 0.1 s windows in a row;
+    returns the time that took."""
     start = time.monotonic()
     last, t_last = block.snapshot().totals['insns'], start
-    while time.monotonic() - start < limit:
+    calm = 0
+    while time.monotonic() - start < limit and calm < quiet:
         time.sleep(0.1)
         now, t_now = block.snapshot().totals['insns'], time.monotonic()
-        if now - last <= 1.5 * rate * (t_now - t_last) + 2000:
-            break
+        calm = calm + 1 if now - last <= 1.5 * rate * (t_now - t_last) + 2000 else 0
         last, t_last = now, t_now
     return time.monotonic() - start
 
@@ -245,6 +247,53 @@ def print_row(name, vals):
         name, statistics.mean(vals), min(vals), max(vals), spread(vals)))
 
 
+def read_kallsyms(q, path):
+    """The Linux guest's /proc/kallsyms (kernel and modules) into path:
+    Debian's /boot/System.map is a stub. Returns the symbols."""
+    m = q.command('echo KS-BEGIN; cat /proc/kallsyms; echo KS-END',
+                  r'\nKS-BEGIN\r?\n((?:.|\n)*?)\nKS-END\r?\n', timeout=600)
+    with open(path, 'w') as f:
+        f.write(m.group(1).decode(errors='replace').replace('\r', ''))
+    return cost.system_map_symbols(path)
+
+
+def linux_measure(opts, path):
+    """The Linux guest (make linux-guest) on the same QEMU, back end and
+    plugin; symbols from the guest's /proc/kallsyms."""
+    kernel, initrd = vsockhost.build_all()
+    tmp = os.path.dirname(path)
+    plugin = os.path.join(vsockhost.BUILD, 'host', 'ringside-cost.so')
+    with vsockhost.Backend(tmp) as be, vsockhost.Qemu(
+            be, kernel, initrd,
+            extra=['-plugin', '%s,shm=%s,prof=on' % (plugin, path)]) as q:
+        q.wait_ready()
+        symbols = read_kallsyms(q, os.path.join(tmp, 'kallsyms'))
+        block = cost.CostBlock(path)
+        print('Linux guest; %d runs; round trips: %d per run, %g s apart; symbols: %s'
+              % (opts.runs, opts.count, opts.gap, os.path.join(tmp, 'kallsyms')))
+        print('%-30s %10s %10s %10s %8s' % ('guest instructions', 'mean', 'min', 'max', 'spread'))
+        print_row('idle, per second', [idle_rate(block, 2.0) for _ in range(opts.runs)])
+        last = None
+        for size in (64, 4096):
+            vals = []
+            with hybrid_connect(be.uds, ECHO) as s:
+                pingpong(block, None, size, 200, sock=s, gap=opts.gap)
+                for _ in range(opts.runs):
+                    v, span = pingpong(block, None, size, opts.count, 0, s, opts.gap)
+                    vals.append(v)
+                    last = last or span
+            print_row('%d B round trip, total' % size, vals)
+        total = opts.mib << 20
+        print_row('h2g stream 64 KiB, per KiB',
+                  [stream_h2g(block, be.uds, total)[0] for _ in range(opts.runs)])
+        print_row('g2h stream 64 KiB, per KiB',
+                  [stream_g2h(block, be.uds, total)[0] for _ in range(opts.runs)])
+        print('\ntop functions of a 64 B round trip (first run; idle included):')
+        for line in cost.report(last.delta, symbols, opts.count, opts.top, 'rt')[10:]:
+            print(line)
+    return 0
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     p.add_argument('--runs', type=int, default=3)
@@ -254,9 +303,13 @@ def main():
     p.add_argument('--mib', type=int, default=32, help='MiB per stream run')
     p.add_argument('--cmdline', default=CMDLINE)
     p.add_argument('--top', type=int, default=10)
+    p.add_argument('--linux', action='store_true',
+                   help='measure the Linux guest instead (make linux-guest)')
     opts = p.parse_args()
     tmp = tempfile.mkdtemp(prefix='ringside-cost-')
     path = os.path.join(tmp, 'guest.cost')
+    if opts.linux:
+        return linux_measure(opts, path)
     g = boot(path, opts.cmdline, name='cost-measure')
     try:
         block = cost.CostBlock(path)

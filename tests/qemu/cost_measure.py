@@ -250,8 +250,8 @@ def print_row(name, vals):
 def read_kallsyms(q, path):
     """The Linux guest's /proc/kallsyms (kernel and modules) into path:
     Debian's /boot/System.map is a stub. Returns the symbols."""
-    m = q.command('echo KS-BEGIN; cat /proc/kallsyms; echo KS-END',
-                  r'\nKS-BEGIN\r?\n((?:.|\n)*?)\nKS-END\r?\n', timeout=600)
+    m = q.command('kallsyms', r'kallsyms-begin\r?\n((?:.|\n)*?)kallsyms-end\r?\n',
+                  timeout=600)
     with open(path, 'w') as f:
         f.write(m.group(1).decode(errors='replace').replace('\r', ''))
     return cost.system_map_symbols(path)

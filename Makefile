@@ -101,14 +101,23 @@ iso: $(BUILD)/ringside.iso
 # Each folder host/NAME/ with C sources becomes build/host/ringside-NAME;
 # host/linux-guest holds the Linux baseline guest, built by its own rules;
 # host/vring is a library (the device side of virtqueues) that programs
-# list in HOST_LIBS_NAME and the unit tests link too.
-HOST_LIB_DIRS := host/linux-guest host/vring
+# list in HOST_LIBS_NAME and the unit tests link too; host/cost is a QEMU
+# plugin (a shared object), built below.
+HOST_LIB_DIRS := host/linux-guest host/vring host/cost
 HOST_DIRS := $(filter-out $(HOST_LIB_DIRS),$(patsubst %/,%,$(dir $(wildcard host/*/*.c))))
 VRING_SRCS := $(wildcard host/vring/*.c)
 HOST_LIBS_vhost-vsock := $(VRING_SRCS) $(wildcard host/vring/*.h)
 HOST_PROGS := $(sort $(patsubst host/%,$(BUILD)/host/ringside-%,$(HOST_DIRS)))
 HOST_CFLAGS := -std=gnu11 -O2 -g $(WARN) -D_GNU_SOURCE -I.
-host: $(HOST_PROGS)
+COST_PLUGIN := $(BUILD)/host/ringside-cost.so
+host: $(HOST_PROGS) $(COST_PLUGIN)
+
+# The guest cost counter: a TCG plugin QEMU loads with -plugin (see README).
+# Its qemu_plugin_* references resolve against qemu-system-x86_64 at load time.
+$(COST_PLUGIN): $(wildcard host/cost/*.c) $(wildcard host/cost/*.h)
+	@mkdir -p $(dir $@)
+	@echo "  CC      $@"
+	@$(HOSTCC) $(HOST_CFLAGS) -shared -fPIC -fvisibility=hidden -o $@ $(filter %.c,$^) -lpthread
 
 .SECONDEXPANSION:
 $(BUILD)/host/ringside-%: $$(wildcard host/%/*.c) $$(wildcard host/%/*.h) $$(HOST_LIBS_%)

@@ -7,6 +7,7 @@
 #include "drivers/virtio/virtio_pci.h"
 #include "kernel/acpi.h"
 #include "kernel/boot_info.h"
+#include "kernel/calibrate.h"
 #include "kernel/commands.h"
 #include "kernel/config.h"
 #include "kernel/console.h"
@@ -58,6 +59,7 @@ void kmain(struct boot_info *bi)
 	config_parse_cmdline(bi->cmdline, report_bad_config);
 	shell_init();
 	commands_init();
+	calibrate_init();
 	stats_init();
 	pci_init();
 	virtio_rng_init();

@@ -21,6 +21,10 @@
  *                        in U usec P pps errors E size S burst B runs R" or
  *                        "pktgen error: ...", then "pktgen-done"
  *   reboot               restart the guest (tests: the back end survives)
+ *   kallsyms             the kernel's and modules' text symbols from
+ *                        /proc/kallsyms between "kallsyms-begin" and
+ *                        "kallsyms-end" lines (cost profiles: Debian's
+ *                        System.map is a stub)
  * A "ringside-linux-guest: ready" line on stdout says the ports listen.
  */
 #include <arpa/inet.h>
@@ -461,6 +465,25 @@ out:
 	printf("pktgen-done\n");
 }
 
+/* "ADDR TYPE NAME [MODULE]" lines of code symbols only: fewer bytes on the serial line. */
+static void print_text_symbols(void)
+{
+	FILE *f = fopen("/proc/kallsyms", "r");
+	char sym[512];
+
+	printf("kallsyms-begin\n");
+	while (f && fgets(sym, sizeof(sym), f)) {
+		char *type = strchr(sym, ' ');
+
+		if (type && (type[1] == 't' || type[1] == 'T'))
+			fputs(sym, stdout);
+	}
+	if (f)
+		fclose(f);
+	printf("kallsyms-end\n");
+	fflush(stdout);
+}
+
 int main(void)
 {
 	char line[256];
@@ -485,12 +508,14 @@ int main(void)
 		} else if (sscanf(line, "pktgen %63s %63s %llu %u %u", ip, mac, &bytes, &size,
 				  &burst) == 5) {
 			do_pktgen(ip, mac, bytes, size, burst);
+		} else if (!strcmp(line, "kallsyms\n")) {
+			print_text_symbols();
 		} else if (!strcmp(line, "reboot\n")) {
 			sync();
 			reboot(RB_AUTOBOOT);
 		} else if (line[0] != '\n')
 			printf("commands: connect|sconnect PORT BYTES | pktgen "
-			       "DSTIP DSTMAC COUNT SIZE BURST | reboot\n");
+			       "DSTIP DSTMAC COUNT SIZE BURST | kallsyms | reboot\n");
 	}
 	for (;;)
 		pause();

@@ -8,7 +8,8 @@ import re
 import sys
 
 from .errors import EXIT_USAGE, PROG, UsageError
-from .images import DEFAULT_ELF, DEFAULT_ESP, DEFAULT_ISO, DEFAULT_VSOCK_BACKEND
+from .images import COST_PLUGIN, DEFAULT_ELF, DEFAULT_ESP, DEFAULT_ISO, DEFAULT_VSOCK_BACKEND
+from .qemu import qemu_opt
 
 # --------------------------------------------------------------- options
 
@@ -99,6 +100,9 @@ def build_parser():
     a('--vsock-transport', choices=['auto', 'vhost-user', 'kernel'], default='auto',
       help='kernel: vhost-vsock-pci (/dev/vhost-vsock); auto: kernel with KVM and '
            '/dev/vhost-vsock, else our vhost-user back end')
+    # --cost PATH[,OPTS]: guest cost counters (README, cost accounting); out of
+    # --help, which must fit a screen.
+    a('--cost', metavar='PATH[,OPTS]', help=argparse.SUPPRESS)
     a('--qemu-arg', action='append', default=[], metavar='ARG',
       help='extra QEMU argument (repeatable)')
     a('--dry-run', action='store_true', help='print the command line(s), start nothing')
@@ -164,4 +168,9 @@ def resolve(opts):
                          'not --vsock-transport kernel')
     if opts.strict and not opts.cmd:
         raise UsageError('--strict needs --cmd')
+    if opts.cost:
+        # The cost plugin's block: shm=PATH, then its own options as given.
+        path, _, rest = opts.cost.partition(',')
+        plugin = '%s,shm=%s' % (COST_PLUGIN, qemu_opt(os.path.abspath(path)))
+        opts.qemu_arg = ['-plugin', plugin + (',' + rest if rest else '')] + opts.qemu_arg
     return opts

@@ -155,7 +155,8 @@ class Qemu:
     """QEMU TCG with a vhost-user-vsock-pci device and a serial console."""
 
     def __init__(self, backend, kernel, initrd, packed=False, append="",
-                 mem="512M", share=True, event_idx=True, indirect=True):
+                 mem="512M", share=True, event_idx=True, indirect=True,
+                 extra=()):
         dev = "vhost-user-vsock-pci,chardev=vu"
         if packed:
             dev += ",packed=on"
@@ -173,7 +174,7 @@ class Qemu:
                "-nic", "none", "-monitor", "none", "-nographic",
                "-chardev", "stdio,id=s0,signal=off", "-serial", "chardev:s0",
                "-kernel", kernel, "-initrd", initrd,
-               "-append", "console=ttyS0 quiet panic=-1 " + append]
+               "-append", "console=ttyS0 quiet panic=-1 " + append] + list(extra)
         self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE,
                                      stderr=subprocess.STDOUT)

@@ -1,0 +1,77 @@
+# SPDX-License-Identifier: MIT
+"""cost-report: print a ringside-cost block (live or recorded): counters and
+the guest functions that executed the most instructions, per operation.
+
+    host/cost-report build/guest.cost
+    host/cost-report --base before.cost --ops 10000 after.cost
+    host/cost-report --system-map kallsyms.txt linux.cost   # Linux guest
+"""
+
+import argparse
+import json
+import os
+import sys
+
+from . import cost
+from .images import repo_path
+
+DEFAULT_ELF = repo_path('build', 'ringside.elf')
+
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(
+        prog='cost-report',
+        description='Counters and top guest functions of a ringside-cost block.')
+    p.add_argument('block', help='cost block file (the plugin\'s shm=PATH, or a copy)')
+    p.add_argument('--base', metavar='FILE',
+                   help='subtract this earlier copy of the block (a delta)')
+    p.add_argument('--ops', type=float, default=1.0, metavar='N',
+                   help='operations in the measured span: print per operation')
+    p.add_argument('--what', default='op', metavar='NAME',
+                   help='name of one operation in headings (default op)')
+    p.add_argument('--top', type=int, default=10, metavar='N',
+                   help='functions to list (default 10)')
+    sym = p.add_mutually_exclusive_group()
+    sym.add_argument('--elf', metavar='PATH',
+                     help='symbols from this ELF (default build/ringside.elf)')
+    sym.add_argument('--system-map', metavar='PATH',
+                     help="symbols from a Linux System.map or the guest's /proc/kallsyms")
+    p.add_argument('--json', metavar='FILE', help='also write the numbers as JSON')
+    opts = p.parse_args(argv)
+    if opts.ops <= 0:
+        p.error('--ops must be > 0')
+    return opts
+
+
+def load_symbols(opts):
+    if opts.system_map:
+        try:
+            return cost.system_map_symbols(opts.system_map)
+        except (OSError, ValueError) as e:
+            sys.exit('cost-report: %s' % e)
+    path = opts.elf or DEFAULT_ELF
+    if not os.path.exists(path):
+        if opts.elf:
+            sys.exit('cost-report: %s: no such file' % path)
+        return None
+    return cost.elf_symbols(path)
+
+
+def main(argv=None):
+    opts = parse_args(sys.argv[1:] if argv is None else argv)
+    try:
+        counters = cost.read_file(opts.block)
+        if opts.base:
+            counters = counters - cost.read_file(opts.base)
+    except (OSError, cost.CostFormatError) as e:
+        sys.exit('cost-report: %s' % e)
+    symbols = load_symbols(opts)
+    for line in cost.report(counters, symbols, opts.ops, opts.top, opts.what):
+        print(line)
+    if opts.json:
+        funcs = cost.by_function(counters.profile, symbols)
+        with open(opts.json, 'w') as f:
+            json.dump({'ops': opts.ops, 'totals': counters.totals,
+                       'vcpus': counters.vcpus, 'functions': funcs}, f,
+                      indent=1, sort_keys=True)
+    return 0

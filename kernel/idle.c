@@ -6,6 +6,7 @@
 #include "kernel/cpu.h"
 #include "kernel/idle.h"
 #include "kernel/lapic.h"
+#include "kernel/poll.h"
 #include "kernel/stats.h"
 
 #define IDLE_HALT 1
@@ -18,12 +19,12 @@ static uint64_t halts;
  * instruction, so an interrupt that became pending after the check still
  * ends the hlt instead of being taken before it (SDM 2B, STI).
  */
-void idle_wait(bool (*pending)(void))
+void idle_wait(void)
 {
 	if (config_get(CFG_IDLE) != IDLE_HALT)
 		return;
 	irq_disable();
-	if (console_rx_ready() || (pending && pending())) {
+	if (console_rx_ready() || poll_pending()) {
 		irq_enable();
 		return;
 	}

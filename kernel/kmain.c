@@ -28,20 +28,12 @@ static void report_bad_config(const char *msg)
 	printf("cmdline: %s (default kept)\n", msg);
 }
 
-void poll_once(void)
-{
-	virtio_vsock_poll();
-	vsock_poll();
-	net_poll();
-	services_poll();
-}
-
 static void __attribute__((noreturn)) poll_loop(void)
 {
 	for (;;) {
 		poll_once();
 		shell_poll();
-		idle_wait(virtio_vsock_pending);
+		idle_wait();
 	}
 }
 
@@ -62,7 +54,9 @@ void kmain(struct boot_info *bi)
 	pci_init();
 	virtio_rng_init();
 	virtio_vsock_init();
+	vsock_poller_init();
 	net_init();
+	net_shell_init();
 	virtio_net_init();
 	virtio_pci_init();
 	services_init();

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "kernel/config.h"
+#include "kernel/poll.h"
 #include "net/proto.h"
 
 struct net_proto_stats net_stats;
@@ -33,12 +34,30 @@ struct net_dev *net_device(void)
 }
 
 /* A budget keeps one busy device from starving the shell and vsock. */
-#define NET_POLL_BUDGET 64
-
-void net_poll(void)
+static unsigned int net_poll_budget(unsigned int budget)
 {
-	if (the_dev)
-		the_dev->ops->poll(the_dev, NET_POLL_BUDGET);
+	return the_dev ? the_dev->ops->poll(the_dev, budget) : 0;
+}
+
+unsigned int net_poll(void)
+{
+	return net_poll_budget(POLL_BUDGET);
+}
+
+static bool net_pending(void)
+{
+	return the_dev && the_dev->ops->pending && the_dev->ops->pending(the_dev);
+}
+
+static const struct poller net_poller = {
+	.name = "net",
+	.poll = net_poll_budget,
+	.pending = net_pending,
+};
+
+void net_init(void)
+{
+	poll_register(&net_poller);
 }
 
 unsigned int net_xmit(const struct net_frame *frames, unsigned int n)

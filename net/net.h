@@ -59,6 +59,11 @@ struct net_dev_ops {
 	 * net_rx(). Returns the frames received.
 	 */
 	unsigned int (*poll)(struct net_dev *dev, unsigned int budget);
+	/*
+	 * Would poll() find work? Called with interrupts off before idle=halt
+	 * sleeps (optional: NULL never keeps the CPU awake).
+	 */
+	bool (*pending)(struct net_dev *dev);
 	/* Driver details for `net` (optional). */
 	void (*show)(struct net_dev *dev);
 };
@@ -93,8 +98,10 @@ struct net_proto_stats {
 
 extern struct net_proto_stats net_stats;
 
-/* Registers the shell commands and config hooks; call before drivers probe. */
+/* Puts the net layer into the poll loop; call before drivers probe. */
 void net_init(void);
+/* The `net`, `ping` and `pktgen` shell commands. */
+void net_shell_init(void);
 /* One device at a time: the first registered is used. */
 void net_register(struct net_dev *dev);
 void net_unregister(struct net_dev *dev);
@@ -103,8 +110,8 @@ struct net_dev *net_device(void);
 /* The driver's receive path: one whole frame, valid only during the call. */
 void net_rx(struct net_dev *dev, const void *frame, uint32_t len);
 
-/* From the poll loop: receive, reclaim sent buffers. */
-void net_poll(void);
+/* From the poll loop: receive, reclaim sent buffers; frames received. */
+unsigned int net_poll(void);
 
 /* Send frames through the registered device; returns frames taken. */
 unsigned int net_xmit(const struct net_frame *frames, unsigned int n);

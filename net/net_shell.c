@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * The `net` and `ping` shell commands, and net_init() which registers
- * them (and pktgen's).
+ * The `net` and `ping` shell commands, and net_shell_init() which
+ * registers them (and pktgen's).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "kernel/config.h"
+#include "kernel/poll.h"
 #include "kernel/shell.h"
 #include "kernel/time.h"
 #include "net/pktgen.h"
@@ -63,6 +64,13 @@ static int cmd_net(int argc, char **argv)
 	return 0;
 }
 
+static enum poll_step echo_answered(void *arg)
+{
+	const struct icmp_wait *w = arg;
+
+	return w->answered ? POLL_DONE : POLL_AGAIN;
+}
+
 static int ping_one(uint32_t dst, uint16_t seq, uint32_t size, const uint8_t *data)
 {
 	struct icmp_wait w = { .peer = dst, .id = PING_ID, .seq = seq };
@@ -73,8 +81,8 @@ static int ping_one(uint32_t dst, uint16_t seq, uint32_t size, const uint8_t *da
 	icmp_set_wait(&w);
 	start = now_ns();
 	ret = icmp_send_echo(dst, PING_ID, seq, data, size);
-	while (!ret && !w.answered && now_ns() - start < PING_TIMEOUT_NS)
-		net_poll();
+	if (!ret)
+		poll_wait(echo_answered, &w, start + PING_TIMEOUT_NS);
 	icmp_set_wait(NULL);
 	if (ret) {
 		printf("ping: seq %u: send failed (%d)\n", seq, ret);
@@ -128,8 +136,8 @@ static int cmd_ping(int argc, char **argv)
 		uint64_t next = now_ns() + PING_INTERVAL_NS;
 
 		got += ping_one(dst, (uint16_t)seq, (uint32_t)size, data);
-		while (seq < count && now_ns() < next)
-			net_poll();
+		if (seq < count)
+			poll_sleep_until(next);
 	}
 	printf("ping: %lu sent, %u received\n", count, got);
 	if (!got)
@@ -151,7 +159,7 @@ static const struct shell_cmd ping_cmd = {
 	.run = cmd_ping,
 };
 
-void net_init(void)
+void net_shell_init(void)
 {
 	shell_register(&net_cmd);
 	shell_register(&ping_cmd);

@@ -322,6 +322,14 @@ static unsigned int vnet_poll(struct net_dev *dev, unsigned int budget)
 	return rx_poll(vn, budget);
 }
 
+/* Received frames wait; sent buffers are reclaimed when a pass comes anyway. */
+static bool vnet_pending(struct net_dev *dev)
+{
+	struct virtio_net *vn = dev->priv;
+
+	return virtq_has_used(vn->rxq);
+}
+
 static void vnet_show(struct net_dev *dev)
 {
 	struct virtio_net *vn = dev->priv;
@@ -343,6 +351,7 @@ static void vnet_show(struct net_dev *dev)
 static const struct net_dev_ops vnet_ops = {
 	.xmit_burst = vnet_xmit_burst,
 	.poll = vnet_poll,
+	.pending = vnet_pending,
 	.show = vnet_show,
 };
 

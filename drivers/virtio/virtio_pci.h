@@ -98,9 +98,6 @@ void virtio_reprobe_all(void);
 void virtio_rng_init(void);
 void virtio_net_init(void);
 void virtio_vsock_init(void);
-/* The vsock driver's share of the poll loop: RX, TX completions, events. */
-void virtio_vsock_poll(void);
-bool virtio_vsock_pending(void);
 
 /* The `virtio` shell command (virtio_show.c). */
 void virtio_show_init(void);

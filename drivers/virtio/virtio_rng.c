@@ -10,6 +10,7 @@
 #include <stdlib.h>
 
 #include "drivers/virtio/virtio_pci.h"
+#include "kernel/poll.h"
 #include "kernel/shell.h"
 #include "kernel/time.h"
 
@@ -68,21 +69,46 @@ static void rng_show(struct virtio_device *vdev)
 	       (unsigned long long)r->requests, (unsigned long long)r->short_reads);
 }
 
+/* idle=halt must not sleep past a completion the waiting command wants */
+static bool rng_pending(void)
+{
+	return rng && virtq_has_used(rng->vq);
+}
+
+static const struct poller rng_poller = {
+	.name = "virtio-rng",
+	.pending = rng_pending,
+};
+
+struct rng_wait {
+	struct virtio_rng *r;
+	void *token;
+	uint32_t got;
+};
+
+static enum poll_step rng_completed(void *arg)
+{
+	struct rng_wait *w = arg;
+
+	w->token = virtq_get_used(w->r->vq, &w->got);
+	return w->token ? POLL_DONE : POLL_AGAIN;
+}
+
 /* One request: post @len bytes, wait for the device to return them. */
 static int rng_read(struct virtio_rng *r, uint32_t len, uint32_t *got)
 {
 	struct vbuf in = { r->buf, len };
-	uint64_t deadline = now_ns() + RNG_TIMEOUT_NS;
+	struct rng_wait w = { .r = r };
 	void *token;
 
 	if (virtq_add(r->vq, NULL, 0, &in, 1, r))
 		return shell_error("rng: queue full");
 	virtq_kick(r->vq);
 	r->requests++;
-	while (!(token = virtq_get_used(r->vq, got))) {
-		if (now_ns() > deadline)
-			return shell_error("rng: device did not answer in 10 s");
-	}
+	if (!poll_wait(rng_completed, &w, now_ns() + RNG_TIMEOUT_NS))
+		return shell_error("rng: device did not answer in 10 s");
+	token = w.token;
+	*got = w.got;
 	if (token != r)
 		return shell_error("rng: unexpected completion token");
 	if (*got < len)
@@ -107,7 +133,7 @@ static int cmd_rng(int argc, char **argv)
 	if (!rng)
 		return shell_error("rng: no virtio-rng device");
 	while (have < want) {
-		uint32_t len = want - have > RNG_BUF ? RNG_BUF : want - have, got;
+		uint32_t len = want - have > RNG_BUF ? RNG_BUF : want - have, got = 0;
 
 		if (rng_read(rng, len, &got))
 			return -1;
@@ -141,5 +167,6 @@ static const struct virtio_driver rng_driver = {
 void virtio_rng_init(void)
 {
 	virtio_register_driver(&rng_driver);
+	poll_register(&rng_poller);
 	shell_register(&rng_cmd);
 }

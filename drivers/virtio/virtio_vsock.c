@@ -21,6 +21,7 @@
 
 #include "drivers/virtio/virtio_pci.h"
 #include "kernel/config.h"
+#include "kernel/poll.h"
 #include "kernel/printk.h"
 #include "kernel/stats.h"
 #include "net/vsock/vsock.h"
@@ -245,7 +246,7 @@ static void ev_reap(struct virtio_vsock *d)
 }
 
 /* Work waiting that the next poll pass would pick up (idle=halt asks). */
-bool virtio_vsock_pending(void)
+static bool vsock_dev_pending(void)
 {
 	struct virtio_vsock *d = vsock_dev;
 
@@ -253,27 +254,47 @@ bool virtio_vsock_pending(void)
 		     virtq_has_used(d->ev));
 }
 
-void virtio_vsock_poll(void)
+/* The driver's share of the poll loop: RX, TX completions, events. */
+static unsigned int vsock_dev_poll(unsigned int budget)
 {
 	struct virtio_vsock *d = vsock_dev;
+	unsigned int work = 0;
 
 	if (!d)
-		return;
+		return 0;
 	if (virtq_has_used(d->rx)) {
 		rx_reap(d);
 		rx_refill(d);
+		work++;
 	}
-	if (virtq_has_used(d->tx))
+	if (virtq_has_used(d->tx)) {
 		tx_reclaim(d);
-	if (d->txq_head)
+		work++;
+	}
+	if (d->txq_head) {
 		tx_flush(d);
-	if (virtq_has_used(d->ev))
+		work++;
+	}
+	if (virtq_has_used(d->ev)) {
 		ev_reap(d);
+		work++;
+	}
+	return work;
 }
+
+static const struct poller vsock_dev_poller = {
+	.name = "virtio-vsock",
+	.poll = vsock_dev_poll,
+	.pending = vsock_dev_pending,
+};
 
 /* ---- probe ---- */
 
-static void rx_drain(struct virtq *vq)
+/*
+ * The interrupt only ends idle_wait's hlt; the poll loop does the work, so
+ * the handler has nothing to do.
+ */
+static void wake_poll_loop(struct virtq *vq)
 {
 }
 
@@ -285,9 +306,9 @@ static int vsock_probe(struct virtio_device *vdev)
 		return -1;
 	d->vdev = vdev;
 	read_cid(d);
-	d->rx = virtio_setup_queue(vdev, VSOCK_RXQ, 0, rx_drain);
+	d->rx = virtio_setup_queue(vdev, VSOCK_RXQ, 0, wake_poll_loop);
 	d->tx = virtio_setup_queue(vdev, VSOCK_TXQ, 0, NULL); /* never interrupts */
-	d->ev = virtio_setup_queue(vdev, VSOCK_EVQ, 0, rx_drain);
+	d->ev = virtio_setup_queue(vdev, VSOCK_EVQ, 0, wake_poll_loop);
 	if (!d->rx || !d->tx || !d->ev) {
 		free(d);
 		return -1;
@@ -393,6 +414,7 @@ static const struct virtio_driver vsock_driver = {
 void virtio_vsock_init(void)
 {
 	vsock_init(&virtio_vsock_transport);
+	poll_register(&vsock_dev_poller);
 	virtio_register_driver(&vsock_driver);
 	stats_register("virtio-vsock", vsock_driver_stats);
 }

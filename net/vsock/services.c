@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "kernel/config.h"
+#include "kernel/poll.h"
 #include "kernel/stats.h"
 #include "net/vsock/services.h"
 #include "net/vsock/vsock.h"
@@ -180,7 +181,7 @@ static void accept_all(struct service *svc, struct vsock_sock *l, bool seqpacket
 	}
 }
 
-void services_poll(void)
+static unsigned int services_poll(unsigned int budget)
 {
 	for (int k = 0; k < SVC_COUNT; k++) {
 		struct service *svc = &services[k];
@@ -195,7 +196,13 @@ void services_poll(void)
 				i++;
 		}
 	}
+	return 0;
 }
+
+static const struct poller services_poller = {
+	.name = "services",
+	.poll = services_poll,
+};
 
 /* ---- listeners, following the *_port keys ---- */
 
@@ -254,5 +261,6 @@ void services_init(void)
 		service_start(&services[k], k);
 		config_on_change(services[k].port_key, port_changed);
 	}
+	poll_register(&services_poller);
 	stats_register("services", services_stats);
 }

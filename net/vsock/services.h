@@ -23,6 +23,5 @@ const uint8_t *vsock_pattern(void);
 void services_init(void);
 /* The `vsock` command and the socket counters in `stats` (vsock_cmd.c). */
 void vsock_cmd_init(void);
-void services_poll(void);
 
 #endif

@@ -64,6 +64,8 @@ void vsock_rx(struct vsock_pkt *pkt);
 void vsock_transport_reset(void);
 /* Timers: connect and close timeouts, pending credit updates. */
 void vsock_poll(void);
+/* Puts vsock_poll() into the poll loop (poller.c). */
+void vsock_poller_init(void);
 const struct vsock_counters *vsock_counters(void);
 uint64_t vsock_local_cid(void);
 

@@ -1,7 +1,8 @@
 # ringside — the only entry point.
 #   make            build/ringside.elf, build/ringside.iso, host programs
 #   make deps       install the Debian packages everything needs (as root)
-#   make test       unit tests, then the QEMU tests (pytest)
+#   make test       include check, unit tests, fuzzers, then the QEMU tests (pytest)
+#   make check      the guest's include layering (tests/check-includes)
 #   make run        boot the ISO with vsock (build/vsock), serial console on stdio
 #   make bench      the main job: boot the appliance and print benchmark tables
 #   make clean      remove build/ (the newlib build is kept: make distclean)
@@ -32,14 +33,14 @@ KLDFLAGS := -nostdlib -static -no-pie -Wl,-n -Wl,-z,max-page-size=0x1000 \
 	-Wl,--build-id=sha1 -Wl,-z,noexecstack -Wl,-T,kernel/linker.ld
 
 # Everything in these folders is kernel code; one concept per file.
-KERNEL_DIRS := boot kernel drivers/virtio net net/vsock libc
+KERNEL_DIRS := boot kernel drivers/virtio net net/vsock app libc
 KERNEL_SRCS := $(filter-out boot/efi_%.c,$(foreach d,$(KERNEL_DIRS),$(wildcard $(d)/*.c $(d)/*.S)))
 KERNEL_OBJS := $(patsubst %,$(BUILD)/k/%.o,$(basename $(KERNEL_SRCS)))
 
 NEWLIB_LIBS := $(NEWLIB_SYS)/lib/libc.a $(NEWLIB_SYS)/lib/libm.a
 LIBGCC := $(shell $(KCC) -print-libgcc-file-name)
 
-.PHONY: all deps kernel iso host test unit fuzz qemu-test run bench clean distclean format
+.PHONY: all deps kernel iso host test check unit fuzz qemu-test run bench clean distclean format
 all: $(BUILD)/ringside.elf $(BUILD)/ringside.iso host
 
 deps:
@@ -134,7 +135,12 @@ FUZZ_SECONDS ?= 20
 fuzz:
 	tests/fuzz/run.sh $(FUZZ_SECONDS)
 
+# Source rules no compiler checks: the guest's include layering.
+check:
+	@tests/check-includes
+
 test: deps
+	$(MAKE) check
 	$(MAKE) all
 	$(MAKE) unit
 	$(MAKE) fuzz

@@ -4,8 +4,8 @@
  */
 #include <stdio.h>
 
-#include "drivers/virtio/virtio_pci.h"
 #include "kernel/acpi.h"
+#include "kernel/app.h"
 #include "kernel/boot_info.h"
 #include "kernel/commands.h"
 #include "kernel/config.h"
@@ -19,9 +19,6 @@
 #include "kernel/shell.h"
 #include "kernel/stats.h"
 #include "kernel/time.h"
-#include "net/net.h"
-#include "net/vsock/services.h"
-#include "net/vsock/vsock.h"
 
 static void report_bad_config(const char *msg)
 {
@@ -52,15 +49,7 @@ void kmain(struct boot_info *bi)
 	commands_init();
 	stats_init();
 	pci_init();
-	virtio_rng_init();
-	virtio_vsock_init();
-	vsock_poller_init();
-	net_init();
-	net_shell_init();
-	virtio_net_init();
-	virtio_pci_init();
-	services_init();
-	vsock_cmd_init();
+	app_init();
 	irq_enable();
 	idle_init();
 

@@ -100,8 +100,6 @@ extern struct net_proto_stats net_stats;
 
 /* Puts the net layer into the poll loop; call before drivers probe. */
 void net_init(void);
-/* The `net`, `ping` and `pktgen` shell commands. */
-void net_shell_init(void);
 /* One device at a time: the first registered is used. */
 void net_register(struct net_dev *dev);
 void net_unregister(struct net_dev *dev);

@@ -14,11 +14,11 @@
 
 #include <cmocka.h>
 
+#include "app/pktgen.h"
 #include "kernel/config.h"
 #include "kernel/shell.h"
 #include "kernel/time.h"
 #include "net/net.h"
-#include "net/pktgen.h"
 #include "net/proto.h"
 
 /* ---- kernel stubs ---- */

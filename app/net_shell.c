@@ -8,11 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "app/app.h"
+#include "app/pktgen.h"
 #include "kernel/config.h"
 #include "kernel/poll.h"
 #include "kernel/shell.h"
 #include "kernel/time.h"
-#include "net/pktgen.h"
 #include "net/proto.h"
 
 #define PING_TIMEOUT_NS 2000000000ULL

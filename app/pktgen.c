@@ -11,10 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "app/pktgen.h"
 #include "kernel/poll.h"
 #include "kernel/shell.h"
 #include "kernel/time.h"
-#include "net/pktgen.h"
 #include "net/proto.h"
 
 #define PKTGEN_STALL_NS 5000000000ULL

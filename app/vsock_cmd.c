@@ -9,12 +9,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "app/app.h"
+#include "app/services.h"
 #include "kernel/io.h"
 #include "kernel/poll.h"
 #include "kernel/shell.h"
 #include "kernel/stats.h"
 #include "kernel/time.h"
-#include "net/vsock/services.h"
 #include "net/vsock/vsock.h"
 
 #define CONNECT_WAIT_NS (15ULL * 1000000000ULL)

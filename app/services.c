@@ -8,10 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "app/services.h"
 #include "kernel/config.h"
 #include "kernel/poll.h"
 #include "kernel/stats.h"
-#include "net/vsock/services.h"
 #include "net/vsock/vsock.h"
 
 #define MAX_CONNS 128

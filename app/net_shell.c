@@ -57,8 +57,8 @@ static int cmd_net(int argc, char **argv)
 		printf("net: %s mac %s link %s mtu %u\n", dev->name, net_mac_str(dev->mac, mac),
 		       dev->link_up ? "up" : "down", dev->mtu);
 	printf("ip: %s/%u gw %s udp_echo_port %u\n", net_ip_str(net_ip(), ip),
-	       (unsigned int)config_get(CFG_PREFIX), net_ip_str(net_gateway(), gw),
-	       (unsigned int)config_get(CFG_UDP_ECHO_PORT));
+	       (unsigned int)config_get(&cfg_prefix), net_ip_str(net_gateway(), gw),
+	       (unsigned int)config_get(&cfg_udp_echo_port));
 	if (dev && dev->ops->show)
 		dev->ops->show(dev);
 	show_counters();

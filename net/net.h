@@ -12,6 +12,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "kernel/config.h"
+
 #define ETH_ALEN 6
 #define ETH_HLEN 14
 #define ETH_ZLEN 60 /* shortest frame without FCS; shorter ones are padded */
@@ -113,6 +115,9 @@ unsigned int net_poll(void);
 
 /* Send frames through the registered device; returns frames taken. */
 unsigned int net_xmit(const struct net_frame *frames, unsigned int n);
+
+/* Keys others show: prefix length of ip (net.c), UDP echo port (udp.c). */
+extern struct config_key cfg_prefix, cfg_udp_echo_port;
 
 /* Our static addressing (host byte order), from the config keys. */
 uint32_t net_ip(void);

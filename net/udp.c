@@ -8,6 +8,14 @@
 #include "kernel/config.h"
 #include "net/proto.h"
 
+CONFIG_KEY(cfg_udp_echo_port) = {
+	.name = "udp_echo_port",
+	.help = "net: UDP echo service port (0: off)",
+	.type = CONFIG_UINT,
+	.max = 65535,
+	.def = 7,
+};
+
 void udp_build_header(uint8_t *udp, uint32_t src, uint32_t dst, uint16_t sport, uint16_t dport,
 		      uint32_t payload_len)
 {
@@ -41,7 +49,7 @@ static void udp_echo(const uint8_t *frame, uint32_t src, const uint8_t *pkt, uin
 
 void udp_input(const uint8_t *frame, uint32_t src, uint32_t dst, const uint8_t *pkt, uint32_t len)
 {
-	uint16_t ulen, sum, port = (uint16_t)config_get(CFG_UDP_ECHO_PORT);
+	uint16_t ulen, sum, port = (uint16_t)config_get(&cfg_udp_echo_port);
 
 	net_stats.udp_rx++;
 	if (len < UDP_HLEN) {

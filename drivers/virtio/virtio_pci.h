@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "drivers/virtio/virtqueue.h"
+#include "kernel/config.h"
 #include "kernel/pci.h"
 
 #define VIRTIO_F_VERSION_1_BIT 32
@@ -93,6 +94,9 @@ bool virtio_device_ok(struct virtio_device *vdev);
 
 /* Reset every device and probe again with the current config (ring=...). */
 void virtio_reprobe_all(void);
+
+/* Seed 001: reclaim TX buffers only in the poll loop (txpoll.c). */
+extern struct config_key cfg_txpoll;
 
 /* Each driver registers itself; called before virtio_pci_init(). */
 void virtio_rng_init(void);

@@ -26,6 +26,22 @@
 #include "kernel/stats.h"
 #include "net/vsock/vsock.h"
 
+CONFIG_KEY(cfg_fastpath) = {
+	.name = "fastpath",
+	.help = "vsock: add a packet to the TX virtqueue directly when none is queued",
+	.type = CONFIG_BOOL,
+	.def = 1,
+};
+
+CONFIG_KEY(cfg_rxbuf) = {
+	.name = "rxbuf",
+	.help = "vsock RX buffer bytes, 44-byte header included",
+	.type = CONFIG_UINT,
+	.min = 256,
+	.max = 65536 + 44,
+	.def = 4096,
+};
+
 #define VIRTIO_VSOCK_F_STREAM 0
 #define VIRTIO_VSOCK_F_SEQPACKET 1
 #define VSOCK_RXQ 0
@@ -67,7 +83,7 @@ static const char *const vsock_feature_names[24] = {
 
 static void rx_refill(struct virtio_vsock *d)
 {
-	uint32_t size = config_get(CFG_RXBUF);
+	uint32_t size = config_get(&cfg_rxbuf);
 	bool added = false;
 
 	while (virtq_free_slots(d->rx)) {
@@ -132,7 +148,7 @@ static int tx_add(struct virtio_vsock *d, struct vsock_pkt *pkt)
 	};
 
 	/* txpoll=0: the Linux behaviour seed 001 removed, kept for A/B */
-	if (!config_get(CFG_TXPOLL))
+	if (!config_get(&cfg_txpoll))
 		tx_reclaim(d);
 	return virtq_add(d->tx, out, pkt->hdr.len ? 2 : 1, NULL, 0, pkt);
 }
@@ -180,7 +196,7 @@ static void vsock_send_pkt(struct vsock_pkt *pkt)
 		vsock_pkt_free(pkt); /* no device: like a wire without a peer */
 		return;
 	}
-	if (config_get(CFG_FASTPATH) && !d->txq_head && !tx_add(d, pkt)) {
+	if (config_get(&cfg_fastpath) && !d->txq_head && !tx_add(d, pkt)) {
 		d->c.tx_pkts++;
 		d->c.tx_fastpath++;
 		virtq_kick(d->tx);

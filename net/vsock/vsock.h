@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "kernel/config.h"
 #include "net/vsock/packet.h"
 
 enum vsock_state {
@@ -56,6 +57,9 @@ struct vsock_counters {
 	uint64_t tx_full; /* send refused: transport queue full */
 	uint64_t transport_resets;
 };
+
+/* buf_alloc: the receive space each socket advertises (socket.c). */
+extern struct config_key cfg_vsock_buf;
 
 void vsock_init(const struct vsock_transport *t);
 /* Hand one received packet up; the socket layer owns it from here. */

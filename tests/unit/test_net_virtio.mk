@@ -1,3 +1,3 @@
 test_net_virtio_SRCS := drivers/virtio/virtio_net.c drivers/virtio/virtqueue.c \
 	drivers/virtio/ring_split.c drivers/virtio/ring_packed.c tests/unit/ring_model.c \
-	tests/unit/stub_dma.c kernel/config.c
+	tests/unit/stub_dma.c kernel/config.c drivers/virtio/txpoll.c

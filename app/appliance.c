@@ -23,6 +23,7 @@ void app_init(void)
 	virtio_vsock_init();
 	vsock_poller_init();
 	net_init();
+	udp_echo_init();
 	net_shell_init();
 	virtio_net_init();
 	virtio_pci_init();

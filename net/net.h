@@ -116,8 +116,8 @@ unsigned int net_poll(void);
 /* Send frames through the registered device; returns frames taken. */
 unsigned int net_xmit(const struct net_frame *frames, unsigned int n);
 
-/* Keys others show: prefix length of ip (net.c), UDP echo port (udp.c). */
-extern struct config_key cfg_prefix, cfg_udp_echo_port;
+/* The prefix length of ip (net.c), for those who show it. */
+extern struct config_key cfg_prefix;
 
 /* Our static addressing (host byte order), from the config keys. */
 uint32_t net_ip(void);

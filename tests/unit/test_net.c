@@ -5,6 +5,7 @@
  * byte by byte, independently of net/, and the replies are checked field
  * by field; malformed input must bump exactly its counter and send nothing.
  */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,6 +15,7 @@
 
 #include <cmocka.h>
 
+#include "app/app.h"
 #include "app/pktgen.h"
 #include "kernel/config.h"
 #include "kernel/shell.h"
@@ -117,6 +119,7 @@ static int setup(void **state)
 	memset(&net_stats, 0, sizeof(net_stats));
 	memset(&fake.stats, 0, sizeof(fake.stats));
 	net_init(); /* the net poller: waits (ARP, pktgen) run the real loop */
+	udp_echo_init(); /* binds udp_echo_port as config_reset() left it */
 	net_unregister(net_device());
 	net_register(&fake);
 	arp_flush();
@@ -409,6 +412,34 @@ static void test_udp_echo(void **state)
 		assert_memory_equal(udp + 8, data, sizes[k]);
 	}
 	assert_int_equal(net_stats.udp_echoed, 4);
+}
+
+static unsigned int bound_rx_calls;
+
+static void bound_rx(const uint8_t *frame, uint32_t src, const uint8_t *udp, uint32_t len)
+{
+	assert_int_equal(src, PEER_IP);
+	assert_int_equal(len, 8 + 2);
+	assert_memory_equal(udp + 8, "hi", 2);
+	bound_rx_calls++;
+}
+
+static void test_udp_bind(void **state)
+{
+	uint8_t f[ETH_FRAME_LEN];
+	uint32_t len = build_udp(f, 5555, 4000, "hi", 2);
+
+	bound_rx_calls = 0;
+	assert_int_equal(udp_bind(4000, bound_rx), 0);
+	assert_int_equal(udp_bind(4000, bound_rx), -EADDRINUSE);
+	assert_int_equal(udp_bind(7, bound_rx), -EADDRINUSE); /* the echo service has it */
+	assert_int_equal(udp_bind(0, bound_rx), -EINVAL);
+	net_rx(&fake, f, len);
+	assert_int_equal(bound_rx_calls, 1);
+	udp_unbind(4000);
+	net_rx(&fake, f, len);
+	assert_int_equal(bound_rx_calls, 1);
+	assert_int_equal(net_stats.udp_no_port, 1);
 }
 
 static void test_udp_echo_port_config(void **state)
@@ -729,6 +760,7 @@ int main(void)
 		cmocka_unit_test_setup(test_icmp_malformed, setup),
 		cmocka_unit_test_setup(test_udp_echo, setup),
 		cmocka_unit_test_setup(test_udp_echo_port_config, setup),
+		cmocka_unit_test_setup(test_udp_bind, setup),
 		cmocka_unit_test_setup(test_udp_zero_checksum_accepted, setup),
 		cmocka_unit_test_setup(test_udp_malformed, setup),
 		cmocka_unit_test_setup(test_udp_shorter_than_ip_payload, setup),

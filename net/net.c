@@ -59,14 +59,14 @@ struct net_dev *net_device(void)
 }
 
 /* A budget keeps one busy device from starving the shell and vsock. */
-static unsigned int net_poll_budget(unsigned int budget)
+static unsigned int net_poll_dev(unsigned int budget)
 {
 	return the_dev ? the_dev->ops->poll(the_dev, budget) : 0;
 }
 
 unsigned int net_poll(void)
 {
-	return net_poll_budget(POLL_BUDGET);
+	return net_poll_dev(POLL_BUDGET);
 }
 
 static bool net_pending(void)
@@ -76,7 +76,7 @@ static bool net_pending(void)
 
 static const struct poller net_poller = {
 	.name = "net",
-	.poll = net_poll_budget,
+	.poll = net_poll_dev,
 	.pending = net_pending,
 };
 

@@ -24,9 +24,12 @@ struct virtio_rng {
 
 static struct virtio_rng *rng;
 
-static void rng_irq(struct virtq *vq)
+/*
+ * The interrupt only ends idle_wait's hlt (the transport counts it); the
+ * waiting command collects the completion.
+ */
+static void wake_waiter(struct virtq *vq)
 {
-	/* completions are collected by the waiting command; counting is enough */
 }
 
 static int rng_probe(struct virtio_device *vdev)
@@ -37,7 +40,7 @@ static int rng_probe(struct virtio_device *vdev)
 		return -1;
 	r->buf = malloc(VIRTIO_RNG_MAX_READ);
 	r->vdev = vdev;
-	r->vq = virtio_setup_queue(vdev, 0, 0, rng_irq);
+	r->vq = virtio_setup_queue(vdev, 0, 0, wake_waiter);
 	if (!r->buf || !r->vq) {
 		free(r->buf);
 		free(r);

@@ -5,7 +5,6 @@
  * (kernel/app.h) after its own bring-up.
  */
 #include "app/app.h"
-#include "app/pktgen.h"
 #include "app/services.h"
 #include "drivers/virtio/virtio_pci.h"
 #include "kernel/app.h"

@@ -18,6 +18,7 @@
 #include "app/app.h"
 #include "app/pktgen.h"
 #include "kernel/config.h"
+#include "kernel/poll.h"
 #include "kernel/shell.h"
 #include "kernel/time.h"
 #include "net/net.h"
@@ -92,9 +93,15 @@ static unsigned int fake_poll(struct net_dev *dev, unsigned int budget)
 	return 0;
 }
 
+static bool fake_pending(struct net_dev *dev)
+{
+	return pending_rx_len;
+}
+
 static const struct net_dev_ops fake_ops = {
 	.xmit_burst = fake_xmit,
 	.poll = fake_poll,
+	.pending = fake_pending,
 };
 
 static struct net_dev fake = {
@@ -620,6 +627,18 @@ static void test_next_hop(void **state)
 	assert_int_equal(net_netmask(), 0xffffffff);
 }
 
+/* idle=halt asks the net poller: a frame left in the ring keeps the CPU awake */
+static void test_pending_frame_keeps_loop_awake(void **state)
+{
+	pending_rx_len = 0;
+	assert_false(poll_pending());
+	pending_rx_len = build_udp(pending_rx, 5555, 7, "x", 1);
+	assert_true(poll_pending());
+	assert_int_equal(poll_once(), 1); /* the loop's pass takes it */
+	assert_false(poll_pending());
+	assert_int_equal(n_sent, 1); /* and the echo service answered */
+}
+
 static void test_arp_resolve_polls(void **state)
 {
 	uint8_t mac[6];
@@ -770,6 +789,7 @@ int main(void)
 		cmocka_unit_test_setup(test_no_device_drops, setup),
 		cmocka_unit_test_setup(test_ring_full_counted, setup),
 		cmocka_unit_test_setup(test_next_hop, setup),
+		cmocka_unit_test_setup(test_pending_frame_keeps_loop_awake, setup),
 		cmocka_unit_test_setup(test_arp_resolve_polls, setup),
 		cmocka_unit_test_setup(test_ping_reply_matched, setup),
 		cmocka_unit_test_setup(test_pktgen_frame, setup),

@@ -1,7 +1,8 @@
 # ringside — the only entry point.
 #   make            build/ringside.elf, build/ringside.iso, host programs
 #   make deps       install the Debian packages everything needs (as root)
-#   make test       format check, lint, unit tests, fuzzers, then the QEMU tests (pytest)
+#   make test       include check, format check, lint, unit tests, fuzzers, then the QEMU tests
+#   make check      the guest's include layering (tests/check-includes)
 #   make lint       flake8 over the Python in host/ and tests/ (config: .flake8)
 #   make format-check   every C file in .clang-format style (make format fixes)
 #   make run        boot the ISO with vsock (build/vsock), serial console on stdio
@@ -34,15 +35,15 @@ KLDFLAGS := -nostdlib -static -no-pie -Wl,-n -Wl,-z,max-page-size=0x1000 \
 	-Wl,--build-id=sha1 -Wl,-z,noexecstack -Wl,-T,kernel/linker.ld
 
 # Everything in these folders is kernel code; one concept per file.
-KERNEL_DIRS := boot kernel drivers/virtio net net/vsock libc
+KERNEL_DIRS := boot kernel drivers/virtio net net/vsock app libc
 KERNEL_SRCS := $(filter-out boot/efi_%.c,$(foreach d,$(KERNEL_DIRS),$(wildcard $(d)/*.c $(d)/*.S)))
 KERNEL_OBJS := $(patsubst %,$(BUILD)/k/%.o,$(basename $(KERNEL_SRCS)))
 
 NEWLIB_LIBS := $(NEWLIB_SYS)/lib/libc.a $(NEWLIB_SYS)/lib/libm.a
 LIBGCC := $(shell $(KCC) -print-libgcc-file-name)
 
-.PHONY: all deps kernel iso host test lint unit fuzz qemu-test run bench clean distclean format \
-	format-check
+.PHONY: all deps kernel iso host test check lint unit fuzz qemu-test run bench clean distclean \
+	format format-check
 all: $(BUILD)/ringside.elf $(BUILD)/ringside.iso host
 
 deps:
@@ -156,7 +157,12 @@ PY_SCRIPTS = $(shell grep -ls '^\#!/usr/bin/python3' host/*)
 lint:
 	$(PYTHON) -m flake8 host tests $(PY_SCRIPTS)
 
+# Source rules no compiler checks: the guest's include layering.
+check:
+	@tests/check-includes
+
 test: deps
+	$(MAKE) check
 	$(MAKE) format-check
 	$(MAKE) lint
 	$(MAKE) all

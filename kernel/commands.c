@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include <malloc.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "kernel/acpi.h"
@@ -107,15 +108,32 @@ static int cmd_uptime(int argc, char **argv)
 	return 0;
 }
 
+static int by_name(const void *a, const void *b)
+{
+	return strcmp((*(struct config_key *const *)a)->name,
+		      (*(struct config_key *const *)b)->name);
+}
+
+#define MAX_LISTED_KEYS 128
+
+/*
+ * Keys are declared across the subsystems, and the linker's order of them
+ * depends on file and compiler; by name, the list is the same every build.
+ */
 static int cmd_config(int argc, char **argv)
 {
+	struct config_key *keys[MAX_LISTED_KEYS];
+	unsigned int n = 0;
 	char line[128];
 
 	if (too_many_args(argc, argv, 1))
 		return -1;
-	for (int i = 0; i < CFG_COUNT; i++) {
-		config_format(i, line, sizeof(line));
-		printf("%-24s %s\n", line, config_key(i)->help);
+	for (struct config_key *k = config_next(NULL); k && n < MAX_LISTED_KEYS; k = config_next(k))
+		keys[n++] = k;
+	qsort(keys, n, sizeof(keys[0]), by_name);
+	for (unsigned int i = 0; i < n; i++) {
+		config_format(keys[i], line, sizeof(line));
+		printf("%-24s %s\n", line, keys[i]->help);
 	}
 	return 0;
 }
@@ -123,11 +141,11 @@ static int cmd_config(int argc, char **argv)
 static int print_key(const char *name)
 {
 	char line[128];
-	int id = config_lookup(name);
+	const struct config_key *k = config_lookup(name);
 
-	if (id < 0)
+	if (!k)
 		return shell_error("unknown key '%s' (try 'config')", name);
-	config_format(id, line, sizeof(line));
+	config_format(k, line, sizeof(line));
 	printf("%s\n", line);
 	return 0;
 }

@@ -8,195 +8,65 @@
 
 #include "kernel/config.h"
 
-static const char *const ring_choices[] = { "split", "packed", NULL };
-static const char *const irq_choices[] = { "poll", "msix", NULL };
-static const char *const credit_choices[] = { "lazy", "eager", NULL };
-static const char *const idle_choices[] = { "poll", "halt", NULL };
+/*
+ * The linker collects every CONFIG_KEY's pointer between these two (GNU ld
+ * names them after the section; weak: a unit test may have no keys).
+ */
+extern struct config_key *const __start_config_keys[] __attribute__((weak));
+extern struct config_key *const __stop_config_keys[] __attribute__((weak));
 
-static const struct config_key keys[CFG_COUNT] = {
-	[CFG_LOGLEVEL] = {
-		.name = "loglevel",
-		.help = "kernel messages up to this level are shown (0 emerg .. 7 debug)",
-		.type = CONFIG_UINT,
-		.min = 0,
-		.max = 7,
-		.def = 4,
-	},
-	[CFG_RING] = {
-		.name = "ring",
-		.help = "virtqueue layout: packed when the device offers it, or always split",
-		.type = CONFIG_ENUM,
-		.choices = ring_choices,
-		.def = 1,
-	},
-	[CFG_EVENT_IDX] = {
-		.name = "event_idx",
-		.help = "negotiate VIRTIO_F_EVENT_IDX (notification suppression by index)",
-		.type = CONFIG_BOOL,
-		.def = 1,
-	},
-	[CFG_INDIRECT] = {
-		.name = "indirect",
-		.help = "negotiate VIRTIO_F_INDIRECT_DESC (chains in indirect tables)",
-		.type = CONFIG_BOOL,
-		.def = 1,
-	},
-	[CFG_IRQ] = {
-		.name = "irq",
-		.help = "virtqueue completions: poll (no interrupts) or msix",
-		.type = CONFIG_ENUM,
-		.choices = irq_choices,
-		.def = 0,
-	},
-	[CFG_IDLE] = {
-		.name = "idle",
-		.help = "nothing to do: poll on, or halt until an interrupt (MSI-X or a 1 ms tick)",
-		.type = CONFIG_ENUM,
-		.choices = idle_choices,
-		.def = 0,
-	},
-	[CFG_TXPOLL] = {
-		.name = "txpoll",
-		.help = "reclaim sent TX buffers only in the poll loop (1) or also on send (0)",
-		.type = CONFIG_BOOL,
-		.def = 1,
-	},
-	[CFG_FASTPATH] = {
-		.name = "fastpath",
-		.help = "vsock: add a packet to the TX virtqueue directly when none is queued",
-		.type = CONFIG_BOOL,
-		.def = 1,
-	},
-	[CFG_CREDIT] = {
-		.name = "credit",
-		.help = "vsock credit updates: lazy (when free space < 64 KiB) or eager (every read)",
-		.type = CONFIG_ENUM,
-		.choices = credit_choices,
-		.def = 0,
-	},
-	[CFG_RXBUF] = {
-		.name = "rxbuf",
-		.help = "vsock RX buffer bytes, 44-byte header included",
-		.type = CONFIG_UINT,
-		.min = 256,
-		.max = 65536 + 44,
-		.def = 4096,
-	},
-	[CFG_SMALLCOPY] = {
-		.name = "smallcopy",
-		.help = "vsock: copy RX payloads <= 128 B into the previous queued buffer",
-		.type = CONFIG_BOOL,
-		.def = 1,
-	},
-	[CFG_VSOCK_BUF] = {
-		.name = "vsock_buf",
-		.help = "vsock receive space per socket (buf_alloc), bytes",
-		.type = CONFIG_UINT,
-		.min = 4096,
-		.max = 16 << 20,
-		.def = 256 << 10,
-	},
-	[CFG_ECHO_PORT] = {
-		.name = "echo_port",
-		.help = "vsock echo service port (0: off)",
-		.type = CONFIG_UINT,
-		.max = 0xffffffff,
-		.def = 1234,
-	},
-	[CFG_SINK_PORT] = {
-		.name = "sink_port",
-		.help = "vsock sink service port (0: off)",
-		.type = CONFIG_UINT,
-		.max = 0xffffffff,
-		.def = 1235,
-	},
-	[CFG_SOURCE_PORT] = {
-		.name = "source_port",
-		.help = "vsock source service port (0: off)",
-		.type = CONFIG_UINT,
-		.max = 0xffffffff,
-		.def = 1236,
-	},
-	[CFG_IP] = {
-		.name = "ip",
-		.help = "net: our IPv4 address",
-		.type = CONFIG_IPV4,
-		.max = 0xffffffff,
-		.def = 0x0a00020f, /* 10.0.2.15 */
-	},
-	[CFG_PREFIX] = {
-		.name = "prefix",
-		.help = "net: prefix length of ip (24 is netmask 255.255.255.0)",
-		.type = CONFIG_UINT,
-		.min = 1,
-		.max = 32,
-		.def = 24,
-	},
-	[CFG_GW] = {
-		.name = "gw",
-		.help = "net: default gateway (0.0.0.0: none, only the local network)",
-		.type = CONFIG_IPV4,
-		.max = 0xffffffff,
-		.def = 0x0a000202, /* 10.0.2.2 */
-	},
-	[CFG_UDP_ECHO_PORT] = {
-		.name = "udp_echo_port",
-		.help = "net: UDP echo service port (0: off)",
-		.type = CONFIG_UINT,
-		.max = 65535,
-		.def = 7,
-	},
-	[CFG_NET_RXBUF] = {
-		.name = "net_rxbuf",
-		.help = "virtio-net RX buffer bytes, 12-byte header included (small: frames span buffers)",
-		.type = CONFIG_UINT,
-		.min = 64,
-		.max = 4096,
-		.def = 2048,
-	},
-};
-
-static void (*hooks[CFG_COUNT])(enum config_id id);
-
-void config_on_change(enum config_id id, void (*fn)(enum config_id id))
+struct config_key *config_next(struct config_key *prev)
 {
-	if ((unsigned int)id < CFG_COUNT)
-		hooks[id] = fn;
+	struct config_key *const *p = __start_config_keys;
+
+	if (prev) {
+		while (p < __stop_config_keys && *p != prev)
+			p++;
+		p++;
+	}
+	return p < __stop_config_keys ? *p : NULL;
 }
 
-static uint64_t values[CFG_COUNT];
-static bool values_set;
-
-static void init_defaults(void)
+struct config_key *config_lookup(const char *name)
 {
-	for (int i = 0; i < CFG_COUNT; i++)
-		values[i] = keys[i].def;
-	values_set = true;
+	for (struct config_key *const *p = __start_config_keys; p < __stop_config_keys; p++)
+		if (!strcmp((*p)->name, name))
+			return *p;
+	return NULL;
+}
+
+void config_on_change(struct config_key *key, struct config_hook *hook)
+{
+	struct config_hook **pp = &key->hooks;
+
+	while (*pp) {
+		if (*pp == hook)
+			return; /* already there */
+		pp = &(*pp)->next;
+	}
+	hook->next = NULL;
+	*pp = hook;
+}
+
+void config_remove_hook(struct config_key *key, struct config_hook *hook)
+{
+	for (struct config_hook **pp = &key->hooks; *pp; pp = &(*pp)->next) {
+		if (*pp == hook) {
+			*pp = hook->next;
+			return;
+		}
+	}
 }
 
 void config_reset(void)
 {
-	init_defaults();
+	for (struct config_key *const *p = __start_config_keys; p < __stop_config_keys; p++)
+		(*p)->value_set = false;
 }
 
-uint64_t config_get(enum config_id id)
+uint64_t config_get(const struct config_key *key)
 {
-	if (!values_set)
-		init_defaults();
-	return values[id];
-}
-
-const struct config_key *config_key(enum config_id id)
-{
-	return (unsigned int)id < CFG_COUNT ? &keys[id] : NULL;
-}
-
-int config_lookup(const char *name)
-{
-	for (int i = 0; i < CFG_COUNT; i++)
-		if (!strcmp(keys[i].name, name))
-			return i;
-	return -1;
+	return key->value_set ? key->value : key->def;
 }
 
 static int parse_uint(const char *s, uint64_t *out)
@@ -289,17 +159,15 @@ static void describe_range(const struct config_key *k, char *buf, size_t len)
 
 int config_check(const char *name, const char *value, uint64_t *out, char *err, size_t err_len)
 {
-	const struct config_key *k;
+	const struct config_key *k = config_lookup(name);
 	char expect[96];
 	uint64_t v = 0;
-	int id, ret;
+	int ret;
 
-	id = config_lookup(name);
-	if (id < 0) {
+	if (!k) {
 		snprintf(err, err_len, "unknown key '%s' (try 'config')", name);
 		return -ENOENT;
 	}
-	k = &keys[id];
 	switch (k->type) {
 	case CONFIG_UINT:
 		ret = parse_uint(value, &v);
@@ -325,34 +193,31 @@ int config_check(const char *name, const char *value, uint64_t *out, char *err, 
 	}
 	if (out)
 		*out = v;
-	return id;
+	return 0;
 }
 
 int config_set(const char *name, const char *value, char *err, size_t err_len)
 {
+	struct config_key *k;
 	uint64_t v;
-	int id = config_check(name, value, &v, err, err_len);
+	int ret = config_check(name, value, &v, err, err_len);
 
-	if (id < 0)
-		return id;
-	if (!values_set)
-		init_defaults();
-	if (values[id] != v) {
-		values[id] = v;
-		if (hooks[id])
-			hooks[id](id);
+	if (ret < 0)
+		return ret;
+	k = config_lookup(name);
+	if (config_get(k) != v) {
+		k->value = v;
+		k->value_set = true;
+		for (struct config_hook *h = k->hooks; h; h = h->next)
+			h->fn(k);
 	}
 	return 0;
 }
 
-int config_format(enum config_id id, char *buf, size_t len)
+int config_format(const struct config_key *k, char *buf, size_t len)
 {
-	const struct config_key *k = config_key(id);
-	uint64_t v;
+	uint64_t v = config_get(k);
 
-	if (!k)
-		return -EINVAL;
-	v = config_get(id);
 	if (k->type == CONFIG_ENUM)
 		return snprintf(buf, len, "%s=%s", k->name, k->choices[v]);
 	if (k->type == CONFIG_IPV4)
@@ -378,7 +243,7 @@ int config_parse_cmdline(const char *cmdline, void (*report)(const char *msg))
 			eq = strchr(word, '=');
 			if (eq) {
 				*eq = '\0';
-				if (config_lookup(word) >= 0 &&
+				if (config_lookup(word) &&
 				    config_set(word, eq + 1, err, sizeof(err))) {
 					bad++;
 					if (report)

@@ -8,10 +8,11 @@
 #ifndef KERNEL_IDLE_H
 #define KERNEL_IDLE_H
 
-#include <stdbool.h>
-
 void idle_init(void);
-/* @pending: callers' check, made with interrupts off, that work is waiting. */
-void idle_wait(bool (*pending)(void));
+/*
+ * Nothing was done in the last pass: with idle=halt, sleep unless console
+ * input or a registered poller's pending() says work is waiting.
+ */
+void idle_wait(void);
 
 #endif

@@ -4,8 +4,8 @@
  */
 #include <stdio.h>
 
-#include "drivers/virtio/virtio_pci.h"
 #include "kernel/acpi.h"
+#include "kernel/app.h"
 #include "kernel/boot_info.h"
 #include "kernel/calibrate.h"
 #include "kernel/commands.h"
@@ -20,21 +20,10 @@
 #include "kernel/shell.h"
 #include "kernel/stats.h"
 #include "kernel/time.h"
-#include "net/net.h"
-#include "net/vsock/services.h"
-#include "net/vsock/vsock.h"
 
 static void report_bad_config(const char *msg)
 {
 	printf("cmdline: %s (default kept)\n", msg);
-}
-
-void poll_once(void)
-{
-	virtio_vsock_poll();
-	vsock_poll();
-	net_poll();
-	services_poll();
 }
 
 static void __attribute__((noreturn)) poll_loop(void)
@@ -42,7 +31,7 @@ static void __attribute__((noreturn)) poll_loop(void)
 	for (;;) {
 		poll_once();
 		shell_poll();
-		idle_wait(virtio_vsock_pending);
+		idle_wait();
 	}
 }
 
@@ -62,13 +51,7 @@ void kmain(struct boot_info *bi)
 	calibrate_init();
 	stats_init();
 	pci_init();
-	virtio_rng_init();
-	virtio_vsock_init();
-	net_init();
-	virtio_net_init();
-	virtio_pci_init();
-	services_init();
-	vsock_cmd_init();
+	app_init();
 	irq_enable();
 	idle_init();
 

@@ -1,11 +1,59 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * One pass of the poll loop without the shell: what a long-running shell
- * command (a guest-initiated benchmark) calls while it waits.
+ * The poll registry: drivers, protocols and services register a poller,
+ * and the one loop runs them all. Like NAPI, poll(budget) does at most
+ * @budget units of work and returns the work it did; pending() says, with
+ * interrupts off, whether a poll would find work (idle=halt asks every
+ * pending() before it sleeps).
+ *
+ * The table is static and lock-free: one loop runs it. A later step runs
+ * one loop per vCPU; the table then becomes per-CPU.
  */
 #ifndef KERNEL_POLL_H
 #define KERNEL_POLL_H
 
-void poll_once(void);
+#include <stdbool.h>
+#include <stdint.h>
+
+#define POLL_BUDGET 64
+#define POLL_MAX 16
+
+struct poller {
+	const char *name;
+	unsigned int (*poll)(unsigned int budget); /* optional: NULL polls nothing */
+	bool (*pending)(void); /* optional: NULL never keeps the CPU awake */
+};
+
+/* Add @p (static storage) to the loop; registering it again does nothing. */
+int poll_register(const struct poller *p);
+
+/* One pass over every poller: the work done (0: nothing to do). */
+unsigned int poll_once(void);
+
+/* Would a pass find work? Called with interrupts off by idle_wait(). */
+bool poll_pending(void);
+
+/*
+ * What a blocking wait's step function says after each pass: the wait is
+ * over, or not yet (and whether the step itself made progress, so the
+ * loop must not sleep before calling it again).
+ */
+enum poll_step {
+	POLL_AGAIN, /* nothing yet: the loop may idle until work is pending */
+	POLL_PROGRESS, /* did work: call again at once */
+	POLL_DONE,
+};
+
+/*
+ * Block the caller (a shell command) until @step says POLL_DONE or
+ * now_ns() reaches @deadline_ns, running every poller between calls so no
+ * service freezes. The shell is not a poller: commands run inside it and
+ * must not re-enter it. Returns true when @step finished the wait, false
+ * on the deadline.
+ */
+bool poll_wait(enum poll_step (*step)(void *arg), void *arg, uint64_t deadline_ns);
+
+/* Wait until @deadline_ns (ns since boot), serving everything meanwhile. */
+void poll_sleep_until(uint64_t deadline_ns);
 
 #endif

@@ -6,11 +6,20 @@
 #include "kernel/console.h"
 #include "kernel/printk.h"
 
+CONFIG_KEY(cfg_loglevel) = {
+	.name = "loglevel",
+	.help = "kernel messages up to this level are shown (0 emerg .. 7 debug)",
+	.type = CONFIG_UINT,
+	.min = 0,
+	.max = 7,
+	.def = 4,
+};
+
 void printk(int level, const char *fmt, ...)
 {
 	va_list ap;
 
-	if (level > (int)config_get(CFG_LOGLEVEL))
+	if (level > (int)config_get(&cfg_loglevel))
 		return;
 	va_start(ap, fmt);
 	vprintf(fmt, ap);

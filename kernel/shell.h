@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The serial shell. Subsystems add their commands with shell_register();
- * shell_poll() runs from the poll loop and never blocks.
+ * the main loop calls shell_poll() after each pass. It is not a poller: a
+ * command that waits runs the pollers itself (poll_wait) and must not
+ * re-enter the shell.
  */
 #ifndef KERNEL_SHELL_H
 #define KERNEL_SHELL_H

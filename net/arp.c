@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "kernel/poll.h"
 #include "kernel/time.h"
 #include "net/proto.h"
 
@@ -123,22 +124,33 @@ int arp_send_request(uint32_t ip)
 	return ret;
 }
 
+struct arp_wait {
+	uint32_t ip;
+	uint8_t *mac;
+	uint64_t next_request;
+};
+
+/* Ask again every ARP_RETRY_NS until the answer is in the cache. */
+static enum poll_step arp_answered(void *arg)
+{
+	struct arp_wait *w = arg;
+	uint64_t now;
+
+	if (arp_lookup(w->ip, w->mac))
+		return POLL_DONE;
+	now = now_ns();
+	if (now >= w->next_request) {
+		arp_send_request(w->ip);
+		w->next_request = now + ARP_RETRY_NS;
+	}
+	return POLL_AGAIN;
+}
+
 int arp_resolve(uint32_t ip, uint8_t *mac, uint64_t timeout_ns)
 {
-	uint64_t start = now_ns(), next = start;
+	struct arp_wait w = { .ip = ip, .mac = mac };
 
-	while (!arp_lookup(ip, mac)) {
-		uint64_t now = now_ns();
-
-		if (now - start > timeout_ns)
-			return -ETIMEDOUT;
-		if (now >= next) {
-			arp_send_request(ip);
-			next = now + ARP_RETRY_NS;
-		}
-		net_poll();
-	}
-	return 0;
+	return poll_wait(arp_answered, &w, now_ns() + timeout_ns) ? 0 : -ETIMEDOUT;
 }
 
 void arp_show(void)

@@ -9,7 +9,33 @@
 #include <string.h>
 
 #include "kernel/config.h"
+#include "kernel/poll.h"
 #include "net/proto.h"
+
+CONFIG_KEY(cfg_ip) = {
+	.name = "ip",
+	.help = "net: our IPv4 address",
+	.type = CONFIG_IPV4,
+	.max = 0xffffffff,
+	.def = 0x0a00020f, /* 10.0.2.15 */
+};
+
+CONFIG_KEY(cfg_prefix) = {
+	.name = "prefix",
+	.help = "net: prefix length of ip (24 is netmask 255.255.255.0)",
+	.type = CONFIG_UINT,
+	.min = 1,
+	.max = 32,
+	.def = 24,
+};
+
+CONFIG_KEY(cfg_gw) = {
+	.name = "gw",
+	.help = "net: default gateway (0.0.0.0: none, only the local network)",
+	.type = CONFIG_IPV4,
+	.max = 0xffffffff,
+	.def = 0x0a000202, /* 10.0.2.2 */
+};
 
 struct net_proto_stats net_stats;
 
@@ -33,12 +59,30 @@ struct net_dev *net_device(void)
 }
 
 /* A budget keeps one busy device from starving the shell and vsock. */
-#define NET_POLL_BUDGET 64
-
-void net_poll(void)
+static unsigned int net_poll_dev(unsigned int budget)
 {
-	if (the_dev)
-		the_dev->ops->poll(the_dev, NET_POLL_BUDGET);
+	return the_dev ? the_dev->ops->poll(the_dev, budget) : 0;
+}
+
+unsigned int net_poll(void)
+{
+	return net_poll_dev(POLL_BUDGET);
+}
+
+static bool net_pending(void)
+{
+	return the_dev && the_dev->ops->pending && the_dev->ops->pending(the_dev);
+}
+
+static const struct poller net_poller = {
+	.name = "net",
+	.poll = net_poll_dev,
+	.pending = net_pending,
+};
+
+void net_init(void)
+{
+	poll_register(&net_poller);
 }
 
 unsigned int net_xmit(const struct net_frame *frames, unsigned int n)
@@ -56,19 +100,19 @@ unsigned int net_xmit(const struct net_frame *frames, unsigned int n)
 
 uint32_t net_ip(void)
 {
-	return (uint32_t)config_get(CFG_IP);
+	return (uint32_t)config_get(&cfg_ip);
 }
 
 uint32_t net_netmask(void)
 {
-	unsigned int prefix = (unsigned int)config_get(CFG_PREFIX);
+	unsigned int prefix = (unsigned int)config_get(&cfg_prefix);
 
 	return prefix >= 32 ? 0xffffffffu : ~(0xffffffffu >> prefix);
 }
 
 uint32_t net_gateway(void)
 {
-	return (uint32_t)config_get(CFG_GW);
+	return (uint32_t)config_get(&cfg_gw);
 }
 
 /* ---- checksums (RFC 1071) ---- */

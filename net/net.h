@@ -12,6 +12,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "kernel/config.h"
+
 #define ETH_ALEN 6
 #define ETH_HLEN 14
 #define ETH_ZLEN 60 /* shortest frame without FCS; shorter ones are padded */
@@ -59,6 +61,11 @@ struct net_dev_ops {
 	 * net_rx(). Returns the frames received.
 	 */
 	unsigned int (*poll)(struct net_dev *dev, unsigned int budget);
+	/*
+	 * Would poll() find work? Called with interrupts off before idle=halt
+	 * sleeps (optional: NULL never keeps the CPU awake).
+	 */
+	bool (*pending)(struct net_dev *dev);
 	/* Driver details for `net` (optional). */
 	void (*show)(struct net_dev *dev);
 };
@@ -93,7 +100,7 @@ struct net_proto_stats {
 
 extern struct net_proto_stats net_stats;
 
-/* Registers the shell commands and config hooks; call before drivers probe. */
+/* Puts the net layer into the poll loop; call before drivers probe. */
 void net_init(void);
 /* One device at a time: the first registered is used. */
 void net_register(struct net_dev *dev);
@@ -103,11 +110,14 @@ struct net_dev *net_device(void);
 /* The driver's receive path: one whole frame, valid only during the call. */
 void net_rx(struct net_dev *dev, const void *frame, uint32_t len);
 
-/* From the poll loop: receive, reclaim sent buffers. */
-void net_poll(void);
+/* From the poll loop: receive, reclaim sent buffers; frames received. */
+unsigned int net_poll(void);
 
 /* Send frames through the registered device; returns frames taken. */
 unsigned int net_xmit(const struct net_frame *frames, unsigned int n);
+
+/* The prefix length of ip (net.c), for those who show it. */
+extern struct config_key cfg_prefix;
 
 /* Our static addressing (host byte order), from the config keys. */
 uint32_t net_ip(void);

@@ -101,6 +101,14 @@ struct icmp_wait {
 void icmp_set_wait(struct icmp_wait *w);
 
 /* udp.c */
+/*
+ * A bound port's receiver: @frame the whole Ethernet frame (for the
+ * sender's MAC), @src the sender's address, @udp the UDP header and
+ * @len bytes of header and payload, length and checksum already checked.
+ */
+typedef void (*udp_rx_fn)(const uint8_t *frame, uint32_t src, const uint8_t *udp, uint32_t len);
+int udp_bind(uint16_t port, udp_rx_fn rx); /* 0, -EADDRINUSE, -ENOSPC, -EINVAL */
+void udp_unbind(uint16_t port);
 void udp_input(const uint8_t *frame, uint32_t src, uint32_t dst, const uint8_t *pkt, uint32_t len);
 /* Fill the UDP header at @udp for @payload_len bytes after it, checksum included. */
 void udp_build_header(uint8_t *udp, uint32_t src, uint32_t dst, uint16_t sport, uint16_t dport,

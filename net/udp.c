@@ -1,12 +1,55 @@
 // SPDX-License-Identifier: MIT
 /*
- * UDP (RFC 768) and the echo service (RFC 862) on udp_echo_port: every
- * datagram to that port goes back to its sender byte for byte.
+ * UDP (RFC 768): checks, then hands each datagram to the service bound to
+ * its port (a small table: the appliance runs a handful of services).
  */
+#include <errno.h>
 #include <string.h>
 
-#include "kernel/config.h"
 #include "net/proto.h"
+
+#define UDP_MAX_BINDINGS 8
+
+struct udp_binding {
+	uint16_t port; /* 0: free */
+	udp_rx_fn rx;
+};
+
+static struct udp_binding bindings[UDP_MAX_BINDINGS];
+
+int udp_bind(uint16_t port, udp_rx_fn rx)
+{
+	struct udp_binding *free_slot = NULL;
+
+	if (!port || !rx)
+		return -EINVAL;
+	for (int i = 0; i < UDP_MAX_BINDINGS; i++) {
+		if (bindings[i].port == port)
+			return -EADDRINUSE;
+		if (!bindings[i].port && !free_slot)
+			free_slot = &bindings[i];
+	}
+	if (!free_slot)
+		return -ENOSPC;
+	free_slot->port = port;
+	free_slot->rx = rx;
+	return 0;
+}
+
+void udp_unbind(uint16_t port)
+{
+	for (int i = 0; i < UDP_MAX_BINDINGS; i++)
+		if (port && bindings[i].port == port)
+			bindings[i].port = 0;
+}
+
+static udp_rx_fn bound(uint16_t port)
+{
+	for (int i = 0; i < UDP_MAX_BINDINGS; i++)
+		if (port && bindings[i].port == port)
+			return bindings[i].rx;
+	return NULL;
+}
 
 void udp_build_header(uint8_t *udp, uint32_t src, uint32_t dst, uint16_t sport, uint16_t dport,
 		      uint32_t payload_len)
@@ -23,25 +66,10 @@ void udp_build_header(uint8_t *udp, uint32_t src, uint32_t dst, uint16_t sport, 
 	put_be16(udp + 6, sum ? sum : 0xffff);
 }
 
-static void udp_echo(const uint8_t *frame, uint32_t src, const uint8_t *pkt, uint32_t len)
-{
-	uint8_t out[ETH_FRAME_LEN];
-	uint8_t *udp = out + ETH_HLEN + IP_HLEN;
-	uint32_t payload = len - UDP_HLEN;
-
-	if (len > sizeof(out) - ETH_HLEN - IP_HLEN) {
-		net_stats.tx_dropped++;
-		return;
-	}
-	memcpy(udp + UDP_HLEN, pkt + UDP_HLEN, payload);
-	udp_build_header(udp, net_ip(), src, get_be16(pkt + 2), get_be16(pkt), payload);
-	if (!ipv4_send(out, frame + ETH_OFF_SRC, src, IPPROTO_UDP, len))
-		net_stats.udp_echoed++;
-}
-
 void udp_input(const uint8_t *frame, uint32_t src, uint32_t dst, const uint8_t *pkt, uint32_t len)
 {
-	uint16_t ulen, sum, port = (uint16_t)config_get(CFG_UDP_ECHO_PORT);
+	uint16_t ulen, sum;
+	udp_rx_fn rx;
 
 	net_stats.udp_rx++;
 	if (len < UDP_HLEN) {
@@ -59,9 +87,10 @@ void udp_input(const uint8_t *frame, uint32_t src, uint32_t dst, const uint8_t *
 		net_stats.udp_bad_csum++;
 		return;
 	}
-	if (!port || get_be16(pkt + 2) != port || dst != net_ip()) {
+	rx = bound(get_be16(pkt + 2));
+	if (!rx || dst != net_ip()) {
 		net_stats.udp_no_port++;
 		return;
 	}
-	udp_echo(frame, src, pkt, len);
+	rx(frame, src, pkt, len);
 }

@@ -26,6 +26,15 @@
 #include "kernel/time.h"
 #include "net/net.h"
 
+CONFIG_KEY(cfg_net_rxbuf) = {
+	.name = "net_rxbuf",
+	.help = "virtio-net RX buffer bytes, 12-byte header included (small: frames span buffers)",
+	.type = CONFIG_UINT,
+	.min = 64,
+	.max = 4096,
+	.def = 2048,
+};
+
 /* 5.1.3 Feature bits */
 #define VIRTIO_NET_F_CSUM 0
 #define VIRTIO_NET_F_GUEST_CSUM 1
@@ -243,7 +252,7 @@ static void tx_reclaim(struct virtio_net *vn, bool in_xmit)
  */
 static void tx_apply_txpoll(struct virtio_net *vn, bool force)
 {
-	bool txpoll = config_get(CFG_TXPOLL);
+	bool txpoll = config_get(&cfg_txpoll);
 
 	if (txpoll == vn->txpoll && !force)
 		return;
@@ -322,6 +331,14 @@ static unsigned int vnet_poll(struct net_dev *dev, unsigned int budget)
 	return rx_poll(vn, budget);
 }
 
+/* Received frames wait; sent buffers are reclaimed when a pass comes anyway. */
+static bool vnet_pending(struct net_dev *dev)
+{
+	struct virtio_net *vn = dev->priv;
+
+	return virtq_has_used(vn->rxq);
+}
+
 static void vnet_show(struct net_dev *dev)
 {
 	struct virtio_net *vn = dev->priv;
@@ -343,6 +360,7 @@ static void vnet_show(struct net_dev *dev)
 static const struct net_dev_ops vnet_ops = {
 	.xmit_burst = vnet_xmit_burst,
 	.poll = vnet_poll,
+	.pending = vnet_pending,
 	.show = vnet_show,
 };
 
@@ -410,7 +428,7 @@ static int vnet_probe(struct virtio_device *vdev)
 	vn->mrg_rxbuf = virtio_has_feature(vdev, VIRTIO_NET_F_MRG_RXBUF);
 	/* 5.1.6.3.1: without MRG_RXBUF (and no GSO) each buffer holds 1526 bytes */
 	min_buf = vn->mrg_rxbuf ? VIRTIO_NET_HDR_LEN + 1 : VIRTIO_NET_HDR_LEN + RX_MAX_FRAME;
-	vn->rx_buf_size = (uint32_t)config_get(CFG_NET_RXBUF);
+	vn->rx_buf_size = (uint32_t)config_get(&cfg_net_rxbuf);
 	if (vn->rx_buf_size < min_buf)
 		vn->rx_buf_size = min_buf;
 	vn->rxq = virtio_setup_queue(vdev, RX_QUEUE, RING_MAX, rx_irq);
@@ -488,7 +506,7 @@ static const struct virtio_driver vnet_driver = {
 	.show = vnet_show_virtio,
 };
 
-static void rxbuf_hook(enum config_id id)
+static void rxbuf_hook(struct config_key *key)
 {
 	virtio_reprobe_all();
 }
@@ -496,5 +514,7 @@ static void rxbuf_hook(enum config_id id)
 void virtio_net_init(void)
 {
 	virtio_register_driver(&vnet_driver);
-	config_on_change(CFG_NET_RXBUF, rxbuf_hook);
+	static struct config_hook hook = { .fn = rxbuf_hook };
+
+	config_on_change(&cfg_net_rxbuf, &hook);
 }

@@ -18,6 +18,38 @@
 #include "kernel/shell.h"
 #include "kernel/time.h"
 
+static const char *const ring_choices[] = { "split", "packed", NULL };
+CONFIG_KEY(cfg_ring) = {
+	.name = "ring",
+	.help = "virtqueue layout: packed when the device offers it, or always split",
+	.type = CONFIG_ENUM,
+	.choices = ring_choices,
+	.def = 1,
+};
+
+CONFIG_KEY(cfg_event_idx) = {
+	.name = "event_idx",
+	.help = "negotiate VIRTIO_F_EVENT_IDX (notification suppression by index)",
+	.type = CONFIG_BOOL,
+	.def = 1,
+};
+
+CONFIG_KEY(cfg_indirect) = {
+	.name = "indirect",
+	.help = "negotiate VIRTIO_F_INDIRECT_DESC (chains in indirect tables)",
+	.type = CONFIG_BOOL,
+	.def = 1,
+};
+
+static const char *const irq_choices[] = { "poll", "msix", NULL };
+CONFIG_KEY(cfg_irq) = {
+	.name = "irq",
+	.help = "virtqueue completions: poll (no interrupts) or msix",
+	.type = CONFIG_ENUM,
+	.choices = irq_choices,
+	.def = 0,
+};
+
 #define VIRTIO_PCI_VENDOR 0x1af4
 #define MAX_DEVICES 8
 #define MAX_DRIVERS 8
@@ -238,7 +270,7 @@ static void queue_interrupt(void *arg)
 
 static bool use_msix(struct virtio_device *v)
 {
-	return config_get(CFG_IRQ) == 1 && v->pci->msix_cap;
+	return config_get(&cfg_irq) == 1 && v->pci->msix_cap;
 }
 
 /* A LAPIC vector for @q routed through MSI-X entry @entry; -1 if none. */
@@ -353,11 +385,11 @@ static uint64_t transport_features(void)
 {
 	uint64_t f = VIRTIO_BIT(VIRTIO_F_VERSION_1);
 
-	if (config_get(CFG_RING) == 1)
+	if (config_get(&cfg_ring) == 1)
 		f |= VIRTIO_BIT(VIRTIO_F_RING_PACKED);
-	if (config_get(CFG_EVENT_IDX))
+	if (config_get(&cfg_event_idx))
 		f |= VIRTIO_BIT(VIRTIO_F_EVENT_IDX);
-	if (config_get(CFG_INDIRECT))
+	if (config_get(&cfg_indirect))
 		f |= VIRTIO_BIT(VIRTIO_F_INDIRECT_DESC);
 	return f;
 }
@@ -442,7 +474,7 @@ static const struct virtio_driver *find_driver(uint16_t type)
 	return NULL;
 }
 
-static void reprobe_hook(enum config_id id)
+static void reprobe_hook(struct config_key *key)
 {
 	virtio_reprobe_all();
 }
@@ -479,8 +511,16 @@ void virtio_pci_init(void)
 		device_start(v);
 	}
 	virtio_show_init();
-	config_on_change(CFG_RING, reprobe_hook);
-	config_on_change(CFG_EVENT_IDX, reprobe_hook);
-	config_on_change(CFG_INDIRECT, reprobe_hook);
-	config_on_change(CFG_IRQ, reprobe_hook);
+	/* a hook sits in one key's list, so one per key */
+	static struct config_hook hooks[] = {
+		{ .fn = reprobe_hook },
+		{ .fn = reprobe_hook },
+		{ .fn = reprobe_hook },
+		{ .fn = reprobe_hook },
+	};
+
+	config_on_change(&cfg_ring, &hooks[0]);
+	config_on_change(&cfg_event_idx, &hooks[1]);
+	config_on_change(&cfg_indirect, &hooks[2]);
+	config_on_change(&cfg_irq, &hooks[3]);
 }

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "drivers/virtio/virtqueue.h"
+#include "kernel/config.h"
 #include "kernel/pci.h"
 
 #define VIRTIO_F_VERSION_1 32
@@ -93,13 +94,13 @@ bool virtio_device_ok(struct virtio_device *vdev);
 /* Reset every device and probe again with the current config (ring=...). */
 void virtio_reprobe_all(void);
 
+/* Seed 001: reclaim TX buffers only in the poll loop (txpoll.c). */
+extern struct config_key cfg_txpoll;
+
 /* Each driver registers itself; called before virtio_pci_init(). */
 void virtio_rng_init(void);
 void virtio_net_init(void);
 void virtio_vsock_init(void);
-/* The vsock driver's share of the poll loop: RX, TX completions, events. */
-void virtio_vsock_poll(void);
-bool virtio_vsock_pending(void);
 
 /* The `virtio` shell command (virtio_show.c). */
 void virtio_show_init(void);

@@ -3,31 +3,33 @@
  * virtio-rng (virtio 1.2, 5.4): one queue; the driver posts device-writable
  * buffers and the device fills them with entropy. Small, so it is the
  * simplest real device to prove the transport and both rings against.
- * `rng BYTES` posts requests of up to 4 KiB until BYTES arrived and prints
- * a digest of them.
+ * One request at a time: virtio_rng_request(), then virtio_rng_collect()
+ * from the caller's wait (app/rng_cmd.c runs it in the poll loop).
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "drivers/virtio/virtio_pci.h"
-#include "kernel/shell.h"
-#include "kernel/time.h"
-
-#define RNG_BUF 4096
-#define RNG_TIMEOUT_NS 10000000000ULL
+#include "drivers/virtio/virtio_rng.h"
+#include "kernel/poll.h"
 
 struct virtio_rng {
 	struct virtio_device *vdev;
 	struct virtq *vq;
 	uint8_t *buf;
+	uint32_t outstanding; /* bytes asked for in the one request in flight */
 	uint64_t bytes, requests, short_reads;
 };
 
 static struct virtio_rng *rng;
 
-static void rng_irq(struct virtq *vq)
+/*
+ * The interrupt only ends idle_wait's hlt (the transport counts it); the
+ * waiting command collects the completion.
+ */
+static void wake_waiter(struct virtq *vq)
 {
-	/* completions are collected by the waiting command; counting is enough */
 }
 
 static int rng_probe(struct virtio_device *vdev)
@@ -36,9 +38,9 @@ static int rng_probe(struct virtio_device *vdev)
 
 	if (!r)
 		return -1;
-	r->buf = malloc(RNG_BUF);
+	r->buf = malloc(VIRTIO_RNG_MAX_READ);
 	r->vdev = vdev;
-	r->vq = virtio_setup_queue(vdev, 0, 0, rng_irq);
+	r->vq = virtio_setup_queue(vdev, 0, 0, wake_waiter);
 	if (!r->buf || !r->vq) {
 		free(r->buf);
 		free(r);
@@ -68,67 +70,59 @@ static void rng_show(struct virtio_device *vdev)
 	       (unsigned long long)r->requests, (unsigned long long)r->short_reads);
 }
 
-/* One request: post @len bytes, wait for the device to return them. */
-static int rng_read(struct virtio_rng *r, uint32_t len, uint32_t *got)
+/* idle=halt must not sleep past a completion the waiting command wants */
+static bool rng_pending(void)
 {
-	struct vbuf in = { r->buf, len };
-	uint64_t deadline = now_ns() + RNG_TIMEOUT_NS;
+	return rng && virtq_has_used(rng->vq);
+}
+
+static const struct poller rng_poller = {
+	.name = "virtio-rng",
+	.pending = rng_pending,
+};
+
+bool virtio_rng_present(void)
+{
+	return rng;
+}
+
+int virtio_rng_request(uint32_t len)
+{
+	struct vbuf in;
+
+	if (!rng)
+		return -ENODEV;
+	if (!len || len > VIRTIO_RNG_MAX_READ)
+		return -EINVAL;
+	if (rng->outstanding)
+		return -EBUSY;
+	in = (struct vbuf){ rng->buf, len };
+	if (virtq_add(rng->vq, NULL, 0, &in, 1, rng))
+		return -ENOSPC;
+	virtq_kick(rng->vq);
+	rng->outstanding = len;
+	rng->requests++;
+	return 0;
+}
+
+int virtio_rng_collect(const uint8_t **data, uint32_t *got)
+{
 	void *token;
 
-	if (virtq_add(r->vq, NULL, 0, &in, 1, r))
-		return shell_error("rng: queue full");
-	virtq_kick(r->vq);
-	r->requests++;
-	while (!(token = virtq_get_used(r->vq, got))) {
-		if (now_ns() > deadline)
-			return shell_error("rng: device did not answer in 10 s");
-	}
-	if (token != r)
-		return shell_error("rng: unexpected completion token");
-	if (*got < len)
-		r->short_reads++;
-	r->bytes += *got;
-	return 0;
-}
-
-static int cmd_rng(int argc, char **argv)
-{
-	unsigned long want = 64, have = 0;
-	uint32_t sum = 0, ones = 0;
-	char *end;
-
-	if (argc > 2)
-		return shell_error("usage: rng [BYTES]");
-	if (argc == 2) {
-		want = strtoul(argv[1], &end, 0);
-		if (*end || !want || want > (64UL << 20))
-			return shell_error("rng: BYTES must be 1..67108864, got '%s'", argv[1]);
-	}
 	if (!rng)
-		return shell_error("rng: no virtio-rng device");
-	while (have < want) {
-		uint32_t len = want - have > RNG_BUF ? RNG_BUF : want - have, got;
-
-		if (rng_read(rng, len, &got))
-			return -1;
-		for (uint32_t i = 0; i < got; i++) {
-			sum = sum * 31 + rng->buf[i];
-			ones += __builtin_popcount(rng->buf[i]);
-		}
-		have += got;
-	}
-	/* for random data about half the bits are set */
-	printf("rng: %lu bytes, %u one bits (%.1f%%), digest %08x\n", have, ones,
-	       100.0 * ones / (8.0 * have), sum);
-	return 0;
+		return -ENODEV;
+	token = virtq_get_used(rng->vq, got);
+	if (!token)
+		return 0;
+	if (token != rng)
+		return -EIO; /* the command reports it */
+	if (*got < rng->outstanding)
+		rng->short_reads++;
+	rng->outstanding = 0;
+	rng->bytes += *got;
+	*data = rng->buf;
+	return 1;
 }
-
-static const struct shell_cmd rng_cmd = {
-	.name = "rng",
-	.usage = "[BYTES]",
-	.help = "read entropy from virtio-rng",
-	.run = cmd_rng,
-};
 
 static const struct virtio_driver rng_driver = {
 	.name = "virtio-rng",
@@ -141,5 +135,5 @@ static const struct virtio_driver rng_driver = {
 void virtio_rng_init(void)
 {
 	virtio_register_driver(&rng_driver);
-	shell_register(&rng_cmd);
+	poll_register(&rng_poller);
 }

@@ -21,9 +21,26 @@
 
 #include "drivers/virtio/virtio_pci.h"
 #include "kernel/config.h"
+#include "kernel/poll.h"
 #include "kernel/printk.h"
 #include "kernel/stats.h"
 #include "net/vsock/vsock.h"
+
+CONFIG_KEY(cfg_fastpath) = {
+	.name = "fastpath",
+	.help = "vsock: add a packet to the TX virtqueue directly when none is queued",
+	.type = CONFIG_BOOL,
+	.def = 1,
+};
+
+CONFIG_KEY(cfg_rxbuf) = {
+	.name = "rxbuf",
+	.help = "vsock RX buffer bytes, 44-byte header included",
+	.type = CONFIG_UINT,
+	.min = 256,
+	.max = 65536 + 44,
+	.def = 4096,
+};
 
 #define VSOCK_RXQ 0
 #define VSOCK_TXQ 1
@@ -64,7 +81,7 @@ static const char *const vsock_feature_names[24] = {
 
 static void rx_refill(struct virtio_vsock *d)
 {
-	uint32_t size = config_get(CFG_RXBUF);
+	uint32_t size = config_get(&cfg_rxbuf);
 	bool added = false;
 
 	while (virtq_free_slots(d->rx)) {
@@ -129,7 +146,7 @@ static int tx_add(struct virtio_vsock *d, struct vsock_pkt *pkt)
 	};
 
 	/* txpoll=0: the Linux behaviour seed 001 removed, kept for A/B */
-	if (!config_get(CFG_TXPOLL))
+	if (!config_get(&cfg_txpoll))
 		tx_reclaim(d);
 	return virtq_add(d->tx, out, pkt->hdr.len ? 2 : 1, NULL, 0, pkt);
 }
@@ -177,7 +194,7 @@ static void vsock_send_pkt(struct vsock_pkt *pkt)
 		vsock_pkt_free(pkt); /* no device: like a wire without a peer */
 		return;
 	}
-	if (config_get(CFG_FASTPATH) && !d->txq_head && !tx_add(d, pkt)) {
+	if (config_get(&cfg_fastpath) && !d->txq_head && !tx_add(d, pkt)) {
 		d->c.tx_pkts++;
 		d->c.tx_fastpath++;
 		virtq_kick(d->tx);
@@ -243,7 +260,7 @@ static void ev_reap(struct virtio_vsock *d)
 }
 
 /* Work waiting that the next poll pass would pick up (idle=halt asks). */
-bool virtio_vsock_pending(void)
+static bool vsock_dev_pending(void)
 {
 	struct virtio_vsock *d = vsock_dev;
 
@@ -251,27 +268,47 @@ bool virtio_vsock_pending(void)
 		     virtq_has_used(d->ev));
 }
 
-void virtio_vsock_poll(void)
+/* The driver's share of the poll loop: RX, TX completions, events. */
+static unsigned int vsock_dev_poll(unsigned int budget)
 {
 	struct virtio_vsock *d = vsock_dev;
+	unsigned int work = 0;
 
 	if (!d)
-		return;
+		return 0;
 	if (virtq_has_used(d->rx)) {
 		rx_reap(d);
 		rx_refill(d);
+		work++;
 	}
-	if (virtq_has_used(d->tx))
+	if (virtq_has_used(d->tx)) {
 		tx_reclaim(d);
-	if (d->txq_head)
+		work++;
+	}
+	if (d->txq_head) {
 		tx_flush(d);
-	if (virtq_has_used(d->ev))
+		work++;
+	}
+	if (virtq_has_used(d->ev)) {
 		ev_reap(d);
+		work++;
+	}
+	return work;
 }
+
+static const struct poller vsock_dev_poller = {
+	.name = "virtio-vsock",
+	.poll = vsock_dev_poll,
+	.pending = vsock_dev_pending,
+};
 
 /* ---- probe ---- */
 
-static void rx_drain(struct virtq *vq)
+/*
+ * The interrupt only ends idle_wait's hlt; the poll loop does the work, so
+ * the handler has nothing to do.
+ */
+static void wake_poll_loop(struct virtq *vq)
 {
 }
 
@@ -283,9 +320,9 @@ static int vsock_probe(struct virtio_device *vdev)
 		return -1;
 	d->vdev = vdev;
 	read_cid(d);
-	d->rx = virtio_setup_queue(vdev, VSOCK_RXQ, 0, rx_drain);
+	d->rx = virtio_setup_queue(vdev, VSOCK_RXQ, 0, wake_poll_loop);
 	d->tx = virtio_setup_queue(vdev, VSOCK_TXQ, 0, NULL); /* never interrupts */
-	d->ev = virtio_setup_queue(vdev, VSOCK_EVQ, 0, rx_drain);
+	d->ev = virtio_setup_queue(vdev, VSOCK_EVQ, 0, wake_poll_loop);
 	if (!d->rx || !d->tx || !d->ev) {
 		free(d);
 		return -1;
@@ -391,6 +428,7 @@ static const struct virtio_driver vsock_driver = {
 void virtio_vsock_init(void)
 {
 	vsock_init(&virtio_vsock_transport);
+	poll_register(&vsock_dev_poller);
 	virtio_register_driver(&vsock_driver);
 	stats_register("virtio-vsock", vsock_driver_stats);
 }

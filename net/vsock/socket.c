@@ -13,6 +13,31 @@
 #include "kernel/time.h"
 #include "net/vsock/vsock.h"
 
+static const char *const credit_choices[] = { "lazy", "eager", NULL };
+CONFIG_KEY(cfg_credit) = {
+	.name = "credit",
+	.help = "vsock credit updates: lazy (when free space < 64 KiB) or eager (every read)",
+	.type = CONFIG_ENUM,
+	.choices = credit_choices,
+	.def = 0,
+};
+
+CONFIG_KEY(cfg_smallcopy) = {
+	.name = "smallcopy",
+	.help = "vsock: copy RX payloads <= 128 B into the previous queued buffer",
+	.type = CONFIG_BOOL,
+	.def = 1,
+};
+
+CONFIG_KEY(cfg_vsock_buf) = {
+	.name = "vsock_buf",
+	.help = "vsock receive space per socket (buf_alloc), bytes",
+	.type = CONFIG_UINT,
+	.min = 4096,
+	.max = 16 << 20,
+	.def = 256 << 10,
+};
+
 #define MAX_SOCKS 512
 #define HASH_SIZE 256
 #define EPHEMERAL_FIRST 49152u
@@ -91,7 +116,7 @@ static struct vsock_sock *sock_alloc(void)
 	for (unsigned int i = 0; i < MAX_SOCKS; i++) {
 		if (socks[i].state == VSOCK_FREE) {
 			memset(&socks[i], 0, sizeof(socks[i]));
-			socks[i].buf_alloc = config_get(CFG_VSOCK_BUF);
+			socks[i].buf_alloc = config_get(&cfg_vsock_buf);
 			return &socks[i];
 		}
 	}
@@ -353,7 +378,7 @@ static bool try_smallcopy(struct vsock_sock *s, struct vsock_pkt *pkt)
 	struct vsock_pkt *tail = s->rx_tail;
 	uint32_t n = pkt->hdr.len;
 
-	if (!config_get(CFG_SMALLCOPY) || n > SMALLCOPY_MAX || !tail)
+	if (!config_get(&cfg_smallcopy) || n > SMALLCOPY_MAX || !tail)
 		return false;
 	if (tail->cap - tail->hdr.len < n || (tail->hdr.flags & VSOCK_SEQ_EOM))
 		return false;
@@ -422,7 +447,7 @@ static void maybe_credit_update(struct vsock_sock *s)
 	if (!unseen)
 		return;
 	/* lazy (Linux's rule): only when the peer's view of free space gets small */
-	if (config_get(CFG_CREDIT) == 0 && s->buf_alloc > unseen &&
+	if (config_get(&cfg_credit) == 0 && s->buf_alloc > unseen &&
 	    s->buf_alloc - unseen >= LAZY_CREDIT_THRESHOLD)
 		return;
 	send_ctrl(s, VSOCK_OP_CREDIT_UPDATE, 0);

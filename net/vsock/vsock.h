@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "kernel/config.h"
 #include "net/vsock/packet.h"
 
 enum vsock_state {
@@ -57,6 +58,9 @@ struct vsock_counters {
 	uint64_t transport_resets;
 };
 
+/* buf_alloc: the receive space each socket advertises (socket.c). */
+extern struct config_key cfg_vsock_buf;
+
 void vsock_init(const struct vsock_transport *t);
 /* Hand one received packet up; the socket layer owns it from here. */
 void vsock_rx(struct vsock_pkt *pkt);
@@ -64,6 +68,8 @@ void vsock_rx(struct vsock_pkt *pkt);
 void vsock_transport_reset(void);
 /* Timers: connect and close timeouts, pending credit updates. */
 void vsock_poll(void);
+/* Puts vsock_poll() into the poll loop (poller.c). */
+void vsock_poller_init(void);
 const struct vsock_counters *vsock_counters(void);
 uint64_t vsock_local_cid(void);
 

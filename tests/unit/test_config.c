@@ -3,12 +3,40 @@
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 #include <cmocka.h>
 
 #include "kernel/config.h"
+
+/*
+ * Keys declared here as a subsystem would declare its own; the same
+ * shapes as the kernel's loglevel, ring and txpoll.
+ */
+CONFIG_KEY(cfg_loglevel) = {
+	.name = "loglevel",
+	.help = "messages up to this level",
+	.type = CONFIG_UINT,
+	.min = 0,
+	.max = 7,
+	.def = 4,
+};
+static const char *const ring_choices[] = { "split", "packed", NULL };
+CONFIG_KEY(cfg_ring) = {
+	.name = "ring",
+	.help = "layout",
+	.type = CONFIG_ENUM,
+	.choices = ring_choices,
+	.def = 1,
+};
+CONFIG_KEY(cfg_txpoll) = {
+	.name = "txpoll",
+	.help = "reclaim in the loop",
+	.type = CONFIG_BOOL,
+	.def = 1,
+};
 
 static int reset(void **state)
 {
@@ -20,10 +48,10 @@ static void test_defaults(void **state)
 {
 	char buf[64];
 
-	assert_int_equal(config_get(CFG_LOGLEVEL), 4);
-	assert_int_equal(config_lookup("loglevel"), CFG_LOGLEVEL);
-	assert_int_equal(config_lookup("nosuchkey"), -1);
-	config_format(CFG_LOGLEVEL, buf, sizeof(buf));
+	assert_int_equal(config_get(&cfg_loglevel), 4);
+	assert_ptr_equal(config_lookup("loglevel"), &cfg_loglevel);
+	assert_null(config_lookup("nosuchkey"));
+	config_format(&cfg_loglevel, buf, sizeof(buf));
 	assert_string_equal(buf, "loglevel=4");
 }
 
@@ -32,9 +60,9 @@ static void test_set_valid(void **state)
 	char err[128] = "";
 
 	assert_int_equal(config_set("loglevel", "7", err, sizeof(err)), 0);
-	assert_int_equal(config_get(CFG_LOGLEVEL), 7);
+	assert_int_equal(config_get(&cfg_loglevel), 7);
 	assert_int_equal(config_set("loglevel", "0x2", err, sizeof(err)), 0);
-	assert_int_equal(config_get(CFG_LOGLEVEL), 2);
+	assert_int_equal(config_get(&cfg_loglevel), 2);
 	assert_string_equal(err, "");
 }
 
@@ -48,7 +76,7 @@ static void test_set_invalid_keeps_value(void **state)
 		err[0] = '\0';
 		assert_int_not_equal(config_set("loglevel", bad[i], err, sizeof(err)), 0);
 		assert_non_null(strstr(err, "expected a number from 0 to 7"));
-		assert_int_equal(config_get(CFG_LOGLEVEL), 4);
+		assert_int_equal(config_get(&cfg_loglevel), 4);
 	}
 	assert_int_equal(config_set("nosuchkey", "1", err, sizeof(err)), -ENOENT);
 	assert_string_equal(err, "unknown key 'nosuchkey' (try 'config')");
@@ -59,38 +87,66 @@ static void test_check_does_not_apply(void **state)
 	char err[128];
 	uint64_t v = 0;
 
-	assert_int_equal(config_check("loglevel", "6", &v, err, sizeof(err)), CFG_LOGLEVEL);
+	assert_int_equal(config_check("loglevel", "6", &v, err, sizeof(err)), 0);
 	assert_int_equal(v, 6);
-	assert_int_equal(config_get(CFG_LOGLEVEL), 4);
+	assert_int_equal(config_get(&cfg_loglevel), 4);
 	assert_true(config_check("loglevel", "9", &v, err, sizeof(err)) < 0);
 	assert_int_equal(config_check("nosuchkey", "1", NULL, err, sizeof(err)), -ENOENT);
-	assert_int_equal(config_check("ring", "split", &v, err, sizeof(err)), CFG_RING);
+	assert_int_equal(config_check("ring", "split", &v, err, sizeof(err)), 0);
 	assert_int_equal(v, 0);
 	assert_true(config_check("ring", "spilt", &v, err, sizeof(err)) < 0);
 	assert_non_null(strstr(err, "expected split|packed"));
 }
 
-static void fired_hook(enum config_id id);
-static int hook_calls;
+static int hook_calls, other_calls;
 
-static void fired_hook(enum config_id id)
+static void fired_hook(struct config_key *key)
 {
-	assert_int_equal(id, CFG_TXPOLL);
+	assert_ptr_equal(key, &cfg_txpoll);
+	assert_int_equal(config_get(key), 0); /* called after the change */
 	hook_calls++;
 }
 
-static void test_change_hook(void **state)
+static void other_hook(struct config_key *key)
 {
+	assert_int_equal(hook_calls, other_calls + 1); /* in the order added */
+	other_calls++;
+}
+
+static void test_change_hooks(void **state)
+{
+	static struct config_hook first = { .fn = fired_hook }, second = { .fn = other_hook };
 	char err[128];
 
-	hook_calls = 0;
-	config_on_change(CFG_TXPOLL, fired_hook);
+	hook_calls = other_calls = 0;
+	config_on_change(&cfg_txpoll, &first);
+	config_on_change(&cfg_txpoll, &second); /* a second hook adds, not replaces */
+	config_on_change(&cfg_txpoll, &first); /* adding it again changes nothing */
 	assert_int_equal(config_set("txpoll", "off", err, sizeof(err)), 0);
 	assert_int_equal(config_set("txpoll", "0", err, sizeof(err)), 0); /* no change */
 	assert_true(config_set("txpoll", "2", err, sizeof(err)) < 0);
 	assert_int_equal(hook_calls, 1);
-	assert_int_equal(config_get(CFG_TXPOLL), 0);
-	config_on_change(CFG_TXPOLL, NULL);
+	assert_int_equal(other_calls, 1);
+	assert_int_equal(config_get(&cfg_txpoll), 0);
+	config_remove_hook(&cfg_txpoll, &first);
+	config_remove_hook(&cfg_txpoll, &second);
+	assert_int_equal(config_set("txpoll", "1", err, sizeof(err)), 0);
+	assert_int_equal(hook_calls, 1);
+}
+
+static void test_every_key_listed(void **state)
+{
+	bool seen_loglevel = false, seen_ring = false, seen_txpoll = false;
+	int n = 0;
+
+	for (struct config_key *k = config_next(NULL); k; k = config_next(k)) {
+		seen_loglevel |= k == &cfg_loglevel;
+		seen_ring |= k == &cfg_ring;
+		seen_txpoll |= k == &cfg_txpoll;
+		n++;
+	}
+	assert_int_equal(n, 3);
+	assert_true(seen_loglevel && seen_ring && seen_txpoll);
 }
 
 static void test_error_truncates_safely(void **state)
@@ -115,22 +171,22 @@ static void test_cmdline(void **state)
 	reports = 0;
 	assert_int_equal(
 		config_parse_cmdline("BOOT_IMAGE=/boot/x  loglevel=6 quiet foo=bar", report), 0);
-	assert_int_equal(config_get(CFG_LOGLEVEL), 6);
+	assert_int_equal(config_get(&cfg_loglevel), 6);
 	assert_int_equal(reports, 0);
 
 	/* a bad value for a known key is reported and the value kept */
 	assert_int_equal(config_parse_cmdline("\tloglevel=42 ", report), 1);
 	assert_int_equal(reports, 1);
 	assert_non_null(strstr(last_report, "bad value '42' for loglevel"));
-	assert_int_equal(config_get(CFG_LOGLEVEL), 6);
+	assert_int_equal(config_get(&cfg_loglevel), 6);
 
 	/* the last of repeated keys wins; empty and blank lines are fine */
 	assert_int_equal(config_parse_cmdline("loglevel=1 loglevel=3", report), 0);
-	assert_int_equal(config_get(CFG_LOGLEVEL), 3);
+	assert_int_equal(config_get(&cfg_loglevel), 3);
 	assert_int_equal(config_parse_cmdline("", report), 0);
 	assert_int_equal(config_parse_cmdline("   ", NULL), 0);
 	assert_int_equal(config_parse_cmdline("loglevel= =5 loglevel", NULL), 1);
-	assert_int_equal(config_get(CFG_LOGLEVEL), 3);
+	assert_int_equal(config_get(&cfg_loglevel), 3);
 }
 
 static void test_cmdline_long_word(void **state)
@@ -141,7 +197,7 @@ static void test_cmdline_long_word(void **state)
 	line[sizeof(line) - 1] = '\0';
 	memcpy(line + 600, " loglevel=2 ", 12);
 	assert_int_equal(config_parse_cmdline(line, NULL), 0);
-	assert_int_equal(config_get(CFG_LOGLEVEL), 2);
+	assert_int_equal(config_get(&cfg_loglevel), 2);
 }
 
 int main(void)
@@ -152,7 +208,8 @@ int main(void)
 		cmocka_unit_test_setup(test_set_invalid_keeps_value, reset),
 		cmocka_unit_test_setup(test_error_truncates_safely, reset),
 		cmocka_unit_test_setup(test_check_does_not_apply, reset),
-		cmocka_unit_test_setup(test_change_hook, reset),
+		cmocka_unit_test_setup(test_change_hooks, reset),
+		cmocka_unit_test_setup(test_every_key_listed, reset),
 		cmocka_unit_test_setup(test_cmdline, reset),
 		cmocka_unit_test_setup(test_cmdline_long_word, reset),
 	};

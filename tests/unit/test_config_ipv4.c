@@ -14,6 +14,37 @@
 
 #include "kernel/config.h"
 
+/* The shapes of net/'s keys (net.c, udp.c), declared here as they are there. */
+CONFIG_KEY(cfg_ip) = {
+	.name = "ip",
+	.help = "our address",
+	.type = CONFIG_IPV4,
+	.max = 0xffffffff,
+	.def = 0x0a00020f,
+};
+CONFIG_KEY(cfg_prefix) = {
+	.name = "prefix",
+	.help = "prefix length",
+	.type = CONFIG_UINT,
+	.min = 1,
+	.max = 32,
+	.def = 24,
+};
+CONFIG_KEY(cfg_gw) = {
+	.name = "gw",
+	.help = "gateway",
+	.type = CONFIG_IPV4,
+	.max = 0xffffffff,
+	.def = 0x0a000202,
+};
+CONFIG_KEY(cfg_udp_echo_port) = {
+	.name = "udp_echo_port",
+	.help = "echo port",
+	.type = CONFIG_UINT,
+	.max = 65535,
+	.def = 7,
+};
+
 static int setup(void **state)
 {
 	config_reset();
@@ -24,14 +55,14 @@ static void test_defaults(void **state)
 {
 	char buf[64];
 
-	assert_int_equal(config_key(CFG_IP)->type, CONFIG_IPV4);
-	assert_int_equal(config_get(CFG_IP), 0x0a00020f);
-	config_format(CFG_IP, buf, sizeof(buf));
+	assert_int_equal(cfg_ip.type, CONFIG_IPV4);
+	assert_int_equal(config_get(&cfg_ip), 0x0a00020f);
+	config_format(&cfg_ip, buf, sizeof(buf));
 	assert_string_equal(buf, "ip=10.0.2.15");
-	config_format(CFG_GW, buf, sizeof(buf));
+	config_format(&cfg_gw, buf, sizeof(buf));
 	assert_string_equal(buf, "gw=10.0.2.2");
-	assert_int_equal(config_get(CFG_PREFIX), 24);
-	assert_int_equal(config_get(CFG_UDP_ECHO_PORT), 7);
+	assert_int_equal(config_get(&cfg_prefix), 24);
+	assert_int_equal(config_get(&cfg_udp_echo_port), 7);
 }
 
 static void test_good_values(void **state)
@@ -50,10 +81,10 @@ static void test_good_values(void **state)
 
 	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
 		assert_int_equal(config_set("ip", good[i].text, err, sizeof(err)), 0);
-		assert_int_equal(config_get(CFG_IP), good[i].value);
+		assert_int_equal(config_get(&cfg_ip), good[i].value);
 	}
 	config_set("gw", "172.16.0.254", err, sizeof(err));
-	config_format(CFG_GW, buf, sizeof(buf));
+	config_format(&cfg_gw, buf, sizeof(buf));
 	assert_string_equal(buf, "gw=172.16.0.254");
 }
 
@@ -70,7 +101,7 @@ static void test_bad_values(void **state)
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		assert_int_not_equal(config_set("ip", bad[i], err, sizeof(err)), 0);
 		assert_non_null(strstr(err, "IPv4 address"));
-		assert_int_equal(config_get(CFG_IP), 0x0a00020f); /* unchanged */
+		assert_int_equal(config_get(&cfg_ip), 0x0a00020f); /* unchanged */
 	}
 }
 
@@ -81,18 +112,18 @@ static void test_cmdline(void **state)
 				       NULL);
 
 	assert_int_equal(bad, 1);
-	assert_int_equal(config_get(CFG_IP), 0x0a010203);
-	assert_int_equal(config_get(CFG_GW), 0x0a000202); /* default kept */
-	assert_int_equal(config_get(CFG_PREFIX), 16);
-	assert_int_equal(config_get(CFG_UDP_ECHO_PORT), 7777);
+	assert_int_equal(config_get(&cfg_ip), 0x0a010203);
+	assert_int_equal(config_get(&cfg_gw), 0x0a000202); /* default kept */
+	assert_int_equal(config_get(&cfg_prefix), 16);
+	assert_int_equal(config_get(&cfg_udp_echo_port), 7777);
 	assert_int_equal(config_parse_cmdline("prefix=33 prefix=0 udp_echo_port=65536", NULL), 3);
 }
 
 static int hook_calls;
 
-static void hook(enum config_id id)
+static void hook(struct config_key *key)
 {
-	assert_int_equal(id, CFG_IP);
+	assert_ptr_equal(key, &cfg_ip);
 	hook_calls++;
 }
 
@@ -100,14 +131,16 @@ static void test_hook_on_change_only(void **state)
 {
 	char err[128];
 
-	config_on_change(CFG_IP, hook);
+	static struct config_hook ip_hook = { .fn = hook };
+
+	config_on_change(&cfg_ip, &ip_hook);
 	config_set("ip", "10.0.2.15", err, sizeof(err)); /* same value */
 	assert_int_equal(hook_calls, 0);
 	config_set("ip", "10.0.2.16", err, sizeof(err));
 	assert_int_equal(hook_calls, 1);
 	config_set("ip", "10.0.2.", err, sizeof(err));
 	assert_int_equal(hook_calls, 1);
-	config_on_change(CFG_IP, NULL);
+	config_remove_hook(&cfg_ip, &ip_hook);
 }
 
 int main(void)

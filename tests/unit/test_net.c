@@ -5,6 +5,7 @@
  * byte by byte, independently of net/, and the replies are checked field
  * by field; malformed input must bump exactly its counter and send nothing.
  */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,11 +15,13 @@
 
 #include <cmocka.h>
 
+#include "app/app.h"
+#include "app/pktgen.h"
 #include "kernel/config.h"
+#include "kernel/poll.h"
 #include "kernel/shell.h"
 #include "kernel/time.h"
 #include "net/net.h"
-#include "net/pktgen.h"
 #include "net/proto.h"
 
 /* ---- kernel stubs ---- */
@@ -37,6 +40,10 @@ void shell_register(const struct shell_cmd *cmd)
 int shell_error(const char *fmt, ...)
 {
 	return -1;
+}
+
+void idle_wait(void)
+{
 }
 
 /* ---- the fake device ---- */
@@ -86,9 +93,15 @@ static unsigned int fake_poll(struct net_dev *dev, unsigned int budget)
 	return 0;
 }
 
+static bool fake_pending(struct net_dev *dev)
+{
+	return pending_rx_len;
+}
+
 static const struct net_dev_ops fake_ops = {
 	.xmit_burst = fake_xmit,
 	.poll = fake_poll,
+	.pending = fake_pending,
 };
 
 static struct net_dev fake = {
@@ -112,6 +125,8 @@ static int setup(void **state)
 	assert_int_equal(config_set("gw", "10.0.2.1", err, sizeof(err)), 0);
 	memset(&net_stats, 0, sizeof(net_stats));
 	memset(&fake.stats, 0, sizeof(fake.stats));
+	net_init(); /* the net poller: waits (ARP, pktgen) run the real loop */
+	udp_echo_init(); /* binds udp_echo_port as config_reset() left it */
 	net_unregister(net_device());
 	net_register(&fake);
 	arp_flush();
@@ -406,6 +421,34 @@ static void test_udp_echo(void **state)
 	assert_int_equal(net_stats.udp_echoed, 4);
 }
 
+static unsigned int bound_rx_calls;
+
+static void bound_rx(const uint8_t *frame, uint32_t src, const uint8_t *udp, uint32_t len)
+{
+	assert_int_equal(src, PEER_IP);
+	assert_int_equal(len, 8 + 2);
+	assert_memory_equal(udp + 8, "hi", 2);
+	bound_rx_calls++;
+}
+
+static void test_udp_bind(void **state)
+{
+	uint8_t f[ETH_FRAME_LEN];
+	uint32_t len = build_udp(f, 5555, 4000, "hi", 2);
+
+	bound_rx_calls = 0;
+	assert_int_equal(udp_bind(4000, bound_rx), 0);
+	assert_int_equal(udp_bind(4000, bound_rx), -EADDRINUSE);
+	assert_int_equal(udp_bind(7, bound_rx), -EADDRINUSE); /* the echo service has it */
+	assert_int_equal(udp_bind(0, bound_rx), -EINVAL);
+	net_rx(&fake, f, len);
+	assert_int_equal(bound_rx_calls, 1);
+	udp_unbind(4000);
+	net_rx(&fake, f, len);
+	assert_int_equal(bound_rx_calls, 1);
+	assert_int_equal(net_stats.udp_no_port, 1);
+}
+
 static void test_udp_echo_port_config(void **state)
 {
 	uint8_t f[ETH_FRAME_LEN];
@@ -584,6 +627,18 @@ static void test_next_hop(void **state)
 	assert_int_equal(net_netmask(), 0xffffffff);
 }
 
+/* idle=halt asks the net poller: a frame left in the ring keeps the CPU awake */
+static void test_pending_frame_keeps_loop_awake(void **state)
+{
+	pending_rx_len = 0;
+	assert_false(poll_pending());
+	pending_rx_len = build_udp(pending_rx, 5555, 7, "x", 1);
+	assert_true(poll_pending());
+	assert_int_equal(poll_once(), 1); /* the loop's pass takes it */
+	assert_false(poll_pending());
+	assert_int_equal(n_sent, 1); /* and the echo service answered */
+}
+
 static void test_arp_resolve_polls(void **state)
 {
 	uint8_t mac[6];
@@ -724,6 +779,7 @@ int main(void)
 		cmocka_unit_test_setup(test_icmp_malformed, setup),
 		cmocka_unit_test_setup(test_udp_echo, setup),
 		cmocka_unit_test_setup(test_udp_echo_port_config, setup),
+		cmocka_unit_test_setup(test_udp_bind, setup),
 		cmocka_unit_test_setup(test_udp_zero_checksum_accepted, setup),
 		cmocka_unit_test_setup(test_udp_malformed, setup),
 		cmocka_unit_test_setup(test_udp_shorter_than_ip_payload, setup),
@@ -733,6 +789,7 @@ int main(void)
 		cmocka_unit_test_setup(test_no_device_drops, setup),
 		cmocka_unit_test_setup(test_ring_full_counted, setup),
 		cmocka_unit_test_setup(test_next_hop, setup),
+		cmocka_unit_test_setup(test_pending_frame_keeps_loop_awake, setup),
 		cmocka_unit_test_setup(test_arp_resolve_polls, setup),
 		cmocka_unit_test_setup(test_ping_reply_matched, setup),
 		cmocka_unit_test_setup(test_pktgen_frame, setup),

@@ -1,2 +1,2 @@
 test_net_SRCS := net/net.c net/ethernet.c net/arp.c net/ipv4.c net/icmp.c net/udp.c \
-	net/pktgen.c net/net_shell.c kernel/config.c
+	app/pktgen.c app/net_shell.c app/udp_echo.c kernel/config.c kernel/poll.c

@@ -11,9 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "app/pktgen.h"
+#include "kernel/poll.h"
 #include "kernel/shell.h"
 #include "kernel/time.h"
-#include "net/pktgen.h"
 #include "net/proto.h"
 
 #define PKTGEN_STALL_NS 5000000000ULL
@@ -38,44 +39,63 @@ uint32_t pktgen_build(uint8_t *frame, const struct pktgen_params *p, const uint8
 	return len;
 }
 
+struct pktgen_run {
+	const struct pktgen_params *p;
+	struct pktgen_result *r;
+	struct net_dev *dev;
+	const struct net_frame *frames;
+	uint64_t progress;
+};
+
+/*
+ * One burst; the poll loop between bursts reclaims sent buffers (the
+ * txpoll=1 path) and keeps RX and every other service going.
+ */
+static enum poll_step pktgen_burst(void *arg)
+{
+	struct pktgen_run *run = arg;
+	uint64_t left = run->p->count - run->r->sent;
+	unsigned int n = left < run->p->burst ? (unsigned int)left : run->p->burst;
+	unsigned int got;
+
+	if (!left)
+		return POLL_DONE;
+	got = run->dev->ops->xmit_burst(run->dev, run->frames, n);
+	run->r->sent += got;
+	if (got < n)
+		run->r->ring_full++;
+	if (got) {
+		run->progress = now_ns();
+		return POLL_PROGRESS;
+	}
+	return now_ns() - run->progress > PKTGEN_STALL_NS ? POLL_DONE : POLL_PROGRESS;
+}
+
 int pktgen_run(const struct pktgen_params *p, struct pktgen_result *r)
 {
 	static struct net_frame frames[PKTGEN_MAX_BURST];
 	static uint8_t frame[ETH_FRAME_LEN];
-	struct net_dev *dev = net_device();
-	uint64_t kicks0, start, progress;
+	struct pktgen_run run = { .p = p, .r = r, .frames = frames };
+	uint64_t kicks0, start;
 	uint32_t len;
 
 	memset(r, 0, sizeof(*r));
-	if (!dev)
+	run.dev = net_device();
+	if (!run.dev)
 		return -ENODEV;
 	if (!p->burst || p->burst > PKTGEN_MAX_BURST)
 		return -EINVAL;
-	len = pktgen_build(frame, p, dev->mac);
+	len = pktgen_build(frame, p, run.dev->mac);
 	for (uint32_t i = 0; i < p->burst; i++)
 		frames[i] = (struct net_frame){ frame, len };
 
 	/* Start with an empty ring, as a fresh pktgen thread would. */
-	dev->ops->poll(dev, 0);
-	kicks0 = dev->stats.tx_kicks;
-	start = progress = now_ns();
-	while (r->sent < p->count) {
-		uint64_t left = p->count - r->sent;
-		unsigned int n = left < p->burst ? (unsigned int)left : p->burst;
-		unsigned int got = dev->ops->xmit_burst(dev, frames, n);
-
-		r->sent += got;
-		if (got < n)
-			r->ring_full++;
-		if (got)
-			progress = now_ns();
-		else if (now_ns() - progress > PKTGEN_STALL_NS)
-			break;
-		/* one poll loop iteration: reclaim, and keep RX drained */
-		dev->ops->poll(dev, 64);
-	}
+	run.dev->ops->poll(run.dev, 0);
+	kicks0 = run.dev->stats.tx_kicks;
+	start = run.progress = now_ns();
+	poll_wait(pktgen_burst, &run, UINT64_MAX);
 	r->ns = now_ns() - start;
-	r->kicks = dev->stats.tx_kicks - kicks0;
+	r->kicks = run.dev->stats.tx_kicks - kicks0;
 	r->bytes = r->sent * len;
 	return r->sent == p->count ? 0 : -ETIMEDOUT;
 }

@@ -9,12 +9,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "app/app.h"
+#include "app/services.h"
 #include "kernel/io.h"
 #include "kernel/poll.h"
 #include "kernel/shell.h"
 #include "kernel/stats.h"
 #include "kernel/time.h"
-#include "net/vsock/services.h"
 #include "net/vsock/vsock.h"
 
 #define CONNECT_WAIT_NS (15ULL * 1000000000ULL)
@@ -63,17 +64,20 @@ static void list_sockets(void)
 	       (unsigned long long)(vsock_pkt_live_bytes() >> 10));
 }
 
+static enum poll_step connect_settled(void *arg)
+{
+	return vsock_state(arg) == VSOCK_CONNECTING ? POLL_AGAIN : POLL_DONE;
+}
+
 static struct vsock_sock *connect_wait(uint64_t cid, uint32_t port)
 {
 	struct vsock_sock *s = vsock_connect(cid, port, VSOCK_TYPE_STREAM);
-	uint64_t deadline = now_ns() + CONNECT_WAIT_NS;
 
 	if (!s) {
 		shell_error("vsock: no free socket or port");
 		return NULL;
 	}
-	while (vsock_state(s) == VSOCK_CONNECTING && now_ns() < deadline)
-		poll_once();
+	poll_wait(connect_settled, s, now_ns() + CONNECT_WAIT_NS);
 	if (vsock_state(s) != VSOCK_CONNECTED) {
 		shell_error("vsock: connect to %llu:%u failed: %s", (unsigned long long)cid, port,
 			    strerror(-vsock_error(s) ? -vsock_error(s) : ETIMEDOUT));
@@ -90,35 +94,56 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+struct round_trip {
+	struct vsock_sock *s;
+	uint8_t *buf;
+	uint32_t size, sent, got;
+	uint64_t seq;
+	int error; /* set when the step gave up: the message is printed */
+};
+
+/* Send what the peer has room for, read what came back. */
+static enum poll_step round_trip_step(void *arg)
+{
+	struct round_trip *rt = arg;
+	enum poll_step step = POLL_AGAIN;
+
+	if (rt->sent < rt->size) {
+		uint32_t chunk = rt->size - rt->sent > 65536 ? 65536 : rt->size - rt->sent;
+		ssize_t n = vsock_send(rt->s, vsock_pattern() + (rt->seq + rt->sent) % 251, chunk,
+				       false);
+
+		if (n > 0) {
+			rt->sent += n;
+			step = POLL_PROGRESS;
+		} else if (n != -EAGAIN) {
+			rt->error = shell_error("vsock: send failed (%d)", (int)n);
+			return POLL_DONE;
+		}
+	}
+	ssize_t r = vsock_recv(rt->s, rt->buf + rt->got, rt->size - rt->got, NULL);
+
+	if (r > 0) {
+		rt->got += r;
+		return rt->got == rt->size ? POLL_DONE : POLL_PROGRESS;
+	}
+	if (vsock_eof(rt->s)) {
+		rt->error =
+			shell_error("vsock: peer closed after %u of %u bytes", rt->got, rt->size);
+		return POLL_DONE;
+	}
+	return step;
+}
+
 /* One round trip: send @size pattern bytes, read them back, compare. */
 static int round_trip(struct vsock_sock *s, uint8_t *buf, uint32_t size, uint64_t seq)
 {
-	uint32_t sent = 0, got = 0;
-	uint64_t deadline = now_ns() + IO_WAIT_NS;
+	struct round_trip rt = { .s = s, .buf = buf, .size = size, .seq = seq };
 
-	while (got < size) {
-		if (sent < size) {
-			uint32_t chunk = size - sent > 65536 ? 65536 : size - sent;
-			ssize_t n =
-				vsock_send(s, vsock_pattern() + (seq + sent) % 251, chunk, false);
-
-			if (n > 0)
-				sent += n;
-			else if (n != -EAGAIN)
-				return shell_error("vsock: send failed (%d)", (int)n);
-		}
-		ssize_t r = vsock_recv(s, buf + got, size - got, NULL);
-
-		if (r > 0) {
-			got += r;
-			continue;
-		}
-		if (vsock_eof(s))
-			return shell_error("vsock: peer closed after %u of %u bytes", got, size);
-		if (now_ns() > deadline)
-			return shell_error("vsock: timeout after %u of %u bytes", got, size);
-		poll_once();
-	}
+	if (!poll_wait(round_trip_step, &rt, now_ns() + IO_WAIT_NS))
+		return shell_error("vsock: timeout after %u of %u bytes", rt.got, size);
+	if (rt.error)
+		return rt.error;
 	for (uint32_t i = 0; i < size; i++)
 		if (buf[i] != vsock_pattern_byte(seq + i))
 			return shell_error("vsock: echo mismatch at byte %u", i);
@@ -161,32 +186,47 @@ out:
 	return ret;
 }
 
+struct stream {
+	struct vsock_sock *s;
+	uint32_t size;
+	uint64_t bytes;
+	int error;
+};
+
+static enum poll_step stream_step(void *arg)
+{
+	struct stream *st = arg;
+	ssize_t n = vsock_send(st->s, vsock_pattern() + st->bytes % 251, st->size, false);
+
+	if (n > 0) {
+		st->bytes += n;
+		return POLL_PROGRESS;
+	}
+	if (n == -EAGAIN)
+		return POLL_AGAIN;
+	st->error = shell_error("vsock: send failed (%d) after %llu bytes", (int)n,
+				(unsigned long long)st->bytes);
+	return POLL_DONE;
+}
+
 static int stream(uint64_t cid, uint32_t port, uint32_t size, uint32_t seconds)
 {
-	struct vsock_sock *s = connect_wait(cid, port);
-	uint64_t start, end, bytes = 0;
+	struct stream st = { .s = connect_wait(cid, port), .size = size };
+	uint64_t start;
 
-	if (!s)
+	if (!st.s)
 		return -1;
 	start = now_ns();
-	end = start + seconds * 1000000000ULL;
-	while (now_ns() < end) {
-		ssize_t n = vsock_send(s, vsock_pattern() + bytes % 251, size, false);
-
-		if (n > 0)
-			bytes += n;
-		else if (n != -EAGAIN) {
-			vsock_close(s);
-			return shell_error("vsock: send failed (%d) after %llu bytes", (int)n,
-					   (unsigned long long)bytes);
-		}
-		poll_once();
+	poll_wait(stream_step, &st, start + seconds * 1000000000ULL);
+	if (st.error) {
+		vsock_close(st.s);
+		return st.error;
 	}
 	double secs = (now_ns() - start) / 1e9;
 
 	printf("stream %u B writes for %.2f s: %llu bytes, %.3f Gb/s\n", size, secs,
-	       (unsigned long long)bytes, bytes * 8 / secs / 1e9);
-	vsock_close(s);
+	       (unsigned long long)st.bytes, st.bytes * 8 / secs / 1e9);
+	vsock_close(st.s);
 	return 0;
 }
 

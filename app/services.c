@@ -8,10 +8,35 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "app/services.h"
 #include "kernel/config.h"
+#include "kernel/poll.h"
 #include "kernel/stats.h"
-#include "net/vsock/services.h"
 #include "net/vsock/vsock.h"
+
+CONFIG_KEY(cfg_echo_port) = {
+	.name = "echo_port",
+	.help = "vsock echo service port (0: off)",
+	.type = CONFIG_UINT,
+	.max = 0xffffffff,
+	.def = 1234,
+};
+
+CONFIG_KEY(cfg_sink_port) = {
+	.name = "sink_port",
+	.help = "vsock sink service port (0: off)",
+	.type = CONFIG_UINT,
+	.max = 0xffffffff,
+	.def = 1235,
+};
+
+CONFIG_KEY(cfg_source_port) = {
+	.name = "source_port",
+	.help = "vsock source service port (0: off)",
+	.type = CONFIG_UINT,
+	.max = 0xffffffff,
+	.def = 1236,
+};
 
 #define MAX_CONNS 128
 #define BACKLOG 128
@@ -28,7 +53,8 @@ struct conn {
 
 struct service {
 	const char *name;
-	enum config_id port_key;
+	struct config_key *port_key;
+	struct config_hook port_hook;
 	uint32_t port;
 	struct vsock_sock *listen_stream, *listen_seq;
 	struct conn conns[MAX_CONNS];
@@ -37,9 +63,9 @@ struct service {
 };
 
 static struct service services[SVC_COUNT] = {
-	[SVC_ECHO] = { .name = "echo", .port_key = CFG_ECHO_PORT },
-	[SVC_SINK] = { .name = "sink", .port_key = CFG_SINK_PORT },
-	[SVC_SOURCE] = { .name = "source", .port_key = CFG_SOURCE_PORT },
+	[SVC_ECHO] = { .name = "echo", .port_key = &cfg_echo_port },
+	[SVC_SINK] = { .name = "sink", .port_key = &cfg_sink_port },
+	[SVC_SOURCE] = { .name = "source", .port_key = &cfg_source_port },
 };
 
 static uint8_t *pattern;
@@ -70,7 +96,7 @@ static void echo_stream(struct service *svc, struct conn *c)
 /* Messages go back whole; one waits in c->msg while the peer lacks credit. */
 static void echo_seqpacket(struct service *svc, struct conn *c)
 {
-	uint32_t max = config_get(CFG_VSOCK_BUF);
+	uint32_t max = config_get(&cfg_vsock_buf);
 
 	for (;;) {
 		if (!c->msg_len && !c->msg_eor) {
@@ -175,12 +201,12 @@ static void accept_all(struct service *svc, struct vsock_sock *l, bool seqpacket
 		memset(c, 0, sizeof(*c));
 		c->sock = s;
 		if (seqpacket)
-			c->msg = malloc(config_get(CFG_VSOCK_BUF));
+			c->msg = malloc(config_get(&cfg_vsock_buf));
 		svc->accepted++;
 	}
 }
 
-void services_poll(void)
+static unsigned int services_poll(unsigned int budget)
 {
 	for (int k = 0; k < SVC_COUNT; k++) {
 		struct service *svc = &services[k];
@@ -195,7 +221,13 @@ void services_poll(void)
 				i++;
 		}
 	}
+	return 0;
 }
+
+static const struct poller services_poller = {
+	.name = "services",
+	.poll = services_poll,
+};
 
 /* ---- listeners, following the *_port keys ---- */
 
@@ -222,10 +254,10 @@ static void service_start(struct service *svc, enum service_kind kind)
 		printf("vsock: %s cannot listen on port %u\n", svc->name, svc->port);
 }
 
-static void port_changed(enum config_id id)
+static void port_changed(struct config_key *key)
 {
 	for (int k = 0; k < SVC_COUNT; k++) {
-		if (services[k].port_key == id) {
+		if (services[k].port_key == key) {
 			service_stop(&services[k]);
 			service_start(&services[k], k);
 		}
@@ -252,7 +284,9 @@ void services_init(void)
 		pattern[i] = vsock_pattern_byte(i);
 	for (int k = 0; k < SVC_COUNT; k++) {
 		service_start(&services[k], k);
-		config_on_change(services[k].port_key, port_changed);
+		services[k].port_hook.fn = port_changed;
+		config_on_change(services[k].port_key, &services[k].port_hook);
 	}
+	poll_register(&services_poller);
 	stats_register("services", services_stats);
 }

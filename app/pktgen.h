@@ -4,8 +4,8 @@
  * samples/pktgen/pktgen_sample03_burst_single_flow.sh: one UDP flow, the
  * same frame sent in bursts of `burst` with one notification per burst.
  */
-#ifndef NET_PKTGEN_H
-#define NET_PKTGEN_H
+#ifndef APP_PKTGEN_H
+#define APP_PKTGEN_H
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -1,17 +1,19 @@
 // SPDX-License-Identifier: MIT
 /*
- * The `net` and `ping` shell commands, and net_init() which registers
- * them (and pktgen's).
+ * The `net` and `ping` shell commands, and net_shell_init() which
+ * registers them (and pktgen's).
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "app/app.h"
+#include "app/pktgen.h"
 #include "kernel/config.h"
+#include "kernel/poll.h"
 #include "kernel/shell.h"
 #include "kernel/time.h"
-#include "net/pktgen.h"
 #include "net/proto.h"
 
 #define PING_TIMEOUT_NS 2000000000ULL
@@ -55,12 +57,19 @@ static int cmd_net(int argc, char **argv)
 		printf("net: %s mac %s link %s mtu %u\n", dev->name, net_mac_str(dev->mac, mac),
 		       dev->link_up ? "up" : "down", dev->mtu);
 	printf("ip: %s/%u gw %s udp_echo_port %u\n", net_ip_str(net_ip(), ip),
-	       (unsigned int)config_get(CFG_PREFIX), net_ip_str(net_gateway(), gw),
-	       (unsigned int)config_get(CFG_UDP_ECHO_PORT));
+	       (unsigned int)config_get(&cfg_prefix), net_ip_str(net_gateway(), gw),
+	       (unsigned int)config_get(&cfg_udp_echo_port));
 	if (dev && dev->ops->show)
 		dev->ops->show(dev);
 	show_counters();
 	return 0;
+}
+
+static enum poll_step echo_answered(void *arg)
+{
+	const struct icmp_wait *w = arg;
+
+	return w->answered ? POLL_DONE : POLL_AGAIN;
 }
 
 static int ping_one(uint32_t dst, uint16_t seq, uint32_t size, const uint8_t *data)
@@ -73,8 +82,8 @@ static int ping_one(uint32_t dst, uint16_t seq, uint32_t size, const uint8_t *da
 	icmp_set_wait(&w);
 	start = now_ns();
 	ret = icmp_send_echo(dst, PING_ID, seq, data, size);
-	while (!ret && !w.answered && now_ns() - start < PING_TIMEOUT_NS)
-		net_poll();
+	if (!ret)
+		poll_wait(echo_answered, &w, start + PING_TIMEOUT_NS);
 	icmp_set_wait(NULL);
 	if (ret) {
 		printf("ping: seq %u: send failed (%d)\n", seq, ret);
@@ -128,8 +137,8 @@ static int cmd_ping(int argc, char **argv)
 		uint64_t next = now_ns() + PING_INTERVAL_NS;
 
 		got += ping_one(dst, (uint16_t)seq, (uint32_t)size, data);
-		while (seq < count && now_ns() < next)
-			net_poll();
+		if (seq < count)
+			poll_sleep_until(next);
 	}
 	printf("ping: %lu sent, %u received\n", count, got);
 	if (!got)
@@ -151,7 +160,7 @@ static const struct shell_cmd ping_cmd = {
 	.run = cmd_ping,
 };
 
-void net_init(void)
+void net_shell_init(void)
 {
 	shell_register(&net_cmd);
 	shell_register(&ping_cmd);

@@ -4,8 +4,8 @@
  * peer), sink (host-to-guest throughput) and source (guest-to-host
  * throughput, a known pattern the client checks).
  */
-#ifndef NET_VSOCK_SERVICES_H
-#define NET_VSOCK_SERVICES_H
+#ifndef APP_SERVICES_H
+#define APP_SERVICES_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -21,8 +21,5 @@ const uint8_t *vsock_pattern(void);
 #define VSOCK_PATTERN_LEN (65536 + 251)
 
 void services_init(void);
-/* The `vsock` command and the socket counters in `stats` (vsock_cmd.c). */
-void vsock_cmd_init(void);
-void services_poll(void);
 
 #endif

@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: MIT */
+/* The appliance's parts, each started by app_init() (appliance.c). */
+#ifndef APP_APP_H
+#define APP_APP_H
+
+#include "kernel/config.h"
+
+/* The `net`, `ping` and `pktgen` commands (net_shell.c, pktgen.c). */
+void net_shell_init(void);
+/* The `vsock` command and the socket counters in `stats` (vsock_cmd.c). */
+void vsock_cmd_init(void);
+/* The `rng` command (rng_cmd.c). */
+void rng_cmd_init(void);
+/* The UDP echo service on udp_echo_port (udp_echo.c). */
+void udp_echo_init(void);
+extern struct config_key cfg_udp_echo_port;
+
+#endif

@@ -1,0 +1,166 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The poll registry and blocking waits: every poller runs each pass,
+ * idle_wait is reached only when a pass did nothing and the step asked to
+ * wait, pending() of any poller counts, deadlines end a wait.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "kernel/idle.h"
+#include "kernel/poll.h"
+#include "kernel/time.h"
+
+/* ---- kernel stubs ---- */
+
+static uint64_t fake_ns;
+static unsigned int idles;
+
+uint64_t now_ns(void)
+{
+	return fake_ns;
+}
+
+void idle_wait(void)
+{
+	idles++;
+	fake_ns += 1000; /* a tick passes while halted */
+}
+
+/* ---- two pollers ---- */
+
+static unsigned int a_polls, b_polls, a_work, last_budget;
+static bool b_has_work;
+
+static unsigned int a_poll(unsigned int budget)
+{
+	unsigned int w = a_work;
+
+	last_budget = budget;
+	a_polls++;
+	a_work = 0;
+	return w;
+}
+
+static unsigned int b_poll(unsigned int budget)
+{
+	b_polls++;
+	return 0;
+}
+
+static bool b_pending(void)
+{
+	return b_has_work;
+}
+
+static const struct poller poller_a = { .name = "a", .poll = a_poll };
+static const struct poller poller_b = { .name = "b", .poll = b_poll, .pending = b_pending };
+static const struct poller poller_quiet = { .name = "quiet" }; /* neither hook */
+
+static int setup(void **state)
+{
+	assert_int_equal(poll_register(&poller_a), 0);
+	assert_int_equal(poll_register(&poller_b), 0);
+	assert_int_equal(poll_register(&poller_quiet), 0);
+	a_polls = b_polls = a_work = idles = 0;
+	b_has_work = false;
+	fake_ns = 0;
+	return 0;
+}
+
+static void test_pass_runs_every_poller_once(void **state)
+{
+	a_work = 3;
+	assert_int_equal(poll_once(), 3);
+	assert_int_equal(a_polls, 1);
+	assert_int_equal(b_polls, 1);
+	assert_int_equal(last_budget, POLL_BUDGET);
+	/* registering again does not run a poller twice per pass */
+	assert_int_equal(poll_register(&poller_a), 0);
+	assert_int_equal(poll_once(), 0);
+	assert_int_equal(a_polls, 2);
+}
+
+static void test_pending_asks_every_poller(void **state)
+{
+	assert_false(poll_pending());
+	b_has_work = true;
+	assert_true(poll_pending());
+}
+
+static unsigned int steps;
+
+static enum poll_step done_on_third(void *arg)
+{
+	return ++steps == 3 ? POLL_DONE : POLL_AGAIN;
+}
+
+static void test_wait_runs_the_loop_and_idles(void **state)
+{
+	steps = 0;
+	assert_true(poll_wait(done_on_third, NULL, UINT64_MAX));
+	assert_int_equal(steps, 3);
+	assert_int_equal(a_polls, 2); /* every poller between the steps */
+	assert_int_equal(b_polls, 2);
+	assert_int_equal(idles, 2); /* nothing done: the loop may sleep */
+}
+
+static enum poll_step busy(void *arg)
+{
+	return ++steps == 5 ? POLL_DONE : POLL_PROGRESS;
+}
+
+static void test_progress_never_idles(void **state)
+{
+	steps = 0;
+	assert_true(poll_wait(busy, NULL, UINT64_MAX));
+	assert_int_equal(idles, 0);
+	steps = 0;
+	a_work = 1; /* a poller's work also keeps the loop awake */
+	assert_true(poll_wait(done_on_third, NULL, UINT64_MAX));
+	assert_int_equal(idles, 1);
+}
+
+static enum poll_step never(void *arg)
+{
+	return POLL_AGAIN;
+}
+
+static void test_deadline_ends_a_wait(void **state)
+{
+	assert_false(poll_wait(never, NULL, 10000));
+	assert_true(fake_ns >= 10000);
+	assert_int_equal(idles, 10);
+	poll_sleep_until(20000);
+	assert_true(fake_ns >= 20000);
+}
+
+static void test_table_is_bounded(void **state)
+{
+	static struct poller extra[POLL_MAX];
+	int full = 0;
+
+	for (int i = 0; i < POLL_MAX; i++)
+		if (poll_register(&extra[i]))
+			full++;
+	assert_int_equal(full, 3); /* a, b and quiet hold three slots */
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup(test_pass_runs_every_poller_once, setup),
+		cmocka_unit_test_setup(test_pending_asks_every_poller, setup),
+		cmocka_unit_test_setup(test_wait_runs_the_loop_and_idles, setup),
+		cmocka_unit_test_setup(test_progress_never_idles, setup),
+		cmocka_unit_test_setup(test_deadline_ends_a_wait, setup),
+		cmocka_unit_test_setup(test_table_is_bounded, setup),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

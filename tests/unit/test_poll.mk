@@ -1,0 +1,1 @@
+test_poll_SRCS := kernel/poll.c

@@ -30,6 +30,7 @@ static void report_bad_config(const char *msg)
 
 void poll_once(void)
 {
+	virtio_recover_broken();
 	virtio_vsock_poll();
 	vsock_poll();
 	net_poll();

@@ -181,6 +181,8 @@ int virtq_add_packed(struct virtq *vq, const struct vbuf *out, unsigned int n_ou
 	c->indirect = table;
 	c->in_len = virtq_in_len(in, n_in);
 	c->ndescs = need;
+	if (need > 1)
+		p->multi_slot++;
 	if (vq->in_order)
 		virtq_order_push(vq, id);
 	vq->num_free -= need;
@@ -264,9 +266,32 @@ static void *packed_release(struct virtq *vq, uint16_t id, uint32_t used_len, ui
 		c->indirect = NULL;
 	}
 	vq->num_free += c->ndescs;
+	if (c->ndescs > 1)
+		vq->packed.multi_slot--;
 	c->link = vq->packed.free_id;
 	vq->packed.free_id = id;
 	return token;
+}
+
+/*
+ * A used element at last_used that names no buffer we can account for.
+ * 2.8.6: the device writes the next element after the slots of the chain
+ * it completed; with only one-slot buffers that is the next slot, so skip
+ * one (the buffer is leaked, counted). With a multi-slot chain in flight
+ * the next element may sit anywhere up to that chain's length further on:
+ * skipping one slot lands inside the chain, on a descriptor still marked
+ * available, and the queue would wait there forever. Stop the queue
+ * instead and let the driver reset the device. False: broken.
+ */
+static bool packed_skip_garbled(struct virtq *vq)
+{
+	if (vq->packed.multi_slot) {
+		virtq_mark_broken(vq);
+		return false;
+	}
+	vq->stats.bad_completions++;
+	packed_skip(vq, 1);
+	return true;
 }
 
 /*
@@ -307,8 +332,8 @@ static bool packed_next_used(struct virtq *vq)
 			break;
 		if (own == packed_avail_flags(p->used_wrap))
 			return false; /* still the device's */
-		vq->stats.bad_completions++;
-		packed_skip(vq, 1);
+		if (!packed_skip_garbled(vq))
+			return false;
 	}
 	/* Read id and len only after the flags say used. */
 	virt_rmb();
@@ -360,8 +385,8 @@ static void *packed_get_used_in_order(struct virtq *vq, uint32_t *len)
 			}
 		}
 		if (!n || slots > p->pending) {
-			vq->stats.bad_completions++;
-			packed_skip(vq, 1);
+			if (!packed_skip_garbled(vq))
+				return NULL;
 		} else {
 			packed_skip(vq, (uint16_t)slots);
 			vq->batch_left = (uint16_t)n;
@@ -392,8 +417,8 @@ void *virtq_get_used_packed(struct virtq *vq, uint32_t *len)
 		used_len = READ_ONCE(d->len);
 		/* The id must be in flight and its slots must all be pending. */
 		if (id >= vq->size || !vq->chain[id].token || vq->chain[id].ndescs > p->pending) {
-			vq->stats.bad_completions++;
-			packed_skip(vq, 1);
+			if (!packed_skip_garbled(vq))
+				return NULL;
 			token = NULL;
 		} else {
 			/* 2.8.6: the device skips the rest of the chain; so do we. */

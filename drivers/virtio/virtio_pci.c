@@ -425,6 +425,39 @@ void virtio_reprobe_all(void)
 	}
 }
 
+static bool device_broken(const struct virtio_device *v)
+{
+	for (int q = 0; q < VIRTIO_MAX_QUEUES; q++)
+		if (v->queues[q].vq && virtq_is_broken(v->queues[q].vq))
+			return true;
+	return false;
+}
+
+/*
+ * A queue the device wrote something into that the ring cannot
+ * resynchronise after (virtq_is_broken) returns nothing more: reset the
+ * device and set it up again with fresh queues, the path a ring= change
+ * takes. The driver's remove() ends what lived on the old rings (vsock:
+ * connections reset, listeners kept). Called from the poll loop, outside
+ * every driver's own poll function, since remove() frees their state.
+ */
+void virtio_recover_broken(void)
+{
+	for (unsigned int i = 0; i < n_devices; i++) {
+		struct virtio_device *v = &devices[i];
+
+		if (!v->driver || !v->common || !device_broken(v))
+			continue;
+		v->recoveries++;
+		pr_err("virtio %02x:%02x.%x (%s): queue broken by the device (garbled "
+		       "completion, cannot resync): reset and re-probe #%llu\n",
+		       v->pci->bus, v->pci->dev, v->pci->fn, v->driver->name,
+		       (unsigned long long)v->recoveries);
+		device_stop(v);
+		device_start(v);
+	}
+}
+
 static uint16_t device_type(const struct pci_dev *d)
 {
 	if (d->device >= 0x1040 && d->device <= 0x107f)

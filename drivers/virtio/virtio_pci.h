@@ -65,6 +65,7 @@ struct virtio_device {
 	uint16_t num_queues;
 	int config_vector;
 	struct virtio_queue queues[VIRTIO_MAX_QUEUES];
+	uint64_t recoveries; /* resets after a queue broke (virtq_is_broken) */
 };
 
 void virtio_register_driver(const struct virtio_driver *drv);
@@ -93,6 +94,8 @@ bool virtio_device_ok(struct virtio_device *vdev);
 
 /* Reset every device and probe again with the current config (ring=...). */
 void virtio_reprobe_all(void);
+/* Reset and re-probe each device one of whose queues broke; poll loop. */
+void virtio_recover_broken(void);
 
 /* Each driver registers itself; called before virtio_pci_init(). */
 void virtio_rng_init(void);

@@ -195,6 +195,8 @@ int virtq_add(struct virtq *vq, const struct vbuf *out, unsigned int n_out, cons
 	/* 2.7.5.3.1 / 2.8.19: no chain longer than the Queue Size. */
 	if (!token || total == 0 || total > vq->size || total < n_out)
 		return -EINVAL;
+	if (vq->broken)
+		return -EIO;
 	indirect = vq->indirect_min && total >= vq->indirect_min;
 	if (vq->layout == VIRTQ_SPLIT)
 		err = virtq_add_split(vq, out, n_out, in, n_in, token, indirect);
@@ -245,6 +247,8 @@ void *virtq_get_used(struct virtq *vq, uint32_t *len)
 
 	if (!len)
 		len = &dummy;
+	if (vq->broken)
+		return NULL;
 	if (vq->layout == VIRTQ_SPLIT)
 		token = virtq_get_used_split(vq, len);
 	else
@@ -256,6 +260,8 @@ void *virtq_get_used(struct virtq *vq, uint32_t *len)
 
 bool virtq_has_used(struct virtq *vq)
 {
+	if (vq->broken)
+		return false;
 	if (vq->layout == VIRTQ_SPLIT)
 		return virtq_has_used_split(vq);
 	return virtq_has_used_packed(vq);
@@ -284,6 +290,20 @@ bool virtq_enable_cb_delayed(struct virtq *vq)
 	if (vq->layout == VIRTQ_SPLIT)
 		return virtq_enable_cb_delayed_split(vq);
 	return virtq_enable_cb_delayed_packed(vq);
+}
+
+void virtq_mark_broken(struct virtq *vq)
+{
+	if (vq->broken)
+		return;
+	vq->broken = true;
+	vq->stats.broken++;
+	vq->stats.bad_completions++;
+}
+
+bool virtq_is_broken(const struct virtq *vq)
+{
+	return vq->broken;
 }
 
 void virtq_interrupt(struct virtq *vq)

@@ -26,7 +26,10 @@
  * nor reused (the device may still own it): the ring shrinks by its slots.
  * With IN_ORDER, batch sizes are implicit, so after a garbled element the
  * driver may leak or return the neighbouring buffer instead; it never
- * returns a buffer twice or one not in flight.
+ * returns a buffer twice or one not in flight. A packed-ring element the
+ * driver cannot skip safely (garbled while a multi-slot chain is in
+ * flight) marks the queue broken instead of stalling it (virtq_is_broken):
+ * the transport then resets the device (virtio_recover_broken).
  */
 #ifndef DRIVERS_VIRTIO_VIRTQUEUE_H
 #define DRIVERS_VIRTIO_VIRTQUEUE_H
@@ -61,6 +64,7 @@ struct virtq_stats {
 	uint64_t bad_completions; /* device wrote nonsense, dropped */
 	uint64_t full; /* virtq_add failed with -ENOSPC */
 	uint64_t indirect; /* buffers that went into an indirect table */
+	uint64_t broken; /* completions no resync could follow: queue stopped */
 };
 
 struct virtq;
@@ -109,6 +113,15 @@ bool virtq_enable_cb(struct virtq *vq);
  * (split: more than that many), poll again.
  */
 bool virtq_enable_cb_delayed(struct virtq *vq);
+
+/*
+ * True once the device wrote a completion the driver cannot resynchronise
+ * after (packed ring: a garbled element while a multi-slot chain is in
+ * flight, so where the next element sits is unknown). From then on
+ * get_used returns NULL, has_used false and add -EIO: the queue never
+ * stalls silently; the driver resets the device and sets up new queues.
+ */
+bool virtq_is_broken(const struct virtq *vq);
 
 /* The transport calls this on each interrupt for this queue (counts it). */
 void virtq_interrupt(struct virtq *vq);
@@ -183,6 +196,9 @@ struct virtq_packed {
 	uint16_t free_id; /* head of the buffer id free list */
 	uint16_t event_flags; /* our copy of driver->flags */
 	uint16_t pending; /* slots made available, not yet seen used */
+	/* Chains of more than one slot in flight or leaked: while there are
+	 * any, a garbled element cannot be skipped (its size is unknown). */
+	uint16_t multi_slot;
 };
 
 struct virtq {
@@ -192,6 +208,7 @@ struct virtq {
 	uint64_t features;
 	bool event_idx;
 	bool cb_disabled;
+	bool broken; /* see virtq_is_broken */
 	uint16_t indirect_min; /* 0: never indirect */
 	uint32_t num_added; /* slots (packed) / chains (split) since kick */
 	unsigned int num_free; /* free descriptor slots */
@@ -240,6 +257,8 @@ bool virtq_enable_cb_packed(struct virtq *vq);
 bool virtq_enable_cb_delayed_packed(struct virtq *vq);
 
 /* Shared helpers (virtqueue.c). */
+/* Stop the queue for good (counted in stats.broken). */
+void virtq_mark_broken(struct virtq *vq);
 uint32_t virtq_in_len(const struct vbuf *in, unsigned int n_in);
 /* A completion's len checked against the chain's device-writable bytes. */
 uint32_t virtq_used_len(struct virtq *vq, const struct virtq_chain *c, uint32_t used_len);

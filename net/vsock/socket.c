@@ -267,7 +267,7 @@ size_t vsock_send_space(struct vsock_sock *s)
 	return peer_free(s);
 }
 
-/* Out of credit: ask once; the peer's next CREDIT_UPDATE clears the flag. */
+/* Out of credit: ask once; credit on the peer's next packet clears the flag. */
 static void request_credit(struct vsock_sock *s)
 {
 	if (!s->credit_requested) {
@@ -623,6 +623,24 @@ static void rx_connected(struct vsock_sock *s, struct vsock_pkt *pkt)
 	vsock_pkt_free(pkt);
 }
 
+/*
+ * Whatever the transport: a packet must be for our CID and from the host,
+ * the one peer a guest has (5.10). Anything else is dropped unanswered: a
+ * reply would go to an address that is not ours to talk to.
+ */
+static bool addressed_to_us(const struct virtio_vsock_hdr *h)
+{
+	if (h->dst_cid != vsock_local_cid()) {
+		ctr.rx_bad_dst_cid++;
+		return false;
+	}
+	if (h->src_cid != VSOCK_CID_HOST) {
+		ctr.rx_bad_src_cid++;
+		return false;
+	}
+	return true;
+}
+
 void vsock_rx(struct vsock_pkt *pkt)
 {
 	const struct virtio_vsock_hdr *h = &pkt->hdr;
@@ -630,6 +648,10 @@ void vsock_rx(struct vsock_pkt *pkt)
 
 	ctr.rx_pkts++;
 	ctr.rx_bytes += h->len;
+	if (!addressed_to_us(h)) {
+		vsock_pkt_free(pkt);
+		return;
+	}
 	s = find_conn(h->dst_port, h->src_cid, h->src_port);
 	if (!s) {
 		struct vsock_sock *l =
@@ -654,7 +676,8 @@ void vsock_rx(struct vsock_pkt *pkt)
 	/* 5.10.6.3: every packet carries the sender's credit */
 	s->peer_buf_alloc = h->buf_alloc;
 	s->peer_fwd_cnt = h->fwd_cnt;
-	if (h->op == VSOCK_OP_CREDIT_UPDATE)
+	/* Credit on any packet ends the stall: the next one asks again. */
+	if (peer_free(s))
 		s->credit_requested = false;
 
 	if (s->state == VSOCK_CONNECTING) {

@@ -46,6 +46,8 @@ struct vsock_counters {
 	uint64_t rx_no_socket; /* answered with RST */
 	uint64_t rx_rst_ignored; /* RST for no socket: never answered */
 	uint64_t rx_bad_type; /* type does not match the socket's */
+	uint64_t rx_bad_dst_cid; /* not addressed to our CID: dropped */
+	uint64_t rx_bad_src_cid; /* not from the host, our only peer: dropped */
 	uint64_t rx_over_credit; /* peer sent beyond the credit we gave */
 	uint64_t rx_bad_op; /* op not valid in the socket's state */
 	uint64_t rx_smallcopy; /* small payloads merged into the previous buffer */

@@ -555,6 +555,83 @@ static void test_header_checks(void **state)
 	assert_int_equal(vsock_hdr_check(&h, 44, 4096, 3), VSOCK_HDR_OK);
 }
 
+/*
+ * Credit that arrives on an RW packet (every packet carries it, 5.10.6.3)
+ * ends the stall as well as a CREDIT_UPDATE does: the next stall must ask
+ * again. Before the fix the flag stayed set and no second request went.
+ */
+static void test_credit_request_after_rw_credit(void **state)
+{
+	struct vsock_sock *l = vsock_listen(1234, S, 4), *c;
+	static uint8_t data[20000];
+
+	peer_pkt(7100, 1234, S, VSOCK_OP_REQUEST, 0, NULL, 0, 10000, 0);
+	c = vsock_accept(l);
+	clear_sent();
+	assert_int_equal(vsock_send(c, data, sizeof(data), false), 10000);
+	assert_int_equal(vsock_send(c, data, 1, false), -EAGAIN);
+	assert_int_equal(count_sent(VSOCK_OP_CREDIT_REQUEST), 1);
+	/* the peer read everything and says so on a data packet */
+	peer_pkt(7100, 1234, S, VSOCK_OP_RW, 0, "x", 1, 10000, 10000);
+	assert_int_equal(vsock_send_space(c), 10000);
+	assert_int_equal(vsock_send(c, data, sizeof(data), false), 10000);
+	assert_int_equal(vsock_send(c, data, 1, false), -EAGAIN);
+	assert_int_equal(count_sent(VSOCK_OP_CREDIT_REQUEST), 2);
+}
+
+/* A packet from @src_cid to @dst_cid, else like peer(). */
+static void addressed_pkt(uint64_t src_cid, uint64_t dst_cid, uint32_t sport, uint32_t dport,
+			  uint16_t op)
+{
+	struct vsock_pkt *pkt = vsock_pkt_alloc(64);
+
+	pkt->hdr.src_cid = src_cid;
+	pkt->hdr.dst_cid = dst_cid;
+	pkt->hdr.src_port = sport;
+	pkt->hdr.dst_port = dport;
+	pkt->hdr.type = S;
+	pkt->hdr.op = op;
+	pkt->hdr.buf_alloc = PEER_BUF;
+	vsock_rx(pkt);
+}
+
+/*
+ * The socket layer checks addresses for every transport: a packet not for
+ * our CID, or not from the host (the only peer a guest has, 5.10), is
+ * dropped and counted, never answered, and creates no connection; a live
+ * connection does not see it.
+ */
+static void test_address_checks(void **state)
+{
+	struct vsock_sock *l = vsock_listen(1234, S, 4), *c;
+	uint64_t bad_dst = vsock_counters()->rx_bad_dst_cid;
+	uint64_t bad_src = vsock_counters()->rx_bad_src_cid;
+
+	clear_sent();
+	addressed_pkt(7, GUEST_CID, 5000, 1234, VSOCK_OP_REQUEST);
+	assert_null(vsock_accept(l));
+	assert_int_equal(n_sent, 0);
+	assert_int_equal(vsock_counters()->rx_bad_src_cid, bad_src + 1);
+	addressed_pkt(HOST_CID, 9, 5001, 1234, VSOCK_OP_REQUEST);
+	assert_null(vsock_accept(l));
+	assert_int_equal(n_sent, 0);
+	assert_int_equal(vsock_counters()->rx_bad_dst_cid, bad_dst + 1);
+	/* unknown ports too: no RST to a CID that is not our peer */
+	addressed_pkt(7, GUEST_CID, 5002, 4321, VSOCK_OP_RW);
+	assert_int_equal(n_sent, 0);
+	assert_int_equal(vsock_counters()->rx_bad_src_cid, bad_src + 2);
+	/* an RST for a live connection from the wrong CID changes nothing */
+	c = accept_one(l, 1234, 5003);
+	assert_non_null(c);
+	clear_sent();
+	addressed_pkt(7, GUEST_CID, 5003, 1234, VSOCK_OP_RST);
+	addressed_pkt(HOST_CID, 4, 5003, 1234, VSOCK_OP_RST);
+	assert_int_equal(vsock_state(c), VSOCK_CONNECTED);
+	assert_int_equal(n_sent, 0);
+	assert_int_equal(vsock_counters()->rx_bad_src_cid, bad_src + 3);
+	assert_int_equal(vsock_counters()->rx_bad_dst_cid, bad_dst + 2);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 int main(void)
@@ -576,6 +653,8 @@ int main(void)
 		T(test_transport_reset),
 		T(test_wrong_type_on_connection),
 		T(test_header_checks),
+		T(test_credit_request_after_rw_credit),
+		T(test_address_checks),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

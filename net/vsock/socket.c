@@ -469,7 +469,10 @@ void vsock_consume(struct vsock_sock *s, size_t n)
 		peer_done(s);
 }
 
-/* SEQPACKET: the rest of a message that did not fit the reader's buffer. */
+/*
+ * SEQPACKET: the rest of a message that did not fit the reader's buffer,
+ * up to and including the packet with end of message.
+ */
 static void discard_message(struct vsock_sock *s)
 {
 	const uint8_t *data;
@@ -494,26 +497,32 @@ ssize_t vsock_recv(struct vsock_sock *s, void *buf, size_t len, bool *eor)
 	if (s->type == VSOCK_TYPE_SEQPACKET && !s->rx_msgs)
 		return 0;
 	for (;;) {
-		const uint8_t *data;
+		const uint8_t *data = NULL;
 		size_t n = vsock_peek(s, &data, &end);
 		size_t take;
 
 		if (!n && !end)
 			break;
 		take = n < len - done ? n : len - done;
-		memcpy(out + done, data, take);
+		if (take)
+			memcpy(out + done, data, take);
 		done += take;
 		vsock_consume(s, take);
-		if (s->type == VSOCK_TYPE_SEQPACKET && take < n) {
-			if (!end)
+		if (end && take == n)
+			break;
+		if (done == len) {
+			/*
+			 * SEQPACKET: the buffer is full before the end of the
+			 * message, wherever that falls (inside a packet or on a
+			 * packet boundary): the rest of the message goes, and
+			 * the caller gets its start with end of record.
+			 */
+			if (s->type == VSOCK_TYPE_SEQPACKET) {
 				discard_message(s);
-			else
-				vsock_consume(s, n - take);
-			end = true;
+				end = true;
+			}
 			break;
 		}
-		if (end || done == len)
-			break;
 	}
 	if (eor)
 		*eor = end;

@@ -92,7 +92,11 @@ size_t vsock_send_space(struct vsock_sock *s);
  */
 size_t vsock_peek(struct vsock_sock *s, const uint8_t **data, bool *eor);
 void vsock_consume(struct vsock_sock *s, size_t n);
-/* Copying receive; 0 when nothing is queued (check vsock_eof()). */
+/*
+ * Copying receive; 0 when nothing is queued (check vsock_eof()).
+ * SEQPACKET: one message per call, only once it is whole; *eor is set. A
+ * message longer than @len is truncated to @len and its rest discarded.
+ */
 ssize_t vsock_recv(struct vsock_sock *s, void *buf, size_t len, bool *eor);
 size_t vsock_rx_queued(const struct vsock_sock *s);
 /* The peer will send no more and everything it sent was read. */

@@ -632,6 +632,46 @@ static void test_address_checks(void **state)
 	assert_int_equal(vsock_counters()->rx_bad_dst_cid, bad_dst + 2);
 }
 
+/*
+ * SEQPACKET truncation, one rule (README, vsock section): a read returns
+ * the start of the next message, as much as fits, always with end of
+ * record; the rest of that message is discarded. Every buffer length
+ * from 1 to past the end of a message of three packets (100, 200, 300
+ * bytes), so every packet boundary and every point inside a packet. Before
+ * the fix a buffer ending exactly at a packet boundary came back without
+ * end of record and the rest arrived as a second "message".
+ */
+static void test_seqpacket_truncation_every_boundary(void **state)
+{
+	struct vsock_sock *l = vsock_listen(1234, Q, 4), *c;
+	static uint8_t msg[600], out[700];
+	bool eor;
+
+	for (size_t i = 0; i < sizeof(msg); i++)
+		msg[i] = (uint8_t)(i * 13 + 1);
+	peer_pkt(9400, 1234, Q, VSOCK_OP_REQUEST, 0, NULL, 0, PEER_BUF, 0);
+	c = vsock_accept(l);
+	assert_non_null(c);
+	for (size_t len = 1; len <= sizeof(msg) + 1; len++) {
+		size_t want = len < sizeof(msg) ? len : sizeof(msg);
+
+		peer_pkt(9400, 1234, Q, VSOCK_OP_RW, 0, msg, 100, PEER_BUF, 0);
+		peer_pkt(9400, 1234, Q, VSOCK_OP_RW, 0, msg + 100, 200, PEER_BUF, 0);
+		peer_pkt(9400, 1234, Q, VSOCK_OP_RW, VSOCK_SEQ_EOM, msg + 300, 300, PEER_BUF, 0);
+		peer_pkt(9400, 1234, Q, VSOCK_OP_RW, VSOCK_SEQ_EOM, "next", 4, PEER_BUF, 0);
+		eor = false;
+		assert_int_equal(vsock_recv(c, out, len, &eor), want);
+		assert_true(eor);
+		assert_memory_equal(out, msg, want);
+		eor = false;
+		assert_int_equal(vsock_recv(c, out, sizeof(out), &eor), 4);
+		assert_true(eor);
+		assert_memory_equal(out, "next", 4);
+		assert_int_equal(vsock_rx_queued(c), 0);
+		assert_int_equal(vsock_recv(c, out, sizeof(out), &eor), 0);
+	}
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 int main(void)
@@ -655,6 +695,7 @@ int main(void)
 		T(test_header_checks),
 		T(test_credit_request_after_rw_credit),
 		T(test_address_checks),
+		T(test_seqpacket_truncation_every_boundary),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -542,8 +542,14 @@ static void handle_request(struct vsock_sock *l, const struct virtio_vsock_hdr *
 {
 	struct vsock_sock *c;
 
-	if (l->n_pending >= l->backlog || !(c = sock_alloc())) {
+	if (l->n_pending >= l->backlog) {
 		ctr.backlog_full++;
+		reply_rst(h);
+		return;
+	}
+	c = sock_alloc();
+	if (!c) {
+		ctr.request_no_socket++;
 		reply_rst(h);
 		return;
 	}

@@ -503,7 +503,7 @@ static void test_smallcopy(void **state)
 	assert_int_equal(vsock_counters()->rx_smallcopy, before + 10);
 	assert_int_equal(vsock_pkt_live(), live); /* no buffer held per packet */
 	assert_int_equal(vsock_recv(c, out, sizeof(out), NULL), 23);
-	assert_memory_equal(out, "abcdedededededededede", 21);
+	assert_memory_equal(out, "abcdededededededededede", 23);
 }
 
 static void test_transport_reset(void **state)
@@ -526,9 +526,16 @@ static void test_wrong_type_on_connection(void **state)
 	uint64_t bad = vsock_counters()->rx_bad_type;
 
 	c = accept_one(l, 1234, 9300);
+	clear_sent();
 	peer_pkt(9300, 1234, Q, VSOCK_OP_RW, 0, "x", 1, PEER_BUF, 0);
 	assert_int_equal(vsock_counters()->rx_bad_type, bad + 1);
 	assert_int_equal(vsock_rx_queued(c), 0);
+	/* answered with an RST to the sender, typed like its packet */
+	assert_int_equal(n_sent, 1);
+	assert_int_equal(last_sent(VSOCK_OP_RST)->hdr.dst_port, 9300);
+	assert_int_equal(sent[0]->hdr.src_port, 1234);
+	assert_int_equal(sent[0]->hdr.dst_cid, HOST_CID);
+	assert_int_equal(sent[0]->hdr.type, Q);
 }
 
 static void test_header_checks(void **state)
@@ -672,6 +679,29 @@ static void test_seqpacket_truncation_every_boundary(void **state)
 	}
 }
 
+/*
+ * A REQUEST refused because the socket table is full is not a full
+ * backlog: its own counter (before, both went to backlog_full).
+ */
+static void test_request_refused_table_full(void **state)
+{
+	struct vsock_sock *l = vsock_listen(1234, S, 4);
+	uint64_t full = vsock_counters()->backlog_full;
+	uint64_t nomem = vsock_counters()->request_no_socket;
+	unsigned int n = 0;
+
+	assert_non_null(l);
+	while (vsock_listen(20000 + n, S, 1))
+		n++;
+	assert_true(n > 100);
+	clear_sent();
+	peer(5000, 1234, VSOCK_OP_REQUEST, 0);
+	last_sent(VSOCK_OP_RST);
+	assert_null(vsock_accept(l));
+	assert_int_equal(vsock_counters()->request_no_socket, nomem + 1);
+	assert_int_equal(vsock_counters()->backlog_full, full);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 int main(void)
@@ -696,6 +726,7 @@ int main(void)
 		T(test_credit_request_after_rw_credit),
 		T(test_address_checks),
 		T(test_seqpacket_truncation_every_boundary),
+		T(test_request_refused_table_full),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

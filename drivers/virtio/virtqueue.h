@@ -24,12 +24,13 @@
  * dropped; the queue keeps working. A too-large length returns the buffer
  * with len 0. A buffer whose completion was garbled is never handed back
  * nor reused (the device may still own it): the ring shrinks by its slots.
- * With IN_ORDER, batch sizes are implicit, so after a garbled element the
- * driver may leak or return the neighbouring buffer instead; it never
- * returns a buffer twice or one not in flight. A packed-ring element the
- * driver cannot skip safely (garbled while a multi-slot chain is in
- * flight) marks the queue broken instead of stalling it (virtq_is_broken):
- * the transport then resets the device (virtio_recover_broken).
+ * A packed-ring element the driver cannot skip safely (garbled while a
+ * multi-slot chain is in flight) marks the queue broken instead of
+ * stalling it (virtq_is_broken): the transport then resets the device
+ * (virtio_recover_broken).
+ *
+ * VIRTIO_F_IN_ORDER (2.7.9, 2.8.8) is not implemented: a device offering it
+ * is not asked for it (3.1.1: the driver accepts the features it knows).
  */
 #ifndef DRIVERS_VIRTIO_VIRTQUEUE_H
 #define DRIVERS_VIRTIO_VIRTQUEUE_H
@@ -46,8 +47,7 @@ enum virtq_layout {
 };
 
 /* Ring features this code implements; a transport offers only these. */
-#define VIRTQ_FEATURES \
-	(VIRTIO_F_INDIRECT_DESC | VIRTIO_F_EVENT_IDX | VIRTIO_F_RING_PACKED | VIRTIO_F_IN_ORDER)
+#define VIRTQ_FEATURES (VIRTIO_F_INDIRECT_DESC | VIRTIO_F_EVENT_IDX | VIRTIO_F_RING_PACKED)
 
 /* One guest buffer; the ring hands virt_to_phys(addr) to the device. */
 struct vbuf {
@@ -72,9 +72,6 @@ struct virtq;
 /*
  * @size: split: a power of two up to 32768; packed: 1..32768.
  * @features: the negotiated features; only VIRTQ_FEATURES matter here.
- * With VIRTIO_F_IN_ORDER the device may answer a batch with one used
- * element (2.7.9, 2.8.8); virtq_get_used still returns one buffer per
- * call, the skipped ones with len = all their writable bytes.
  * Returns NULL if the size is invalid or memory runs out.
  */
 struct virtq *virtq_create(enum virtq_layout layout, uint16_t index, uint16_t size,
@@ -106,13 +103,6 @@ bool virtq_has_used(struct virtq *vq);
 void virtq_disable_cb(struct virtq *vq);
 /* Interrupt mode; false if used buffers are already there: poll again. */
 bool virtq_enable_cb(struct virtq *vq);
-/*
- * Interrupt mode, but with EVENT_IDX only once about 3/4 of the buffers in
- * flight are used (TX reclaim: no interrupt per packet). Without EVENT_IDX
- * the same as virtq_enable_cb. False: used buffers are there already
- * (split: more than that many), poll again.
- */
-bool virtq_enable_cb_delayed(struct virtq *vq);
 
 /*
  * True once the device wrote a completion the driver cannot resynchronise
@@ -167,7 +157,6 @@ struct virtq_chain {
 	uint32_t in_len; /* device-writable bytes: bound for used len */
 	uint16_t ndescs; /* ring slots the buffer occupies */
 	uint16_t link; /* split: last desc of chain; packed: next free id */
-	uint16_t order_pos; /* IN_ORDER: where it sits in virtq.order */
 };
 
 struct virtq_split {
@@ -215,17 +204,6 @@ struct virtq {
 	void (*notify)(struct virtq *vq);
 	void *priv;
 	struct virtq_chain *chain; /* by head index (split) or id (packed) */
-	/*
-	 * IN_ORDER: chains (head or id) in the order made available, a ring
-	 * of size entries from order_head, order_count long; and the batch
-	 * the last used element announced, handed out one per get_used.
-	 */
-	bool in_order;
-	uint16_t *order;
-	uint16_t order_head;
-	uint16_t order_count;
-	uint16_t batch_left;
-	uint32_t batch_len; /* used len for the batch's last buffer */
 	struct virtq_stats stats;
 	union {
 		struct virtq_split split;
@@ -243,7 +221,6 @@ void *virtq_get_used_split(struct virtq *vq, uint32_t *len);
 bool virtq_has_used_split(struct virtq *vq);
 void virtq_disable_cb_split(struct virtq *vq);
 bool virtq_enable_cb_split(struct virtq *vq);
-bool virtq_enable_cb_delayed_split(struct virtq *vq);
 
 int virtq_init_packed(struct virtq *vq);
 void virtq_free_packed(struct virtq *vq);
@@ -254,7 +231,6 @@ void *virtq_get_used_packed(struct virtq *vq, uint32_t *len);
 bool virtq_has_used_packed(struct virtq *vq);
 void virtq_disable_cb_packed(struct virtq *vq);
 bool virtq_enable_cb_packed(struct virtq *vq);
-bool virtq_enable_cb_delayed_packed(struct virtq *vq);
 
 /* Shared helpers (virtqueue.c). */
 /* Stop the queue for good (counted in stats.broken). */
@@ -262,16 +238,5 @@ void virtq_mark_broken(struct virtq *vq);
 uint32_t virtq_in_len(const struct vbuf *in, unsigned int n_in);
 /* A completion's len checked against the chain's device-writable bytes. */
 uint32_t virtq_used_len(struct virtq *vq, const struct virtq_chain *c, uint32_t used_len);
-void virtq_order_push(struct virtq *vq, uint16_t id);
-uint16_t virtq_order_pop(struct virtq *vq);
-/* Drop the oldest from the order, leaked like any garbled completion. */
-static inline void virtq_order_drop(struct virtq *vq)
-{
-	virtq_order_pop(vq);
-}
-unsigned int virtq_order_batch(const struct virtq *vq, uint32_t id);
-/* The next buffer of the current in-order batch and its used len. */
-uint16_t virtq_batch_pop(struct virtq *vq, uint32_t *used_len);
-uint16_t virtq_order_at(const struct virtq *vq, unsigned int i);
 
 #endif

@@ -288,7 +288,7 @@ static uint64_t broken_count(struct ring_fixture *fx)
  * queue reports itself broken (counted once), hands nothing more back and
  * refuses new buffers, instead of stalling silently. Every position of
  * the garbled chain, chains of 2..4 slots, both kinds of garbling, and
- * chains that wrap the ring, with and without IN_ORDER.
+ * chains that wrap the ring.
  */
 static void garbled_multi_slot(unsigned int slots, unsigned int bad, bool bad_flags,
 			       unsigned int warmup, uint64_t features)
@@ -352,9 +352,6 @@ static void test_garbled_multi_slot_chain(void **state)
 			for (unsigned int warmup = 0; warmup < 16; warmup += 5) {
 				garbled_multi_slot(slots, bad, false, warmup, 0);
 				garbled_multi_slot(slots, bad, true, warmup, 0);
-				/* the in-order twin */
-				garbled_multi_slot(slots, bad, false, warmup, VIRTIO_F_IN_ORDER);
-				garbled_multi_slot(slots, bad, true, warmup, VIRTIO_F_IN_ORDER);
 			}
 }
 

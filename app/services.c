@@ -46,7 +46,9 @@ enum service_kind { SVC_ECHO, SVC_SINK, SVC_SOURCE, SVC_COUNT };
 struct conn {
 	struct vsock_sock *sock;
 	uint64_t offset; /* source: pattern bytes sent */
+	bool seqpacket; /* the connection's type, fixed at accept */
 	uint8_t *msg; /* echo seqpacket: a message waiting for credit */
+	size_t msg_cap; /* msg's size: vsock_buf at accept, like buf_alloc */
 	size_t msg_len;
 	bool msg_eor;
 };
@@ -96,15 +98,14 @@ static void echo_stream(struct service *svc, struct conn *c)
 /* Messages go back whole; one waits in c->msg while the peer lacks credit. */
 static void echo_seqpacket(struct service *svc, struct conn *c)
 {
-	uint32_t max = config_get(&cfg_vsock_buf);
-
 	for (;;) {
 		if (!c->msg_len && !c->msg_eor) {
 			ssize_t n;
 
-			if (!c->msg && !(c->msg = malloc(max)))
+			/* no memory at accept: try again, never serve as a stream */
+			if (!c->msg && !(c->msg = malloc(c->msg_cap)))
 				return;
-			n = vsock_recv(c->sock, c->msg, max, &c->msg_eor);
+			n = vsock_recv(c->sock, c->msg, c->msg_cap, &c->msg_eor);
 			if (n <= 0 && !c->msg_eor)
 				return;
 			c->msg_len = n;
@@ -164,7 +165,7 @@ static bool conn_done(const struct conn *c)
 static void serve(struct service *svc, enum service_kind kind, struct conn *c)
 {
 	if (vsock_state(c->sock) == VSOCK_CONNECTED) {
-		if (kind == SVC_ECHO && c->msg)
+		if (kind == SVC_ECHO && c->seqpacket)
 			echo_seqpacket(svc, c);
 		else if (kind == SVC_ECHO)
 			echo_stream(svc, c);
@@ -200,8 +201,11 @@ static void accept_all(struct service *svc, struct vsock_sock *l, bool seqpacket
 		c = &svc->conns[svc->n_conns++];
 		memset(c, 0, sizeof(*c));
 		c->sock = s;
-		if (seqpacket)
-			c->msg = malloc(config_get(&cfg_vsock_buf));
+		c->seqpacket = seqpacket;
+		if (seqpacket) {
+			c->msg_cap = config_get(&cfg_vsock_buf);
+			c->msg = malloc(c->msg_cap);
+		}
 		svc->accepted++;
 	}
 }

@@ -266,10 +266,13 @@ static void vsock_stats(void)
 	       (unsigned long long)c->rx_pkts, (unsigned long long)c->rx_bytes,
 	       (unsigned long long)c->tx_pkts, (unsigned long long)c->tx_bytes);
 	printf("  drop: rx_no_socket %llu rx_bad_type %llu rx_over_credit %llu rx_bad_op %llu "
-	       "backlog_full %llu rst_ignored %llu\n",
+	       "backlog_full %llu request_no_socket %llu rst_ignored %llu rx_bad_dst_cid %llu "
+	       "rx_bad_src_cid %llu\n",
 	       (unsigned long long)c->rx_no_socket, (unsigned long long)c->rx_bad_type,
 	       (unsigned long long)c->rx_over_credit, (unsigned long long)c->rx_bad_op,
-	       (unsigned long long)c->backlog_full, (unsigned long long)c->rx_rst_ignored);
+	       (unsigned long long)c->backlog_full, (unsigned long long)c->request_no_socket,
+	       (unsigned long long)c->rx_rst_ignored, (unsigned long long)c->rx_bad_dst_cid,
+	       (unsigned long long)c->rx_bad_src_cid);
 	printf("  credit: updates sent %llu rcvd %llu, requests sent %llu rcvd %llu\n",
 	       (unsigned long long)c->credit_updates_sent,
 	       (unsigned long long)c->credit_updates_rcvd,

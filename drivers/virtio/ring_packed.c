@@ -181,8 +181,8 @@ int virtq_add_packed(struct virtq *vq, const struct vbuf *out, unsigned int n_ou
 	c->indirect = table;
 	c->in_len = virtq_in_len(in, n_in);
 	c->ndescs = need;
-	if (vq->in_order)
-		virtq_order_push(vq, id);
+	if (need > 1)
+		p->multi_slot++;
 	vq->num_free -= need;
 	p->pending += need;
 	vq->num_added += need;
@@ -264,9 +264,32 @@ static void *packed_release(struct virtq *vq, uint16_t id, uint32_t used_len, ui
 		c->indirect = NULL;
 	}
 	vq->num_free += c->ndescs;
+	if (c->ndescs > 1)
+		vq->packed.multi_slot--;
 	c->link = vq->packed.free_id;
 	vq->packed.free_id = id;
 	return token;
+}
+
+/*
+ * A used element at last_used that names no buffer we can account for.
+ * 2.8.6: the device writes the next element after the slots of the chain
+ * it completed; with only one-slot buffers that is the next slot, so skip
+ * one (the buffer is leaked, counted). With a multi-slot chain in flight
+ * the next element may sit anywhere up to that chain's length further on:
+ * skipping one slot lands inside the chain, on a descriptor still marked
+ * available, and the queue would wait there forever. Stop the queue
+ * instead and let the driver reset the device. False: broken.
+ */
+static bool packed_skip_garbled(struct virtq *vq)
+{
+	if (vq->packed.multi_slot) {
+		virtq_mark_broken(vq);
+		return false;
+	}
+	vq->stats.bad_completions++;
+	packed_skip(vq, 1);
+	return true;
 }
 
 /*
@@ -307,8 +330,8 @@ static bool packed_next_used(struct virtq *vq)
 			break;
 		if (own == packed_avail_flags(p->used_wrap))
 			return false; /* still the device's */
-		vq->stats.bad_completions++;
-		packed_skip(vq, 1);
+		if (!packed_skip_garbled(vq))
+			return false;
 	}
 	/* Read id and len only after the flags say used. */
 	virt_rmb();
@@ -325,54 +348,6 @@ static void packed_after_used(struct virtq *vq)
 	}
 }
 
-/*
- * 2.8.8 In-order use of descriptors: one used element, with the id of the
- * batch's last buffer, and the device skips all the batch's slots. Hand
- * the batch out one buffer per call, the skipped ones "used completely".
- */
-static void *packed_get_used_in_order(struct virtq *vq, uint32_t *len)
-{
-	struct virtq_packed *p = &vq->packed;
-	struct virtq_packed_desc *d;
-	unsigned int n, i, slots;
-	uint32_t used_len;
-	uint16_t id;
-
-	while (!vq->batch_left) {
-		if (!packed_next_used(vq))
-			return NULL;
-		d = &p->desc[p->last_used];
-		id = READ_ONCE(d->id);
-		used_len = READ_ONCE(d->len);
-		n = virtq_order_batch(vq, id);
-		for (i = 0, slots = 0; i < n; i++)
-			slots += vq->chain[virtq_order_at(vq, i)].ndescs;
-		if (n > 1 && slots > p->pending) {
-			/*
-			 * More slots than the device holds: the oldest ones had
-			 * their completion garbled. Leak them.
-			 */
-			vq->stats.bad_completions++;
-			while (n > 1 && slots > p->pending) {
-				slots -= vq->chain[virtq_order_at(vq, 0)].ndescs;
-				virtq_order_drop(vq);
-				n--;
-			}
-		}
-		if (!n || slots > p->pending) {
-			vq->stats.bad_completions++;
-			packed_skip(vq, 1);
-		} else {
-			packed_skip(vq, (uint16_t)slots);
-			vq->batch_left = (uint16_t)n;
-			vq->batch_len = used_len;
-		}
-		packed_after_used(vq);
-	}
-	id = virtq_batch_pop(vq, &used_len);
-	return packed_release(vq, id, used_len, len);
-}
-
 /* 2.8.22 Receiving Used Buffers From The Device */
 void *virtq_get_used_packed(struct virtq *vq, uint32_t *len)
 {
@@ -382,8 +357,6 @@ void *virtq_get_used_packed(struct virtq *vq, uint32_t *len)
 	void *token;
 	uint16_t id;
 
-	if (vq->in_order)
-		return packed_get_used_in_order(vq, len);
 	for (;;) {
 		if (!packed_next_used(vq))
 			return NULL;
@@ -392,8 +365,8 @@ void *virtq_get_used_packed(struct virtq *vq, uint32_t *len)
 		used_len = READ_ONCE(d->len);
 		/* The id must be in flight and its slots must all be pending. */
 		if (id >= vq->size || !vq->chain[id].token || vq->chain[id].ndescs > p->pending) {
-			vq->stats.bad_completions++;
-			packed_skip(vq, 1);
+			if (!packed_skip_garbled(vq))
+				return NULL;
 			token = NULL;
 		} else {
 			/* 2.8.6: the device skips the rest of the chain; so do we. */
@@ -411,8 +384,6 @@ bool virtq_has_used_packed(struct virtq *vq)
 	struct virtq_packed *p = &vq->packed;
 	uint16_t own = READ_ONCE(p->desc[p->last_used].flags) & PACKED_OWNER_MASK;
 
-	if (vq->batch_left)
-		return true;
 	/* With buffers pending, anything but "available" needs a look. */
 	if (p->pending)
 		return own != packed_avail_flags(p->used_wrap);
@@ -449,34 +420,6 @@ bool virtq_enable_cb_packed(struct virtq *vq)
 	if (p->event_flags != want) {
 		p->event_flags = want;
 		WRITE_ONCE(p->driver->flags, want);
-	}
-	virt_mb();
-	return !virtq_has_used_packed(vq);
-}
-
-/*
- * 2.8.10 with EVENT_IDX: ask for the interrupt at the slot 3/4 of the way
- * through what is pending, then re-check like enable_cb.
- */
-bool virtq_enable_cb_delayed_packed(struct virtq *vq)
-{
-	struct virtq_packed *p = &vq->packed;
-	unsigned int slot;
-	bool wrap = p->used_wrap;
-
-	if (!vq->event_idx)
-		return virtq_enable_cb_packed(vq);
-	slot = p->last_used + p->pending * 3u / 4;
-	if (slot >= vq->size) {
-		slot -= vq->size;
-		wrap = !wrap;
-	}
-	WRITE_ONCE(p->driver->off_wrap,
-		   (uint16_t)(slot | (unsigned int)wrap << RING_EVENT_WRAP_SHIFT));
-	virt_wmb();
-	if (p->event_flags != RING_EVENT_FLAGS_DESC) {
-		p->event_flags = RING_EVENT_FLAGS_DESC;
-		WRITE_ONCE(p->driver->flags, p->event_flags);
 	}
 	virt_mb();
 	return !virtq_has_used_packed(vq);

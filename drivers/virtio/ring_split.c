@@ -156,8 +156,6 @@ int virtq_add_split(struct virtq *vq, const struct vbuf *out, unsigned int n_out
 	c->in_len = virtq_in_len(in, n_in);
 	c->ndescs = need;
 	c->link = last;
-	if (vq->in_order)
-		virtq_order_push(vq, head);
 
 	/* 2.7.13.2: the head goes into the next available ring entry. */
 	s->avail->ring[s->avail_idx & (vq->size - 1)] = head;
@@ -255,57 +253,6 @@ static void split_update_used_event(struct virtq *vq)
 	virt_mb();
 }
 
-/*
- * 2.7.9 In-order use of descriptors: one used entry, for the last buffer of
- * a batch, sits where the batch's first would and idx moves by the batch
- * size. Hand the batch out one buffer per call, the skipped ones "used
- * completely" (len = their writable bytes).
- */
-static void *split_get_used_in_order(struct virtq *vq, uint32_t *len)
-{
-	struct virtq_split *s = &vq->split;
-	struct virtq_used_elem *e;
-	uint16_t used_idx, head;
-	uint32_t id, used_len;
-	unsigned int n, avail;
-
-	while (!vq->batch_left) {
-		used_idx = READ_ONCE(s->used->idx);
-		if (used_idx == s->last_used || !split_used_idx_ok(vq, used_idx))
-			return NULL;
-		virt_rmb();
-		e = &s->used->ring[s->last_used & (vq->size - 1)];
-		id = READ_ONCE(e->id);
-		used_len = READ_ONCE(e->len);
-		n = virtq_order_batch(vq, id);
-		avail = (uint16_t)(used_idx - s->last_used);
-		if (n > avail) {
-			/*
-			 * idx moved by less than the batch: the oldest ones
-			 * had their completion garbled. Leak them, keep in step
-			 * with idx.
-			 */
-			vq->stats.bad_completions++;
-			while (n > avail) {
-				virtq_order_drop(vq);
-				n--;
-			}
-		}
-		if (!n) {
-			vq->stats.bad_completions++;
-			n = 1;
-		} else {
-			vq->batch_left = (uint16_t)n;
-			vq->batch_len = used_len;
-		}
-		s->last_used += n;
-		if (vq->event_idx)
-			split_update_used_event(vq);
-	}
-	head = virtq_batch_pop(vq, &used_len);
-	return split_detach(vq, head, used_len, len);
-}
-
 void *virtq_get_used_split(struct virtq *vq, uint32_t *len)
 {
 	struct virtq_split *s = &vq->split;
@@ -314,8 +261,6 @@ void *virtq_get_used_split(struct virtq *vq, uint32_t *len)
 	uint32_t id, used_len;
 	void *token;
 
-	if (vq->in_order)
-		return split_get_used_in_order(vq, len);
 	for (;;) {
 		used_idx = READ_ONCE(s->used->idx);
 		if (used_idx == s->last_used || !split_used_idx_ok(vq, used_idx))
@@ -338,8 +283,6 @@ bool virtq_has_used_split(struct virtq *vq)
 {
 	uint16_t used_idx = READ_ONCE(vq->split.used->idx);
 
-	if (vq->batch_left)
-		return true;
 	return used_idx != vq->split.last_used && split_used_idx_ok(vq, used_idx);
 }
 
@@ -377,27 +320,4 @@ bool virtq_enable_cb_split(struct virtq *vq)
 	}
 	virt_mb();
 	return !virtq_has_used_split(vq);
-}
-
-/*
- * 2.7.7.1 with EVENT_IDX: ask for the interrupt only when the used index
- * passes 3/4 of what is in flight, then re-check like enable_cb.
- */
-bool virtq_enable_cb_delayed_split(struct virtq *vq)
-{
-	struct virtq_split *s = &vq->split;
-	uint16_t bufs, used_idx;
-
-	if (!vq->event_idx)
-		return virtq_enable_cb_split(vq);
-	bufs = (uint16_t)((uint16_t)(s->avail_idx - s->last_used) * 3 / 4);
-	WRITE_ONCE(*split_used_event(vq), (uint16_t)(s->last_used + bufs));
-	virt_mb();
-	if (vq->batch_left)
-		return false;
-	used_idx = READ_ONCE(s->used->idx);
-	if ((uint16_t)(used_idx - s->last_used) <= bufs)
-		return true;
-	/* A bogus index (counted) gives the caller nothing to poll. */
-	return !split_used_idx_ok(vq, used_idx);
 }

@@ -200,12 +200,8 @@ static unsigned int rx_poll(struct virtio_net *vn, unsigned int budget)
 			vn->dev.stats.rx_drop_bad_token++;
 			continue;
 		}
+		/* len <= rx_buf_size: the ring bounds it by what we offered */
 		vn->rx_posted[i] = false;
-		/* the ring checked len <= what we offered; check again, it is cheap */
-		if (len > vn->rx_buf_size) {
-			vn->dev.stats.rx_drop_long++;
-			len = 0;
-		}
 		if (vn->merge_left)
 			rx_merge(vn, token, len);
 		else

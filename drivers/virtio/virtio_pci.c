@@ -14,6 +14,7 @@
 #include "kernel/config.h"
 #include "kernel/cpu.h"
 #include "kernel/io.h"
+#include "kernel/poll.h"
 #include "kernel/printk.h"
 #include "kernel/shell.h"
 #include "kernel/time.h"
@@ -457,6 +458,57 @@ void virtio_reprobe_all(void)
 	}
 }
 
+static bool device_broken(const struct virtio_device *v)
+{
+	for (int q = 0; q < VIRTIO_MAX_QUEUES; q++)
+		if (v->queues[q].vq && virtq_is_broken(v->queues[q].vq))
+			return true;
+	return false;
+}
+
+/*
+ * A queue the device wrote something into that the ring cannot
+ * resynchronise after (virtq_is_broken) returns nothing more: reset the
+ * device and set it up again with fresh queues, the path a ring= change
+ * takes. The driver's remove() ends what lived on the old rings (vsock:
+ * connections reset, listeners kept). A poller of its own, so it runs
+ * outside every driver's poll function, since remove() frees their state.
+ */
+static unsigned int recover_broken_poll(unsigned int budget)
+{
+	unsigned int done = 0;
+
+	for (unsigned int i = 0; i < n_devices; i++) {
+		struct virtio_device *v = &devices[i];
+
+		if (!v->driver || !v->common || !device_broken(v))
+			continue;
+		v->recoveries++;
+		pr_err("virtio %02x:%02x.%x (%s): queue broken by the device (garbled "
+		       "completion, cannot resync): reset and re-probe #%llu\n",
+		       v->pci->bus, v->pci->dev, v->pci->fn, v->driver->name,
+		       (unsigned long long)v->recoveries);
+		device_stop(v);
+		device_start(v);
+		done++;
+	}
+	return done;
+}
+
+static bool recover_broken_pending(void)
+{
+	for (unsigned int i = 0; i < n_devices; i++)
+		if (devices[i].driver && devices[i].common && device_broken(&devices[i]))
+			return true;
+	return false;
+}
+
+static const struct poller recover_poller = {
+	.name = "virtio-recover",
+	.poll = recover_broken_poll,
+	.pending = recover_broken_pending,
+};
+
 static uint16_t device_type(const struct pci_dev *d)
 {
 	if (d->device >= 0x1040 && d->device <= 0x107f)
@@ -523,4 +575,5 @@ void virtio_pci_init(void)
 	config_on_change(&cfg_event_idx, &hooks[1]);
 	config_on_change(&cfg_indirect, &hooks[2]);
 	config_on_change(&cfg_irq, &hooks[3]);
+	poll_register(&recover_poller);
 }

@@ -65,6 +65,7 @@ struct virtio_device {
 	uint16_t num_queues;
 	int config_vector;
 	struct virtio_queue queues[VIRTIO_MAX_QUEUES];
+	uint64_t recoveries; /* resets after a queue broke (virtq_is_broken) */
 };
 
 void virtio_register_driver(const struct virtio_driver *drv);

@@ -113,7 +113,8 @@ static int cmd_virtio(int argc, char **argv)
 			       virtio_get_status(v));
 		print_features(v, "offered", v->offered);
 		print_features(v, "negotiated", v->features);
-		printf("  queues: %u, msix entries: %u\n", v->num_queues, v->pci->msix_size);
+		printf("  queues: %u, msix entries: %u, broken-queue resets: %llu\n", v->num_queues,
+		       v->pci->msix_size, (unsigned long long)v->recoveries);
 		for (int q = 0; q < VIRTIO_MAX_QUEUES; q++)
 			if (v->queues[q].vq)
 				print_queue(&v->queues[q]);

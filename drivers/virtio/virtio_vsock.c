@@ -12,8 +12,7 @@
  * the virtqueue at once when nothing waits in the software queue.
  *
  * Every header from the device is checked before the socket layer sees it
- * (seed 002): short buffers, lengths beyond what we posted, a payload
- * length beyond the buffer, the wrong destination CID, unknown types and
+ * (seed 002): short buffers, a payload length beyond the buffer, the wrong destination CID, unknown types and
  * ops are dropped, each with its own counter.
  */
 #include <stdio.h>
@@ -114,7 +113,8 @@ static void rx_reap(struct virtio_vsock *d)
 		enum vsock_hdr_verdict v;
 
 		d->rx_posted--;
-		v = vsock_hdr_check(&pkt->hdr, len, VSOCK_HDR_LEN + pkt->cap, d->guest_cid);
+		/* the ring bounds len by the buffer we posted (virtq_used_len) */
+		v = vsock_hdr_check(&pkt->hdr, len, d->guest_cid);
 		if (v != VSOCK_HDR_OK) {
 			d->c.rx_dropped[v]++;
 			vsock_pkt_free(pkt);

@@ -33,16 +33,10 @@ struct virtq *virtq_create(enum virtq_layout layout, uint16_t index, uint16_t si
 	vq->chain = calloc(size, sizeof(*vq->chain));
 	if (!vq->chain)
 		goto fail;
-	vq->in_order = features & VIRTIO_BIT(VIRTIO_F_IN_ORDER);
-	if (vq->in_order) {
-		vq->order = calloc(size, sizeof(*vq->order));
-		if (!vq->order)
-			goto fail;
-	}
 	vq->layout = layout;
 	vq->index = index;
 	vq->size = size;
-	vq->features = features;
+	vq->features = features & ~VIRTIO_BIT(VIRTIO_F_IN_ORDER); /* not implemented */
 	vq->event_idx = features & VIRTIO_BIT(VIRTIO_F_EVENT_IDX);
 	vq->indirect_min = (features & VIRTIO_BIT(VIRTIO_F_INDIRECT_DESC)) ? 2 : 0;
 	vq->num_free = size;
@@ -56,7 +50,6 @@ struct virtq *virtq_create(enum virtq_layout layout, uint16_t index, uint16_t si
 		goto fail;
 	return vq;
 fail:
-	free(vq->order);
 	free(vq->chain);
 	free(vq);
 	return NULL;
@@ -76,7 +69,6 @@ void virtq_destroy(struct virtq *vq)
 		virtq_free_split(vq);
 	else
 		virtq_free_packed(vq);
-	free(vq->order);
 	free(vq->chain);
 	free(vq);
 }
@@ -125,66 +117,6 @@ uint32_t virtq_in_len(const struct vbuf *in, unsigned int n_in)
 	return sum > UINT32_MAX ? UINT32_MAX : (uint32_t)sum;
 }
 
-/*
- * IN_ORDER (2.7.9, 2.8.8): the device uses buffers in the order they were
- * made available, so one used element for @id also completes every buffer
- * made available before it. order[] remembers that order in driver memory.
- */
-void virtq_order_push(struct virtq *vq, uint16_t id)
-{
-	unsigned int pos = (vq->order_head + vq->order_count) % vq->size;
-
-	vq->order[pos] = id;
-	vq->chain[id].order_pos = (uint16_t)pos;
-	vq->order_count++;
-}
-
-uint16_t virtq_order_pop(struct virtq *vq)
-{
-	uint16_t id = vq->order[vq->order_head];
-
-	vq->order_head = (uint16_t)((vq->order_head + 1u) % vq->size);
-	vq->order_count--;
-	return id;
-}
-
-/*
- * IN_ORDER (2.7.9 / 2.8.20): the next buffer of the batch one used element
- * completed. Every buffer but the batch's last was used in full; the last
- * gets the element's len.
- */
-uint16_t virtq_batch_pop(struct virtq *vq, uint32_t *used_len)
-{
-	uint16_t id = virtq_order_pop(vq);
-
-	vq->batch_left--;
-	*used_len = vq->batch_left ? vq->chain[id].in_len : vq->batch_len;
-	return id;
-}
-
-/* The i-th oldest chain in flight. */
-uint16_t virtq_order_at(const struct virtq *vq, unsigned int i)
-{
-	return vq->order[(vq->order_head + i) % vq->size];
-}
-
-/*
- * How many buffers a used element for @id completes; 0: not in flight (or
- * dropped from the order after a garbled completion).
- */
-unsigned int virtq_order_batch(const struct virtq *vq, uint32_t id)
-{
-	unsigned int pos, n;
-
-	if (id >= vq->size || !vq->chain[id].token)
-		return 0;
-	pos = vq->chain[id].order_pos;
-	n = (pos + vq->size - vq->order_head) % vq->size + 1u;
-	if (vq->order[pos] != id || n > vq->order_count)
-		return 0;
-	return n;
-}
-
 int virtq_add(struct virtq *vq, const struct vbuf *out, unsigned int n_out, const struct vbuf *in,
 	      unsigned int n_in, void *token)
 {
@@ -195,6 +127,8 @@ int virtq_add(struct virtq *vq, const struct vbuf *out, unsigned int n_out, cons
 	/* 2.7.5.3.1 / 2.8.19: no chain longer than the Queue Size. */
 	if (!token || total == 0 || total > vq->size || total < n_out)
 		return -EINVAL;
+	if (vq->broken)
+		return -EIO;
 	indirect = vq->indirect_min && total >= vq->indirect_min;
 	if (vq->layout == VIRTQ_SPLIT)
 		err = virtq_add_split(vq, out, n_out, in, n_in, token, indirect);
@@ -245,6 +179,8 @@ void *virtq_get_used(struct virtq *vq, uint32_t *len)
 
 	if (!len)
 		len = &dummy;
+	if (vq->broken)
+		return NULL;
 	if (vq->layout == VIRTQ_SPLIT)
 		token = virtq_get_used_split(vq, len);
 	else
@@ -256,6 +192,8 @@ void *virtq_get_used(struct virtq *vq, uint32_t *len)
 
 bool virtq_has_used(struct virtq *vq)
 {
+	if (vq->broken)
+		return false;
 	if (vq->layout == VIRTQ_SPLIT)
 		return virtq_has_used_split(vq);
 	return virtq_has_used_packed(vq);
@@ -278,12 +216,18 @@ bool virtq_enable_cb(struct virtq *vq)
 	return virtq_enable_cb_packed(vq);
 }
 
-bool virtq_enable_cb_delayed(struct virtq *vq)
+void virtq_mark_broken(struct virtq *vq)
 {
-	vq->cb_disabled = false;
-	if (vq->layout == VIRTQ_SPLIT)
-		return virtq_enable_cb_delayed_split(vq);
-	return virtq_enable_cb_delayed_packed(vq);
+	if (vq->broken)
+		return;
+	vq->broken = true;
+	vq->stats.broken++;
+	vq->stats.bad_completions++;
+}
+
+bool virtq_is_broken(const struct virtq *vq)
+{
+	return vq->broken;
 }
 
 void virtq_interrupt(struct virtq *vq)

@@ -24,9 +24,13 @@
  * dropped; the queue keeps working. A too-large length returns the buffer
  * with len 0. A buffer whose completion was garbled is never handed back
  * nor reused (the device may still own it): the ring shrinks by its slots.
- * With IN_ORDER, batch sizes are implicit, so after a garbled element the
- * driver may leak or return the neighbouring buffer instead; it never
- * returns a buffer twice or one not in flight.
+ * A packed-ring element the driver cannot skip safely (garbled while a
+ * multi-slot chain is in flight) marks the queue broken instead of
+ * stalling it (virtq_is_broken): the transport then resets the device
+ * (virtio_pci.c, the virtio-recover poller).
+ *
+ * VIRTIO_F_IN_ORDER (2.7.9, 2.8.8) is not implemented: a device offering it
+ * is not asked for it (3.1.1: the driver accepts the features it knows).
  */
 #ifndef DRIVERS_VIRTIO_VIRTQUEUE_H
 #define DRIVERS_VIRTIO_VIRTQUEUE_H
@@ -45,7 +49,7 @@ enum virtq_layout {
 /* Ring features this code implements; a transport offers only these. */
 #define VIRTQ_FEATURES                                                         \
 	(VIRTIO_BIT(VIRTIO_F_INDIRECT_DESC) | VIRTIO_BIT(VIRTIO_F_EVENT_IDX) | \
-	 VIRTIO_BIT(VIRTIO_F_RING_PACKED) | VIRTIO_BIT(VIRTIO_F_IN_ORDER))
+	 VIRTIO_BIT(VIRTIO_F_RING_PACKED))
 
 /* One guest buffer; the ring hands virt_to_phys(addr) to the device. */
 struct vbuf {
@@ -62,6 +66,7 @@ struct virtq_stats {
 	uint64_t bad_completions; /* device wrote nonsense, dropped */
 	uint64_t full; /* virtq_add failed with -ENOSPC */
 	uint64_t indirect; /* buffers that went into an indirect table */
+	uint64_t broken; /* completions no resync could follow: queue stopped */
 };
 
 struct virtq;
@@ -69,9 +74,6 @@ struct virtq;
 /*
  * @size: split: a power of two up to 32768; packed: 1..32768.
  * @features: the negotiated features; only VIRTQ_FEATURES matter here.
- * With VIRTIO_F_IN_ORDER the device may answer a batch with one used
- * element (2.7.9, 2.8.8); virtq_get_used still returns one buffer per
- * call, the skipped ones with len = all their writable bytes.
  * Returns NULL if the size is invalid or memory runs out.
  */
 struct virtq *virtq_create(enum virtq_layout layout, uint16_t index, uint16_t size,
@@ -103,13 +105,15 @@ bool virtq_has_used(struct virtq *vq);
 void virtq_disable_cb(struct virtq *vq);
 /* Interrupt mode; false if used buffers are already there: poll again. */
 bool virtq_enable_cb(struct virtq *vq);
+
 /*
- * Interrupt mode, but with EVENT_IDX only once about 3/4 of the buffers in
- * flight are used (TX reclaim: no interrupt per packet). Without EVENT_IDX
- * the same as virtq_enable_cb. False: used buffers are there already
- * (split: more than that many), poll again.
+ * True once the device wrote a completion the driver cannot resynchronise
+ * after (packed ring: a garbled element while a multi-slot chain is in
+ * flight, so where the next element sits is unknown). From then on
+ * get_used returns NULL, has_used false and add -EIO: the queue never
+ * stalls silently; the driver resets the device and sets up new queues.
  */
-bool virtq_enable_cb_delayed(struct virtq *vq);
+bool virtq_is_broken(const struct virtq *vq);
 
 /* The transport calls this on each interrupt for this queue (counts it). */
 void virtq_interrupt(struct virtq *vq);
@@ -155,7 +159,6 @@ struct virtq_chain {
 	uint32_t in_len; /* device-writable bytes: bound for used len */
 	uint16_t ndescs; /* ring slots the buffer occupies */
 	uint16_t link; /* split: last desc of chain; packed: next free id */
-	uint16_t order_pos; /* IN_ORDER: where it sits in virtq.order */
 };
 
 struct virtq_split {
@@ -184,6 +187,9 @@ struct virtq_packed {
 	uint16_t free_id; /* head of the buffer id free list */
 	uint16_t event_flags; /* our copy of driver->flags */
 	uint16_t pending; /* slots made available, not yet seen used */
+	/* Chains of more than one slot in flight or leaked: while there are
+	 * any, a garbled element cannot be skipped (its size is unknown). */
+	uint16_t multi_slot;
 };
 
 struct virtq {
@@ -193,23 +199,13 @@ struct virtq {
 	uint64_t features;
 	bool event_idx;
 	bool cb_disabled;
+	bool broken; /* see virtq_is_broken */
 	uint16_t indirect_min; /* 0: never indirect */
 	uint32_t num_added; /* slots (packed) / chains (split) since kick */
 	unsigned int num_free; /* free descriptor slots */
 	void (*notify)(struct virtq *vq);
 	void *priv;
 	struct virtq_chain *chain; /* by head index (split) or id (packed) */
-	/*
-	 * IN_ORDER: chains (head or id) in the order made available, a ring
-	 * of size entries from order_head, order_count long; and the batch
-	 * the last used element announced, handed out one per get_used.
-	 */
-	bool in_order;
-	uint16_t *order;
-	uint16_t order_head;
-	uint16_t order_count;
-	uint16_t batch_left;
-	uint32_t batch_len; /* used len for the batch's last buffer */
 	struct virtq_stats stats;
 	union {
 		struct virtq_split split;
@@ -227,7 +223,6 @@ void *virtq_get_used_split(struct virtq *vq, uint32_t *len);
 bool virtq_has_used_split(struct virtq *vq);
 void virtq_disable_cb_split(struct virtq *vq);
 bool virtq_enable_cb_split(struct virtq *vq);
-bool virtq_enable_cb_delayed_split(struct virtq *vq);
 
 int virtq_init_packed(struct virtq *vq);
 void virtq_free_packed(struct virtq *vq);
@@ -238,22 +233,12 @@ void *virtq_get_used_packed(struct virtq *vq, uint32_t *len);
 bool virtq_has_used_packed(struct virtq *vq);
 void virtq_disable_cb_packed(struct virtq *vq);
 bool virtq_enable_cb_packed(struct virtq *vq);
-bool virtq_enable_cb_delayed_packed(struct virtq *vq);
 
 /* Shared helpers (virtqueue.c). */
+/* Stop the queue for good (counted in stats.broken). */
+void virtq_mark_broken(struct virtq *vq);
 uint32_t virtq_in_len(const struct vbuf *in, unsigned int n_in);
 /* A completion's len checked against the chain's device-writable bytes. */
 uint32_t virtq_used_len(struct virtq *vq, const struct virtq_chain *c, uint32_t used_len);
-void virtq_order_push(struct virtq *vq, uint16_t id);
-uint16_t virtq_order_pop(struct virtq *vq);
-/* Drop the oldest from the order, leaked like any garbled completion. */
-static inline void virtq_order_drop(struct virtq *vq)
-{
-	virtq_order_pop(vq);
-}
-unsigned int virtq_order_batch(const struct virtq *vq, uint32_t id);
-/* The next buffer of the current in-order batch and its used len. */
-uint16_t virtq_batch_pop(struct virtq *vq, uint32_t *used_len);
-uint16_t virtq_order_at(const struct virtq *vq, unsigned int i);
 
 #endif

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* ringside-bench: ping-pong latency and stream throughput over vsock. */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,9 +28,9 @@ static const char usage[] =
 	"  --dir h2g|g2h   h2g: host writes to the sink; g2h: host reads the\n"
 	"                  source and checks the pattern (h2g)\n"
 	"  --time S        seconds (10)\n"
-	"  --cpu-pids LIST CPU%% of these pids (QEMU, back end) plus ours gives\n"
-	"                  efficiency in Mbps per CPU%%\n"
-	"Data is the pattern byte(i) = i %% 251; a mismatch exits 3 with its offset.\n";
+	"  --cpu-pids LIST CPU% of these pids (QEMU, back end) plus ours gives\n"
+	"                  efficiency in Mbps per CPU%\n"
+	"Data is the pattern byte(i) = i % 251; a mismatch exits 3 with its offset.\n";
 
 static size_t parse_size(const char *s)
 {
@@ -48,6 +49,23 @@ static size_t parse_size(const char *s)
 bad:
 	fprintf(stderr, "ringside-bench: bad size '%s'\n", s);
 	exit(2);
+}
+
+/* A CID or port: a plain decimal number in [min, max], no size suffix. */
+static unsigned long parse_number(const char *s, const char *what, unsigned long min,
+				  unsigned long max)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (end == s || *end || *s == '-' || errno || v < min || v > max) {
+		fprintf(stderr, "ringside-bench: %s: bad value '%s' (%lu..%lu)\n", what, s, min,
+			max);
+		exit(2);
+	}
+	return v;
 }
 
 static double parse_double(const char *s, const char *what)
@@ -129,11 +147,12 @@ int main(int argc, char **argv)
 			o.uds = optarg;
 			break;
 		case 'c':
-			o.cid = parse_size(optarg);
+			/* CIDs 0..2 are the hypervisor, local and the host: never a guest */
+			o.cid = parse_number(optarg, "--cid", 3, 0xfffffffe);
 			have_cid = true;
 			break;
 		case 'p':
-			o.port = parse_size(optarg);
+			o.port = parse_number(optarg, "--port", 1, 0x7fffffff);
 			break;
 		case 'j':
 			o.json = true;

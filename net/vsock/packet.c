@@ -43,7 +43,6 @@ uint64_t vsock_pkt_live_bytes(void)
 const char *const vsock_hdr_verdict_names[VSOCK_HDR_VERDICTS] = {
 	[VSOCK_HDR_OK] = "ok",
 	[VSOCK_HDR_SHORT] = "rx_short",
-	[VSOCK_HDR_OVERRUN] = "rx_overrun",
 	[VSOCK_HDR_LEN_BAD] = "rx_len_bad",
 	[VSOCK_HDR_CID_BAD] = "rx_bad_cid",
 	[VSOCK_HDR_TYPE_BAD] = "rx_bad_type",
@@ -51,12 +50,10 @@ const char *const vsock_hdr_verdict_names[VSOCK_HDR_VERDICTS] = {
 };
 
 enum vsock_hdr_verdict vsock_hdr_check(const struct virtio_vsock_hdr *h, uint32_t used,
-				       uint32_t posted, uint64_t local_cid)
+				       uint64_t local_cid)
 {
 	if (used < VSOCK_HDR_LEN)
 		return VSOCK_HDR_SHORT;
-	if (used > posted)
-		return VSOCK_HDR_OVERRUN;
 	if (h->len > used - VSOCK_HDR_LEN)
 		return VSOCK_HDR_LEN_BAD;
 	if (h->dst_cid != local_cid)

@@ -25,12 +25,13 @@ struct vsock_pkt {
 
 /*
  * Header validation (seed 002, Linux's current rules): what a device wrote
- * into an RX buffer of @posted bytes, @used of them by its word.
+ * into an RX buffer, @used bytes by its word. The ring already bounds
+ * @used by the buffer's size (virtq_used_len), so there is no overrun
+ * verdict: it could never be reached.
  */
 enum vsock_hdr_verdict {
 	VSOCK_HDR_OK,
 	VSOCK_HDR_SHORT, /* used < 44 */
-	VSOCK_HDR_OVERRUN, /* used > posted */
 	VSOCK_HDR_LEN_BAD, /* hdr.len > used - 44 */
 	VSOCK_HDR_CID_BAD, /* dst_cid is not ours */
 	VSOCK_HDR_TYPE_BAD, /* neither stream nor seqpacket */
@@ -39,7 +40,7 @@ enum vsock_hdr_verdict {
 };
 
 enum vsock_hdr_verdict vsock_hdr_check(const struct virtio_vsock_hdr *h, uint32_t used,
-				       uint32_t posted, uint64_t local_cid);
+				       uint64_t local_cid);
 extern const char *const vsock_hdr_verdict_names[VSOCK_HDR_VERDICTS];
 
 /* A packet with room for @cap payload bytes; the header is zeroed. */

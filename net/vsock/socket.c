@@ -292,7 +292,7 @@ size_t vsock_send_space(struct vsock_sock *s)
 	return peer_free(s);
 }
 
-/* Out of credit: ask once; the peer's next CREDIT_UPDATE clears the flag. */
+/* Out of credit: ask once; credit on the peer's next packet clears the flag. */
 static void request_credit(struct vsock_sock *s)
 {
 	if (!s->credit_requested) {
@@ -494,7 +494,10 @@ void vsock_consume(struct vsock_sock *s, size_t n)
 		peer_done(s);
 }
 
-/* SEQPACKET: the rest of a message that did not fit the reader's buffer. */
+/*
+ * SEQPACKET: the rest of a message that did not fit the reader's buffer,
+ * up to and including the packet with end of message.
+ */
 static void discard_message(struct vsock_sock *s)
 {
 	const uint8_t *data;
@@ -519,26 +522,32 @@ ssize_t vsock_recv(struct vsock_sock *s, void *buf, size_t len, bool *eor)
 	if (s->type == VSOCK_TYPE_SEQPACKET && !s->rx_msgs)
 		return 0;
 	for (;;) {
-		const uint8_t *data;
+		const uint8_t *data = NULL;
 		size_t n = vsock_peek(s, &data, &end);
 		size_t take;
 
 		if (!n && !end)
 			break;
 		take = n < len - done ? n : len - done;
-		memcpy(out + done, data, take);
+		if (take)
+			memcpy(out + done, data, take);
 		done += take;
 		vsock_consume(s, take);
-		if (s->type == VSOCK_TYPE_SEQPACKET && take < n) {
-			if (!end)
+		if (end && take == n)
+			break;
+		if (done == len) {
+			/*
+			 * SEQPACKET: the buffer is full before the end of the
+			 * message, wherever that falls (inside a packet or on a
+			 * packet boundary): the rest of the message goes, and
+			 * the caller gets its start with end of record.
+			 */
+			if (s->type == VSOCK_TYPE_SEQPACKET) {
 				discard_message(s);
-			else
-				vsock_consume(s, n - take);
-			end = true;
+				end = true;
+			}
 			break;
 		}
-		if (end || done == len)
-			break;
 	}
 	if (eor)
 		*eor = end;
@@ -558,8 +567,14 @@ static void handle_request(struct vsock_sock *l, const struct virtio_vsock_hdr *
 {
 	struct vsock_sock *c;
 
-	if (l->n_pending >= l->backlog || !(c = sock_alloc())) {
+	if (l->n_pending >= l->backlog) {
 		ctr.backlog_full++;
+		reply_rst(h);
+		return;
+	}
+	c = sock_alloc();
+	if (!c) {
+		ctr.request_no_socket++;
 		reply_rst(h);
 		return;
 	}
@@ -648,6 +663,24 @@ static void rx_connected(struct vsock_sock *s, struct vsock_pkt *pkt)
 	vsock_pkt_free(pkt);
 }
 
+/*
+ * Whatever the transport: a packet must be for our CID and from the host,
+ * the one peer a guest has (5.10). Anything else is dropped unanswered: a
+ * reply would go to an address that is not ours to talk to.
+ */
+static bool addressed_to_us(const struct virtio_vsock_hdr *h)
+{
+	if (h->dst_cid != vsock_local_cid()) {
+		ctr.rx_bad_dst_cid++;
+		return false;
+	}
+	if (h->src_cid != VSOCK_CID_HOST) {
+		ctr.rx_bad_src_cid++;
+		return false;
+	}
+	return true;
+}
+
 void vsock_rx(struct vsock_pkt *pkt)
 {
 	const struct virtio_vsock_hdr *h = &pkt->hdr;
@@ -655,6 +688,10 @@ void vsock_rx(struct vsock_pkt *pkt)
 
 	ctr.rx_pkts++;
 	ctr.rx_bytes += h->len;
+	if (!addressed_to_us(h)) {
+		vsock_pkt_free(pkt);
+		return;
+	}
 	s = find_conn(h->dst_port, h->src_cid, h->src_port);
 	if (!s) {
 		struct vsock_sock *l =
@@ -679,7 +716,8 @@ void vsock_rx(struct vsock_pkt *pkt)
 	/* 5.10.6.3: every packet carries the sender's credit */
 	s->peer_buf_alloc = h->buf_alloc;
 	s->peer_fwd_cnt = h->fwd_cnt;
-	if (h->op == VSOCK_OP_CREDIT_UPDATE)
+	/* Credit on any packet ends the stall: the next one asks again. */
+	if (peer_free(s))
 		s->credit_requested = false;
 
 	if (s->state == VSOCK_CONNECTING) {

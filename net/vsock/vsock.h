@@ -47,10 +47,13 @@ struct vsock_counters {
 	uint64_t rx_no_socket; /* answered with RST */
 	uint64_t rx_rst_ignored; /* RST for no socket: never answered */
 	uint64_t rx_bad_type; /* type does not match the socket's */
+	uint64_t rx_bad_dst_cid; /* not addressed to our CID: dropped */
+	uint64_t rx_bad_src_cid; /* not from the host, our only peer: dropped */
 	uint64_t rx_over_credit; /* peer sent beyond the credit we gave */
 	uint64_t rx_bad_op; /* op not valid in the socket's state */
 	uint64_t rx_smallcopy; /* small payloads merged into the previous buffer */
 	uint64_t backlog_full; /* REQUEST refused: listener backlog full */
+	uint64_t request_no_socket; /* REQUEST refused: socket table full */
 	uint64_t credit_updates_sent, credit_requests_sent;
 	uint64_t credit_updates_rcvd, credit_requests_rcvd;
 	uint64_t rst_sent, close_timeouts, connect_timeouts;
@@ -96,7 +99,11 @@ size_t vsock_send_space(struct vsock_sock *s);
  */
 size_t vsock_peek(struct vsock_sock *s, const uint8_t **data, bool *eor);
 void vsock_consume(struct vsock_sock *s, size_t n);
-/* Copying receive; 0 when nothing is queued (check vsock_eof()). */
+/*
+ * Copying receive; 0 when nothing is queued (check vsock_eof()).
+ * SEQPACKET: one message per call, only once it is whole; *eor is set. A
+ * message longer than @len is truncated to @len and its rest discarded.
+ */
 ssize_t vsock_recv(struct vsock_sock *s, void *buf, size_t len, bool *eor);
 size_t vsock_rx_queued(const struct vsock_sock *s);
 /* The peer will send no more and everything it sent was read. */

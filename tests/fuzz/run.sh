@@ -13,10 +13,12 @@ flags="-std=gnu11 -g -O1 -I. -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -
 
 status=0
 # back end: descriptor chains and vsock headers; guest: the socket layer
-for t in desc_chain vsock_hdr guest_vsock; do
+# and the virtqueues against a hostile device
+for t in desc_chain vsock_hdr guest_vsock ring; do
 	srcs="$common"
 	[ "$t" = vsock_hdr ] && srcs="$common $vv/vsock_hdr.c"
 	[ "$t" = guest_vsock ] && srcs="net/vsock/socket.c net/vsock/packet.c kernel/config.c"
+	[ "$t" = ring ] && srcs="drivers/virtio/virtqueue.c drivers/virtio/ring_split.c drivers/virtio/ring_packed.c"
 	# shellcheck disable=SC2086
 	clang $flags -o "$out/fuzz_$t" "tests/fuzz/fuzz_$t.c" $srcs
 	mkdir -p "$out/corpus-$t"

@@ -157,6 +157,23 @@ def test_bad_arguments(args):
     assert r.returncode == 2 and r.stderr.strip()
 
 
+@pytest.mark.parametrize("args", [
+    ["pingpong", "--uds", "x", "--cid", "3k"],
+    ["pingpong", "--uds", "x", "--port", "1k"],
+    ["pingpong", "--uds", "x", "--port", "0x10"],
+])
+def test_cid_and_port_are_numbers_not_sizes(args):
+    # before: parsed as sizes, so --cid 3k meant CID 3072
+    r = bench(*args)
+    assert r.returncode == 2 and "'%s'" % args[-1] in r.stderr, r.stderr
+
+
+def test_help_prints_percent_once():
+    r = bench("--help")
+    assert r.returncode == 0
+    assert "CPU%" in r.stdout and "%%" not in r.stdout, r.stdout
+
+
 def test_help_fits_a_screen():
     r = bench("--help")
     assert r.returncode == 0

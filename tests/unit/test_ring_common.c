@@ -70,7 +70,6 @@ struct traffic {
 	const struct param *p;
 	unsigned int max_chain;
 	bool ooo; /* complete in random order */
-	bool in_order; /* VIRTIO_F_IN_ORDER: batches, oldest first */
 	enum model_kick_mode kick_mode;
 	struct req *reqs;
 	unsigned int n_reqs;
@@ -92,7 +91,6 @@ static void traffic_init(struct traffic *t, const struct param *p, uint64_t feat
 	assert_non_null(t->fx);
 	t->max_chain = max_chain;
 	t->ooo = true;
-	t->in_order = features & VIRTIO_BIT(VIRTIO_F_IN_ORDER);
 	t->kick_mode = (features & VIRTIO_BIT(VIRTIO_F_EVENT_IDX)) ? MODEL_KICK_EVENT :
 								     MODEL_KICK_ALWAYS;
 	ring_model_set_kick_mode(&t->fx->m, t->kick_mode);
@@ -212,27 +210,6 @@ static void traffic_device_use(struct traffic *t, unsigned int i)
 	ring_model_use(&t->fx->m, i, traffic_device_reply(t, i, false));
 }
 
-/* IN_ORDER device: oldest first, in batches with one used element each. */
-static void traffic_device_batches(struct traffic *t)
-{
-	struct ring_model *m = &t->fx->m;
-	unsigned int n, i;
-	uint32_t len;
-
-	while (m->n_held && rnd() % 4) {
-		n = 1 + rnd() % m->n_held;
-		for (i = 0; i + 1 < n; i++)
-			traffic_device_reply(t, i, true);
-		len = traffic_device_reply(t, n - 1, false);
-		ring_model_use_batch(m, n, len);
-		if (rnd() % 4 == 0) {
-			t->publishes++;
-			if (ring_model_publish(m))
-				virtq_interrupt(t->fx->vq);
-		}
-	}
-}
-
 static void traffic_reap(struct traffic *t)
 {
 	struct req *r;
@@ -273,9 +250,7 @@ static void traffic_device_round(struct traffic *t)
 	unsigned int n;
 
 	ring_model_fetch_all(m);
-	if (t->in_order)
-		traffic_device_batches(t);
-	n = t->in_order || !m->n_held ? 0 : rnd() % (m->n_held + 1);
+	n = !m->n_held ? 0 : rnd() % (m->n_held + 1);
 	while (n--) {
 		traffic_device_use(t, t->ooo ? rnd() % m->n_held : 0);
 		/* Sometimes publish mid-batch, so batches vary. */
@@ -378,85 +353,6 @@ static void test_traffic_indirect(void **state)
 {
 	run_traffic(*state, VIRTIO_BIT(VIRTIO_F_INDIRECT_DESC) | VIRTIO_BIT(VIRTIO_F_EVENT_IDX), 6,
 		    100000, 3);
-}
-
-/* IN_ORDER: the device answers batches with one used element. */
-static void test_traffic_in_order(void **state)
-{
-	run_traffic(*state, VIRTIO_BIT(VIRTIO_F_IN_ORDER), 4, 100000, 13);
-	run_traffic(*state,
-		    VIRTIO_BIT(VIRTIO_F_IN_ORDER) | VIRTIO_BIT(VIRTIO_F_EVENT_IDX) |
-			    VIRTIO_BIT(VIRTIO_F_INDIRECT_DESC),
-		    5, 100000, 14);
-}
-
-/*
- * IN_ORDER with a garbled element. Batch sizes are implicit, so the driver
- * cannot always tell which buffer the garbled element was for: it drops
- * the element, and when a later batch claims more than the device moved
- * on by (split: used idx, packed: pending slots) it leaks the oldest. Either
- * way: counted, one buffer leaked, the others back once and in order, and
- * the queue keeps working.
- */
-static void test_in_order_bad(void **state)
-{
-	const struct param *p = *state;
-	struct ring_fixture *fx =
-		ring_fixture_new(p->layout, p->size, VIRTIO_BIT(VIRTIO_F_IN_ORDER));
-	static uint8_t data[8 * 7];
-	unsigned int i, got = 0, batches[3] = { 3, 1, 1 };
-	struct ring_model *m;
-	uint8_t *tok, *last = NULL;
-	uint32_t len;
-
-	assert_non_null(fx);
-	m = &fx->m;
-	assert_int_equal(ring_fixture_cycle(fx, 1000), 1000);
-	for (i = 0; i < 6; i++) {
-		struct vbuf in = { data + 8 * i, 8 };
-
-		assert_int_equal(virtq_add(fx->vq, NULL, 0, &in, 1, data + 8 * i), 0);
-	}
-	virtq_kick(fx->vq);
-	assert_int_equal(ring_model_fetch_all(m), 6);
-	/* Buffer 0's completion garbled: an id that is not in flight. */
-	ring_model_use_raw(m, p->size + 1, 3, 1);
-	ring_model_drop(m, 0);
-	ring_model_publish(m);
-	assert_null(virtq_get_used(fx->vq, &len));
-	assert_int_equal(bad_count(fx), 1);
-	for (i = 0; i < 3; i++) {
-		ring_model_use_batch(m, batches[i], 5);
-		ring_model_publish(m);
-		while ((tok = virtq_get_used(fx->vq, &len))) {
-			assert_true(tok >= data && tok < data + 48);
-			assert_true(last == NULL || tok > last);
-			/* 5 for a batch's last, else "used completely" */
-			assert_true(len == 5 || len == 8);
-			last = tok;
-			got++;
-		}
-	}
-	assert_int_equal(got, 5);
-	assert_int_equal(bad_count(fx), 2);
-	assert_int_equal(virtq_free_slots(fx->vq), p->size - 1);
-	/* A len too large on a batch's last buffer: back with len 0. */
-	{
-		struct vbuf in = { data + 48, 8 };
-
-		assert_int_equal(virtq_add(fx->vq, NULL, 0, &in, 1, data + 48), 0);
-	}
-	virtq_kick(fx->vq);
-	assert_int_equal(ring_model_fetch_all(m), 1);
-	ring_model_use_batch(m, 1, 9);
-	ring_model_publish(m);
-	assert_ptr_equal(virtq_get_used(fx->vq, &len), data + 48);
-	assert_int_equal(len, 0);
-	assert_int_equal(bad_count(fx), 3);
-	assert_int_equal(ring_fixture_cycle(fx, 3 * p->size), 3 * p->size);
-	assert_int_equal(bad_count(fx), 3);
-	assert_int_equal(m->errors, 0);
-	ring_fixture_free(fx);
 }
 
 /* Long chains, so packed chains keep straddling the ring's end. */
@@ -958,50 +854,6 @@ static void test_interrupt_modes_event_idx(void **state)
 	interrupt_modes(*state, VIRTIO_BIT(VIRTIO_F_EVENT_IDX));
 }
 
-/* enable_cb_delayed: with EVENT_IDX one interrupt after 3/4 are used. */
-static void test_enable_cb_delayed(void **state)
-{
-	const struct param *p = *state;
-	struct ring_fixture *fx =
-		ring_fixture_new(p->layout, p->size, VIRTIO_BIT(VIRTIO_F_EVENT_IDX));
-	static uint8_t data[8];
-	struct ring_model *m;
-	unsigned int round, i;
-	uint32_t len;
-
-	assert_non_null(fx);
-	m = &fx->m;
-	for (round = 0; round < 20000; round++) {
-		virtq_disable_cb(fx->vq);
-		for (i = 0; i < 8; i++) {
-			struct vbuf in = { data + i, 1 };
-
-			assert_int_equal(virtq_add(fx->vq, NULL, 0, &in, 1, data + i), 0);
-		}
-		virtq_kick(fx->vq);
-		assert_int_equal(ring_model_fetch_all(m), 8);
-		assert_true(virtq_enable_cb_delayed(fx->vq));
-		/* 8 in flight: interrupt when the 7th (index +6) is used. */
-		for (i = 0; i < 8; i++)
-			assert_int_equal(ring_model_complete(m, 0, 1), i == 6);
-		for (i = 0; i < 8; i++)
-			assert_ptr_equal(virtq_get_used(fx->vq, &len), data + i);
-	}
-	/* Used buffers already there: poll again. */
-	for (i = 0; i < 8; i++) {
-		struct vbuf in = { data + i, 1 };
-
-		assert_int_equal(virtq_add(fx->vq, NULL, 0, &in, 1, data + i), 0);
-	}
-	virtq_kick(fx->vq);
-	assert_int_equal(ring_model_fetch_all(m), 8);
-	for (i = 0; i < 7; i++)
-		ring_model_complete(m, 0, 1);
-	assert_false(virtq_enable_cb_delayed(fx->vq));
-	assert_int_equal(m->errors, 0);
-	ring_fixture_free(fx);
-}
-
 /* ---- a device that writes nonsense ---- */
 
 static struct ring_fixture *bad_setup(const struct param *p, uint8_t *data, unsigned int n)
@@ -1238,15 +1090,6 @@ static void test_bad_chaos(void **state)
 	bad_chaos(*state, VIRTIO_BIT(VIRTIO_F_EVENT_IDX), 1000);
 }
 
-/*
- * The same against IN_ORDER, where the device also breaks the order: the
- * driver leaks what it cannot place and the ring runs dry sooner.
- */
-static void test_bad_chaos_in_order(void **state)
-{
-	bad_chaos(*state, VIRTIO_BIT(VIRTIO_F_EVENT_IDX) | VIRTIO_BIT(VIRTIO_F_IN_ORDER), 200);
-}
-
 static void test_create_sizes(void **state)
 {
 	static const struct {
@@ -1285,8 +1128,6 @@ int main(void)
 		RING_TESTS(test_traffic_event_idx),
 		RING_TESTS(test_traffic_indirect),
 		RING_TESTS(test_traffic_long_chains),
-		RING_TESTS(test_traffic_in_order),
-		RING_TESTS(test_in_order_bad),
 		RING_TESTS(test_traffic_kick_never),
 		RING_TESTS(test_traffic_polling),
 		RING_TESTS(test_chain_every_length),
@@ -1301,12 +1142,10 @@ int main(void)
 		RING_TESTS(test_interrupt_event_idx),
 		RING_TESTS(test_interrupt_modes),
 		RING_TESTS(test_interrupt_modes_event_idx),
-		RING_TESTS(test_enable_cb_delayed),
 		RING_TESTS(test_bad_id),
 		RING_TESTS(test_bad_len),
 		RING_TESTS(test_bad_fuzz),
 		RING_TESTS(test_bad_chaos),
-		RING_TESTS(test_bad_chaos_in_order),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -258,6 +259,148 @@ static void test_ids_out_of_order(void **state)
 	ring_fixture_free(fx);
 }
 
+/* Buffer @i of @n: a chain of @slots device-writable descriptors. */
+static void add_chain(struct ring_fixture *fx, uint8_t *buf, unsigned int slots)
+{
+	struct vbuf in[4];
+
+	for (unsigned int k = 0; k < slots; k++) {
+		in[k].addr = buf + k;
+		in[k].len = 1;
+	}
+	assert_int_equal(virtq_add(fx->vq, NULL, 0, in, slots, buf), 0);
+}
+
+static uint64_t broken_count(struct ring_fixture *fx)
+{
+	struct virtq_stats st;
+
+	virtq_get_stats(fx->vq, &st);
+	return st.broken;
+}
+
+/*
+ * A garbled element (id 99, or flags for the wrong lap) for one of several
+ * multi-slot chains, with indirect off. The driver cannot know how many
+ * slots the garbled element covers: skipping one slot would land on the
+ * chain's second descriptor, still marked available, and wait there for
+ * ever (the bug). Every chain before the garbled one comes back; then the
+ * queue reports itself broken (counted once), hands nothing more back and
+ * refuses new buffers, instead of stalling silently. Every position of
+ * the garbled chain, chains of 2..4 slots, both kinds of garbling, and
+ * chains that wrap the ring.
+ */
+static void garbled_multi_slot(unsigned int slots, unsigned int bad, bool bad_flags,
+			       unsigned int warmup, uint64_t features)
+{
+	struct ring_fixture *fx = new_packed(16, VIRTIO_F_INDIRECT_DESC | features);
+	static uint8_t data[4][4];
+	const unsigned int n = 4;
+	uint32_t len;
+	uint8_t *tok;
+
+	virtq_set_indirect_min(fx->vq, 0);
+	assert_int_equal(ring_fixture_cycle(fx, warmup), warmup);
+	for (unsigned int i = 0; i < n; i++)
+		add_chain(fx, data[i], slots);
+	virtq_kick(fx->vq);
+	assert_int_equal(ring_model_fetch_all(&fx->m), n);
+	for (unsigned int i = 0; i < n; i++) {
+		assert_int_equal(fx->m.held[0].ndescs, slots);
+		if (i != bad) {
+			ring_model_use(&fx->m, 0, 1);
+			continue;
+		}
+		if (bad_flags) {
+			/* "used" for the other lap: neither available nor used */
+			unsigned int pos = fx->m.used_pos;
+			bool wrap = fx->m.used_wrap;
+
+			ring_model_use(&fx->m, 0, 1);
+			fx->m.pdesc[pos].flags = wrap ? 0 : AVAIL | USED;
+		} else {
+			ring_model_use_raw(&fx->m, 99, 1, (uint16_t)slots);
+			ring_model_drop(&fx->m, 0);
+		}
+	}
+	ring_model_publish(&fx->m);
+	for (unsigned int i = 0; i < bad; i++) {
+		tok = virtq_get_used(fx->vq, &len);
+		assert_ptr_equal(tok, data[i]);
+		assert_false(virtq_is_broken(fx->vq));
+	}
+	/* Before the fix: NULL here for ever, the queue not broken. */
+	assert_null(virtq_get_used(fx->vq, &len));
+	assert_true(virtq_is_broken(fx->vq));
+	assert_int_equal(broken_count(fx), 1);
+	assert_null(virtq_get_used(fx->vq, &len));
+	assert_false(virtq_has_used(fx->vq));
+	{
+		struct vbuf in = { data[0], 1 };
+
+		assert_int_equal(virtq_add(fx->vq, NULL, 0, &in, 1, data[0]), -EIO);
+	}
+	assert_int_equal(broken_count(fx), 1);
+	assert_int_equal(fx->m.errors, 0);
+	ring_fixture_free(fx);
+}
+
+static void test_garbled_multi_slot_chain(void **state)
+{
+	for (unsigned int slots = 2; slots <= 4; slots++)
+		for (unsigned int bad = 0; bad < 4; bad++)
+			for (unsigned int warmup = 0; warmup < 16; warmup += 5) {
+				garbled_multi_slot(slots, bad, false, warmup, 0);
+				garbled_multi_slot(slots, bad, true, warmup, 0);
+			}
+}
+
+/* The repro: A (2 slots) completed with id 99, then B correctly. */
+static void test_garbled_id_then_good(void **state)
+{
+	struct ring_fixture *fx = new_packed(8, 0);
+	static uint8_t a[2], b[2];
+	uint32_t len;
+
+	add_chain(fx, a, 2);
+	add_chain(fx, b, 2);
+	virtq_kick(fx->vq);
+	assert_int_equal(ring_model_fetch_all(&fx->m), 2);
+	ring_model_use_raw(&fx->m, 99, 1, 2);
+	ring_model_drop(&fx->m, 0);
+	ring_model_complete(&fx->m, 0, 2);
+	assert_true(virtq_has_used(fx->vq));
+	assert_null(virtq_get_used(fx->vq, &len));
+	assert_true(virtq_is_broken(fx->vq));
+	assert_false(virtq_has_used(fx->vq));
+	ring_fixture_free(fx);
+}
+
+/* One-slot buffers only: a garbled element is skipped, no break. */
+static void test_garbled_single_slot_resyncs(void **state)
+{
+	struct ring_fixture *fx = new_packed(8, 0);
+	static uint8_t data[3];
+	uint32_t len;
+
+	add_in(fx, data, 1);
+	add_in(fx, data + 1, 1);
+	add_in(fx, data + 2, 1);
+	virtq_kick(fx->vq);
+	assert_int_equal(ring_model_fetch_all(&fx->m), 3);
+	ring_model_use_raw(&fx->m, 99, 1, 1);
+	ring_model_drop(&fx->m, 0);
+	ring_model_complete(&fx->m, 0, 1);
+	assert_ptr_equal(virtq_get_used(fx->vq, &len), data + 1);
+	assert_false(virtq_is_broken(fx->vq));
+	assert_int_equal(broken_count(fx), 0);
+	assert_int_equal(bad_count(fx), 1);
+	ring_model_complete(&fx->m, 0, 1);
+	assert_ptr_equal(virtq_get_used(fx->vq, &len), data + 2);
+	assert_int_equal(ring_fixture_cycle(fx, 50), 50);
+	ring_fixture_free(fx);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -269,6 +412,9 @@ int main(void)
 		cmocka_unit_test(test_inconsistent_flags),
 		cmocka_unit_test(test_used_when_idle),
 		cmocka_unit_test(test_ids_out_of_order),
+		cmocka_unit_test(test_garbled_multi_slot_chain),
+		cmocka_unit_test(test_garbled_id_then_good),
+		cmocka_unit_test(test_garbled_single_slot_resyncs),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -503,7 +503,7 @@ static void test_smallcopy(void **state)
 	assert_int_equal(vsock_counters()->rx_smallcopy, before + 10);
 	assert_int_equal(vsock_pkt_live(), live); /* no buffer held per packet */
 	assert_int_equal(vsock_recv(c, out, sizeof(out), NULL), 23);
-	assert_memory_equal(out, "abcdedededededededede", 21);
+	assert_memory_equal(out, "abcdededededededededede", 23);
 }
 
 static void test_transport_reset(void **state)
@@ -526,9 +526,16 @@ static void test_wrong_type_on_connection(void **state)
 	uint64_t bad = vsock_counters()->rx_bad_type;
 
 	c = accept_one(l, 1234, 9300);
+	clear_sent();
 	peer_pkt(9300, 1234, Q, VSOCK_OP_RW, 0, "x", 1, PEER_BUF, 0);
 	assert_int_equal(vsock_counters()->rx_bad_type, bad + 1);
 	assert_int_equal(vsock_rx_queued(c), 0);
+	/* answered with an RST to the sender, typed like its packet */
+	assert_int_equal(n_sent, 1);
+	assert_int_equal(last_sent(VSOCK_OP_RST)->hdr.dst_port, 9300);
+	assert_int_equal(sent[0]->hdr.src_port, 1234);
+	assert_int_equal(sent[0]->hdr.dst_cid, HOST_CID);
+	assert_int_equal(sent[0]->hdr.type, Q);
 }
 
 static void test_header_checks(void **state)
@@ -537,23 +544,162 @@ static void test_header_checks(void **state)
 		.src_cid = 2, .dst_cid = 3, .len = 100, .type = S, .op = VSOCK_OP_RW
 	};
 
-	assert_int_equal(vsock_hdr_check(&h, 144, 4096, 3), VSOCK_HDR_OK);
-	assert_int_equal(vsock_hdr_check(&h, 43, 4096, 3), VSOCK_HDR_SHORT);
-	assert_int_equal(vsock_hdr_check(&h, 4097, 4096, 3), VSOCK_HDR_OVERRUN);
-	assert_int_equal(vsock_hdr_check(&h, 143, 4096, 3), VSOCK_HDR_LEN_BAD);
-	assert_int_equal(vsock_hdr_check(&h, 144, 4096, 4), VSOCK_HDR_CID_BAD);
+	assert_int_equal(vsock_hdr_check(&h, 144, 3), VSOCK_HDR_OK);
+	assert_int_equal(vsock_hdr_check(&h, 43, 3), VSOCK_HDR_SHORT);
+	assert_int_equal(vsock_hdr_check(&h, 143, 3), VSOCK_HDR_LEN_BAD);
+	assert_int_equal(vsock_hdr_check(&h, 144, 4), VSOCK_HDR_CID_BAD);
 	h.len = 0xffffffff; /* must not wrap */
-	assert_int_equal(vsock_hdr_check(&h, 44, 4096, 3), VSOCK_HDR_LEN_BAD);
+	assert_int_equal(vsock_hdr_check(&h, 44, 3), VSOCK_HDR_LEN_BAD);
 	h.len = 0;
 	h.type = 3;
-	assert_int_equal(vsock_hdr_check(&h, 44, 4096, 3), VSOCK_HDR_TYPE_BAD);
+	assert_int_equal(vsock_hdr_check(&h, 44, 3), VSOCK_HDR_TYPE_BAD);
 	h.type = Q;
 	h.op = 0;
-	assert_int_equal(vsock_hdr_check(&h, 44, 4096, 3), VSOCK_HDR_OP_BAD);
+	assert_int_equal(vsock_hdr_check(&h, 44, 3), VSOCK_HDR_OP_BAD);
 	h.op = 8;
-	assert_int_equal(vsock_hdr_check(&h, 44, 4096, 3), VSOCK_HDR_OP_BAD);
+	assert_int_equal(vsock_hdr_check(&h, 44, 3), VSOCK_HDR_OP_BAD);
 	h.op = VSOCK_OP_CREDIT_REQUEST;
-	assert_int_equal(vsock_hdr_check(&h, 44, 4096, 3), VSOCK_HDR_OK);
+	assert_int_equal(vsock_hdr_check(&h, 44, 3), VSOCK_HDR_OK);
+}
+
+/*
+ * Credit that arrives on an RW packet (every packet carries it, 5.10.6.3)
+ * ends the stall as well as a CREDIT_UPDATE does: the next stall must ask
+ * again. Before the fix the flag stayed set and no second request went.
+ */
+static void test_credit_request_after_rw_credit(void **state)
+{
+	struct vsock_sock *l = vsock_listen(1234, S, 4), *c;
+	static uint8_t data[20000];
+
+	peer_pkt(7100, 1234, S, VSOCK_OP_REQUEST, 0, NULL, 0, 10000, 0);
+	c = vsock_accept(l);
+	clear_sent();
+	assert_int_equal(vsock_send(c, data, sizeof(data), false), 10000);
+	assert_int_equal(vsock_send(c, data, 1, false), -EAGAIN);
+	assert_int_equal(count_sent(VSOCK_OP_CREDIT_REQUEST), 1);
+	/* the peer read everything and says so on a data packet */
+	peer_pkt(7100, 1234, S, VSOCK_OP_RW, 0, "x", 1, 10000, 10000);
+	assert_int_equal(vsock_send_space(c), 10000);
+	assert_int_equal(vsock_send(c, data, sizeof(data), false), 10000);
+	assert_int_equal(vsock_send(c, data, 1, false), -EAGAIN);
+	assert_int_equal(count_sent(VSOCK_OP_CREDIT_REQUEST), 2);
+}
+
+/* A packet from @src_cid to @dst_cid, else like peer(). */
+static void addressed_pkt(uint64_t src_cid, uint64_t dst_cid, uint32_t sport, uint32_t dport,
+			  uint16_t op)
+{
+	struct vsock_pkt *pkt = vsock_pkt_alloc(64);
+
+	pkt->hdr.src_cid = src_cid;
+	pkt->hdr.dst_cid = dst_cid;
+	pkt->hdr.src_port = sport;
+	pkt->hdr.dst_port = dport;
+	pkt->hdr.type = S;
+	pkt->hdr.op = op;
+	pkt->hdr.buf_alloc = PEER_BUF;
+	vsock_rx(pkt);
+}
+
+/*
+ * The socket layer checks addresses for every transport: a packet not for
+ * our CID, or not from the host (the only peer a guest has, 5.10), is
+ * dropped and counted, never answered, and creates no connection; a live
+ * connection does not see it.
+ */
+static void test_address_checks(void **state)
+{
+	struct vsock_sock *l = vsock_listen(1234, S, 4), *c;
+	uint64_t bad_dst = vsock_counters()->rx_bad_dst_cid;
+	uint64_t bad_src = vsock_counters()->rx_bad_src_cid;
+
+	clear_sent();
+	addressed_pkt(7, GUEST_CID, 5000, 1234, VSOCK_OP_REQUEST);
+	assert_null(vsock_accept(l));
+	assert_int_equal(n_sent, 0);
+	assert_int_equal(vsock_counters()->rx_bad_src_cid, bad_src + 1);
+	addressed_pkt(HOST_CID, 9, 5001, 1234, VSOCK_OP_REQUEST);
+	assert_null(vsock_accept(l));
+	assert_int_equal(n_sent, 0);
+	assert_int_equal(vsock_counters()->rx_bad_dst_cid, bad_dst + 1);
+	/* unknown ports too: no RST to a CID that is not our peer */
+	addressed_pkt(7, GUEST_CID, 5002, 4321, VSOCK_OP_RW);
+	assert_int_equal(n_sent, 0);
+	assert_int_equal(vsock_counters()->rx_bad_src_cid, bad_src + 2);
+	/* an RST for a live connection from the wrong CID changes nothing */
+	c = accept_one(l, 1234, 5003);
+	assert_non_null(c);
+	clear_sent();
+	addressed_pkt(7, GUEST_CID, 5003, 1234, VSOCK_OP_RST);
+	addressed_pkt(HOST_CID, 4, 5003, 1234, VSOCK_OP_RST);
+	assert_int_equal(vsock_state(c), VSOCK_CONNECTED);
+	assert_int_equal(n_sent, 0);
+	assert_int_equal(vsock_counters()->rx_bad_src_cid, bad_src + 3);
+	assert_int_equal(vsock_counters()->rx_bad_dst_cid, bad_dst + 2);
+}
+
+/*
+ * SEQPACKET truncation, one rule (README, vsock section): a read returns
+ * the start of the next message, as much as fits, always with end of
+ * record; the rest of that message is discarded. Every buffer length
+ * from 1 to past the end of a message of three packets (100, 200, 300
+ * bytes), so every packet boundary and every point inside a packet. Before
+ * the fix a buffer ending exactly at a packet boundary came back without
+ * end of record and the rest arrived as a second "message".
+ */
+static void test_seqpacket_truncation_every_boundary(void **state)
+{
+	struct vsock_sock *l = vsock_listen(1234, Q, 4), *c;
+	static uint8_t msg[600], out[700];
+	bool eor;
+
+	for (size_t i = 0; i < sizeof(msg); i++)
+		msg[i] = (uint8_t)(i * 13 + 1);
+	peer_pkt(9400, 1234, Q, VSOCK_OP_REQUEST, 0, NULL, 0, PEER_BUF, 0);
+	c = vsock_accept(l);
+	assert_non_null(c);
+	for (size_t len = 1; len <= sizeof(msg) + 1; len++) {
+		size_t want = len < sizeof(msg) ? len : sizeof(msg);
+
+		peer_pkt(9400, 1234, Q, VSOCK_OP_RW, 0, msg, 100, PEER_BUF, 0);
+		peer_pkt(9400, 1234, Q, VSOCK_OP_RW, 0, msg + 100, 200, PEER_BUF, 0);
+		peer_pkt(9400, 1234, Q, VSOCK_OP_RW, VSOCK_SEQ_EOM, msg + 300, 300, PEER_BUF, 0);
+		peer_pkt(9400, 1234, Q, VSOCK_OP_RW, VSOCK_SEQ_EOM, "next", 4, PEER_BUF, 0);
+		eor = false;
+		assert_int_equal(vsock_recv(c, out, len, &eor), want);
+		assert_true(eor);
+		assert_memory_equal(out, msg, want);
+		eor = false;
+		assert_int_equal(vsock_recv(c, out, sizeof(out), &eor), 4);
+		assert_true(eor);
+		assert_memory_equal(out, "next", 4);
+		assert_int_equal(vsock_rx_queued(c), 0);
+		assert_int_equal(vsock_recv(c, out, sizeof(out), &eor), 0);
+	}
+}
+
+/*
+ * A REQUEST refused because the socket table is full is not a full
+ * backlog: its own counter (before, both went to backlog_full).
+ */
+static void test_request_refused_table_full(void **state)
+{
+	struct vsock_sock *l = vsock_listen(1234, S, 4);
+	uint64_t full = vsock_counters()->backlog_full;
+	uint64_t nomem = vsock_counters()->request_no_socket;
+	unsigned int n = 0;
+
+	assert_non_null(l);
+	while (vsock_listen(20000 + n, S, 1))
+		n++;
+	assert_true(n > 100);
+	clear_sent();
+	peer(5000, 1234, VSOCK_OP_REQUEST, 0);
+	last_sent(VSOCK_OP_RST);
+	assert_null(vsock_accept(l));
+	assert_int_equal(vsock_counters()->request_no_socket, nomem + 1);
+	assert_int_equal(vsock_counters()->backlog_full, full);
 }
 
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
@@ -577,6 +723,10 @@ int main(void)
 		T(test_transport_reset),
 		T(test_wrong_type_on_connection),
 		T(test_header_checks),
+		T(test_credit_request_after_rw_credit),
+		T(test_address_checks),
+		T(test_seqpacket_truncation_every_boundary),
+		T(test_request_refused_table_full),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

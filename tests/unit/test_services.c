@@ -1,0 +1,216 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The vsock services (echo) over the real socket layer, a fake transport
+ * playing the host.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "kernel/config.h"
+#include "net/vsock/vsock.h"
+
+/* The next fail_malloc allocations of services.c fail. */
+static int fail_malloc;
+
+static void *services_malloc(size_t n)
+{
+	if (fail_malloc) {
+		fail_malloc--;
+		return NULL;
+	}
+	return malloc(n);
+}
+
+#define malloc services_malloc
+#include "app/services.c"
+#undef malloc
+
+/* The test calls services_poll() itself; no loop to register with. */
+int poll_register(const struct poller *p)
+{
+	return 0;
+}
+
+#define GUEST_CID 3
+#define MAX_SENT 256
+
+uint64_t now_ns(void)
+{
+	return 1000;
+}
+
+void stats_register(const char *name, void (*print)(void))
+{
+}
+
+static struct vsock_pkt *sent[MAX_SENT];
+static unsigned int n_sent;
+
+static uint64_t fake_cid(void)
+{
+	return GUEST_CID;
+}
+
+static void fake_send(struct vsock_pkt *pkt)
+{
+	assert_true(n_sent < MAX_SENT);
+	sent[n_sent++] = pkt;
+}
+
+static bool fake_full(void)
+{
+	return false;
+}
+
+static const struct vsock_transport fake = {
+	.name = "fake",
+	.local_cid = fake_cid,
+	.send_pkt = fake_send,
+	.tx_full = fake_full,
+};
+
+static void clear_sent(void)
+{
+	for (unsigned int i = 0; i < n_sent; i++)
+		vsock_pkt_free(sent[i]);
+	n_sent = 0;
+}
+
+static void host_pkt(uint16_t type, uint16_t op, uint32_t flags, const void *data, uint32_t len)
+{
+	struct vsock_pkt *pkt = vsock_pkt_alloc(len);
+
+	pkt->hdr.src_cid = VSOCK_CID_HOST;
+	pkt->hdr.dst_cid = GUEST_CID;
+	pkt->hdr.src_port = 7000;
+	pkt->hdr.dst_port = 1234;
+	pkt->hdr.type = type;
+	pkt->hdr.op = op;
+	pkt->hdr.flags = flags;
+	pkt->hdr.len = len;
+	pkt->hdr.buf_alloc = 1u << 20;
+	if (len)
+		memcpy(pkt->data, data, len);
+	vsock_rx(pkt);
+}
+
+static void set_key(const char *name, const char *value)
+{
+	char err[128];
+
+	int r = config_set(name, value, err, sizeof(err));
+
+	if (r)
+		print_error("%s=%s: %s\n", name, value, err);
+	assert_int_equal(r, 0);
+}
+
+/*
+ * A new SEQPACKET connection to echo, accepted with the next @fail_allocs
+ * allocations of services.c failing.
+ */
+static void echo_seq_setup(const char *vsock_buf, int fail_allocs)
+{
+	config_reset();
+	vsock_init(&fake);
+	set_key("vsock_buf", vsock_buf);
+	services_init();
+	fail_malloc = fail_allocs;
+	host_pkt(VSOCK_TYPE_SEQPACKET, VSOCK_OP_REQUEST, 0, NULL, 0);
+	assert_int_equal(sent[n_sent - 1]->hdr.op, VSOCK_OP_RESPONSE);
+	services_poll(POLL_BUDGET);
+	clear_sent();
+}
+
+static int echo_seq_teardown(void **state)
+{
+	clear_sent();
+	service_stop(&services[SVC_ECHO]);
+	service_stop(&services[SVC_SINK]);
+	service_stop(&services[SVC_SOURCE]);
+	free(pattern);
+	while (vsock_next(NULL)) {
+		struct vsock_sock *s = vsock_next(NULL);
+
+		vsock_close(s);
+		if (vsock_next(NULL) == s)
+			host_pkt(VSOCK_TYPE_SEQPACKET, VSOCK_OP_RST, 0, NULL, 0);
+	}
+	clear_sent();
+	return 0;
+}
+
+/* The RW bytes echoed since the last clear: all SEQPACKET, EOM on the last. */
+static uint32_t echoed(const uint8_t *msg)
+{
+	uint32_t n = 0;
+	bool eom = false;
+
+	for (unsigned int i = 0; i < n_sent; i++) {
+		if (sent[i]->hdr.op != VSOCK_OP_RW)
+			continue;
+		assert_false(eom);
+		assert_int_equal(sent[i]->hdr.type, VSOCK_TYPE_SEQPACKET);
+		assert_memory_equal(sent[i]->data, msg + n, sent[i]->hdr.len);
+		n += sent[i]->hdr.len;
+		eom = sent[i]->hdr.flags & VSOCK_SEQ_EOM;
+	}
+	assert_true(eom);
+	return n;
+}
+
+/*
+ * The echo service tells a SEQPACKET connection by its stored type, not by
+ * whether its message buffer was allocated: when that allocation fails at
+ * accept, the connection is still served message by message (allocation
+ * retried). Before, it was served as a stream: the echo lost its end of
+ * message.
+ */
+static void test_echo_seqpacket_without_buffer_at_accept(void **state)
+{
+	static uint8_t msg[150];
+
+	for (size_t i = 0; i < sizeof(msg); i++)
+		msg[i] = (uint8_t)(i + 5);
+	echo_seq_setup("65536", 1);
+	assert_int_equal(fail_malloc, 0);
+	host_pkt(VSOCK_TYPE_SEQPACKET, VSOCK_OP_RW, 0, msg, 100);
+	host_pkt(VSOCK_TYPE_SEQPACKET, VSOCK_OP_RW, VSOCK_SEQ_EOM, msg + 100, 50);
+	services_poll(POLL_BUDGET);
+	assert_int_equal(echoed(msg), 150);
+}
+
+/*
+ * The message buffer's capacity is fixed at accept, like the socket's
+ * buf_alloc: lowering vsock_buf later does not truncate messages the
+ * connection was promised room for. Before, the read used the new value.
+ */
+static void test_echo_seqpacket_capacity_fixed_at_accept(void **state)
+{
+	static uint8_t msg[6000];
+
+	for (size_t i = 0; i < sizeof(msg); i++)
+		msg[i] = (uint8_t)(i * 3);
+	echo_seq_setup("8192", 0);
+	set_key("vsock_buf", "4096");
+	host_pkt(VSOCK_TYPE_SEQPACKET, VSOCK_OP_RW, VSOCK_SEQ_EOM, msg, sizeof(msg));
+	services_poll(POLL_BUDGET);
+	assert_int_equal(echoed(msg), sizeof(msg));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_teardown(test_echo_seqpacket_without_buffer_at_accept,
+					  echo_seq_teardown),
+		cmocka_unit_test_teardown(test_echo_seqpacket_capacity_fixed_at_accept,
+					  echo_seq_teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

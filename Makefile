@@ -1,7 +1,9 @@
 # ringside — the only entry point.
 #   make            build/ringside.elf, build/ringside.iso, host programs
 #   make deps       install the Debian packages everything needs (as root)
-#   make test       unit tests, then the QEMU tests (pytest)
+#   make test       unit tests, dependency check, fuzzers, then the QEMU tests (pytest)
+#   make coverage   unit-test line and branch coverage (lcov), build/coverage/
+#   make mutants    mutation probe of the tests (tests/mutants/mutations.txt)
 #   make run        boot the ISO with vsock (build/vsock), serial console on stdio
 #   make bench      the main job: boot the appliance and print benchmark tables
 #   make clean      remove build/ (the newlib build is kept: make distclean)

@@ -258,6 +258,54 @@ static void test_seqpacket_discard_spans_packets(void **state)
 	assert_int_equal(vsock_rx_queued(s), 0);
 }
 
+static unsigned int count_op(uint16_t op)
+{
+	unsigned int n = 0;
+
+	for (unsigned int i = 0; i < n_sent; i++)
+		n += sent_op[i] == op;
+	return n;
+}
+
+/* The host's CREDIT_UPDATE: its buffer has room for fwd_cnt more. */
+static void host_credit(struct vsock_sock *s, uint32_t fwd_cnt)
+{
+	struct vsock_pkt *pkt = vsock_pkt_alloc(0);
+	struct vsock_info in;
+
+	vsock_get_info(s, &in);
+	memset(&pkt->hdr, 0, sizeof(pkt->hdr));
+	pkt->hdr.src_cid = HOST_CID;
+	pkt->hdr.dst_cid = GUEST_CID;
+	pkt->hdr.src_port = in.peer_port;
+	pkt->hdr.dst_port = in.local_port;
+	pkt->hdr.type = in.type;
+	pkt->hdr.op = VSOCK_OP_CREDIT_UPDATE;
+	pkt->hdr.buf_alloc = 256u << 10;
+	pkt->hdr.fwd_cnt = fwd_cnt;
+	vsock_rx(pkt);
+}
+
+/* out of credit: one CREDIT_REQUEST until the host's next CREDIT_UPDATE */
+static void test_credit_request_once_per_update(void **state)
+{
+	struct vsock_sock *s = connect_to_host(VSOCK_TYPE_STREAM);
+	static uint8_t buf[256u << 10];
+
+	assert_int_equal(vsock_send(s, buf, sizeof(buf), false), sizeof(buf));
+	n_sent = 0;
+	assert_int_equal(vsock_send(s, buf, 1, false), -EAGAIN);
+	assert_int_equal(vsock_send(s, buf, 1, false), -EAGAIN);
+	assert_int_equal(count_op(VSOCK_OP_CREDIT_REQUEST), 1);
+	/* an update that frees nothing: still stuck, so ask again, once */
+	host_credit(s, 0);
+	assert_int_equal(vsock_send(s, buf, 1, false), -EAGAIN);
+	assert_int_equal(vsock_send(s, buf, 1, false), -EAGAIN);
+	assert_int_equal(count_op(VSOCK_OP_CREDIT_REQUEST), 2);
+	host_credit(s, 100);
+	assert_int_equal(vsock_send(s, buf, sizeof(buf), false), 100);
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
@@ -271,6 +319,7 @@ int main(void)
 		T(test_peer_done_after_last_read),
 		T(test_close_after_peer_done),
 		T(test_seqpacket_discard_spans_packets),
+		T(test_credit_request_once_per_update),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -242,10 +242,14 @@ static void test_close_after_peer_done(void **state)
 /* SEQPACKET: the unread rest of a multi-packet message is discarded */
 static void test_seqpacket_discard_spans_packets(void **state)
 {
-	struct vsock_sock *s = connect_to_host(VSOCK_TYPE_SEQPACKET);
+	struct vsock_sock *s;
 	uint8_t out[8];
 	bool eor = false;
+	char err[64];
 
+	/* packets stay apart (no smallcopy merging) */
+	assert_int_equal(config_set("smallcopy", "0", err, sizeof(err)), 0);
+	s = connect_to_host(VSOCK_TYPE_SEQPACKET);
 	host_pkt(s, VSOCK_OP_RW, 0, "0123", 4);
 	host_pkt(s, VSOCK_OP_RW, 0, "4567", 4);
 	host_pkt(s, VSOCK_OP_RW, VSOCK_SEQ_EOM, "89", 2);

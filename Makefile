@@ -229,7 +229,7 @@ format:
 	clang-format -i $(shell git ls-files '*.c' '*.h')
 
 clean:
-	rm -rf $(BUILD)/k $(BUILD)/unit $(BUILD)/cov $(BUILD)/coverage $(BUILD)/fuzz/o \
+	rm -rf $(BUILD)/k $(BUILD)/unit $(BUILD)/cov $(BUILD)/coverage $(BUILD)/fuzz/o $(BUILD)/mutants \
 		$(BUILD)/host $(BUILD)/iso $(BUILD)/*.elf $(BUILD)/*.iso
 
 distclean:

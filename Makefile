@@ -1,10 +1,13 @@
 # ringside — the only entry point.
 #   make            build/ringside.elf, build/ringside.iso, host programs
 #   make deps       install the Debian packages everything needs (as root)
-#   make test       include check, format check, lint, unit tests, fuzzers, then the QEMU tests
+#   make test       include check, format check, lint, unit tests, dependency check, fuzzers,
+#                   then the QEMU tests (pytest)
 #   make check      the guest's include layering (tests/check-includes)
 #   make lint       flake8 over the Python in host/ and tests/ (config: .flake8)
 #   make format-check   every C file in .clang-format style (make format fixes)
+#   make coverage   unit-test line and branch coverage (lcov), build/coverage/
+#   make mutants    mutation probe of the tests (tests/mutants/mutations.txt)
 #   make run        boot the ISO with vsock (build/vsock), serial console on stdio
 #   make bench      the main job: boot the appliance and print benchmark tables
 #   make clean      remove build/ (the newlib build is kept: make distclean)
@@ -42,8 +45,8 @@ KERNEL_OBJS := $(patsubst %,$(BUILD)/k/%.o,$(basename $(KERNEL_SRCS)))
 NEWLIB_LIBS := $(NEWLIB_SYS)/lib/libc.a $(NEWLIB_SYS)/lib/libm.a
 LIBGCC := $(shell $(KCC) -print-libgcc-file-name)
 
-.PHONY: all deps kernel iso host test check lint unit fuzz qemu-test run bench clean distclean \
-	format format-check
+.PHONY: all deps kernel iso host test check lint unit unit-build fuzz fuzz-build qemu-test run \
+	bench clean distclean format format-check coverage mutants test-deps list-test-srcs
 all: $(BUILD)/ringside.elf $(BUILD)/ringside.iso host
 
 deps:
@@ -130,26 +133,97 @@ $(BUILD)/host/ringside-%: $$(wildcard host/%/*.c) $$(wildcard host/%/*.h) $$(HOS
 
 # ---------------------------------------------------------------- tests
 # tests/unit/test_NAME.c links with the kernel sources that
-# tests/unit/test_NAME.mk lists in test_NAME_SRCS.
+# tests/unit/test_NAME.mk lists in test_NAME_SRCS. Every source becomes one
+# object per build flavour with a generated dependency file (-MMD), so a
+# changed header rebuilds exactly the objects, and so the binaries, that
+# include it.
 -include $(wildcard tests/unit/*.mk)
-UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/unit/%,$(wildcard tests/unit/test_*.c))
+UNIT_NAMES := $(patsubst tests/unit/%.c,%,$(wildcard tests/unit/test_*.c))
+UNIT_TESTS := $(addprefix $(BUILD)/unit/,$(UNIT_NAMES))
 UNIT_CFLAGS := -std=gnu11 -O1 -g $(WARN) -I. -Itests/unit -DUNIT_TEST \
 	-fsanitize=address,undefined -fno-sanitize-recover=undefined
+# gcov flavour for `make coverage`: no optimisation so lines map 1:1
+COV_CFLAGS := -std=gnu11 -O0 -g $(WARN) -I. -Itests/unit -DUNIT_TEST --coverage
 
-$(BUILD)/unit/test_%: tests/unit/test_%.c $$(test_%_SRCS) $$(wildcard tests/unit/*.h)
+# Objects are shared by every binary of a flavour. They are named here as
+# explicit prerequisites (not left to pattern search), so make never treats
+# them as intermediate: deleted or missing, they are rebuilt.
+unit_objs = $(patsubst %.c,$(1)/%.o,tests/unit/$(2).c $($(2)_SRCS))
+fuzz_objs = $(patsubst %.c,$(BUILD)/fuzz/o/%.o,tests/fuzz/$(1).c $($(1)_SRCS))
+define test_bin_deps
+$(BUILD)/unit/$(1): $(call unit_objs,$(BUILD)/unit/o,$(1))
+$(BUILD)/cov/$(1): $(call unit_objs,$(BUILD)/cov/o,$(1))
+endef
+$(foreach t,$(UNIT_NAMES),$(eval $(call test_bin_deps,$(t))))
+
+$(BUILD)/unit/o/%.o: %.c
 	@mkdir -p $(dir $@)
 	@echo "  CC      $@"
-	@$(HOSTCC) $(UNIT_CFLAGS) -o $@ $< $(test_$*_SRCS) -lcmocka
+	@$(HOSTCC) $(UNIT_CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/cov/o/%.o: %.c
+	@mkdir -p $(dir $@)
+	@echo "  CC      $@"
+	@$(HOSTCC) $(COV_CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/unit/test_%:
+	@echo "  LD      $@"
+	@$(HOSTCC) $(UNIT_CFLAGS) -o $@ $^ -lcmocka
+
+$(BUILD)/cov/test_%:
+	@echo "  LD      $@"
+	@$(HOSTCC) $(COV_CFLAGS) -o $@ $^ -lcmocka
+
+unit-build: $(UNIT_TESTS)
 
 unit: $(UNIT_TESTS)
 	@set -e; for t in $(UNIT_TESTS); do echo "== $$t"; $$t; done
 
+# For tests/build/test-deps and tests/mutants/run: which sources make which
+# test binary ("BINARY: SOURCE...", one line each).
+list-test-srcs:
+	@$(foreach t,$(UNIT_NAMES),echo "$(BUILD)/unit/$(t): tests/unit/$(t).c $($(t)_SRCS)";)
+	@$(foreach t,$(FUZZ_NAMES),echo "$(BUILD)/fuzz/$(t): tests/fuzz/$(t).c $($(t)_SRCS)";)
+
+# Line and branch coverage of the unit tests (lcov), HTML in build/coverage/.
+COV_TESTS := $(addprefix $(BUILD)/cov/,$(UNIT_NAMES))
+coverage: $(COV_TESTS)
+	tests/coverage/run $(BUILD) $(COV_TESTS)
+
+# Single-line mutations of the critical code, each must fail a test.
+mutants:
+	$(PYTHON) tests/mutants/run $(MUTANTS_ARGS)
+
+# The build dependency check: a header rebuilds exactly its includers.
+test-deps:
+	tests/build/test-deps
+
 qemu-test: all linux-guest
 	$(PYTHON) -m pytest -v tests/qemu $(PYTEST_ARGS)
 
-# libFuzzer targets (clang), each for a bounded time
+# libFuzzer targets (clang, ASan + UBSan), each run for a bounded time by
+# tests/fuzz/run.sh; tests/fuzz/fuzz.mk lists each target's sources.
+-include tests/fuzz/fuzz.mk
+FUZZ_CC := clang
+FUZZ_CFLAGS := -std=gnu11 -g -O1 -I. -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined \
+	-fno-sanitize-recover=undefined $(WARN)
+FUZZ_BINS := $(addprefix $(BUILD)/fuzz/,$(FUZZ_NAMES))
+
+$(BUILD)/fuzz/o/%.o: %.c
+	@mkdir -p $(dir $@)
+	@echo "  CC      $@"
+	@$(FUZZ_CC) $(FUZZ_CFLAGS) -MMD -MP -c $< -o $@
+
+$(foreach t,$(FUZZ_NAMES),$(eval $(BUILD)/fuzz/$(t): $(call fuzz_objs,$(t))))
+$(BUILD)/fuzz/fuzz_%:
+	@mkdir -p $(dir $@)
+	@echo "  LD      $@"
+	@$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $^
+
+fuzz-build: $(FUZZ_BINS)
+
 FUZZ_SECONDS ?= 20
-fuzz:
+fuzz: fuzz-build
 	tests/fuzz/run.sh $(FUZZ_SECONDS)
 
 # Python: the package host/ringside/, the scripts in host/ that run it, tests/.
@@ -167,6 +241,7 @@ test: deps
 	$(MAKE) lint
 	$(MAKE) all
 	$(MAKE) unit
+	$(MAKE) test-deps
 	$(MAKE) fuzz
 	$(MAKE) qemu-test
 
@@ -189,9 +264,11 @@ format-check:
 		echo "format-check: $(words $(shell git ls-files '*.c' '*.h')) files clean"
 
 clean:
-	rm -rf $(BUILD)/k $(BUILD)/unit $(BUILD)/host $(BUILD)/iso $(BUILD)/*.elf $(BUILD)/*.iso
+	rm -rf $(BUILD)/k $(BUILD)/unit $(BUILD)/cov $(BUILD)/coverage $(BUILD)/fuzz/o $(BUILD)/mutants \
+		$(BUILD)/host $(BUILD)/iso $(BUILD)/*.elf $(BUILD)/*.iso
 
 distclean:
 	rm -rf $(BUILD)
 
--include $(shell find $(BUILD)/k $(BUILD)/host -name '*.d' 2>/dev/null)
+-include $(shell find $(BUILD)/k $(BUILD)/host $(BUILD)/unit/o $(BUILD)/cov/o $(BUILD)/fuzz/o \
+	-name '*.d' 2>/dev/null)

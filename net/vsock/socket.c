@@ -716,8 +716,12 @@ void vsock_rx(struct vsock_pkt *pkt)
 	/* 5.10.6.3: every packet carries the sender's credit */
 	s->peer_buf_alloc = h->buf_alloc;
 	s->peer_fwd_cnt = h->fwd_cnt;
-	/* Credit on any packet ends the stall: the next one asks again. */
-	if (peer_free(s))
+	/*
+	 * Credit on any packet ends the stall, and an explicit update answers
+	 * our request even when it frees nothing: either way the next stall
+	 * asks again.
+	 */
+	if (peer_free(s) || h->op == VSOCK_OP_CREDIT_UPDATE)
 		s->credit_requested = false;
 
 	if (s->state == VSOCK_CONNECTING) {

@@ -1,26 +1,20 @@
 #!/bin/sh
-# Build the libFuzzer targets with clang (ASan + UBSan) and run each for a
-# bounded time. Usage: tests/fuzz/run.sh [SECONDS_PER_TARGET]  (default 30)
+# Build the libFuzzer targets (`make fuzz-build`: clang, ASan + UBSan, rules
+# and sources in tests/fuzz/fuzz.mk) and run each for a bounded time.
+# Usage: tests/fuzz/run.sh [SECONDS_PER_TARGET [TARGET...]]  (default 30, all)
 # Corpora stay in build/fuzz/corpus-NAME between runs. Needs: clang.
 set -eu
 cd "$(dirname "$0")/../.."
 secs=${1:-30}
+[ $# -gt 0 ] && shift
+targets=${*:-desc_chain vsock_hdr guest_vsock ring}
 out=build/fuzz
-mkdir -p "$out"
-vv=host/vhost-vsock
-common="host/vring/vring.c host/vring/vring_split.c host/vring/vring_packed.c host/vring/iov.c host/vring/guest_mem.c"
-flags="-std=gnu11 -g -O1 -I. -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -Wall -Wextra -Werror -Wno-unused-parameter"
+make -s fuzz-build
 
 status=0
 # back end: descriptor chains and vsock headers; guest: the socket layer
 # and the virtqueues against a hostile device
-for t in desc_chain vsock_hdr guest_vsock ring; do
-	srcs="$common"
-	[ "$t" = vsock_hdr ] && srcs="$common $vv/vsock_hdr.c"
-	[ "$t" = guest_vsock ] && srcs="net/vsock/socket.c net/vsock/packet.c kernel/config.c"
-	[ "$t" = ring ] && srcs="drivers/virtio/virtqueue.c drivers/virtio/ring_split.c drivers/virtio/ring_packed.c"
-	# shellcheck disable=SC2086
-	clang $flags -o "$out/fuzz_$t" "tests/fuzz/fuzz_$t.c" $srcs
+for t in $targets; do
 	mkdir -p "$out/corpus-$t"
 	echo "== fuzz_$t for ${secs}s"
 	if ! "$out/fuzz_$t" -max_total_time="$secs" -print_final_stats=1 \

@@ -335,6 +335,23 @@ static void rx_untrusted(enum virtq_layout l)
 	stop();
 }
 
+/* One 2 KiB buffer holding a frame longer than Ethernet: dropped, counted. */
+static void test_rx_single_buffer_too_long(void **s)
+{
+	uint8_t f[1600];
+
+	start(VIRTQ_SPLIT, F_MAC | F_MRG, NULL);
+	make_frame(f, sizeof(f), 4);
+	device_rx(f, 1519, 1, 2048);
+	device_rx(f, 1518, 1, 2048);
+	poll();
+	assert_int_equal(stats()->rx_drop_long, 1);
+	assert_int_equal(n_got, 1);
+	assert_int_equal(got_len[0], 1518);
+	assert_memory_equal(got[0], f, 1518);
+	stop();
+}
+
 static void test_rx_untrusted_split(void **s)
 {
 	rx_untrusted(VIRTQ_SPLIT);
@@ -455,6 +472,7 @@ int main(void)
 		cmocka_unit_test(test_rx_packed),
 		cmocka_unit_test(test_rx_without_mrg_ignores_num_buffers),
 		cmocka_unit_test(test_rx_untrusted_split),
+		cmocka_unit_test(test_rx_single_buffer_too_long),
 		cmocka_unit_test(test_rx_untrusted_packed),
 		cmocka_unit_test(test_tx_split_txpoll),
 		cmocka_unit_test(test_tx_split_txpoll0),

@@ -1,3 +1,2 @@
 # The back end's device-side ring library (host/vring/).
 test_vring_SRCS := $(wildcard host/vring/*.c)
-$(BUILD)/unit/test_vring: $(wildcard host/vring/*.h)

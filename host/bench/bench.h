@@ -23,29 +23,35 @@ void pattern_fill(uint8_t *p, size_t n, uint64_t off);
 long long pattern_check(const uint8_t *p, size_t n, uint64_t off);
 
 struct bench_opts {
-	const char *uds;	/* hybrid vsock: Unix socket of the back end */
-	unsigned cid;		/* AF_VSOCK peer when uds is NULL */
-	int port;		/* -1: the service's default port */
+	const char *uds; /* hybrid vsock: Unix socket of the back end */
+	unsigned cid; /* AF_VSOCK peer when uds is NULL */
+	int port; /* -1: the service's default port */
 	bool json, progress;
 	/* pingpong */
 	size_t sizes[64];
 	unsigned nsizes;
 	unsigned long count, warmup;
-	double time_s;		/* 0: use count */
+	double time_s; /* 0: use count */
 	/* stream */
-	size_t len;		/* -l */
-	unsigned parallel;	/* -P */
-	bool g2h;		/* --dir g2h: read from the source */
+	size_t len; /* -l */
+	unsigned parallel; /* -P */
+	bool g2h; /* --dir g2h: read from the source */
 	const char *cpu_pids;
+	/* rr */
+	unsigned sessions[64];
+	unsigned nsessions;
+	const char *udp; /* HOST:PORT of a UDP echo instead of vsock */
+	double udp_timeout_s; /* resend an unanswered UDP request */
 };
 
 /* connect.c: a connected stream socket to port, or exit with a message */
 int bench_connect(const struct bench_opts *o, unsigned port);
 uint64_t now_ns(void);
 int write_all(int fd, const void *p, size_t n);
-int read_all(int fd, void *p, size_t n);	/* 0 ok, -1 error or EOF */
+int read_all(int fd, void *p, size_t n); /* 0 ok, -1 error or EOF */
 
 int run_pingpong(const struct bench_opts *o);
 int run_stream(const struct bench_opts *o);
+int run_rr(const struct bench_opts *o);
 
 #endif

@@ -9,27 +9,37 @@
 #include "bench.h"
 
 static const char usage[] =
-"usage: ringside-bench pingpong|stream (--uds PATH | --cid N) [options]\n"
-"\n"
-"  --uds PATH      hybrid vsock through a back end's Unix socket\n"
-"  --cid N         AF_VSOCK to guest CID N (hosts with vhost-vsock)\n"
-"  --port P        guest port (default: echo 1234, sink 1235, source 1236)\n"
-"  --json          machine-readable output\n"
-"  --progress      progress lines on stderr (default when stderr is a tty)\n"
-"pingpong: send SIZE bytes, wait for all SIZE back, per-round latency\n"
-"  -s, --size LIST sizes in bytes, comma separated, k/m suffixes (64)\n"
-"  --count N       measured rounds per size (1000)\n"
-"  --time S        measure for S seconds per size instead of --count\n"
-"  --warmup N      unmeasured rounds first (50)\n"
-"stream: throughput like iperf-vsock, Gb/s with G = 10^9\n"
-"  -l LEN          buffer length per read/write (64k)\n"
-"  -P N            parallel streams (1)\n"
-"  --dir h2g|g2h   h2g: host writes to the sink; g2h: host reads the\n"
-"                  source and checks the pattern (h2g)\n"
-"  --time S        seconds (10)\n"
-"  --cpu-pids LIST CPU%% of these pids (QEMU, back end) plus ours gives\n"
-"                  efficiency in Mbps per CPU%%\n"
-"Data is the pattern byte(i) = i %% 251; a mismatch exits 3 with its offset.\n";
+	"usage: ringside-bench pingpong|stream|rr (--uds PATH | --cid N) [options]\n"
+	"       ringside-bench rr --udp HOST:PORT [options]\n"
+	"\n"
+	"  --uds PATH      hybrid vsock through a back end's Unix socket\n"
+	"  --cid N         AF_VSOCK to guest CID N (hosts with vhost-vsock)\n"
+	"  --port P        guest port (default: echo 1234, sink 1235, source 1236)\n"
+	"  --json          machine-readable output\n"
+	"  --progress      progress lines on stderr (default when stderr is a tty)\n"
+	"pingpong: send SIZE bytes, wait for all SIZE back, per-round latency\n"
+	"  -s, --size LIST sizes in bytes, comma separated, k/m suffixes (64)\n"
+	"  --count N       measured rounds per size (1000)\n"
+	"  --time S        measure for S seconds per size instead of --count\n"
+	"  --warmup N      unmeasured rounds first (50)\n"
+	"stream: throughput like iperf-vsock, Gb/s with G = 10^9\n"
+	"  -l LEN          buffer length per read/write (64k)\n"
+	"  -P N            parallel streams (1)\n"
+	"  --dir h2g|g2h   h2g: host writes to the sink; g2h: host reads the\n"
+	"                  source and checks the pattern (h2g)\n"
+	"  --time S        seconds (10)\n"
+	"  --cpu-pids LIST CPU%% of these pids (QEMU, back end) plus ours gives\n"
+	"                  efficiency in Mbps per CPU%%\n"
+	"rr: N sessions at once, each a closed loop of request and response\n"
+	"  (the echo service: response = request), one epoll loop; tps, latency\n"
+	"  percentiles over all transactions, Jain's fairness over sessions\n"
+	"  -n, --sessions LIST  concurrent sessions, comma separated (1)\n"
+	"  -s, --size LIST request sizes (1,64,256,1024)\n"
+	"  --time S        measured seconds per cell (3)\n"
+	"  --warmup N      unmeasured transactions per session first (5)\n"
+	"  --udp HOST:PORT UDP echo (e.g. a guest's port 7) instead of vsock\n"
+	"  --udp-timeout S resend a request unanswered this long (0.5)\n"
+	"Data is the pattern byte(i) = i %% 251; a mismatch exits 3 with its offset.\n";
 
 static size_t parse_size(const char *s)
 {
@@ -62,6 +72,25 @@ static double parse_double(const char *s, const char *what)
 	return v;
 }
 
+static void parse_sessions(struct bench_opts *o, const char *s)
+{
+	o->nsessions = 0;
+	while (*s) {
+		size_t v = parse_size(s);
+
+		if (o->nsessions == 64 || v > 1000) {
+			fprintf(stderr, "ringside-bench: --sessions: at most 64 "
+					"values of at most 1000\n");
+			exit(2);
+		}
+		o->sessions[o->nsessions++] = v;
+		s = strchr(s, ',');
+		if (!s)
+			break;
+		s++;
+	}
+}
+
 static void parse_sizes(struct bench_opts *o, const char *s)
 {
 	o->nsizes = 0;
@@ -80,26 +109,36 @@ static void parse_sizes(struct bench_opts *o, const char *s)
 
 int main(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "uds", required_argument, NULL, 'u' },
-		{ "cid", required_argument, NULL, 'c' },
-		{ "port", required_argument, NULL, 'p' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "progress", no_argument, NULL, 'g' },
-		{ "size", required_argument, NULL, 's' },
-		{ "count", required_argument, NULL, 'n' },
-		{ "time", required_argument, NULL, 't' },
-		{ "warmup", required_argument, NULL, 'w' },
-		{ "dir", required_argument, NULL, 'd' },
-		{ "cpu-pids", required_argument, NULL, 'C' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 }
-	};
+	static const struct option opts[] = { { "uds", required_argument, NULL, 'u' },
+					      { "cid", required_argument, NULL, 'c' },
+					      { "port", required_argument, NULL, 'p' },
+					      { "json", no_argument, NULL, 'j' },
+					      { "progress", no_argument, NULL, 'g' },
+					      { "size", required_argument, NULL, 's' },
+					      { "count", required_argument, NULL, 'K' },
+					      { "time", required_argument, NULL, 't' },
+					      { "warmup", required_argument, NULL, 'w' },
+					      { "dir", required_argument, NULL, 'd' },
+					      { "cpu-pids", required_argument, NULL, 'C' },
+					      { "sessions", required_argument, NULL, 'S' },
+					      { "udp", required_argument, NULL, 'U' },
+					      { "udp-timeout", required_argument, NULL, 'T' },
+					      { "help", no_argument, NULL, 'h' },
+					      { 0 } };
 	struct bench_opts o = {
-		.port = -1, .count = 1000, .warmup = 50, .len = 65536,
-		.parallel = 1, .sizes = { 64 }, .nsizes = 1,
+		.port = -1,
+		.count = 1000,
+		.warmup = 50,
+		.len = 65536,
+		.parallel = 1,
+		.sizes = { 64 },
+		.nsizes = 1,
+		.sessions = { 1 },
+		.nsessions = 1,
+		.udp_timeout_s = 0.5,
 	};
-	bool have_cid = false, pingpong;
+	bool have_cid = false;
+	int mode;
 	int opt;
 
 	if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
@@ -107,29 +146,67 @@ int main(int argc, char **argv)
 		return argc < 2 ? 2 : 0;
 	}
 	if (!strcmp(argv[1], "pingpong")) {
-		pingpong = true;
+		mode = 'p';
 	} else if (!strcmp(argv[1], "stream")) {
-		pingpong = false;
+		mode = 's';
 		o.time_s = 10;
+	} else if (!strcmp(argv[1], "rr")) {
+		mode = 'r';
+		o.time_s = 3;
+		o.warmup = 5;
+		parse_sizes(&o, "1,64,256,1024");
 	} else {
-		fprintf(stderr, "ringside-bench: unknown mode '%s' (pingpong or "
-			"stream)\n", argv[1]);
+		fprintf(stderr,
+			"ringside-bench: unknown mode '%s' (pingpong, "
+			"stream or rr)\n",
+			argv[1]);
 		return 2;
 	}
 	o.progress = isatty(2);
 	optind = 2;
-	while ((opt = getopt_long(argc, argv, "s:l:P:h", opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "s:l:P:n:h", opts, NULL)) != -1) {
 		switch (opt) {
-		case 'u': o.uds = optarg; break;
-		case 'c': o.cid = parse_size(optarg); have_cid = true; break;
-		case 'p': o.port = parse_size(optarg); break;
-		case 'j': o.json = true; break;
-		case 'g': o.progress = true; break;
-		case 's': parse_sizes(&o, optarg); break;
-		case 'n': o.count = parse_size(optarg); break;
-		case 't': o.time_s = parse_double(optarg, "--time"); break;
-		case 'w': o.warmup = strtoul(optarg, NULL, 0); break;
-		case 'l': o.len = parse_size(optarg); break;
+		case 'u':
+			o.uds = optarg;
+			break;
+		case 'c':
+			o.cid = parse_size(optarg);
+			have_cid = true;
+			break;
+		case 'p':
+			o.port = parse_size(optarg);
+			break;
+		case 'j':
+			o.json = true;
+			break;
+		case 'g':
+			o.progress = true;
+			break;
+		case 's':
+			parse_sizes(&o, optarg);
+			break;
+		case 'K':
+			o.count = parse_size(optarg);
+			break;
+		case 'n':
+		case 'S':
+			parse_sessions(&o, optarg);
+			break;
+		case 'U':
+			o.udp = optarg;
+			break;
+		case 'T':
+			o.udp_timeout_s = parse_double(optarg, "--udp-timeout");
+			break;
+		case 't':
+			o.time_s = parse_double(optarg, "--time");
+			break;
+		case 'w':
+			o.warmup = strtoul(optarg, NULL, 0);
+			break;
+		case 'l':
+			o.len = parse_size(optarg);
+			break;
 		case 'P':
 			o.parallel = parse_size(optarg);
 			if (o.parallel > 64) {
@@ -144,19 +221,41 @@ int main(int argc, char **argv)
 			}
 			o.g2h = !strcmp(optarg, "g2h");
 			break;
-		case 'C': o.cpu_pids = optarg; break;
-		case 'h': fputs(usage, stdout); return 0;
-		default: fputs("try --help\n", stderr); return 2;
+		case 'C':
+			o.cpu_pids = optarg;
+			break;
+		case 'h':
+			fputs(usage, stdout);
+			return 0;
+		default:
+			fputs("try --help\n", stderr);
+			return 2;
 		}
 	}
 	if (optind < argc) {
 		fprintf(stderr, "ringside-bench: unexpected '%s'\n", argv[optind]);
 		return 2;
 	}
-	if (!o.uds == !have_cid) {
-		fprintf(stderr, "ringside-bench: give exactly one of --uds PATH "
-			"and --cid N\n");
+	if (o.udp && mode != 'r') {
+		fprintf(stderr, "ringside-bench: --udp is for rr\n");
 		return 2;
 	}
-	return pingpong ? run_pingpong(&o) : run_stream(&o);
+	if (o.udp && (o.uds || have_cid)) {
+		fprintf(stderr, "ringside-bench: --udp excludes --uds and --cid\n");
+		return 2;
+	}
+	for (unsigned i = 0; o.udp && i < o.nsizes; i++)
+		if (o.sizes[i] > 65507) {
+			fprintf(stderr, "ringside-bench: UDP requests are at "
+					"most 65507 bytes\n");
+			return 2;
+		}
+	if (!o.udp && !o.uds == !have_cid) {
+		fprintf(stderr, "ringside-bench: give exactly one of --uds PATH "
+				"and --cid N\n");
+		return 2;
+	}
+	if (mode == 'r')
+		return run_rr(&o);
+	return mode == 'p' ? run_pingpong(&o) : run_stream(&o);
 }

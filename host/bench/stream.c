@@ -43,7 +43,8 @@ static void *stream_thread(void *arg)
 			/* chunks continue the pattern where the last ended */
 			pattern_fill(buf, o->len, s->bytes);
 			if (write_all(s->fd, buf, o->len) < 0) {
-				fprintf(stderr, "ringside-bench: stream: write "
+				fprintf(stderr,
+					"ringside-bench: stream: write "
 					"failed at offset %llu\n",
 					(unsigned long long)s->bytes);
 				exit(1);
@@ -52,17 +53,19 @@ static void *stream_thread(void *arg)
 		} else {
 			n = read(s->fd, buf, o->len);
 			if (n <= 0) {
-				fprintf(stderr, "ringside-bench: stream: source "
+				fprintf(stderr,
+					"ringside-bench: stream: source "
 					"closed at offset %llu\n",
 					(unsigned long long)s->bytes);
 				exit(1);
 			}
 			bad = pattern_check(buf, n, s->bytes);
 			if (bad >= 0) {
-				fprintf(stderr, "ringside-bench: stream: mismatch "
+				fprintf(stderr,
+					"ringside-bench: stream: mismatch "
 					"at offset %llu: got %u want %u\n",
-					(unsigned long long)(s->bytes + bad),
-					buf[bad], pattern_byte(s->bytes + bad));
+					(unsigned long long)(s->bytes + bad), buf[bad],
+					pattern_byte(s->bytes + bad));
 				exit(3);
 			}
 			s->bytes += n;
@@ -90,8 +93,7 @@ static long long proc_ticks(int pid)
 	if (!p || !(p = strrchr(buf, ')')))
 		return -1;
 	/* fields after the command: state ... utime(14) stime(15) */
-	if (sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu",
-		   &ut, &st) != 2)
+	if (sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
 		return -1;
 	return ut + st;
 }
@@ -115,16 +117,36 @@ static unsigned parse_pids(const char *s, int *pids, unsigned max)
 	return n;
 }
 
+/*
+ * Fairness across streams: Jain's index (sum x)^2 / (n sum x^2) over the
+ * per-stream rates (1: all equal, 1/n: one stream has everything) and
+ * the slowest stream's rate.
+ */
+static double jain_index(const struct stream *s, unsigned n, double *slowest)
+{
+	double sum = 0, sq = 0;
+
+	*slowest = -1;
+	for (unsigned i = 0; i < n; i++) {
+		double x = s[i].ns ? s[i].bytes * 8.0 / s[i].ns : 0.0;
+
+		sum += x;
+		sq += x * x;
+		if (*slowest < 0 || x < *slowest)
+			*slowest = x;
+	}
+	return sq > 0 ? sum * sum / (n * sq) : 0;
+}
+
 int run_stream(const struct bench_opts *o)
 {
-	unsigned port = o->port >= 0 ? (unsigned)o->port :
-			o->g2h ? PORT_SOURCE : PORT_SINK;
+	unsigned port = o->port >= 0 ? (unsigned)o->port : o->g2h ? PORT_SOURCE : PORT_SINK;
 	struct stream *s = calloc(o->parallel, sizeof(*s));
 	int pids[17];
 	unsigned npids = parse_pids(o->cpu_pids, pids, 17);
 	long long t0[17], t1[17];
 	uint64_t total = 0, start, wall;
-	double gbps_total, cpu = 0, hz = sysconf(_SC_CLK_TCK);
+	double gbps_total, cpu = 0, hz = sysconf(_SC_CLK_TCK), jain, slowest;
 
 	for (unsigned i = 0; i < o->parallel; i++) {
 		s[i].o = o;
@@ -144,9 +166,8 @@ int run_stream(const struct bench_opts *o)
 			sleep(1);
 			for (unsigned i = 0; i < o->parallel; i++)
 				b += s[i].progress_bytes;
-			fprintf(stderr, "stream %s: %.1f s, %.3f Gb/s\n",
-				o->g2h ? "g2h" : "h2g", (now_ns() - start) / 1e9,
-				b * 8.0 / (now_ns() - start));
+			fprintf(stderr, "stream %s: %.1f s, %.3f Gb/s\n", o->g2h ? "g2h" : "h2g",
+				(now_ns() - start) / 1e9, b * 8.0 / (now_ns() - start));
 		}
 	}
 	for (unsigned i = 0; i < o->parallel; i++) {
@@ -162,6 +183,7 @@ int run_stream(const struct bench_opts *o)
 	for (unsigned i = 0; i < o->parallel; i++)
 		close(s[i].fd);
 	gbps_total = total * 8.0 / wall;
+	jain = jain_index(s, o->parallel, &slowest);
 	if (o->json) {
 		printf("{\"mode\": \"stream\", \"dir\": \"%s\", \"len\": %zu, "
 		       "\"parallel\": %u, \"seconds\": %.3f, \"bytes\": %llu, "
@@ -169,24 +191,23 @@ int run_stream(const struct bench_opts *o)
 		       o->g2h ? "g2h" : "h2g", o->len, o->parallel, wall / 1e9,
 		       (unsigned long long)total, gbps_total);
 		for (unsigned i = 0; i < o->parallel; i++)
-			printf("%s%.4f", i ? ", " : "",
-			       s[i].ns ? s[i].bytes * 8.0 / s[i].ns : 0.0);
-		printf("], \"cpu_percent\": %.1f, \"mbps_per_cpu_percent\": %.3f}\n",
-		       cpu, cpu > 0 ? gbps_total * 1000 / cpu : 0.0);
+			printf("%s%.4f", i ? ", " : "", s[i].ns ? s[i].bytes * 8.0 / s[i].ns : 0.0);
+		printf("], \"jain\": %.4f, \"slowest_gbps\": %.4f, "
+		       "\"cpu_percent\": %.1f, \"mbps_per_cpu_percent\": %.3f}\n",
+		       jain, slowest, cpu, cpu > 0 ? gbps_total * 1000 / cpu : 0.0);
 	} else {
 		printf("stream %s, -l %zu, -P %u, %.1f s\n",
-		       o->g2h ? "g2h (guest source -> host)" :
-				"h2g (host -> guest sink)",
-		       o->len, o->parallel, wall / 1e9);
+		       o->g2h ? "g2h (guest source -> host)" : "h2g (host -> guest sink)", o->len,
+		       o->parallel, wall / 1e9);
 		for (unsigned i = 0; i < o->parallel; i++)
 			printf("  stream %u: %12llu bytes %8.3f Gb/s\n", i,
 			       (unsigned long long)s[i].bytes,
 			       s[i].ns ? s[i].bytes * 8.0 / s[i].ns : 0.0);
-		printf("  total:    %12llu bytes %8.3f Gb/s\n",
-		       (unsigned long long)total, gbps_total);
+		printf("  total:    %12llu bytes %8.3f Gb/s\n", (unsigned long long)total,
+		       gbps_total);
+		printf("  fairness: Jain %.3f, slowest stream %.3f Gb/s\n", jain, slowest);
 		printf("  cpu %.1f%% (bench%s), %.3f Mbps/CPU%%\n", cpu,
-		       o->cpu_pids ? " + --cpu-pids" : "",
-		       cpu > 0 ? gbps_total * 1000 / cpu : 0.0);
+		       o->cpu_pids ? " + --cpu-pids" : "", cpu > 0 ? gbps_total * 1000 / cpu : 0.0);
 	}
 	free(s);
 	return 0;

@@ -20,6 +20,10 @@
  *                        (xmit_more); prints "pktgen-result: sent N of COUNT
  *                        in U usec P pps errors E size S burst B runs R" or
  *                        "pktgen error: ...", then "pktgen-done"
+ *   udpecho              bring eth0 up as for pktgen and answer every UDP
+ *                        datagram to port 7 with its payload (RFC 862,
+ *                        like ringside's net/udp.c); prints "udpecho ready"
+ *                        or "udpecho error: ..."
  *   reboot               restart the guest (tests: the back end survives)
  * A "ringside-linux-guest: ready" line on stdout says the ports listen.
  */
@@ -118,10 +122,8 @@ static int listen_port(int port, int type)
 	};
 	int fd = socket(AF_VSOCK, type, 0);
 
-	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
-	    listen(fd, 64) < 0) {
-		printf("ringside-linux-guest: listen %d: %s\n", port,
-		       strerror(errno));
+	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 64) < 0) {
+		printf("ringside-linux-guest: listen %d: %s\n", port, strerror(errno));
 		exit(1);
 	}
 	return fd;
@@ -184,8 +186,7 @@ static void do_connect(unsigned port, unsigned long long bytes)
 				goto out;
 			for (ssize_t i = 0; i < n; i++)
 				if (rx[i] != pattern_byte(got + i)) {
-					printf("connect %u mismatch at %llu\n",
-					       port, got + i);
+					printf("connect %u mismatch at %llu\n", port, got + i);
 					close(fd);
 					return;
 				}
@@ -232,7 +233,8 @@ static void do_sconnect(unsigned port, unsigned long long bytes)
 		r = recv(fd, rx, SEQ_BUF, 0);
 		if (r != (ssize_t)n || memcmp(tx, rx, n)) {
 			printf("sconnect %u bad message at %llu: %zd bytes, "
-			       "want %zu\n", port, done, r, n);
+			       "want %zu\n",
+			       port, done, r, n);
 			close(fd);
 			return;
 		}
@@ -255,8 +257,7 @@ static char pg_err[512];
 
 /* Write one command to a pktgen control file; pktgen rejects bad ones
  * with a failed write (and a "Result:" line in the file). */
-static int pg_write(const char *file, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+static int pg_write(const char *file, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 static int pg_write(const char *file, const char *fmt, ...)
 {
@@ -270,13 +271,12 @@ static int pg_write(const char *file, const char *fmt, ...)
 	len = vsnprintf(cmd, sizeof(cmd) - 1, fmt, ap);
 	va_end(ap);
 	if (len < 0 || len > (int)sizeof(cmd) - 2)
-		len = sizeof(cmd) - 2;	/* cut: the write then fails */
+		len = sizeof(cmd) - 2; /* cut: the write then fails */
 	/* pgctrl drops the last byte of a write: end each with a newline */
 	cmd[len++] = '\n';
 	fd = open(path, O_WRONLY);
 	if (fd < 0) {
-		snprintf(pg_err, sizeof(pg_err), "open %s: %s", path,
-			 strerror(errno));
+		snprintf(pg_err, sizeof(pg_err), "open %s: %s", path, strerror(errno));
 		return -1;
 	}
 	w = write(fd, cmd, len);
@@ -329,7 +329,8 @@ static int eth0_up(void)
 	int fd, i;
 
 	if (access("/sys/class/net/" PG_IF, F_OK) < 0) {
-		snprintf(pg_err, sizeof(pg_err), "no " PG_IF " (virtio_net "
+		snprintf(pg_err, sizeof(pg_err),
+			 "no " PG_IF " (virtio_net "
 			 "not loaded or no virtio-net device)");
 		return -1;
 	}
@@ -354,9 +355,9 @@ static int eth0_up(void)
 	if (ioctl(fd, SIOCSIFFLAGS, &ifr) < 0)
 		goto fail;
 	close(fd);
-	for (i = 0; i < 200; i++) {	/* 20 s */
-		if (!read_text("/sys/class/net/" PG_IF "/carrier", carrier,
-			       sizeof(carrier)) && carrier[0] == '1')
+	for (i = 0; i < 200; i++) { /* 20 s */
+		if (!read_text("/sys/class/net/" PG_IF "/carrier", carrier, sizeof(carrier)) &&
+		    carrier[0] == '1')
 			return 0;
 		usleep(100000);
 	}
@@ -374,45 +375,36 @@ struct pg_result {
 
 /* One pktgen run of `count` frames at `burst` on eth0; the thread's
  * device list is rebuilt each time so nothing from a run before stays. */
-static int pg_run(const char *dstip, const char *dstmac, unsigned long long count,
-		  unsigned size, unsigned burst, struct pg_result *r)
+static int pg_run(const char *dstip, const char *dstmac, unsigned long long count, unsigned size,
+		  unsigned burst, struct pg_result *r)
 {
 	static char text[8192];
 	const char *p;
 
 	if (pg_write("kpktgend_0", "rem_device_all") ||
-	    pg_write("kpktgend_0", "add_device " PG_IF) ||
-	    pg_write(PG_IF, "count %llu", count) ||
+	    pg_write("kpktgend_0", "add_device " PG_IF) || pg_write(PG_IF, "count %llu", count) ||
 	    /* the same skb for the whole run: burst sends it `burst` times */
-	    pg_write(PG_IF, "clone_skb %llu", count) ||
-	    pg_write(PG_IF, "pkt_size %u", size) ||
-	    pg_write(PG_IF, "burst %u", burst) ||
-	    pg_write(PG_IF, "delay 0") ||
-	    pg_write(PG_IF, "flag NO_TIMESTAMP") ||
-	    pg_write(PG_IF, "dst %s", dstip) ||
-	    pg_write(PG_IF, "dst_mac %s", dstmac) ||
-	    pg_write(PG_IF, "udp_src_min 9") || pg_write(PG_IF, "udp_src_max 9") ||
-	    pg_write(PG_IF, "udp_dst_min 9") || pg_write(PG_IF, "udp_dst_max 9"))
+	    pg_write(PG_IF, "clone_skb %llu", count) || pg_write(PG_IF, "pkt_size %u", size) ||
+	    pg_write(PG_IF, "burst %u", burst) || pg_write(PG_IF, "delay 0") ||
+	    pg_write(PG_IF, "flag NO_TIMESTAMP") || pg_write(PG_IF, "dst %s", dstip) ||
+	    pg_write(PG_IF, "dst_mac %s", dstmac) || pg_write(PG_IF, "udp_src_min 9") ||
+	    pg_write(PG_IF, "udp_src_max 9") || pg_write(PG_IF, "udp_dst_min 9") ||
+	    pg_write(PG_IF, "udp_dst_max 9"))
 		return -1;
 	/* runs to completion: the write returns when the thread is done */
 	if (pg_write("pgctrl", "start"))
 		return -1;
 	if (read_text(PG_DIR "/" PG_IF, text, sizeof(text)) < 0) {
-		snprintf(pg_err, sizeof(pg_err), "read " PG_DIR "/" PG_IF ": %s",
-			 strerror(errno));
+		snprintf(pg_err, sizeof(pg_err), "read " PG_DIR "/" PG_IF ": %s", strerror(errno));
 		return -1;
 	}
 	/* "Result: OK: U(cB+dI) usec, N (SIZEbyte,Ffrags)\n  Ppps ... errors: E" */
 	p = strstr(text, "Result: OK: ");
-	if (!p || sscanf(p, "Result: OK: %llu(c%*u+d%*u) usec, %llu", &r->usec,
-			 &r->sofar) != 2 ||
-	    !(p = strchr(p, '\n')) ||
-	    sscanf(p, " %llupps", &r->pps) != 1 ||
-	    !(p = strstr(p, "errors: ")) ||
-	    sscanf(p, "errors: %llu", &r->errors) != 1) {
+	if (!p || sscanf(p, "Result: OK: %llu(c%*u+d%*u) usec, %llu", &r->usec, &r->sofar) != 2 ||
+	    !(p = strchr(p, '\n')) || sscanf(p, " %llupps", &r->pps) != 1 ||
+	    !(p = strstr(p, "errors: ")) || sscanf(p, "errors: %llu", &r->errors) != 1) {
 		p = strstr(text, "Result:");
-		snprintf(pg_err, sizeof(pg_err), "no result: %.120s",
-			 p ? p : "(none)");
+		snprintf(pg_err, sizeof(pg_err), "no result: %.120s", p ? p : "(none)");
 		for (char *c = pg_err; *c; c++)
 			if (*c == '\n')
 				*c = ' ';
@@ -429,8 +421,8 @@ static int pg_run(const char *dstip, const char *dstmac, unsigned long long coun
  * none are. Every frame goes out in bursts of at most BURST; pktgen times
  * each run, the result adds them up.
  */
-static void do_pktgen(const char *dstip, const char *dstmac,
-		      unsigned long long count, unsigned size, unsigned burst)
+static void do_pktgen(const char *dstip, const char *dstmac, unsigned long long count,
+		      unsigned size, unsigned burst)
 {
 	unsigned long long sent = 0, usec = 0, errors = 0;
 	unsigned runs = 0;
@@ -458,8 +450,8 @@ static void do_pktgen(const char *dstip, const char *dstmac,
 			goto out;
 		}
 		if (res.sofar == 0 || res.sofar > r || ++runs > 100) {
-			printf("pktgen error: run %u sent %llu of %llu missing\n",
-			       runs, res.sofar, r);
+			printf("pktgen error: run %u sent %llu of %llu missing\n", runs, res.sofar,
+			       r);
 			goto out;
 		}
 		sent += res.sofar;
@@ -467,10 +459,47 @@ static void do_pktgen(const char *dstip, const char *dstmac,
 		errors += res.errors;
 	}
 	printf("pktgen-result: sent %llu of %llu in %llu usec %llu pps "
-	       "errors %llu size %u burst %u runs %u\n", sent, count, usec,
-	       usec ? sent * 1000000ULL / usec : 0, errors, size, burst, runs);
+	       "errors %llu size %u burst %u runs %u\n",
+	       sent, count, usec, usec ? sent * 1000000ULL / usec : 0, errors, size, burst, runs);
 out:
 	printf("pktgen-done\n");
+}
+
+/* The UDP echo (RFC 862) on port 7, in its own process. */
+static void do_udpecho(void)
+{
+	struct sockaddr_in sa = {
+		.sin_family = AF_INET,
+		.sin_port = htons(7),
+		.sin_addr.s_addr = htonl(INADDR_ANY),
+	};
+	static uint8_t buf[65536];
+	int fd;
+
+	if (eth0_up() < 0) {
+		printf("udpecho error: %s\n", pg_err);
+		return;
+	}
+	fd = socket(AF_INET, SOCK_DGRAM, 0);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		printf("udpecho error: port 7: %s\n", strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	if (fork() != 0) {
+		close(fd);
+		printf("udpecho ready\n");
+		return;
+	}
+	for (;;) {
+		struct sockaddr_in peer;
+		socklen_t plen = sizeof(peer);
+		ssize_t n = recvfrom(fd, buf, sizeof(buf), 0, (struct sockaddr *)&peer, &plen);
+
+		if (n >= 0)
+			sendto(fd, buf, n, 0, (struct sockaddr *)&peer, plen);
+	}
 }
 
 int main(void)
@@ -479,7 +508,7 @@ int main(void)
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	signal(SIGPIPE, SIG_IGN);
-	signal(SIGCHLD, SIG_IGN);	/* no zombies */
+	signal(SIGCHLD, SIG_IGN); /* no zombies */
 	start_service(PORT_ECHO, SOCK_STREAM);
 	start_service(PORT_SINK, SOCK_STREAM);
 	start_service(PORT_SOURCE, SOCK_STREAM);
@@ -492,18 +521,20 @@ int main(void)
 
 		if (sscanf(line, "connect %u %llu", &port, &bytes) == 2) {
 			do_connect(port, bytes);
-		} else if (sscanf(line, "sconnect %u %llu", &port,
-				  &bytes) == 2) {
+		} else if (sscanf(line, "sconnect %u %llu", &port, &bytes) == 2) {
 			do_sconnect(port, bytes);
-		} else if (sscanf(line, "pktgen %63s %63s %llu %u %u", ip, mac,
-				  &bytes, &size, &burst) == 5) {
+		} else if (sscanf(line, "pktgen %63s %63s %llu %u %u", ip, mac, &bytes, &size,
+				  &burst) == 5) {
 			do_pktgen(ip, mac, bytes, size, burst);
+		} else if (!strcmp(line, "udpecho\n")) {
+			do_udpecho();
 		} else if (!strcmp(line, "reboot\n")) {
 			sync();
 			reboot(RB_AUTOBOOT);
 		} else if (line[0] != '\n')
 			printf("commands: connect|sconnect PORT BYTES | pktgen "
-			       "DSTIP DSTMAC COUNT SIZE BURST | reboot\n");
+			       "DSTIP DSTMAC COUNT SIZE BURST | udpecho | "
+			       "reboot\n");
 	}
 	for (;;)
 		pause();

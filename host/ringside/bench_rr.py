@@ -19,6 +19,8 @@ sessions) into build/bench/. Needs root for the namespace (without it the
 UDP cells are skipped, with a note). Under TCG only ratios mean much.
 """
 
+import contextlib
+import io
 import json
 import os
 import subprocess
@@ -226,6 +228,22 @@ def plot(rows, out_dir):
     return paths
 
 
+def write_report(opts, accel, rows, tables, plots):
+    """rr.md next to the plots: the tables and the pictures."""
+    os.makedirs(opts.plots, exist_ok=True)
+    path = os.path.join(opts.plots, 'rr.md')
+    with open(path, 'w') as f:
+        f.write('# Request/response at scale\n\n')
+        f.write('`host/bench-rr`, accel %s, sessions %s, sizes %s, %s.\n' % (
+                accel, ','.join(map(str, sorted({r['sessions'] for r in rows}))),
+                ','.join(map(str, sorted({r['size'] for r in rows}))),
+                time.strftime('%Y-%m-%d %H:%M')))
+        f.write('Under TCG only the ratios mean much.\n\n```\n%s\n```\n' % tables.strip())
+        for p in plots:
+            f.write('\n![%s](%s)\n' % (os.path.basename(p), os.path.basename(p)))
+    return path
+
+
 def main(argv):
     p = Parser(prog=PROG, description=__doc__.split('\n')[0])
     p.add_argument('--sessions', type=int_list, default=[1, 10, 100, 200],
@@ -243,7 +261,13 @@ def main(argv):
     p.add_argument('--json', metavar='FILE', help='also write all cells as JSON')
     p.add_argument('--plots', metavar='DIR', default=OUT_DIR,
                    help='where the PNG plots go (build/bench)')
+    p.add_argument('--from-json', metavar='FILE',
+                   help='no runs: tables, plots and report from an earlier --json FILE')
     opts = p.parse_args(argv)
+    if opts.from_json:
+        with open(opts.from_json) as f:
+            saved = json.load(f)
+        return report(opts, saved['accel'], saved['cells'])
     guests = opts.guests.split(',')
     backends = opts.backends.split(',')
     if not set(guests) <= {'ringside', 'linux'} or not set(backends) <= {'sleep', 'poll'}:
@@ -271,14 +295,23 @@ def main(argv):
             finally:
                 if ns:
                     ns.close()
-    print_rows(rows)
-    print_ratios(rows)
+    if opts.json:
+        with open(opts.json, 'w') as f:
+            json.dump({'accel': accel, 'cells': rows}, f, indent=1)
+    return report(opts, accel, rows)
+
+
+def report(opts, accel, rows):
+    tables = io.StringIO()
+    with contextlib.redirect_stdout(tables):
+        print_rows(rows)
+        print_ratios(rows)
+    print(tables.getvalue(), end='')
     paths = plot(rows, opts.plots)
     if paths:
         print('\nplots: %s' % ' '.join(os.path.relpath(x, REPO) for x in paths))
     else:
         print('\nno plots: python3-matplotlib is not installed')
-    if opts.json:
-        with open(opts.json, 'w') as f:
-            json.dump({'accel': accel, 'cells': rows}, f, indent=1)
+    path = write_report(opts, accel, rows, tables.getvalue(), paths or [])
+    print('report: %s' % os.path.relpath(path, REPO))
     return 0

@@ -113,6 +113,10 @@ static void serve(int fd, int port)
 	}
 }
 
+/*
+ * The backlog: vsock answers a connect as soon as it is queued, so a host
+ * opening 200 sessions one after another outruns the forking acceptor.
+ */
 static int listen_port(int port, int type)
 {
 	struct sockaddr_vm sa = {
@@ -122,7 +126,7 @@ static int listen_port(int port, int type)
 	};
 	int fd = socket(AF_VSOCK, type, 0);
 
-	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 64) < 0) {
+	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 256) < 0) {
 		printf("ringside-linux-guest: listen %d: %s\n", port, strerror(errno));
 		exit(1);
 	}

@@ -31,7 +31,7 @@ import ringside as rr
 from . import netns
 from .bench_compare import LINUX_INITRD, LINUX_KERNEL, LINUX_READY
 from .bench_vsock import int_list, size_list
-from .benchlib import BENCH, REPO, Parser, run_bench, wait_vsock_up
+from .benchlib import BENCH, REPO, Parser, wait_vsock_up
 
 PROG = 'bench-rr'
 OUT_DIR = os.path.join(REPO, 'build', 'bench')
@@ -89,15 +89,15 @@ def rr_cell(target, sessions, size, opts, meter, prefix=()):
     args = ['rr'] + target + ['--sessions', str(sessions), '--size', str(size),
                               '--time', str(opts.time), '--warmup', str(opts.warmup)]
     meter.start()
-    if prefix:
-        proc = subprocess.run(list(prefix) + [BENCH] + args + ['--json'], capture_output=True,
-                              text=True, timeout=opts.time * 20 + 600)
-        if proc.returncode != 0:
-            raise SystemExit('%s: ringside-bench %s failed (%d): %s'
-                             % (PROG, ' '.join(args), proc.returncode, proc.stderr.strip()))
-        res = json.loads(proc.stdout)['results'][0]
-    else:
-        res = run_bench(args, opts.time * 20 + 600, PROG)['results'][0]
+    proc = subprocess.run(list(prefix) + [BENCH] + args + ['--json'], capture_output=True,
+                          text=True, timeout=opts.time * 20 + 600)
+    if proc.returncode != 0:
+        # one failed cell (a guest that cannot take N sessions) is a
+        # finding, not the end of the run
+        print('%s: ringside-bench %s failed (%d): %s' % (
+                PROG, ' '.join(args), proc.returncode, proc.stderr.strip()), flush=True)
+        return None
+    res = json.loads(proc.stdout)['results'][0]
     res.update(meter.stop())
     return res
 
@@ -120,6 +120,8 @@ def boot_and_measure(which, poll, opts, accel, ns, rows):
         for sessions in opts.sessions:
             for size in opts.sizes:
                 res = rr_cell(['--uds', uds], sessions, size, opts, meter)
+                if not res:
+                    continue
                 rows.append(dict(res, guest=which, transport='vsock', backend=backend))
                 progress(rows[-1])
         if ns and not poll:
@@ -130,6 +132,8 @@ def boot_and_measure(which, poll, opts, accel, ns, rows):
             for sessions in opts.sessions:
                 for size in opts.sizes:
                     res = rr_cell(target, sessions, size, opts, meter, prefix=ns.prefix())
+                    if not res:
+                        continue
                     rows.append(dict(res, guest=which, transport='udp', backend='-'))
                     progress(rows[-1])
         if which == 'ringside':

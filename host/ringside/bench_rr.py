@@ -23,6 +23,7 @@ import contextlib
 import io
 import json
 import os
+import re
 import subprocess
 import time
 
@@ -102,6 +103,20 @@ def rr_cell(target, sessions, size, opts, meter, prefix=()):
     return res
 
 
+ECHO_CONNS = re.compile(r'echo\s+port \d+\s+conns (\d+)')
+
+
+def wait_echo_idle(launch, timeout=120):
+    """ringside: wait until the echo service has closed the previous
+    cell's sessions, so the next cell's fit in its connection table."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        m = ECHO_CONNS.search(launch.console.command('stats services', 60))
+        if not m or int(m.group(1)) == 0:
+            return
+        time.sleep(0.5)
+
+
 def boot_and_measure(which, poll, opts, accel, ns, rows):
     lopts = rr.parse_args(['--accel', accel] + guest_args(which, poll, ns))
     if ns:
@@ -119,6 +134,8 @@ def boot_and_measure(which, poll, opts, accel, ns, rows):
         meter = CpuMeter({'backend': be[0] if be else None, 'qemu': launch.qemu.pid})
         for sessions in opts.sessions:
             for size in opts.sizes:
+                if which == 'ringside':
+                    wait_echo_idle(launch)
                 res = rr_cell(['--uds', uds], sessions, size, opts, meter)
                 if not res:
                     continue

@@ -3,7 +3,7 @@
  * ringside-guest-server: the services the ringside appliance offers, for a
  * Linux guest, so the same host tools measure both:
  *   port 1234 echo    returns exactly what arrived
- *   port 1235 sink    discards
+ *   port 1235 sink    discards (all connections from one epoll loop)
  *   port 1236 source  streams pattern_byte(i) = i % 251 until the peer closes
  *   port 1237 echo    SOCK_SEQPACKET: returns each message as it came
  * Commands on stdin (the serial console), one per line:
@@ -38,6 +38,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/ioctl.h>
 #include <sys/reboot.h>
 #include <sys/socket.h>
@@ -506,6 +507,52 @@ static void do_udpecho(void)
 	}
 }
 
+/*
+ * The sink serves every connection from one epoll loop, as ringside's
+ * services do. One process per connection made -P 4 host-to-guest
+ * collapse (0.32 -> 0.08 Gb/s in total under TCG, also with the back
+ * end polling): four readers woken per packet on one vCPU cost more than
+ * the data. From one loop the same run scales (0.32 -> 0.46, Jain 1.0).
+ */
+static void start_sink(int port)
+{
+	static uint8_t buf[BUF];
+	struct epoll_event ev = { .events = EPOLLIN }, evs[32];
+	int lfd = listen_port(port, SOCK_STREAM), ep;
+
+	if (fork() != 0) {
+		close(lfd);
+		return;
+	}
+	ep = epoll_create1(EPOLL_CLOEXEC);
+	ev.data.fd = lfd;
+	if (ep < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, lfd, &ev) < 0) {
+		printf("ringside-linux-guest: sink epoll: %s\n", strerror(errno));
+		_exit(1);
+	}
+	for (;;) {
+		int n = epoll_wait(ep, evs, 32, -1);
+
+		for (int i = 0; i < n; i++) {
+			int fd = evs[i].data.fd;
+			ssize_t r;
+
+			if (fd == lfd) {
+				ev.data.fd = accept(lfd, NULL, NULL);
+				if (ev.data.fd >= 0 &&
+				    epoll_ctl(ep, EPOLL_CTL_ADD, ev.data.fd, &ev) < 0)
+					close(ev.data.fd);
+				continue;
+			}
+			r = read(fd, buf, BUF);
+			if (r == 0 || (r < 0 && errno != EINTR && errno != EAGAIN)) {
+				epoll_ctl(ep, EPOLL_CTL_DEL, fd, NULL);
+				close(fd);
+			}
+		}
+	}
+}
+
 int main(void)
 {
 	char line[256];
@@ -514,7 +561,7 @@ int main(void)
 	signal(SIGPIPE, SIG_IGN);
 	signal(SIGCHLD, SIG_IGN); /* no zombies */
 	start_service(PORT_ECHO, SOCK_STREAM);
-	start_service(PORT_SINK, SOCK_STREAM);
+	start_sink(PORT_SINK);
 	start_service(PORT_SOURCE, SOCK_STREAM);
 	start_service(PORT_SEQ_ECHO, SOCK_SEQPACKET);
 	printf("ringside-linux-guest: ready\n");

@@ -7,7 +7,8 @@ mismatch, 1 on a lost connection), and the guest's vsock counters must
 account for every transaction the client reports. Over virtio-net: the
 same client against the guest's UDP echo through a tap device in a
 network namespace made for the test (skipped without root, ip netns and
-/dev/net/tun).
+/dev/net/tun). And stream -P 4 reports Jain's fairness index and the
+slowest stream consistently with its per-stream rates.
 """
 
 import json
@@ -122,3 +123,16 @@ def test_udp_rr_through_tap(udp_guest):
         assert r['transactions'] > 0 and r['slowest_tps'] > 0, r
     done = sum(r['transactions'] for r in res)
     assert after - before >= done, (after - before, done)
+
+
+def test_stream_reports_fairness(vguest):
+    proc = subprocess.run([BENCH, 'stream', '--uds', vguest.vsock_uds, '--port', '1235',
+                           '--dir', 'h2g', '-l', '4096', '-P', '4', '--time', '2', '--json'],
+                          capture_output=True, text=True, timeout=RUN_TIMEOUT)
+    assert proc.returncode == 0, proc.stderr
+    res = json.loads(proc.stdout)
+    rates = res['streams_gbps']
+    assert len(rates) == 4 and all(r > 0 for r in rates), res
+    jain = sum(rates) ** 2 / (4 * sum(r * r for r in rates))
+    assert res['jain'] == pytest.approx(jain, abs=1e-3)
+    assert res['slowest_gbps'] == pytest.approx(min(rates), abs=1e-3)

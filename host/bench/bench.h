@@ -37,6 +37,11 @@ struct bench_opts {
 	unsigned parallel; /* -P */
 	bool g2h; /* --dir g2h: read from the source */
 	const char *cpu_pids;
+	/* rr */
+	unsigned sessions[64];
+	unsigned nsessions;
+	const char *udp; /* HOST:PORT of a UDP echo instead of vsock */
+	double udp_timeout_s; /* resend an unanswered UDP request */
 };
 
 /* connect.c: a connected stream socket to port, or exit with a message */
@@ -47,5 +52,6 @@ int read_all(int fd, void *p, size_t n); /* 0 ok, -1 error or EOF */
 
 int run_pingpong(const struct bench_opts *o);
 int run_stream(const struct bench_opts *o);
+int run_rr(const struct bench_opts *o);
 
 #endif

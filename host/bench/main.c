@@ -10,7 +10,8 @@
 #include "bench.h"
 
 static const char usage[] =
-	"usage: ringside-bench pingpong|stream (--uds PATH | --cid N) [options]\n"
+	"usage: ringside-bench pingpong|stream|rr (--uds PATH | --cid N) [options]\n"
+	"       ringside-bench rr --udp HOST:PORT [options]\n"
 	"\n"
 	"  --uds PATH      hybrid vsock through a back end's Unix socket\n"
 	"  --cid N         AF_VSOCK to guest CID N (hosts with vhost-vsock)\n"
@@ -30,6 +31,15 @@ static const char usage[] =
 	"  --time S        seconds (10)\n"
 	"  --cpu-pids LIST CPU% of these pids (QEMU, back end) plus ours gives\n"
 	"                  efficiency in Mbps per CPU%\n"
+	"rr: N sessions at once, each a closed loop of request and response\n"
+	"  (the echo service: response = request), one epoll loop; tps, latency\n"
+	"  percentiles over all transactions, Jain's fairness over sessions\n"
+	"  -n, --sessions LIST  concurrent sessions, comma separated (1)\n"
+	"  -s, --size LIST request sizes (1,64,256,1024)\n"
+	"  --time S        measured seconds per cell (3)\n"
+	"  --warmup N      unmeasured transactions per session first (5)\n"
+	"  --udp HOST:PORT UDP echo (e.g. a guest's port 7) instead of vsock\n"
+	"  --udp-timeout S resend a request unanswered this long (0.5)\n"
 	"Data is the pattern byte(i) = i % 251; a mismatch exits 3 with its offset.\n";
 
 static size_t parse_size(const char *s)
@@ -80,6 +90,25 @@ static double parse_double(const char *s, const char *what)
 	return v;
 }
 
+static void parse_sessions(struct bench_opts *o, const char *s)
+{
+	o->nsessions = 0;
+	while (*s) {
+		size_t v = parse_size(s);
+
+		if (o->nsessions == 64 || v > 1000) {
+			fprintf(stderr, "ringside-bench: --sessions: at most 64 "
+					"values of at most 1000\n");
+			exit(2);
+		}
+		o->sessions[o->nsessions++] = v;
+		s = strchr(s, ',');
+		if (!s)
+			break;
+		s++;
+	}
+}
+
 static void parse_sizes(struct bench_opts *o, const char *s)
 {
 	o->nsizes = 0;
@@ -104,11 +133,14 @@ int main(int argc, char **argv)
 					      { "json", no_argument, NULL, 'j' },
 					      { "progress", no_argument, NULL, 'g' },
 					      { "size", required_argument, NULL, 's' },
-					      { "count", required_argument, NULL, 'n' },
+					      { "count", required_argument, NULL, 'K' },
 					      { "time", required_argument, NULL, 't' },
 					      { "warmup", required_argument, NULL, 'w' },
 					      { "dir", required_argument, NULL, 'd' },
 					      { "cpu-pids", required_argument, NULL, 'C' },
+					      { "sessions", required_argument, NULL, 'S' },
+					      { "udp", required_argument, NULL, 'U' },
+					      { "udp-timeout", required_argument, NULL, 'T' },
 					      { "help", no_argument, NULL, 'h' },
 					      { 0 } };
 	struct bench_opts o = {
@@ -119,8 +151,12 @@ int main(int argc, char **argv)
 		.parallel = 1,
 		.sizes = { 64 },
 		.nsizes = 1,
+		.sessions = { 1 },
+		.nsessions = 1,
+		.udp_timeout_s = 0.5,
 	};
-	bool have_cid = false, pingpong;
+	bool have_cid = false;
+	int mode;
 	int opt;
 
 	if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
@@ -128,20 +164,25 @@ int main(int argc, char **argv)
 		return argc < 2 ? 2 : 0;
 	}
 	if (!strcmp(argv[1], "pingpong")) {
-		pingpong = true;
+		mode = 'p';
 	} else if (!strcmp(argv[1], "stream")) {
-		pingpong = false;
+		mode = 's';
 		o.time_s = 10;
+	} else if (!strcmp(argv[1], "rr")) {
+		mode = 'r';
+		o.time_s = 3;
+		o.warmup = 5;
+		parse_sizes(&o, "1,64,256,1024");
 	} else {
 		fprintf(stderr,
-			"ringside-bench: unknown mode '%s' (pingpong or "
-			"stream)\n",
+			"ringside-bench: unknown mode '%s' (pingpong, "
+			"stream or rr)\n",
 			argv[1]);
 		return 2;
 	}
 	o.progress = isatty(2);
 	optind = 2;
-	while ((opt = getopt_long(argc, argv, "s:l:P:h", opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "s:l:P:n:h", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'u':
 			o.uds = optarg;
@@ -163,8 +204,18 @@ int main(int argc, char **argv)
 		case 's':
 			parse_sizes(&o, optarg);
 			break;
-		case 'n':
+		case 'K':
 			o.count = parse_size(optarg);
+			break;
+		case 'n':
+		case 'S':
+			parse_sessions(&o, optarg);
+			break;
+		case 'U':
+			o.udp = optarg;
+			break;
+		case 'T':
+			o.udp_timeout_s = parse_double(optarg, "--udp-timeout");
 			break;
 		case 't':
 			o.time_s = parse_double(optarg, "--time");
@@ -204,10 +255,26 @@ int main(int argc, char **argv)
 		fprintf(stderr, "ringside-bench: unexpected '%s'\n", argv[optind]);
 		return 2;
 	}
-	if (!o.uds == !have_cid) {
+	if (o.udp && mode != 'r') {
+		fprintf(stderr, "ringside-bench: --udp is for rr\n");
+		return 2;
+	}
+	if (o.udp && (o.uds || have_cid)) {
+		fprintf(stderr, "ringside-bench: --udp excludes --uds and --cid\n");
+		return 2;
+	}
+	for (unsigned i = 0; o.udp && i < o.nsizes; i++)
+		if (o.sizes[i] > 65507) {
+			fprintf(stderr, "ringside-bench: UDP requests are at "
+					"most 65507 bytes\n");
+			return 2;
+		}
+	if (!o.udp && !o.uds == !have_cid) {
 		fprintf(stderr, "ringside-bench: give exactly one of --uds PATH "
 				"and --cid N\n");
 		return 2;
 	}
-	return pingpong ? run_pingpong(&o) : run_stream(&o);
+	if (mode == 'r')
+		return run_rr(&o);
+	return mode == 'p' ? run_pingpong(&o) : run_stream(&o);
 }

@@ -117,6 +117,27 @@ static unsigned parse_pids(const char *s, int *pids, unsigned max)
 	return n;
 }
 
+/*
+ * Fairness across streams: Jain's index (sum x)^2 / (n sum x^2) over the
+ * per-stream rates (1: all equal, 1/n: one stream has everything) and
+ * the slowest stream's rate.
+ */
+static double jain_index(const struct stream *s, unsigned n, double *slowest)
+{
+	double sum = 0, sq = 0;
+
+	*slowest = -1;
+	for (unsigned i = 0; i < n; i++) {
+		double x = s[i].ns ? s[i].bytes * 8.0 / s[i].ns : 0.0;
+
+		sum += x;
+		sq += x * x;
+		if (*slowest < 0 || x < *slowest)
+			*slowest = x;
+	}
+	return sq > 0 ? sum * sum / (n * sq) : 0;
+}
+
 int run_stream(const struct bench_opts *o)
 {
 	unsigned port = o->port >= 0 ? (unsigned)o->port : o->g2h ? PORT_SOURCE : PORT_SINK;
@@ -125,7 +146,7 @@ int run_stream(const struct bench_opts *o)
 	unsigned npids = parse_pids(o->cpu_pids, pids, 17);
 	long long t0[17], t1[17];
 	uint64_t total = 0, start, wall;
-	double gbps_total, cpu = 0, hz = sysconf(_SC_CLK_TCK);
+	double gbps_total, cpu = 0, hz = sysconf(_SC_CLK_TCK), jain, slowest;
 
 	for (unsigned i = 0; i < o->parallel; i++) {
 		s[i].o = o;
@@ -162,6 +183,7 @@ int run_stream(const struct bench_opts *o)
 	for (unsigned i = 0; i < o->parallel; i++)
 		close(s[i].fd);
 	gbps_total = total * 8.0 / wall;
+	jain = jain_index(s, o->parallel, &slowest);
 	if (o->json) {
 		printf("{\"mode\": \"stream\", \"dir\": \"%s\", \"len\": %zu, "
 		       "\"parallel\": %u, \"seconds\": %.3f, \"bytes\": %llu, "
@@ -170,8 +192,9 @@ int run_stream(const struct bench_opts *o)
 		       (unsigned long long)total, gbps_total);
 		for (unsigned i = 0; i < o->parallel; i++)
 			printf("%s%.4f", i ? ", " : "", s[i].ns ? s[i].bytes * 8.0 / s[i].ns : 0.0);
-		printf("], \"cpu_percent\": %.1f, \"mbps_per_cpu_percent\": %.3f}\n", cpu,
-		       cpu > 0 ? gbps_total * 1000 / cpu : 0.0);
+		printf("], \"jain\": %.4f, \"slowest_gbps\": %.4f, "
+		       "\"cpu_percent\": %.1f, \"mbps_per_cpu_percent\": %.3f}\n",
+		       jain, slowest, cpu, cpu > 0 ? gbps_total * 1000 / cpu : 0.0);
 	} else {
 		printf("stream %s, -l %zu, -P %u, %.1f s\n",
 		       o->g2h ? "g2h (guest source -> host)" : "h2g (host -> guest sink)", o->len,
@@ -182,6 +205,7 @@ int run_stream(const struct bench_opts *o)
 			       s[i].ns ? s[i].bytes * 8.0 / s[i].ns : 0.0);
 		printf("  total:    %12llu bytes %8.3f Gb/s\n", (unsigned long long)total,
 		       gbps_total);
+		printf("  fairness: Jain %.3f, slowest stream %.3f Gb/s\n", jain, slowest);
 		printf("  cpu %.1f%% (bench%s), %.3f Mbps/CPU%%\n", cpu,
 		       o->cpu_pids ? " + --cpu-pids" : "", cpu > 0 ? gbps_total * 1000 / cpu : 0.0);
 	}

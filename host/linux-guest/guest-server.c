@@ -3,7 +3,7 @@
  * ringside-guest-server: the services the ringside appliance offers, for a
  * Linux guest, so the same host tools measure both:
  *   port 1234 echo    returns exactly what arrived
- *   port 1235 sink    discards
+ *   port 1235 sink    discards (all connections from one epoll loop)
  *   port 1236 source  streams pattern_byte(i) = i % 251 until the peer closes
  *   port 1237 echo    SOCK_SEQPACKET: returns each message as it came
  * Commands on stdin (the serial console), one per line:
@@ -20,6 +20,10 @@
  *                        (xmit_more); prints "pktgen-result: sent N of COUNT
  *                        in U usec P pps errors E size S burst B runs R" or
  *                        "pktgen error: ...", then "pktgen-done"
+ *   udpecho              bring eth0 up as for pktgen and answer every UDP
+ *                        datagram to port 7 with its payload (RFC 862,
+ *                        like ringside's net/udp.c); prints "udpecho ready"
+ *                        or "udpecho error: ..."
  *   reboot               restart the guest (tests: the back end survives)
  *   kallsyms             the kernel's and modules' text symbols from
  *                        /proc/kallsyms between "kallsyms-begin" and
@@ -38,6 +42,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/ioctl.h>
 #include <sys/reboot.h>
 #include <sys/socket.h>
@@ -113,6 +118,10 @@ static void serve(int fd, int port)
 	}
 }
 
+/*
+ * The backlog: vsock answers a connect as soon as it is queued, so a host
+ * opening 200 sessions one after another outruns the forking acceptor.
+ */
 static int listen_port(int port, int type)
 {
 	struct sockaddr_vm sa = {
@@ -122,7 +131,7 @@ static int listen_port(int port, int type)
 	};
 	int fd = socket(AF_VSOCK, type, 0);
 
-	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 64) < 0) {
+	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 256) < 0) {
 		printf("ringside-linux-guest: listen %d: %s\n", port, strerror(errno));
 		exit(1);
 	}
@@ -484,6 +493,89 @@ static void print_text_symbols(void)
 	fflush(stdout);
 }
 
+/* The UDP echo (RFC 862) on port 7, in its own process. */
+static void do_udpecho(void)
+{
+	struct sockaddr_in sa = {
+		.sin_family = AF_INET,
+		.sin_port = htons(7),
+		.sin_addr.s_addr = htonl(INADDR_ANY),
+	};
+	static uint8_t buf[65536];
+	int fd;
+
+	if (eth0_up() < 0) {
+		printf("udpecho error: %s\n", pg_err);
+		return;
+	}
+	fd = socket(AF_INET, SOCK_DGRAM, 0);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		printf("udpecho error: port 7: %s\n", strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	if (fork() != 0) {
+		close(fd);
+		printf("udpecho ready\n");
+		return;
+	}
+	for (;;) {
+		struct sockaddr_in peer;
+		socklen_t plen = sizeof(peer);
+		ssize_t n = recvfrom(fd, buf, sizeof(buf), 0, (struct sockaddr *)&peer, &plen);
+
+		if (n >= 0)
+			sendto(fd, buf, n, 0, (struct sockaddr *)&peer, plen);
+	}
+}
+
+/*
+ * The sink serves every connection from one epoll loop, as ringside's
+ * services do. One process per connection made -P 4 host-to-guest
+ * collapse (0.32 -> 0.08 Gb/s in total under TCG, also with the back
+ * end polling): four readers woken per packet on one vCPU cost more than
+ * the data. From one loop the same run scales (0.32 -> 0.46, Jain 1.0).
+ */
+static void start_sink(int port)
+{
+	static uint8_t buf[BUF];
+	struct epoll_event ev = { .events = EPOLLIN }, evs[32];
+	int lfd = listen_port(port, SOCK_STREAM), ep;
+
+	if (fork() != 0) {
+		close(lfd);
+		return;
+	}
+	ep = epoll_create1(EPOLL_CLOEXEC);
+	ev.data.fd = lfd;
+	if (ep < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, lfd, &ev) < 0) {
+		printf("ringside-linux-guest: sink epoll: %s\n", strerror(errno));
+		_exit(1);
+	}
+	for (;;) {
+		int n = epoll_wait(ep, evs, 32, -1);
+
+		for (int i = 0; i < n; i++) {
+			int fd = evs[i].data.fd;
+			ssize_t r;
+
+			if (fd == lfd) {
+				ev.data.fd = accept(lfd, NULL, NULL);
+				if (ev.data.fd >= 0 &&
+				    epoll_ctl(ep, EPOLL_CTL_ADD, ev.data.fd, &ev) < 0)
+					close(ev.data.fd);
+				continue;
+			}
+			r = read(fd, buf, BUF);
+			if (r == 0 || (r < 0 && errno != EINTR && errno != EAGAIN)) {
+				epoll_ctl(ep, EPOLL_CTL_DEL, fd, NULL);
+				close(fd);
+			}
+		}
+	}
+}
+
 int main(void)
 {
 	char line[256];
@@ -492,7 +584,7 @@ int main(void)
 	signal(SIGPIPE, SIG_IGN);
 	signal(SIGCHLD, SIG_IGN); /* no zombies */
 	start_service(PORT_ECHO, SOCK_STREAM);
-	start_service(PORT_SINK, SOCK_STREAM);
+	start_sink(PORT_SINK);
 	start_service(PORT_SOURCE, SOCK_STREAM);
 	start_service(PORT_SEQ_ECHO, SOCK_SEQPACKET);
 	printf("ringside-linux-guest: ready\n");
@@ -510,12 +602,15 @@ int main(void)
 			do_pktgen(ip, mac, bytes, size, burst);
 		} else if (!strcmp(line, "kallsyms\n")) {
 			print_text_symbols();
+		} else if (!strcmp(line, "udpecho\n")) {
+			do_udpecho();
 		} else if (!strcmp(line, "reboot\n")) {
 			sync();
 			reboot(RB_AUTOBOOT);
 		} else if (line[0] != '\n')
 			printf("commands: connect|sconnect PORT BYTES | pktgen "
-			       "DSTIP DSTMAC COUNT SIZE BURST | kallsyms | reboot\n");
+			       "DSTIP DSTMAC COUNT SIZE BURST | udpecho | kallsyms | "
+			       "reboot\n");
 	}
 	for (;;)
 		pause();

@@ -174,11 +174,12 @@ def print_pingpong(rows):
 
 def print_stream(rows):
     print('\nstream throughput, Gb/s (G = 10^9)')
-    print('%-28s %4s %7s %3s %9s  %s' % ('config', 'dir', 'len', 'P', 'total', 'per stream'))
+    print('%-28s %4s %7s %3s %9s %6s %8s  %s' % ('config', 'dir', 'len', 'P', 'total', 'jain',
+                                                 'slowest', 'per stream'))
     for conf, r in rows:
-        print('%-28s %4s %7d %3d %9.3f  %s' % (
-                conf, r['dir'], r['len'], r['parallel'], r['gbps'],
-                ' '.join('%.3f' % g for g in r['streams_gbps'])))
+        print('%-28s %4s %7d %3d %9.3f %6.3f %8.3f  %s' % (
+                conf, r['dir'], r['len'], r['parallel'], r['gbps'], r.get('jain', 0),
+                r.get('slowest_gbps', 0), ' '.join('%.3f' % g for g in r['streams_gbps'])))
 
 
 def kicks(r):

@@ -1,0 +1,338 @@
+# SPDX-License-Identifier: MIT
+"""bench-rr: request/response at scale, ringside vs Linux, in one command.
+
+Like netperf TCP_RR and UDP_RR with many sessions (seed 003): for each
+guest (ringside, and the Linux baseline of `make linux-guest`) and each
+back-end mode (sleeping on eventfds, or `--poll`), boot the guest with
+vsock through build/host/ringside-vhost-vsock and virtio-net on a tap in a
+network namespace made for the run, then run `ringside-bench rr` for every
+(sessions, size) cell: over vsock against the echo service (port 1234),
+and, once per guest, over UDP against the guest's UDP echo (port 7) from
+inside the namespace. Each cell reports transactions/s (total and per
+session), latency percentiles over all transactions, Jain's fairness index
+over sessions, and the CPU the back end and QEMU burned during the cell
+(utime + stime from /proc/PID/stat, % of one CPU).
+
+Prints a table per transport, the ringside/Linux ratio and the poll/sleep
+gain per cell, and writes PNG plots (transactions/s and latency against
+sessions) into build/bench/. Needs root for the namespace (without it the
+UDP cells are skipped, with a note). Under TCG only ratios mean much.
+"""
+
+import contextlib
+import io
+import json
+import os
+import re
+import subprocess
+import time
+
+import ringside as rr
+
+from . import netns
+from .bench_compare import LINUX_INITRD, LINUX_KERNEL, LINUX_READY
+from .bench_vsock import int_list, size_list
+from .benchlib import BENCH, REPO, Parser, wait_vsock_up
+
+PROG = 'bench-rr'
+OUT_DIR = os.path.join(REPO, 'build', 'bench')
+MAC = '52:54:00:12:34:56'
+
+
+def proc_ticks(pid):
+    """utime + stime of `pid` in clock ticks, None if it is gone."""
+    try:
+        with open('/proc/%d/stat' % pid) as f:
+            fields = f.read().rpartition(')')[2].split()
+    except OSError:
+        return None
+    return int(fields[11]) + int(fields[12])
+
+
+class CpuMeter:
+    """CPU % of one CPU that each named process used between start and stop."""
+
+    def __init__(self, pids):
+        self.pids = {k: v for k, v in pids.items() if v}
+        self.hz = os.sysconf('SC_CLK_TCK')
+
+    def start(self):
+        self.t0 = time.monotonic()
+        self.before = {k: proc_ticks(p) for k, p in self.pids.items()}
+
+    def stop(self):
+        wall = time.monotonic() - self.t0
+        out = {}
+        for k, p in self.pids.items():
+            after = proc_ticks(p)
+            if after is not None and self.before[k] is not None:
+                out[k + '_cpu'] = (after - self.before[k]) / self.hz / wall * 100
+        return out
+
+
+def guest_args(which, poll, ns):
+    args = ['--vsock', '--boot', 'elf']
+    if poll:
+        args.append('--vsock-arg=--poll')
+    if which == 'linux':
+        args += ['--kernel', LINUX_KERNEL, '--cmdline', 'console=ttyS0 quiet panic=-1',
+                 '--qemu-arg=-initrd', '--qemu-arg=%s' % LINUX_INITRD]
+    elif ns:
+        args += ['--cmdline', 'ip=%s prefix=24 gw=%s' % (netns.GUEST_IP, netns.HOST_IP)]
+    if ns:
+        args += ['--qemu-arg=-netdev',
+                 '--qemu-arg=tap,id=n0,ifname=%s,script=no,downscript=no' % netns.TAP,
+                 '--qemu-arg=-device', '--qemu-arg=virtio-net-pci,netdev=n0,mac=%s' % MAC]
+    return args
+
+
+def rr_cell(target, sessions, size, opts, meter, prefix=()):
+    args = ['rr'] + target + ['--sessions', str(sessions), '--size', str(size),
+                              '--time', str(opts.time), '--warmup', str(opts.warmup)]
+    meter.start()
+    proc = subprocess.run(list(prefix) + [BENCH] + args + ['--json'], capture_output=True,
+                          text=True, timeout=opts.time * 20 + 600)
+    if proc.returncode != 0:
+        # one failed cell (a guest that cannot take N sessions) is a
+        # finding, not the end of the run
+        print('%s: ringside-bench %s failed (%d): %s' % (
+                PROG, ' '.join(args), proc.returncode, proc.stderr.strip()), flush=True)
+        return None
+    res = json.loads(proc.stdout)['results'][0]
+    res.update(meter.stop())
+    return res
+
+
+ECHO_CONNS = re.compile(r'echo\s+port \d+\s+conns (\d+)')
+
+
+def wait_echo_idle(launch, timeout=120):
+    """ringside: wait until the echo service has closed the previous
+    cell's sessions, so the next cell's fit in its connection table."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        m = ECHO_CONNS.search(launch.console.command('stats services', 60))
+        if not m or int(m.group(1)) == 0:
+            return
+        time.sleep(0.5)
+
+
+def boot_and_measure(which, poll, opts, accel, ns, rows):
+    lopts = rr.parse_args(['--accel', accel] + guest_args(which, poll, ns))
+    if ns:
+        lopts.qemu = ns.qemu
+    backend = 'poll' if poll else 'sleep'
+    log = open(os.path.join(REPO, 'build', 'bench-rr-%s.log' % which), 'a')
+    with log, rr.Launch(lopts, accel, qemu_stderr=log) as launch:
+        if which == 'linux':
+            launch.console.wait_for(LINUX_READY, 300)
+        else:
+            launch.wait_ready()
+        uds = launch.opts.vsock_uds
+        wait_vsock_up(uds, prog=PROG)
+        be = [p.pid for name, p in launch.children.procs if name == 'vhost-vsock']
+        meter = CpuMeter({'backend': be[0] if be else None, 'qemu': launch.qemu.pid})
+        for sessions in opts.sessions:
+            for size in opts.sizes:
+                if which == 'ringside':
+                    wait_echo_idle(launch)
+                res = rr_cell(['--uds', uds], sessions, size, opts, meter)
+                if not res:
+                    continue
+                rows.append(dict(res, guest=which, transport='vsock', backend=backend))
+                progress(rows[-1])
+        if ns and not poll:
+            if which == 'linux':
+                launch.console.send('udpecho\n')
+                launch.console.wait_for(r'udpecho (ready|error.*)', 120)
+            target = ['--udp', '%s:7' % netns.GUEST_IP, '--udp-timeout', str(opts.udp_timeout)]
+            for sessions in opts.sessions:
+                for size in opts.sizes:
+                    res = rr_cell(target, sessions, size, opts, meter, prefix=ns.prefix())
+                    if not res:
+                        continue
+                    rows.append(dict(res, guest=which, transport='udp', backend='-'))
+                    progress(rows[-1])
+        if which == 'ringside':
+            launch.poweroff()
+
+
+def progress(r):
+    print('  %-8s %-5s %-5s %4d x %5d B: %10.1f tps, p99 %9.0f ns, jain %.3f'
+          % (r['guest'], r['transport'], r['backend'], r['sessions'], r['size'], r['tps'],
+             r['p99'], r['jain']), flush=True)
+
+
+HEAD = ('%-8s %-5s %-5s %5s %5s %10s %9s %9s %9s %6s %9s %7s %7s'
+        % ('guest', 'trans', 'back', 'sess', 'size', 'tps', 'tps/sess', 'p50 ns', 'p99 ns',
+           'jain', 'slowest', 'be cpu', 'qemu'))
+
+
+def print_rows(rows):
+    print('\nrequest/response (response = request size); CPU in % of one CPU')
+    print(HEAD)
+    for r in rows:
+        print('%-8s %-5s %-5s %5d %5d %10.1f %9.2f %9.0f %9.0f %6.3f %9.2f %7.1f %7.1f' % (
+                r['guest'], r['transport'], r['backend'], r['sessions'], r['size'], r['tps'],
+                r['tps_per_session'], r['p50'], r['p99'], r['jain'], r['slowest_tps'],
+                r.get('backend_cpu', 0), r.get('qemu_cpu', 0)))
+
+
+def index(rows):
+    return {(r['guest'], r['transport'], r['backend'], r['sessions'], r['size']): r
+            for r in rows}
+
+
+def print_ratios(rows):
+    idx = index(rows)
+    print('\nringside / Linux (tps ratio > 1 and p99 ratio < 1 favour ringside)')
+    print('%-5s %-5s %5s %5s %10s %10s %8s %8s' % (
+            'trans', 'back', 'sess', 'size', 'tps rs', 'tps linux', 'tps', 'p99'))
+    for (g, t, b, s, z), r in idx.items():
+        lx = idx.get(('linux', t, b, s, z))
+        if g != 'ringside' or not lx:
+            continue
+        print('%-5s %-5s %5d %5d %10.1f %10.1f %8.2f %8.2f' % (
+                t, b, s, z, r['tps'], lx['tps'], r['tps'] / lx['tps'] if lx['tps'] else 0,
+                r['p99'] / lx['p99'] if lx['p99'] else 0))
+    print('\nback end --poll against sleeping (vsock): gain and the CPU it costs')
+    print('%-8s %5s %5s %10s %10s %7s %8s %8s' % ('guest', 'sess', 'size', 'tps sleep',
+                                                  'tps poll', 'gain', 'cpu slp', 'cpu poll'))
+    for (g, t, b, s, z), r in idx.items():
+        p = idx.get((g, t, 'poll', s, z))
+        if t != 'vsock' or b != 'sleep' or not p:
+            continue
+        print('%-8s %5d %5d %10.1f %10.1f %7.2f %8.1f %8.1f' % (
+                g, s, z, r['tps'], p['tps'], p['tps'] / r['tps'] if r['tps'] else 0,
+                r.get('backend_cpu', 0), p.get('backend_cpu', 0)))
+
+
+def plot(rows, out_dir):
+    """rr-tps.png and rr-latency.png; None if matplotlib is missing."""
+    try:
+        import matplotlib
+        matplotlib.use('Agg')
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return None
+    os.makedirs(out_dir, exist_ok=True)
+    sizes = sorted({r['size'] for r in rows})
+    series = sorted({(r['guest'], r['transport'], r['backend']) for r in rows})
+    paths = []
+    for name, metrics in (('rr-tps.png', [('tps', 'transactions/s')]),
+                          ('rr-latency.png', [('p50', 'p50 latency, ns'),
+                                              ('p99', 'p99 latency, ns')])):
+        fig, axes = plt.subplots(len(metrics), len(sizes), squeeze=False,
+                                 figsize=(5 * len(sizes), 4 * len(metrics)))
+        for i, (key, label) in enumerate(metrics):
+            for j, size in enumerate(sizes):
+                ax = axes[i][j]
+                for g, t, b in series:
+                    pts = sorted((r['sessions'], r[key]) for r in rows
+                                 if (r['guest'], r['transport'], r['backend'], r['size'])
+                                 == (g, t, b, size))
+                    if pts:
+                        ax.plot([p[0] for p in pts], [p[1] for p in pts], marker='o',
+                                label='%s %s%s' % (g, t, '' if b == '-' else ' ' + b))
+                ax.set_xscale('log')
+                ax.set_yscale('log')
+                ax.set_xlabel('sessions')
+                ax.set_ylabel(label)
+                ax.set_title('%s, %d B request/response' % (label.split(',')[0], size))
+                ax.grid(True, which='both', alpha=0.3)
+                ax.legend(fontsize='small')
+        fig.tight_layout()
+        path = os.path.join(out_dir, name)
+        fig.savefig(path, dpi=100)
+        plt.close(fig)
+        paths.append(path)
+    return paths
+
+
+def write_report(opts, accel, rows, tables, plots):
+    """rr.md next to the plots: the tables and the pictures."""
+    os.makedirs(opts.plots, exist_ok=True)
+    path = os.path.join(opts.plots, 'rr.md')
+    with open(path, 'w') as f:
+        f.write('# Request/response at scale\n\n')
+        f.write('`host/bench-rr`, accel %s, sessions %s, sizes %s, %s.\n' % (
+                accel, ','.join(map(str, sorted({r['sessions'] for r in rows}))),
+                ','.join(map(str, sorted({r['size'] for r in rows}))),
+                time.strftime('%Y-%m-%d %H:%M')))
+        f.write('Under TCG only the ratios mean much.\n\n```\n%s\n```\n' % tables.strip())
+        for p in plots:
+            f.write('\n![%s](%s)\n' % (os.path.basename(p), os.path.basename(p)))
+    return path
+
+
+def main(argv):
+    p = Parser(prog=PROG, description=__doc__.split('\n')[0])
+    p.add_argument('--sessions', type=int_list, default=[1, 10, 100, 200],
+                   help='concurrent sessions (1,10,100,200)')
+    p.add_argument('--sizes', type=size_list, default=[1, 1024],
+                   help='request = response sizes (1,1024)')
+    p.add_argument('--time', type=float, default=3.0, help='measured seconds per cell (3)')
+    p.add_argument('--warmup', type=int, default=3,
+                   help='unmeasured transactions per session first (3)')
+    p.add_argument('--guests', default='ringside,linux', help='ringside and/or linux')
+    p.add_argument('--backends', default='sleep,poll', help='sleep and/or poll')
+    p.add_argument('--no-udp', action='store_true', help='vsock only, no namespace')
+    p.add_argument('--udp-timeout', type=float, default=1.0,
+                   help='seconds before an unanswered UDP request is sent again (1)')
+    p.add_argument('--json', metavar='FILE', help='also write all cells as JSON')
+    p.add_argument('--plots', metavar='DIR', default=OUT_DIR,
+                   help='where the PNG plots go (build/bench)')
+    p.add_argument('--from-json', metavar='FILE',
+                   help='no runs: tables, plots and report from an earlier --json FILE')
+    opts = p.parse_args(argv)
+    if opts.from_json:
+        with open(opts.from_json) as f:
+            saved = json.load(f)
+        return report(opts, saved['accel'], saved['cells'])
+    guests = opts.guests.split(',')
+    backends = opts.backends.split(',')
+    if not set(guests) <= {'ringside', 'linux'} or not set(backends) <= {'sleep', 'poll'}:
+        p.error('--guests takes ringside,linux; --backends sleep,poll')
+    if max(opts.sessions) > 1000 or opts.time <= 0:
+        p.error('at most 1000 sessions; --time must be positive')
+    need = [BENCH] + ([LINUX_KERNEL, LINUX_INITRD] if 'linux' in guests else [])
+    for path in need:
+        if not os.path.exists(path):
+            p.error('%s missing: run make and make linux-guest' % os.path.relpath(path, REPO))
+    udp = not opts.no_udp and netns.usable()
+    if not opts.no_udp and not udp:
+        print('%s: no UDP cells: the namespace needs root, ip netns and /dev/net/tun' % PROG)
+    accel = 'kvm' if rr.kvm_usable() and rr.probe_kvm(
+            rr.parse_args(['--boot', 'elf'])) else 'tcg'
+    print('request/response: accel %s, sessions %s, sizes %s, %.1f s per cell, %s'
+          % (accel, opts.sessions, opts.sizes, opts.time, time.strftime('%Y-%m-%d %H:%M')))
+    rows = []
+    for which in guests:
+        for backend in backends:
+            # UDP does not involve the back end: measured in the sleeping boot
+            ns = netns.NetNs() if udp and backend == 'sleep' else None
+            try:
+                boot_and_measure(which, backend == 'poll', opts, accel, ns, rows)
+            finally:
+                if ns:
+                    ns.close()
+    if opts.json:
+        with open(opts.json, 'w') as f:
+            json.dump({'accel': accel, 'cells': rows}, f, indent=1)
+    return report(opts, accel, rows)
+
+
+def report(opts, accel, rows):
+    tables = io.StringIO()
+    with contextlib.redirect_stdout(tables):
+        print_rows(rows)
+        print_ratios(rows)
+    print(tables.getvalue(), end='')
+    paths = plot(rows, opts.plots)
+    if paths:
+        print('\nplots: %s' % ' '.join(os.path.relpath(x, REPO) for x in paths))
+    else:
+        print('\nno plots: python3-matplotlib is not installed')
+    path = write_report(opts, accel, rows, tables.getvalue(), paths or [])
+    print('report: %s' % os.path.relpath(path, REPO))
+    return 0

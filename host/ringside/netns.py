@@ -1,0 +1,69 @@
+# SPDX-License-Identifier: MIT
+"""A private network namespace with one tap device, for QEMU's -netdev tap.
+
+QEMU runs inside the namespace (a wrapper script the launcher execs as its
+QEMU), so its tap device and everything the guest sends stay out of the
+host's networking; clients run inside it too (`ip netns exec`).
+"""
+
+import os
+import random
+import subprocess
+import tempfile
+
+HOST_IP = '10.0.2.2'
+GUEST_IP = '10.0.2.15'
+TAP = 'rstap0'
+
+
+def run(*argv, check=True, timeout=60):
+    return subprocess.run(argv, check=check, timeout=timeout, capture_output=True, text=True)
+
+
+def usable():
+    """Root, /dev/net/tun and a working `ip netns`."""
+    if os.geteuid() != 0 or not os.path.exists('/dev/net/tun'):
+        return False
+    try:
+        return run('ip', 'netns', 'list', check=False).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
+class NetNs:
+    """The namespace, its tap (HOST_IP/24) and the QEMU wrapper; close()
+    removes all three."""
+
+    def __init__(self, qemu='qemu-system-x86_64'):
+        self.name = 'ringside-%d-%d' % (os.getpid(), random.randrange(1 << 20))
+        self.dir = tempfile.mkdtemp(prefix='ringside-tap-')
+        run('ip', 'netns', 'add', self.name)
+        try:
+            for args in (('link', 'set', 'lo', 'up'),
+                         ('tuntap', 'add', 'dev', TAP, 'mode', 'tap'),
+                         ('addr', 'add', HOST_IP + '/24', 'dev', TAP),
+                         ('link', 'set', TAP, 'up')):
+                run('ip', '-n', self.name, *args)
+        except BaseException:
+            self.close()
+            raise
+        self.qemu = os.path.join(self.dir, 'qemu-in-netns')
+        with open(self.qemu, 'w') as f:
+            f.write('#!/bin/sh\nexec ip netns exec %s %s "$@"\n' % (self.name, qemu))
+        os.chmod(self.qemu, 0o755)
+
+    def prefix(self):
+        """argv prefix that runs a program inside the namespace."""
+        return ['ip', 'netns', 'exec', self.name]
+
+    def close(self):
+        run('ip', 'netns', 'del', self.name, check=False)
+        for name in os.listdir(self.dir):
+            os.unlink(os.path.join(self.dir, name))
+        os.rmdir(self.dir)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()

@@ -7,13 +7,13 @@ set -eu
 cd "$(dirname "$0")/../.."
 secs=${1:-30}
 [ $# -gt 0 ] && shift
-targets=${*:-desc_chain vsock_hdr guest_vsock ring}
+targets=${*:-desc_chain vsock_hdr guest_vsock ring json}
 out=build/fuzz
 make -s fuzz-build
 
 status=0
 # back end: descriptor chains and vsock headers; guest: the socket layer
-# and the virtqueues against a hostile device
+# and the virtqueues against a hostile device; the iperf3 server's JSON reader
 for t in $targets; do
 	mkdir -p "$out/corpus-$t"
 	echo "== fuzz_$t for ${secs}s"

@@ -65,6 +65,11 @@ enum iperf_msg {
  * arrive: they sit in the forwarder's and back end's buffers.
  */
 #define DRAIN_NS 10000000000ull
+/*
+ * A client that stops mid-handshake must not hold the server: every step
+ * but the test itself has this long (iperf3's own idle timeout is 120 s).
+ */
+#define STEP_NS 60000000000ull
 
 enum phase {
 	PH_IDLE, /* no client */
@@ -101,6 +106,7 @@ struct iperf_params {
 struct iperf_counters {
 	uint64_t tests, completed, aborted, denied, refused;
 	uint64_t drain_timeouts; /* bytes the client reports never arrived */
+	uint64_t step_timeouts; /* a client stalled between steps */
 	uint64_t bad_msgs, bad_params, bytes_in, bytes_out;
 };
 
@@ -120,11 +126,17 @@ static struct iperf_server {
 	unsigned int n_pending;
 	struct iperf_stream streams[MAX_STREAMS];
 	unsigned int n_streams;
-	uint64_t start_ns, end_ns, sent, drain_deadline;
+	uint64_t start_ns, end_ns, sent, drain_deadline, step_deadline;
 	struct iperf_counters cnt;
 	struct json_doc doc;
 	struct config_hook port_hook;
 } srv;
+
+static void set_phase(enum phase ph)
+{
+	srv.phase = ph;
+	srv.step_deadline = now_ns() + STEP_NS;
+}
 
 /* ---- control output ---- */
 
@@ -159,7 +171,7 @@ static void ctl_error(int ie)
 	put_be32(e + 4, 0);
 	ctl_state(SERVER_ERROR);
 	ctl_queue(e, sizeof(e));
-	srv.phase = PH_CLOSING;
+	set_phase(PH_CLOSING);
 }
 
 static void ctl_flush(void)
@@ -296,7 +308,7 @@ static void test_finish(bool completed)
 static void test_begin(struct vsock_sock *s)
 {
 	srv.ctl = s;
-	srv.phase = PH_COOKIE;
+	set_phase(PH_COOKIE);
 	srv.cookie_got = srv.rx_len = srv.tx_len = srv.tx_off = 0;
 	srv.sent = 0;
 	memset(&srv.params, 0, sizeof(srv.params));
@@ -430,7 +442,7 @@ static void send_results(void)
 	ctl_queue(hdr, 4);
 	ctl_queue(text, len);
 	ctl_state(DISPLAY_RESULTS);
-	srv.phase = PH_DISPLAY;
+	set_phase(PH_DISPLAY);
 }
 
 static void test_end(void)
@@ -440,7 +452,7 @@ static void test_end(void)
 	if (srv.params.reverse)
 		close_data_streams();
 	ctl_state(EXCHANGE_RESULTS);
-	srv.phase = PH_RESULTS;
+	set_phase(PH_RESULTS);
 }
 
 /* One step of the control state machine; false once the test is over. */
@@ -456,7 +468,7 @@ static bool ctl_step(void)
 
 		if (n > 0 && (srv.cookie_got += n) == COOKIE_LEN) {
 			ctl_state(PARAM_EXCHANGE);
-			srv.phase = PH_PARAMS;
+			set_phase(PH_PARAMS);
 		}
 		return n > 0;
 	}
@@ -469,7 +481,7 @@ static bool ctl_step(void)
 			return false;
 		}
 		ctl_state(CREATE_STREAMS);
-		srv.phase = PH_STREAMS;
+		set_phase(PH_STREAMS);
 		return true;
 	case PH_RESULTS:
 		if (!(r = ctl_read_msg(&len)))
@@ -480,7 +492,7 @@ static bool ctl_step(void)
 			return false;
 		}
 		srv.drain_deadline = now_ns() + DRAIN_NS;
-		srv.phase = PH_DRAIN;
+		set_phase(PH_DRAIN);
 		return true;
 	case PH_DRAIN:
 		if (!drained())
@@ -514,7 +526,7 @@ static void streams_ready(void)
 	ctl_state(TEST_START);
 	ctl_state(TEST_RUNNING);
 	srv.start_ns = now_ns();
-	srv.phase = PH_RUNNING;
+	set_phase(PH_RUNNING);
 }
 
 static void control(void)
@@ -523,6 +535,11 @@ static void control(void)
 
 	ctl_flush();
 	if (srv.phase == PH_CLOSING && !srv.tx_len) {
+		test_finish(false);
+		return;
+	}
+	if (srv.phase != PH_RUNNING && srv.phase != PH_DRAIN && now_ns() >= srv.step_deadline) {
+		srv.cnt.step_timeouts++;
 		test_finish(false);
 		return;
 	}
@@ -649,10 +666,10 @@ static void iperf3_stats(void)
 	       srv.port, (unsigned long long)c->tests, (unsigned long long)c->completed,
 	       (unsigned long long)c->aborted, (unsigned long long)c->denied,
 	       (unsigned long long)c->refused);
-	printf("  drain_timeouts %llu bad_params %llu bad_msgs %llu in %llu B out %llu B\n",
-	       (unsigned long long)c->drain_timeouts, (unsigned long long)c->bad_params,
-	       (unsigned long long)c->bad_msgs, (unsigned long long)c->bytes_in,
-	       (unsigned long long)c->bytes_out);
+	printf("  step_timeouts %llu drain_timeouts %llu bad_params %llu bad_msgs %llu in %llu B out %llu B\n",
+	       (unsigned long long)c->step_timeouts, (unsigned long long)c->drain_timeouts,
+	       (unsigned long long)c->bad_params, (unsigned long long)c->bad_msgs,
+	       (unsigned long long)c->bytes_in, (unsigned long long)c->bytes_out);
 }
 
 void iperf3_init(void)

@@ -52,11 +52,11 @@ def counters(guest):
     """The iperf3 server's counters from `stats iperf3`."""
     out = guest.command('stats iperf3')
     m = re.search(r'tests (\d+) completed (\d+) aborted (\d+) denied (\d+) refused (\d+)\s+'
-                  r'drain_timeouts (\d+) bad_params (\d+) bad_msgs (\d+) in (\d+) B out (\d+) B',
-                  out)
+                  r'step_timeouts (\d+) drain_timeouts (\d+) bad_params (\d+) bad_msgs (\d+) '
+                  r'in (\d+) B out (\d+) B', out)
     assert m, out
-    keys = ('tests', 'completed', 'aborted', 'denied', 'refused', 'drain_timeouts',
-            'bad_params', 'bad_msgs', 'in', 'out')
+    keys = ('tests', 'completed', 'aborted', 'denied', 'refused', 'step_timeouts',
+            'drain_timeouts', 'bad_params', 'bad_msgs', 'in', 'out')
     return dict(zip(keys, map(int, m.groups())))
 
 
@@ -81,7 +81,8 @@ def run_checked(guest, relay, *args):
     report, _ = iperf3(relay, *args)
     d = delta(before, counters(guest))
     assert (d['tests'], d['completed'], d['aborted']) == (1, 1, 0), d
-    assert d['drain_timeouts'] == 0 and d['bad_params'] == 0 and d['bad_msgs'] == 0, d
+    for k in ('step_timeouts', 'drain_timeouts', 'bad_params', 'bad_msgs'):
+        assert d[k] == 0, d
     return report, d
 
 

@@ -10,8 +10,8 @@
  * IPERF_DONE, CLIENT_TERMINATE), and parameters and results travel as
  * JSON behind a 4-byte big-endian length. Data streams are further
  * connections to the same port that open with the same cookie; the
- * server sinks them (forward) or fills them (-R) until the client's
- * TEST_END. One test at a time: a connection that is neither the control
+ * server sinks them (forward), fills them (-R), or, with --bidir, sinks
+ * the first half and fills the second, until the client's TEST_END. One test at a time: a connection that is neither the control
  * connection nor one of its streams gets ACCESS_DENIED.
  *
  * A state machine driven by the poll loop; nothing blocks.
@@ -78,7 +78,7 @@ enum phase {
 	PH_STREAMS, /* sent CREATE_STREAMS, accepting data streams */
 	PH_RUNNING, /* data flows until TEST_END */
 	PH_RESULTS, /* sent EXCHANGE_RESULTS, reading the client's results */
-	PH_DRAIN, /* forward: counting bytes still in flight to the guest */
+	PH_DRAIN, /* counting bytes the client sent still in flight to us */
 	PH_DISPLAY, /* sent DISPLAY_RESULTS, waiting for IPERF_DONE */
 	PH_CLOSING, /* an error went out; close once it is sent */
 };
@@ -93,12 +93,14 @@ struct iperf_stream {
 	struct vsock_sock *sock;
 	unsigned int id; /* iperf3 numbers streams 1, 3, 4, 5, ... */
 	uint64_t bytes;
-	uint64_t client_sent; /* forward: the client's count, from its results */
+	uint64_t client_sent; /* we receive: the client's count, from its results */
+	bool sender; /* we send on it (-R, and the second half with --bidir) */
 };
 
 struct iperf_params {
 	unsigned int parallel;
-	bool reverse;
+	unsigned int n_streams; /* parallel, twice that with --bidir */
+	bool reverse, bidir;
 	uint64_t len, bytes, blocks;
 	uint64_t limit; /* -R with -n or -k: bytes to send in all */
 };
@@ -266,7 +268,7 @@ static void run_streams(void)
 
 		if (!st->sock || vsock_state(st->sock) != VSOCK_CONNECTED)
 			continue;
-		if (srv.params.reverse)
+		if (st->sender)
 			source(st);
 		else
 			sink(st);
@@ -275,9 +277,11 @@ static void run_streams(void)
 
 /* ---- a test's life ---- */
 
-static void close_data_streams(void)
+static void close_data_streams(bool senders_only)
 {
 	for (unsigned int i = 0; i < srv.n_streams; i++) {
+		if (senders_only && !srv.streams[i].sender)
+			continue;
 		if (srv.streams[i].sock)
 			vsock_close(srv.streams[i].sock);
 		srv.streams[i].sock = NULL;
@@ -286,7 +290,7 @@ static void close_data_streams(void)
 
 static void close_streams(void)
 {
-	close_data_streams();
+	close_data_streams(false);
 	for (unsigned int i = 0; i < srv.n_pending; i++)
 		vsock_close(srv.pending[i].sock);
 	srv.n_streams = srv.n_pending = 0;
@@ -331,24 +335,26 @@ static bool get_bool(int obj, const char *key, bool *v)
 	return t < 0 || json_get_bool(&srv.doc, t, v);
 }
 
-/* Stream tests over TCP only: UDP, SCTP and --bidir are refused. */
+/* Stream tests over TCP only: UDP and SCTP are refused. */
 static bool parse_params(uint32_t len)
 {
 	struct iperf_params *p = &srv.params;
 	uint64_t parallel;
-	bool tcp, udp, sctp, bidir;
+	bool tcp, udp, sctp;
 
 	if (json_parse(&srv.doc, (const char *)srv.rx + 4, len) ||
 	    srv.doc.tok[0].type != JSON_OBJECT)
 		return false;
 	if (!get_bool(0, "tcp", &tcp) || !get_bool(0, "udp", &udp) || !get_bool(0, "sctp", &sctp) ||
-	    !get_bool(0, "bidirectional", &bidir) || !get_bool(0, "reverse", &p->reverse) ||
+	    !get_bool(0, "bidirectional", &p->bidir) || !get_bool(0, "reverse", &p->reverse) ||
 	    !get_u64(0, "parallel", &parallel) || !get_u64(0, "len", &p->len) ||
 	    !get_u64(0, "num", &p->bytes) || !get_u64(0, "blockcount", &p->blocks))
 		return false;
-	if (!tcp || udp || sctp || bidir || !parallel || parallel > MAX_STREAMS)
+	if (!tcp || udp || sctp || !parallel || parallel > (p->bidir ? 1 : 2) * MAX_STREAMS / 2 ||
+	    (p->reverse && p->bidir))
 		return false;
 	p->parallel = parallel;
+	p->n_streams = p->bidir ? 2 * parallel : parallel;
 	p->limit = p->bytes;
 	if (p->blocks && p->len && p->blocks <= UINT64_MAX / p->len)
 		p->limit = p->blocks * p->len;
@@ -380,13 +386,11 @@ static bool parse_client_results(uint32_t len)
 	return true;
 }
 
-/* Forward: every byte the client reports sent has arrived, or time is up. */
+/* Every byte the client reports sent has arrived, or time is up. */
 static bool drained(void)
 {
 	bool all = true;
 
-	if (srv.params.reverse)
-		return true;
 	run_streams();
 	for (unsigned int i = 0; i < srv.n_streams; i++) {
 		const struct iperf_stream *st = &srv.streams[i];
@@ -448,9 +452,8 @@ static void send_results(void)
 static void test_end(void)
 {
 	srv.end_ns = now_ns();
-	/* -R stops sending here; forward streams stay open for the drain */
-	if (srv.params.reverse)
-		close_data_streams();
+	/* sending stops here; streams we receive on stay open for the drain */
+	close_data_streams(true);
 	ctl_state(EXCHANGE_RESULTS);
 	set_phase(PH_RESULTS);
 }
@@ -497,7 +500,7 @@ static bool ctl_step(void)
 	case PH_DRAIN:
 		if (!drained())
 			return false;
-		close_data_streams();
+		close_data_streams(false);
 		send_results();
 		return true;
 	default:
@@ -521,7 +524,7 @@ static bool ctl_step(void)
 
 static void streams_ready(void)
 {
-	if (srv.phase != PH_STREAMS || srv.n_streams < srv.params.parallel)
+	if (srv.phase != PH_STREAMS || srv.n_streams < srv.params.n_streams)
 		return;
 	ctl_state(TEST_START);
 	ctl_state(TEST_RUNNING);
@@ -567,7 +570,7 @@ static void deny(struct vsock_sock *s)
 static void pending_done(unsigned int i)
 {
 	struct iperf_pending *p = &srv.pending[i];
-	bool ours = srv.phase == PH_STREAMS && srv.n_streams < srv.params.parallel &&
+	bool ours = srv.phase == PH_STREAMS && srv.n_streams < srv.params.n_streams &&
 		    !memcmp(p->cookie, srv.cookie, COOKIE_LEN);
 
 	if (ours) {
@@ -575,6 +578,8 @@ static void pending_done(unsigned int i)
 
 		st->sock = p->sock;
 		st->bytes = st->client_sent = 0;
+		/* like iperf3: with --bidir the first half are the client's senders */
+		st->sender = srv.params.reverse || srv.n_streams > srv.params.parallel;
 		st->id = srv.n_streams == 1 ? 1 : srv.n_streams + 1;
 	} else {
 		deny(p->sock);

@@ -288,17 +288,34 @@ static void close_data_streams(bool senders_only)
 	}
 }
 
-static void close_streams(void)
+static void close_pending(void)
 {
-	close_data_streams(false);
 	for (unsigned int i = 0; i < srv.n_pending; i++)
 		vsock_close(srv.pending[i].sock);
-	srv.n_streams = srv.n_pending = 0;
+	srv.n_pending = 0;
 }
 
+static void test_begin(struct vsock_sock *s, const uint8_t *cookie, size_t cookie_got)
+{
+	srv.ctl = s;
+	set_phase(PH_COOKIE);
+	if (cookie_got)
+		memcpy(srv.cookie, cookie, cookie_got);
+	srv.cookie_got = cookie_got;
+	srv.rx_len = srv.tx_len = srv.tx_off = 0;
+	srv.sent = 0;
+	memset(&srv.params, 0, sizeof(srv.params));
+	srv.cnt.tests++;
+}
+
+/*
+ * The next client may connect while this one's IPERF_DONE is still on
+ * its way: the oldest connection waiting becomes the control connection.
+ */
 static void test_finish(bool completed)
 {
-	close_streams();
+	close_data_streams(false);
+	srv.n_streams = 0;
 	if (srv.ctl)
 		vsock_close(srv.ctl);
 	srv.ctl = NULL;
@@ -307,16 +324,12 @@ static void test_finish(bool completed)
 		srv.cnt.completed++;
 	else
 		srv.cnt.aborted++;
-}
+	if (srv.n_pending) {
+		struct iperf_pending next = srv.pending[0];
 
-static void test_begin(struct vsock_sock *s)
-{
-	srv.ctl = s;
-	set_phase(PH_COOKIE);
-	srv.cookie_got = srv.rx_len = srv.tx_len = srv.tx_off = 0;
-	srv.sent = 0;
-	memset(&srv.params, 0, sizeof(srv.params));
-	srv.cnt.tests++;
+		srv.pending[0] = srv.pending[--srv.n_pending];
+		test_begin(next.sock, next.cookie, next.got);
+	}
 }
 
 static bool get_u64(int obj, const char *key, uint64_t *v)
@@ -466,14 +479,18 @@ static bool ctl_step(void)
 
 	switch (srv.phase) {
 	case PH_COOKIE: {
-		ssize_t n = vsock_recv(srv.ctl, srv.cookie + srv.cookie_got,
-				       COOKIE_LEN - srv.cookie_got, NULL);
+		ssize_t n = 0;
 
-		if (n > 0 && (srv.cookie_got += n) == COOKIE_LEN) {
-			ctl_state(PARAM_EXCHANGE);
-			set_phase(PH_PARAMS);
-		}
-		return n > 0;
+		if (srv.cookie_got < COOKIE_LEN)
+			n = vsock_recv(srv.ctl, srv.cookie + srv.cookie_got,
+				       COOKIE_LEN - srv.cookie_got, NULL);
+		if (n > 0)
+			srv.cookie_got += n;
+		if (srv.cookie_got < COOKIE_LEN)
+			return false;
+		ctl_state(PARAM_EXCHANGE);
+		set_phase(PH_PARAMS);
+		return true;
 	}
 	case PH_PARAMS:
 		if (!(r = ctl_read_msg(&len)))
@@ -567,12 +584,15 @@ static void deny(struct vsock_sock *s)
 	srv.cnt.denied++;
 }
 
-static void pending_done(unsigned int i)
+/* A whole cookie arrived: a stream, the next client waiting, or denied. */
+static bool pending_done(unsigned int i)
 {
 	struct iperf_pending *p = &srv.pending[i];
 	bool ours = srv.phase == PH_STREAMS && srv.n_streams < srv.params.n_streams &&
 		    !memcmp(p->cookie, srv.cookie, COOKIE_LEN);
 
+	if (!ours && srv.phase == PH_DISPLAY)
+		return false; /* this test is ending: it may be the next one */
 	if (ours) {
 		struct iperf_stream *st = &srv.streams[srv.n_streams++];
 
@@ -585,6 +605,7 @@ static void pending_done(unsigned int i)
 		deny(p->sock);
 	}
 	srv.pending[i] = srv.pending[--srv.n_pending];
+	return true;
 }
 
 static void pending_poll(void)
@@ -596,7 +617,8 @@ static void pending_poll(void)
 		if (n > 0)
 			p->got += n;
 		if (p->got == COOKIE_LEN) {
-			pending_done(i);
+			if (!pending_done(i))
+				i++;
 		} else if (vsock_state(p->sock) != VSOCK_CONNECTED || vsock_eof(p->sock)) {
 			vsock_close(p->sock);
 			srv.pending[i] = srv.pending[--srv.n_pending];
@@ -612,7 +634,7 @@ static void accept_all(void)
 
 	while (srv.listener && (s = vsock_accept(srv.listener))) {
 		if (srv.phase == PH_IDLE) {
-			test_begin(s);
+			test_begin(s, NULL, 0);
 		} else if (srv.n_pending == MAX_PENDING) {
 			vsock_close(s);
 			srv.cnt.refused++;
@@ -655,6 +677,7 @@ static void iperf3_start(void)
 static void port_changed(struct config_key *key)
 {
 	(void)key;
+	close_pending(); /* no test follows on the old port */
 	if (srv.ctl)
 		test_finish(false);
 	if (srv.listener)

@@ -241,7 +241,7 @@ def bench_stream_gbps(guest, seconds):
                           '--time', str(seconds)], capture_output=True, text=True,
                          timeout=RUN_TIMEOUT)
     assert out.returncode == 0, out.stderr
-    m = re.search(r'([\d.]+)\s*Gb/s', out.stdout)
+    m = re.search(r'total:\s+\d+ bytes\s+([\d.]+) Gb/s', out.stdout)
     assert m, out.stdout
     return float(m.group(1))
 

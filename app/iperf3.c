@@ -204,24 +204,26 @@ static int ctl_read_state(void)
 /* 1: a whole message is in srv.rx + 4; 0: not yet; -1: too long or empty. */
 static int ctl_read_msg(uint32_t *len)
 {
-	size_t want = 4;
-	ssize_t n;
+	for (;;) {
+		size_t want = 4;
+		ssize_t n;
 
-	if (srv.rx_len >= 4) {
-		*len = (uint32_t)srv.rx[0] << 24 | srv.rx[1] << 16 | srv.rx[2] << 8 | srv.rx[3];
-		if (!*len || *len > MSG_MAX)
-			return -1;
-		want = 4 + *len;
-	}
-	if (srv.rx_len < want) {
+		if (srv.rx_len >= 4) {
+			*len = (uint32_t)srv.rx[0] << 24 | srv.rx[1] << 16 | srv.rx[2] << 8 |
+			       srv.rx[3];
+			if (!*len || *len > MSG_MAX)
+				return -1;
+			want = 4 + *len;
+		}
+		if (srv.rx_len == want) {
+			srv.rx_len = 0;
+			return 1;
+		}
 		n = vsock_recv(srv.ctl, srv.rx + srv.rx_len, want - srv.rx_len, NULL);
 		if (n <= 0)
 			return 0;
 		srv.rx_len += n;
-		return srv.rx_len == 4 ? ctl_read_msg(len) : 0;
 	}
-	srv.rx_len = 0;
-	return 1;
 }
 
 /* ---- the data streams ---- */

@@ -27,5 +27,6 @@ void app_init(void)
 	virtio_net_init();
 	virtio_pci_init();
 	services_init();
+	iperf3_init();
 	vsock_cmd_init();
 }

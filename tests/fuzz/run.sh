@@ -7,18 +7,21 @@ set -eu
 cd "$(dirname "$0")/../.."
 secs=${1:-30}
 [ $# -gt 0 ] && shift
-targets=${*:-desc_chain vsock_hdr guest_vsock ring}
+targets=${*:-desc_chain vsock_hdr guest_vsock ring json iperf3}
 out=build/fuzz
 make -s fuzz-build
 
 status=0
 # back end: descriptor chains and vsock headers; guest: the socket layer
-# and the virtqueues against a hostile device
+# and the virtqueues against a hostile device; the iperf3 server and its JSON
 for t in $targets; do
 	mkdir -p "$out/corpus-$t"
 	echo "== fuzz_$t for ${secs}s"
+	# tests/fuzz/seeds-NAME, where present: inputs that reach deep states
+	seeds=""
+	[ -d "tests/fuzz/seeds-$t" ] && seeds="tests/fuzz/seeds-$t"
 	if ! "$out/fuzz_$t" -max_total_time="$secs" -print_final_stats=1 \
-		-artifact_prefix="$out/crash-$t-" "$out/corpus-$t" \
+		-artifact_prefix="$out/crash-$t-" "$out/corpus-$t" $seeds \
 		>"$out/fuzz_$t.log" 2>&1; then
 		tail -40 "$out/fuzz_$t.log"
 		status=1

@@ -1,0 +1,1 @@
+test_json_SRCS := app/json.c

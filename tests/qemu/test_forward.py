@@ -283,4 +283,3 @@ def test_slow_reader_bounded(fwd):
     finally:
         s.close()
     fwd.wait_all_closed()
-

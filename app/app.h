@@ -14,5 +14,7 @@ void rng_cmd_init(void);
 /* The UDP echo service on udp_echo_port (udp_echo.c). */
 void udp_echo_init(void);
 extern struct config_key cfg_udp_echo_port;
+/* sockperf's TCP server protocol on sockperf_port (sockperf.c). */
+void sockperf_init(void);
 
 #endif

@@ -27,5 +27,6 @@ void app_init(void)
 	virtio_net_init();
 	virtio_pci_init();
 	services_init();
+	sockperf_init();
 	vsock_cmd_init();
 }

@@ -13,6 +13,7 @@ import selectors
 import signal
 import socket
 import struct
+import subprocess
 import time
 
 import pytest
@@ -283,3 +284,37 @@ def test_slow_reader_bounded(fwd):
     finally:
         s.close()
     fwd.wait_all_closed()
+
+
+BACKEND = os.path.join(os.path.dirname(LOG_DIR), 'host', 'ringside-vhost-vsock')
+
+
+@pytest.mark.parametrize('spec', ['1234', '=1234', '5201=', '5201=x', 'x=1234',
+                                  '127.0.0.1:=1', '1.2.3.4:0=1', '5201=99999999999'])
+def test_bad_forward_spec(tmp_path, spec):
+    """A spec the back end cannot parse or bind exits at start, saying why."""
+    p = subprocess.run([BACKEND, '--socket', str(tmp_path / 'vu'), '--uds', str(tmp_path / 'u'),
+                        '--forward-tcp', spec], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, timeout=30)
+    assert p.returncode == 2
+    assert b'--forward-tcp' in p.stderr
+
+
+def test_forward_port_zero(tmp_path):
+    """PORT 0: the back end binds a free port and says which, and it accepts
+    there (with no guest yet, the client sees EOF at once)."""
+    p = subprocess.Popen([BACKEND, '--socket', str(tmp_path / 'vu'), '--uds',
+                          str(tmp_path / 'u'), '--forward-tcp', '0=1234'],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        line = p.stderr.readline().decode()
+        m = re.search(r'forwarding tcp 127\.0\.0\.1:(\d+) to guest port 1234', line)
+        assert m, line
+        port = int(m.group(1))
+        assert port != 0
+        with socket.create_connection(('127.0.0.1', port), 10) as s:
+            s.settimeout(10)
+            assert s.recv(1) == b''
+    finally:
+        p.terminate()
+        p.wait(10)

@@ -97,8 +97,10 @@ def build_parser():
     a('--vsock-uds', metavar='PATH', help='hybrid-vsock socket for host programs')
     a('--vsock-arg', metavar='ARG', action='append', default=[],
       help='extra back-end argument (repeatable)')
-    a('--forward', metavar='[ADDR:]HOSTPORT=GUESTPORT', action='append', default=[],
-      help='back end: TCP on HOSTPORT (loopback) to guest vsock port (repeatable)')
+    # --forward [ADDR:]H=G (repeatable): the back end's --forward-tcp, TCP port H
+    # (127.0.0.1 unless ADDR) to guest vsock port G (README, tools people
+    # already use); out of --help, which must fit a screen.
+    a('--forward', metavar='[ADDR:]H=G', action='append', default=[], help=argparse.SUPPRESS)
     a('--vsock-transport', choices=['auto', 'vhost-user', 'kernel'], default='auto',
       help='kernel: vhost-vsock-pci (/dev/vhost-vsock); auto: kernel with KVM and '
            '/dev/vhost-vsock, else our vhost-user back end')

@@ -250,6 +250,30 @@ def test_guest_closes_early(fwd):
         assert echo_exchange([(s, b'after')])[0] == b'after'
 
 
+def test_guest_closes_mid_connection(fwd):
+    """The guest's echo service goes away (echo_port=0 closes its
+    connections): the TCP client sees an orderly EOF, every byte echoed
+    before it intact, and the service comes back for the next client."""
+    s = fwd.connect(ECHO)
+    try:
+        assert echo_exchange([(s, b'before close')])[0] == b'before close'
+        fwd.guest.command('set echo_port=0')
+        assert s.recv(1) == b''
+    finally:
+        s.close()
+        fwd.guest.command('set echo_port=%d' % ECHO)
+    fwd.wait_all_closed()
+    deadline = time.monotonic() + 60
+    while True:  # the listener is back once an echo answers
+        try:
+            with fwd.connect(ECHO) as s:
+                assert echo_exchange([(s, b'again')])[0] == b'again'
+                break
+        except (ConnectionError, OSError):
+            assert time.monotonic() < deadline
+            time.sleep(0.2)
+
+
 def test_slow_reader_bounded(fwd):
     """A client that does not read: the guest's source runs out of credit,
     so the back end buffers at most its buf_alloc for it. Its memory stays

@@ -16,5 +16,7 @@ void udp_echo_init(void);
 extern struct config_key cfg_udp_echo_port;
 /* The iperf3 server on iperf3_port (iperf3.c). */
 void iperf3_init(void);
+/* sockperf's TCP server protocol on sockperf_port (sockperf.c). */
+void sockperf_init(void);
 
 #endif

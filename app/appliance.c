@@ -28,5 +28,6 @@ void app_init(void)
 	virtio_pci_init();
 	services_init();
 	iperf3_init();
+	sockperf_init();
 	vsock_cmd_init();
 }

@@ -25,6 +25,7 @@ long long pattern_check(const uint8_t *p, size_t n, uint64_t off);
 struct bench_opts {
 	const char *uds; /* hybrid vsock: Unix socket of the back end */
 	unsigned cid; /* AF_VSOCK peer when uds is NULL */
+	const char *tcp; /* HOST:PORT of a back end's --forward-tcp (it picks the guest port) */
 	int port; /* -1: the service's default port */
 	bool json, progress;
 	/* pingpong */

@@ -3,12 +3,17 @@
  * Reaching a guest port: AF_VSOCK (--cid) on hosts with vhost-vsock, or
  * hybrid vsock (--uds) through a back end's Unix socket: write
  * "CONNECT <port>\n", read "OK <hostport>\n", then the socket is the
- * stream (the convention of Firecracker and vhost-device-vsock).
+ * stream (the convention of Firecracker and vhost-device-vsock); or TCP
+ * (--tcp) to a back end's --forward-tcp listener, which names the guest
+ * port itself.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <time.h>
@@ -136,8 +141,44 @@ static int connect_vsock(unsigned cid, unsigned port)
 	return fd;
 }
 
+/* HOST:PORT ([v6]:PORT too); latency runs want every write out at once. */
+static int connect_tcp(const char *spec)
+{
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *ai;
+	const char *colon = strrchr(spec, ':');
+	char host[128];
+	size_t n = colon ? (size_t)(colon - spec) : 0;
+	int fd, one = 1;
+
+	if (n >= 2 && spec[0] == '[' && spec[n - 1] == ']') {
+		spec++;
+		n -= 2;
+	}
+	if (!colon || n == 0 || n >= sizeof(host)) {
+		fprintf(stderr, "ringside-bench: --tcp wants HOST:PORT\n");
+		exit(2);
+	}
+	memcpy(host, spec, n);
+	host[n] = 0;
+	if (getaddrinfo(host, colon + 1, &hints, &ai)) {
+		fprintf(stderr, "ringside-bench: --tcp %s: bad address\n", host);
+		exit(2);
+	}
+	fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || connect(fd, ai->ai_addr, ai->ai_addrlen) < 0) {
+		fprintf(stderr, "ringside-bench: connect %s:%s: %s\n", host, colon + 1,
+			strerror(errno));
+		exit(2);
+	}
+	freeaddrinfo(ai);
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	return fd;
+}
+
 int bench_connect(const struct bench_opts *o, unsigned port)
 {
+	if (o->tcp)
+		return connect_tcp(o->tcp);
 	if (o->uds)
 		return connect_uds(o->uds, port);
 	return connect_vsock(o->cid, port);

@@ -10,11 +10,13 @@
 #include "bench.h"
 
 static const char usage[] =
-	"usage: ringside-bench pingpong|stream|rr (--uds PATH | --cid N) [options]\n"
+	"usage: ringside-bench pingpong|stream|rr (--uds PATH | --cid N | --tcp HOST:PORT) [options]\n"
 	"       ringside-bench rr --udp HOST:PORT [options]\n"
 	"\n"
 	"  --uds PATH      hybrid vsock through a back end's Unix socket\n"
 	"  --cid N         AF_VSOCK to guest CID N (hosts with vhost-vsock)\n"
+	"  --tcp HOST:PORT TCP to a back end's --forward-tcp listener (its\n"
+	"                  forward names the guest port; --port is ignored)\n"
 	"  --port P        guest port (default: echo 1234, sink 1235, source 1236)\n"
 	"  --json          machine-readable output\n"
 	"  --progress      progress lines on stderr (default when stderr is a tty)\n"
@@ -129,6 +131,7 @@ int main(int argc, char **argv)
 {
 	static const struct option opts[] = { { "uds", required_argument, NULL, 'u' },
 					      { "cid", required_argument, NULL, 'c' },
+					      { "tcp", required_argument, NULL, 'X' },
 					      { "port", required_argument, NULL, 'p' },
 					      { "json", no_argument, NULL, 'j' },
 					      { "progress", no_argument, NULL, 'g' },
@@ -186,6 +189,9 @@ int main(int argc, char **argv)
 		switch (opt) {
 		case 'u':
 			o.uds = optarg;
+			break;
+		case 'X':
+			o.tcp = optarg;
 			break;
 		case 'c':
 			/* CIDs 0..2 are the hypervisor, local and the host: never a guest */
@@ -259,7 +265,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "ringside-bench: --udp is for rr\n");
 		return 2;
 	}
-	if (o.udp && (o.uds || have_cid)) {
+	if (o.udp && (o.uds || have_cid || o.tcp)) {
 		fprintf(stderr, "ringside-bench: --udp excludes --uds and --cid\n");
 		return 2;
 	}
@@ -269,9 +275,9 @@ int main(int argc, char **argv)
 					"most 65507 bytes\n");
 			return 2;
 		}
-	if (!o.udp && !o.uds == !have_cid) {
-		fprintf(stderr, "ringside-bench: give exactly one of --uds PATH "
-				"and --cid N\n");
+	if (!o.udp && (!!o.uds + have_cid + !!o.tcp) != 1) {
+		fprintf(stderr, "ringside-bench: give exactly one of --uds PATH, "
+				"--cid N and --tcp HOST:PORT\n");
 		return 2;
 	}
 	if (mode == 'r')

@@ -26,6 +26,7 @@ def helper_specs(opts, accel):
         specs.append(HelperSpec('vhost-vsock', [
                 opts.vsock_backend, '--socket', opts.vsock_socket,
                 '--uds', opts.vsock_uds, '--guest-cid', str(opts.vsock_cid)]
+                + ['--forward-tcp=' + f for f in opts.forward]
                 + opts.vsock_arg, socket_path=opts.vsock_socket))
     return specs
 

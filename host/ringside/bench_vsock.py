@@ -22,6 +22,7 @@ import time
 
 import ringside as rr
 
+from .bench_tools import forward_args, print_tools, run_tools
 from .benchlib import BENCH, REPO, Parser, run_bench, wait_vsock_up
 
 PROG = 'bench-vsock'
@@ -88,6 +89,9 @@ def parse_args(argv):
                    help='repeat every A/B cell this many times (1)')
     p.add_argument('--no-pingpong', action='store_true')
     p.add_argument('--no-stream', action='store_true')
+    p.add_argument('--tools', action='store_true',
+                   help='also sockperf through the TCP forward, ringside-bench forwarded '
+                        'vs hybrid (the forwarder\'s overhead)')
     p.add_argument('--json', metavar='FILE', help='also write all results as JSON')
     p.add_argument('--boot', choices=['iso', 'elf'], default='iso',
                    help='boot the ISO (default) or the ELF via -kernel')
@@ -218,8 +222,9 @@ def main(argv):
     opts = parse_args(argv)
     if not os.access(BENCH, os.X_OK):
         raise SystemExit('bench-vsock: %s not found (run make)' % BENCH)
+    fwd_args, fwd_ports = forward_args() if opts.tools else ([], {})
     lopts = rr.parse_args(['--vsock', '--boot', opts.boot, '--accel', 'auto']
-                          + opts.launcher_args)
+                          + fwd_args + opts.launcher_args)
     accel = rr.choose_accel(lopts)
     log = open(os.path.join(REPO, 'build', 'bench-vsock-qemu.log'), 'w')
     results = {'pingpong': [], 'stream': []}
@@ -255,6 +260,10 @@ def main(argv):
                                 res = stream_cell(target, opts, d, length,
                                                   streams)
                                 results['stream'].append((label(combo), res))
+        if opts.tools and uds:
+            results['tools'] = run_tools(opts, uds, fwd_ports, PROG)
+        elif opts.tools:
+            print('%s: --tools needs the vhost-user back end (its TCP forwarding)' % PROG)
         stats = guest.command('stats')
         launch.poweroff()
     if results['pingpong']:
@@ -263,6 +272,8 @@ def main(argv):
         print_stream(results['stream'])
     if opts.ab:
         print_ratios(results, variants(opts.ab))
+    if results.get('tools'):
+        print_tools(results['tools'])
     print('\nguest counters at the end:\n' + stats.rstrip())
     if opts.json:
         with open(opts.json, 'w') as f:

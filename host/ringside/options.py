@@ -97,6 +97,10 @@ def build_parser():
     a('--vsock-uds', metavar='PATH', help='hybrid-vsock socket for host programs')
     a('--vsock-arg', metavar='ARG', action='append', default=[],
       help='extra back-end argument (repeatable)')
+    # --forward [ADDR:]H=G (repeatable): the back end's --forward-tcp, TCP port H
+    # (127.0.0.1 unless ADDR) to guest vsock port G (README, tools people
+    # already use); out of --help, which must fit a screen.
+    a('--forward', metavar='[ADDR:]H=G', action='append', default=[], help=argparse.SUPPRESS)
     a('--vsock-transport', choices=['auto', 'vhost-user', 'kernel'], default='auto',
       help='kernel: vhost-vsock-pci (/dev/vhost-vsock); auto: kernel with KVM and '
            '/dev/vhost-vsock, else our vhost-user back end')
@@ -161,10 +165,10 @@ def resolve(opts):
     opts.serial_path = opts.serial[5:] if opts.serial.startswith('unix:') else None
     if opts.vsock_uds and not opts.vsock:
         raise UsageError('--vsock-uds needs --vsock')
-    if opts.vsock_arg and not opts.vsock:
-        raise UsageError('--vsock-arg needs --vsock')
-    if opts.vsock_transport == 'kernel' and (opts.vsock_uds or opts.vsock_arg):
-        raise UsageError('--vsock-uds and --vsock-arg are for the vhost-user back end, '
+    if (opts.vsock_arg or opts.forward) and not opts.vsock:
+        raise UsageError('--vsock-arg and --forward need --vsock')
+    if opts.vsock_transport == 'kernel' and (opts.vsock_uds or opts.vsock_arg or opts.forward):
+        raise UsageError('--vsock-uds, --vsock-arg and --forward are for the vhost-user back end, '
                          'not --vsock-transport kernel')
     if opts.strict and not opts.cmd:
         raise UsageError('--strict needs --cmd')

@@ -3,6 +3,7 @@
  * One vsock connection between a host socket and a guest port, and the
  * interface between the parts of the device that handle it: conn.c (table,
  * work list, credit, teardown), hybrid_front.c (the host's Unix sockets),
+ * tcp_front.c (--forward-tcp),
  * seqpacket.c (SOCK_SEQPACKET), guest_tx.c and guest_rx.c (the two queues).
  */
 #ifndef VV_CONN_H
@@ -65,6 +66,7 @@ struct conn {
 	uint32_t seq_rx_len, seq_rx_off;
 
 	bool readable, host_eof, host_gone, shut_wr_done;
+	bool tcp; /* from --forward-tcp: no CONNECT/OK lines, RST maps to TCP RST */
 	uint32_t guest_shut; /* SHUTDOWN flags the guest sent */
 	uint32_t shut_flags; /* SHUTDOWN flags we owe the guest */
 	unsigned pending;
@@ -102,6 +104,14 @@ bool conn_alloc_buf(struct vsock_dev *d, struct conn *c);
 void guest_connect(struct vsock_dev *d, const struct virtio_vsock_hdr *h);
 /* The guest accepted a host client's REQUEST: tell the client "OK". */
 void hybrid_connected(struct vsock_dev *d, struct conn *c);
+
+/* tcp_front.c */
+/* --forward-tcp [ADDR:]PORT=GUESTPORT: listen now; -1 on a bad spec or address. */
+int tcp_forward_add(struct vsock_dev *d, const char *spec);
+void tcp_accept(struct vsock_dev *d, struct ep_src *src);
+/* Before closing c's socket for a guest RST: make the close a TCP RST. */
+void tcp_guest_reset(struct conn *c);
+void tcp_close_listeners(void);
 
 /* seqpacket.c */
 void seq_from_guest(struct vsock_dev *d, struct conn *c, const struct vq_elem *e, uint32_t len,

@@ -20,6 +20,7 @@ enum ep_kind {
 	EP_KICK_TX,
 	EP_UDS_LISTEN, /* the --uds listener for host clients */
 	EP_UDS_SEQ_LISTEN, /* the --uds-seqpacket listener */
+	EP_TCP_LISTEN, /* a --forward-tcp listener (tcp_front.c) */
 	EP_CONN, /* a host-side socket of one connection */
 	EP_SIGNAL,
 };
@@ -29,6 +30,7 @@ struct ep_src {
 };
 
 #define VQ_RX 0
+#define TCP_MAX_FORWARDS 16
 #define VQ_TX 1
 #define RST_QUEUE_LEN 64
 
@@ -42,6 +44,8 @@ struct vsock_dev {
 	uint64_t guest_cid;
 	uint32_t buf_alloc; /* what we advertise per connection */
 	bool poll;
+	const char *forward_tcp[TCP_MAX_FORWARDS]; /* --forward-tcp specs (tcp_front.c) */
+	unsigned n_forward_tcp;
 
 	int epfd;
 	struct ep_src ep_vu_listen, ep_vu_conn, ep_kick[2], ep_uds, ep_uds_seq;

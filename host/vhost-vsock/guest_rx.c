@@ -65,6 +65,12 @@ static size_t stream_to_guest(struct vsock_dev *d, struct conn *c, const struct 
 		}
 		if (errno != ECONNRESET)
 			stats.host_io_errors++;
+		if (c->tcp && errno == ECONNRESET) {
+			/* the TCP client reset: so do we, no SHUTDOWN first */
+			stats.tcp_resets_rx++;
+			conn_reset(d, c);
+			return 0;
+		}
 		r = 0;
 		c->host_gone = true;
 	}

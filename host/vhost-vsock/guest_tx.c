@@ -112,6 +112,7 @@ static void tx_packet(struct vsock_dev *d, const struct vq_elem *e)
 		break;
 	case VSOCK_OP_RST:
 		stats.rst_rx++;
+		tcp_guest_reset(c);
 		if (c->on_work) { /* freed when the work list gets to it */
 			conn_close_fd(d, c);
 			conn_hash_del(d, c);

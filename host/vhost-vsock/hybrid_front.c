@@ -174,12 +174,15 @@ void hybrid_connected(struct vsock_dev *d, struct conn *c)
 		return;
 	}
 	c->state = ST_OPEN;
+	if (c->tcp) /* TCP clients get no OK line */
+		goto open;
 	n = snprintf(line, sizeof(line), "OK %u\n", c->host_port);
 	/* a fresh socket always has room for one short line */
 	if (send(c->fd, line, n, MSG_NOSIGNAL) != n) {
 		conn_reset(d, c);
 		return;
 	}
+open:
 	if (conn_has_rx_work(c))
 		work_add(d, c);
 }

@@ -16,6 +16,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "conn.h"
 #include "dev.h"
 #include "stats.h"
 
@@ -32,6 +33,9 @@ static const char usage[] =
 	"  --guest-cid N     the guest's CID (default 3)\n"
 	"  --buf-alloc BYTES receive buffer advertised per connection (default 262144)\n"
 	"  --poll            busy-poll the rings instead of sleeping on eventfds\n"
+	"  --forward-tcp [ADDR:]PORT=GUESTPORT  accept TCP on ADDR:PORT (default\n"
+	"                    127.0.0.1; PORT 0: any free one, printed) and join each\n"
+	"                    connection to guest port GUESTPORT (repeatable, up to 16)\n"
 	"  -v, --verbose     log the front end's messages (twice: every message)\n"
 	"  -h, --help        this text\n"
 	"\n"
@@ -94,6 +98,7 @@ static void parse_args(struct vsock_dev *d, int argc, char **argv)
 					      { "guest-cid", required_argument, NULL, 'c' },
 					      { "buf-alloc", required_argument, NULL, 'b' },
 					      { "poll", no_argument, NULL, 'p' },
+					      { "forward-tcp", required_argument, NULL, 'f' },
 					      { "verbose", no_argument, NULL, 'v' },
 					      { "help", no_argument, NULL, 'h' },
 					      { 0 } };
@@ -132,6 +137,9 @@ static void parse_args(struct vsock_dev *d, int argc, char **argv)
 			break;
 		case 'p':
 			d->poll = true;
+			break;
+		case 'f': /* listened on in setup(), once epoll exists */
+			d->forward_tcp[d->n_forward_tcp++ % TCP_MAX_FORWARDS] = optarg;
 			break;
 		case 'v':
 			vv_verbose++;
@@ -186,6 +194,11 @@ static void setup(struct vsock_dev *d)
 		die("signalfd: %s", strerror(errno));
 	ep_add(d, d->sig_fd, &d->ep_sig, EP_SIGNAL);
 	vsock_init(d);
+	if (d->n_forward_tcp > TCP_MAX_FORWARDS)
+		die("%s", "--forward-tcp: at most 16");
+	for (unsigned i = 0; i < d->n_forward_tcp; i++)
+		if (tcp_forward_add(d, d->forward_tcp[i]) < 0)
+			die("--forward-tcp: cannot listen on '%s'", d->forward_tcp[i]);
 }
 
 static void drain_eventfd(int fd)
@@ -288,6 +301,9 @@ static void run(struct vsock_dev *d)
 			case EP_UDS_SEQ_LISTEN:
 				vsock_accept(d, true);
 				break;
+			case EP_TCP_LISTEN:
+				tcp_accept(d, src);
+				break;
 			case EP_CONN:
 				vsock_conn_event(d, src, ev[i].events);
 				break;
@@ -321,6 +337,7 @@ int main(int argc, char **argv)
 		dev.poll ? ", polling" : "");
 	run(&dev);
 	vu_disconnect(&dev);
+	tcp_close_listeners();
 	unlink(dev.vu_path);
 	unlink(dev.uds_path);
 	if (dev.uds_seq_path)

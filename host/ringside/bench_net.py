@@ -61,14 +61,14 @@ LINUX_READY = 'ringside-linux-guest: ready'
 LINUX_CMDLINE = 'console=ttyS0 quiet panic=-1 pci=nomsi'
 
 
-def guest_args(sock, packed=True, mem='512M'):
+def guest_args(sock, packed=True, mem='512M', mrg_rxbuf=True):
     """QEMU arguments for virtio-net-pci on a vhost-user back end at `sock`."""
     return ['-object', 'memory-backend-memfd,id=mem,size=%s,share=on' % mem,
             '-machine', 'memory-backend=mem',
             '-chardev', 'socket,id=vhu0,path=%s' % sock,
             '-netdev', 'vhost-user,id=n0,chardev=vhu0',
-            '-device', 'virtio-net-pci,netdev=n0,packed=%s,mac=%s'
-            % ('on' if packed else 'off', GUEST_MAC)]
+            '-device', 'virtio-net-pci,netdev=n0,packed=%s,mac=%s%s'
+            % ('on' if packed else 'off', GUEST_MAC, '' if mrg_rxbuf else ',mrg_rxbuf=off')]
 
 
 PKTGEN_RX = re.compile(r'pktgen: (\d+) packets (\d+) bytes in ([\d.]+) s: ([\d.]+) Mpps.*?'

@@ -28,9 +28,17 @@ pytestmark = pytest.mark.skipif(not shutil.which('dpdk-testpmd'),
 NETSINK = re.compile(r'netsink: (\d+) frames (\d+) bytes in ([\d.]+) s: ([\d.]+) Mpps.*?'
                      r'netsink: drops (.*?) total=(\d+) refill_fail=(\d+)', re.S)
 
+# QEMU 7.2 under TCG dies when a guest starts virtio-net on vhost-user with
+# MSI-X enabled (bench_net.LINUX_CMDLINE): the vhost peer sees the socket
+# close right after SET_VRING_ENABLE, before the guest prints a line.
+MSIX_SKIP = pytest.mark.skip(reason='QEMU 7.2 (TCG) exits when virtio-net on vhost-user '
+                             'starts with MSI-X; irq=poll only')
+
 # (ring, mergeable, irq)
 BOOTS = [('split', True, 'poll'), ('packed', True, 'poll'), ('split', False, 'poll'),
-         ('packed', False, 'poll')]
+         ('packed', False, 'poll'),
+         pytest.param(('split', True, 'msix'), marks=MSIX_SKIP),
+         pytest.param(('packed', True, 'msix'), marks=MSIX_SKIP)]
 
 
 def parse_netsink(out):

@@ -89,12 +89,12 @@ LINUX_PKTGEN = re.compile(r'pktgen-result: sent (\d+) of (\d+) in (\d+) usec (\d
 
 
 def linux_guest_argv(sock, packed, accel='tcg', machine='q35', kernel=LINUX_KERNEL,
-                     initrd=LINUX_INITRD):
+                     initrd=LINUX_INITRD, mrg_rxbuf=True):
     """ringside-run arguments that boot the Linux guest with the QEMU options
     ringside gets (guest_args() and the launcher's machine line)."""
     return ['--accel', accel, '--boot', 'elf', '--kernel', kernel, '--machine', machine,
             '--cmdline', LINUX_CMDLINE, '--', '-initrd', initrd,
-            *guest_args(sock, packed=packed)]
+            *guest_args(sock, packed=packed, mrg_rxbuf=mrg_rxbuf)]
 
 
 def linux_wait_ready(console, timeout):

@@ -18,15 +18,13 @@ import time
 import pytest
 
 from ringside import bench_net as bench
+from ringside.bench_netrx import parse_netsink
 
 from conftest import ELF, REPO, require_image
 from ringside_qemu import Guest
 
 pytestmark = pytest.mark.skipif(not shutil.which('dpdk-testpmd'),
                                 reason='dpdk-testpmd not installed (package dpdk-dev)')
-
-NETSINK = re.compile(r'netsink: (\d+) frames (\d+) bytes in ([\d.]+) s: ([\d.]+) Mpps.*?'
-                     r'netsink: drops (.*?) total=(\d+) refill_fail=(\d+)', re.S)
 
 # QEMU 7.2 under TCG dies when a guest starts virtio-net on vhost-user with
 # MSI-X enabled (bench_net.LINUX_CMDLINE): the vhost peer sees the socket
@@ -39,15 +37,6 @@ BOOTS = [('split', True, 'poll'), ('packed', True, 'poll'), ('split', False, 'po
          ('packed', False, 'poll'),
          pytest.param(('split', True, 'msix'), marks=MSIX_SKIP),
          pytest.param(('packed', True, 'msix'), marks=MSIX_SKIP)]
-
-
-def parse_netsink(out):
-    m = NETSINK.search(out)
-    assert m, 'unexpected netsink output: %r' % out
-    drops = {k: int(v) for k, v in re.findall(r'(\w+)=(\d+)', m.group(5))}
-    return {'frames': int(m.group(1)), 'bytes': int(m.group(2)), 'seconds': float(m.group(3)),
-            'mpps': float(m.group(4)), 'drops': drops, 'drops_total': int(m.group(6)),
-            'refill_fail': int(m.group(7))}
 
 
 def boot_id(b):

@@ -12,16 +12,21 @@ reason. Split and packed rings, mergeable buffers on and off.
 import os
 import re
 import shutil
+import subprocess
 import tempfile
 import time
 
 import pytest
 
+import ringside
 from ringside import bench_net as bench
+from ringside import bench_netrx as netrx
 from ringside.bench_netrx import parse_netsink
 
 from conftest import ELF, REPO, require_image
 from ringside_qemu import Guest
+
+LOG_DIR = os.path.join(REPO, 'build', 'qemu-test-logs')
 
 pytestmark = pytest.mark.skipif(not shutil.which('dpdk-testpmd'),
                                 reason='dpdk-testpmd not installed (package dpdk-dev)')
@@ -82,24 +87,9 @@ def test_txonly_counts(rx_guest):
     plus its counted drops equals what testpmd says it sent."""
     g, want = rx_guest, 20000
     g.command('netsink on')
-    base = g.pmd.port_stats()
-    g.pmd.forward_start()
-    deadline = time.monotonic() + 300
-    while True:
-        st = g.pmd.wait_rx(0, base)
-        if st['tx'] >= want or time.monotonic() > deadline:
-            break
-        time.sleep(0.5)
-    g.pmd.forward_stop()
-    sent = g.pmd.wait_rx(0, base)['tx']
+    sent = netrx.send_at_least(g.pmd, want, 300)
     assert sent >= want, 'testpmd sent only %d frames in 300 s' % sent
-    # The guest drains what was already in its ring: wait for the count.
-    deadline = time.monotonic() + 120
-    while True:
-        r = parse_netsink(g.command('netsink show'))
-        if r['frames'] + r['drops_total'] >= sent or time.monotonic() > deadline:
-            break
-        time.sleep(0.5)
+    netrx.wait_counted(netrx.RingsideSink(g.console, 60), sent, 120)
     r = parse_netsink(g.command('netsink off'))
     assert r['frames'] == sent - r['drops_total'], (sent, r)
     assert r['bytes'] == r['frames'] * 64
@@ -138,3 +128,52 @@ def test_netsink_errors(rx_guest):
 
 def test_poweroff(rx_guest):
     assert rx_guest.poweroff() == 0
+
+
+@pytest.fixture(scope='module', params=['split', 'packed'])
+def linux_rx(request):
+    """The Linux baseline of host/bench-netrx: Debian's kernel counting at
+    eth0 (the guest server's `rxcount`), testpmd txonly toward it."""
+    if not os.path.isdir('/lib/modules') or not os.listdir('/lib/modules'):
+        pytest.skip('no Debian kernel (package linux-image-amd64)')
+    subprocess.run(['make', '-s', 'linux-guest'], cwd=REPO, check=True,
+                   stdout=subprocess.DEVNULL)
+    ring = request.param
+    os.makedirs(LOG_DIR, exist_ok=True)
+    name = 'netrx-linux-%s' % ring
+    workdir = tempfile.mkdtemp(prefix='ringside-netrx-linux-')
+    sock = os.path.join(workdir, 'vhost-net.sock')
+    logs = [open(os.path.join(LOG_DIR, name + '.testpmd.log'), 'w'),
+            open(os.path.join(LOG_DIR, name + '.serial.log'), 'wb'),
+            open(os.path.join(LOG_DIR, name + '.stderr.log'), 'w')]
+    pmd = bench.TestPmd(sock, mode='txonly', log=logs[0], auto_start=False, txpkts=64)
+    launch = None
+    try:
+        pmd.start()
+        accel = os.environ.get('RINGSIDE_TEST_ACCEL', 'tcg')
+        opts = ringside.parse_args(bench.linux_guest_argv(sock, ring == 'packed', accel))
+        launch = ringside.Launch(opts, accel, qemu_stderr=logs[2], log=logs[1])
+        launch.start()
+        bench.linux_wait_ready(launch.console, 300)
+        yield launch, pmd
+    finally:
+        if launch:
+            launch.stop()
+        pmd.stop()
+        for f in logs:
+            f.close()
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+def test_linux_txonly_counts(linux_rx):
+    """Linux counts at its interface every frame testpmd sent."""
+    launch, pmd = linux_rx
+    sink = netrx.LinuxSink(launch.console, 120)
+    sink.start()
+    sent = netrx.send_at_least(pmd, 20000, 300)
+    assert sent >= 20000, 'testpmd sent only %d frames in 300 s' % sent
+    netrx.wait_counted(sink, sent, 120)
+    r = sink.finish()
+    assert r['frames'] == sent - r['drops_total'], (sent, r)
+    assert r['bytes'] == r['frames'] * 64
+    assert r['rx_errors'] == 0

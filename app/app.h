@@ -11,6 +11,8 @@ void net_shell_init(void);
 void vsock_cmd_init(void);
 /* The `rng` command (rng_cmd.c). */
 void rng_cmd_init(void);
+/* The `netsink` RX benchmark command (netsink.c). */
+void netsink_init(void);
 /* The UDP echo service on udp_echo_port (udp_echo.c). */
 void udp_echo_init(void);
 extern struct config_key cfg_udp_echo_port;

@@ -24,6 +24,7 @@ void app_init(void)
 	net_init();
 	udp_echo_init();
 	net_shell_init();
+	netsink_init();
 	virtio_net_init();
 	virtio_pci_init();
 	services_init();

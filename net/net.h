@@ -110,6 +110,14 @@ struct net_dev *net_device(void);
 /* The driver's receive path: one whole frame, valid only during the call. */
 void net_rx(struct net_dev *dev, const void *frame, uint32_t len);
 
+/*
+ * A tap that takes every received frame before the protocols see it (the
+ * `netsink` RX benchmark counts and drops there). NULL gives the frames
+ * back to the stack. The frame is valid only during the call.
+ */
+typedef void net_rx_tap_fn(struct net_dev *dev, const void *frame, uint32_t len);
+void net_set_rx_tap(net_rx_tap_fn *tap);
+
 /* From the poll loop: receive, reclaim sent buffers; frames received. */
 unsigned int net_poll(void);
 

@@ -24,6 +24,10 @@
  *                        datagram to port 7 with its payload (RFC 862,
  *                        like ringside's net/udp.c); prints "udpecho ready"
  *                        or "udpecho error: ..."
+ *   rxcount              bring eth0 up as for pktgen (once) and print its
+ *                        counters, the receive baseline counted at the
+ *                        interface: "rxcount: ns T rx_packets N rx_bytes B
+ *                        rx_dropped D rx_errors E" (T: CLOCK_MONOTONIC)
  *   reboot               restart the guest (tests: the back end survives)
  *   kallsyms             the kernel's and modules' text symbols from
  *                        /proc/kallsyms between "kallsyms-begin" and
@@ -47,6 +51,7 @@
 #include <sys/reboot.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include <linux/vm_sockets.h>
 
@@ -494,6 +499,31 @@ static void print_text_symbols(void)
 }
 
 /* The UDP echo (RFC 862) on port 7, in its own process. */
+static unsigned long long eth0_counter(const char *name)
+{
+	char path[96], text[32];
+
+	snprintf(path, sizeof(path), "/sys/class/net/" PG_IF "/statistics/%s", name);
+	return read_text(path, text, sizeof(text)) ? 0 : strtoull(text, NULL, 10);
+}
+
+static void do_rxcount(void)
+{
+	static int up;
+	struct timespec ts;
+
+	if (!up && eth0_up() < 0) {
+		printf("rxcount error: %s\n", pg_err);
+		return;
+	}
+	up = 1;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	printf("rxcount: ns %llu rx_packets %llu rx_bytes %llu rx_dropped %llu rx_errors %llu\n",
+	       (unsigned long long)ts.tv_sec * 1000000000ULL + (unsigned long long)ts.tv_nsec,
+	       eth0_counter("rx_packets"), eth0_counter("rx_bytes"), eth0_counter("rx_dropped"),
+	       eth0_counter("rx_errors"));
+}
+
 static void do_udpecho(void)
 {
 	struct sockaddr_in sa = {
@@ -602,6 +632,8 @@ int main(void)
 			do_pktgen(ip, mac, bytes, size, burst);
 		} else if (!strcmp(line, "kallsyms\n")) {
 			print_text_symbols();
+		} else if (!strcmp(line, "rxcount\n")) {
+			do_rxcount();
 		} else if (!strcmp(line, "udpecho\n")) {
 			do_udpecho();
 		} else if (!strcmp(line, "reboot\n")) {
@@ -609,7 +641,7 @@ int main(void)
 			reboot(RB_AUTOBOOT);
 		} else if (line[0] != '\n')
 			printf("commands: connect|sconnect PORT BYTES | pktgen "
-			       "DSTIP DSTMAC COUNT SIZE BURST | udpecho | kallsyms | "
+			       "DSTIP DSTMAC COUNT SIZE BURST | udpecho | rxcount | kallsyms | "
 			       "reboot\n");
 	}
 	for (;;)

@@ -61,14 +61,14 @@ LINUX_READY = 'ringside-linux-guest: ready'
 LINUX_CMDLINE = 'console=ttyS0 quiet panic=-1 pci=nomsi'
 
 
-def guest_args(sock, packed=True, mem='512M'):
+def guest_args(sock, packed=True, mem='512M', mrg_rxbuf=True):
     """QEMU arguments for virtio-net-pci on a vhost-user back end at `sock`."""
     return ['-object', 'memory-backend-memfd,id=mem,size=%s,share=on' % mem,
             '-machine', 'memory-backend=mem',
             '-chardev', 'socket,id=vhu0,path=%s' % sock,
             '-netdev', 'vhost-user,id=n0,chardev=vhu0',
-            '-device', 'virtio-net-pci,netdev=n0,packed=%s,mac=%s'
-            % ('on' if packed else 'off', GUEST_MAC)]
+            '-device', 'virtio-net-pci,netdev=n0,packed=%s,mac=%s%s'
+            % ('on' if packed else 'off', GUEST_MAC, '' if mrg_rxbuf else ',mrg_rxbuf=off')]
 
 
 PKTGEN_RX = re.compile(r'pktgen: (\d+) packets (\d+) bytes in ([\d.]+) s: ([\d.]+) Mpps.*?'
@@ -89,12 +89,12 @@ LINUX_PKTGEN = re.compile(r'pktgen-result: sent (\d+) of (\d+) in (\d+) usec (\d
 
 
 def linux_guest_argv(sock, packed, accel='tcg', machine='q35', kernel=LINUX_KERNEL,
-                     initrd=LINUX_INITRD):
+                     initrd=LINUX_INITRD, mrg_rxbuf=True):
     """ringside-run arguments that boot the Linux guest with the QEMU options
     ringside gets (guest_args() and the launcher's machine line)."""
     return ['--accel', accel, '--boot', 'elf', '--kernel', kernel, '--machine', machine,
             '--cmdline', LINUX_CMDLINE, '--', '-initrd', initrd,
-            *guest_args(sock, packed=packed)]
+            *guest_args(sock, packed=packed, mrg_rxbuf=mrg_rxbuf)]
 
 
 def linux_wait_ready(console, timeout):

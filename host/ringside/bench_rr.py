@@ -11,7 +11,10 @@ and, once per guest, over UDP against the guest's UDP echo (port 7) from
 inside the namespace. Each cell reports transactions/s (total and per
 session), latency percentiles over all transactions, Jain's fairness index
 over sessions, and the CPU the back end and QEMU burned during the cell
-(utime + stime from /proc/PID/stat, % of one CPU).
+(utime + stime from /proc/PID/stat, % of one CPU). With --cost the guest
+runs under the cost plugin (build/host/ringside-cost.so) and each cell also
+reports guest instructions per transaction: the instructions over the whole
+cell (connects and warm-up included) over the measured transactions.
 
 Prints a table per transport, the ringside/Linux ratio and the poll/sleep
 gain per cell, and writes PNG plots (transactions/s and latency against
@@ -29,10 +32,11 @@ import time
 
 import ringside as rr
 
-from . import netns
+from . import cost, netns
 from .bench_compare import LINUX_INITRD, LINUX_KERNEL, LINUX_READY
 from .bench_vsock import int_list, size_list
 from .benchlib import BENCH, REPO, Parser, wait_vsock_up
+from .images import COST_PLUGIN
 
 PROG = 'bench-rr'
 OUT_DIR = os.path.join(REPO, 'build', 'bench')
@@ -86,10 +90,14 @@ def guest_args(which, poll, ns):
     return args
 
 
-def rr_cell(target, sessions, size, opts, meter, prefix=()):
+def rr_cell(target, sessions, size, opts, meter, prefix=(), block=None):
+    """One cell; with the cost block (`block`), guest instructions per
+    transaction: the instructions of the whole cell (connect, warm-up and
+    close included) over the measured transactions."""
     args = ['rr'] + target + ['--sessions', str(sessions), '--size', str(size),
                               '--time', str(opts.time), '--warmup', str(opts.warmup)]
     meter.start()
+    before = block.snapshot() if block else None
     proc = subprocess.run(list(prefix) + [BENCH] + args + ['--json'], capture_output=True,
                           text=True, timeout=opts.time * 20 + 600)
     if proc.returncode != 0:
@@ -100,6 +108,10 @@ def rr_cell(target, sessions, size, opts, meter, prefix=()):
         return None
     res = json.loads(proc.stdout)['results'][0]
     res.update(meter.stop())
+    if block:
+        insns = (block.snapshot() - before).totals['insns']
+        res['guest_insns'] = insns
+        res['insns_per_txn'] = insns / res['transactions'] if res['transactions'] else None
     return res
 
 
@@ -118,7 +130,12 @@ def wait_echo_idle(launch, timeout=120):
 
 
 def boot_and_measure(which, poll, opts, accel, ns, rows):
-    lopts = rr.parse_args(['--accel', accel] + guest_args(which, poll, ns))
+    cost_path = None
+    args = ['--accel', accel] + guest_args(which, poll, ns)
+    if opts.cost:
+        cost_path = os.path.join(REPO, 'build', 'bench-rr-%s.cost' % which)
+        args = ['--cost', cost_path] + args
+    lopts = rr.parse_args(args)
     if ns:
         lopts.qemu = ns.qemu
     backend = 'poll' if poll else 'sleep'
@@ -132,11 +149,13 @@ def boot_and_measure(which, poll, opts, accel, ns, rows):
         wait_vsock_up(uds, prog=PROG)
         be = [p.pid for name, p in launch.children.procs if name == 'vhost-vsock']
         meter = CpuMeter({'backend': be[0] if be else None, 'qemu': launch.qemu.pid})
+        # the plugin creates the block when QEMU starts, long before ready
+        block = cost.CostBlock(cost_path) if cost_path else None
         for sessions in opts.sessions:
             for size in opts.sizes:
                 if which == 'ringside':
                     wait_echo_idle(launch)
-                res = rr_cell(['--uds', uds], sessions, size, opts, meter)
+                res = rr_cell(['--uds', uds], sessions, size, opts, meter, block=block)
                 if not res:
                     continue
                 rows.append(dict(res, guest=which, transport='vsock', backend=backend))
@@ -148,7 +167,8 @@ def boot_and_measure(which, poll, opts, accel, ns, rows):
             target = ['--udp', '%s:7' % netns.GUEST_IP, '--udp-timeout', str(opts.udp_timeout)]
             for sessions in opts.sessions:
                 for size in opts.sizes:
-                    res = rr_cell(target, sessions, size, opts, meter, prefix=ns.prefix())
+                    res = rr_cell(target, sessions, size, opts, meter, prefix=ns.prefix(),
+                                  block=block)
                     if not res:
                         continue
                     rows.append(dict(res, guest=which, transport='udp', backend='-'))
@@ -157,25 +177,32 @@ def boot_and_measure(which, poll, opts, accel, ns, rows):
             launch.poweroff()
 
 
+def insns_text(r):
+    v = r.get('insns_per_txn')
+    return ', %.0f guest insns/txn' % v if v is not None else ''
+
+
 def progress(r):
-    print('  %-8s %-5s %-5s %4d x %5d B: %10.1f tps, p99 %9.0f ns, jain %.3f'
+    print('  %-8s %-5s %-5s %4d x %5d B: %10.1f tps, p99 %9.0f ns, jain %.3f%s'
           % (r['guest'], r['transport'], r['backend'], r['sessions'], r['size'], r['tps'],
-             r['p99'], r['jain']), flush=True)
+             r['p99'], r['jain'], insns_text(r)), flush=True)
 
 
-HEAD = ('%-8s %-5s %-5s %5s %5s %10s %9s %9s %9s %6s %9s %7s %7s'
+HEAD = ('%-8s %-5s %-5s %5s %5s %10s %9s %9s %9s %6s %9s %7s %7s %10s'
         % ('guest', 'trans', 'back', 'sess', 'size', 'tps', 'tps/sess', 'p50 ns', 'p99 ns',
-           'jain', 'slowest', 'be cpu', 'qemu'))
+           'jain', 'slowest', 'be cpu', 'qemu', 'insns/txn'))
 
 
 def print_rows(rows):
     print('\nrequest/response (response = request size); CPU in % of one CPU')
     print(HEAD)
     for r in rows:
-        print('%-8s %-5s %-5s %5d %5d %10.1f %9.2f %9.0f %9.0f %6.3f %9.2f %7.1f %7.1f' % (
+        ipt = r.get('insns_per_txn')
+        print('%-8s %-5s %-5s %5d %5d %10.1f %9.2f %9.0f %9.0f %6.3f %9.2f %7.1f %7.1f %10s' % (
                 r['guest'], r['transport'], r['backend'], r['sessions'], r['size'], r['tps'],
                 r['tps_per_session'], r['p50'], r['p99'], r['jain'], r['slowest_tps'],
-                r.get('backend_cpu', 0), r.get('qemu_cpu', 0)))
+                r.get('backend_cpu', 0), r.get('qemu_cpu', 0),
+                '%.0f' % ipt if ipt is not None else '-'))
 
 
 def index(rows):
@@ -279,6 +306,9 @@ def main(argv):
     p.add_argument('--no-udp', action='store_true', help='vsock only, no namespace')
     p.add_argument('--udp-timeout', type=float, default=1.0,
                    help='seconds before an unanswered UDP request is sent again (1)')
+    p.add_argument('--cost', action='store_true',
+                   help='guest instructions per transaction from the cost plugin '
+                        '(build/host/ringside-cost.so)')
     p.add_argument('--json', metavar='FILE', help='also write all cells as JSON')
     p.add_argument('--plots', metavar='DIR', default=OUT_DIR,
                    help='where the PNG plots go (build/bench)')
@@ -296,6 +326,7 @@ def main(argv):
     if max(opts.sessions) > 1000 or opts.time <= 0:
         p.error('at most 1000 sessions; --time must be positive')
     need = [BENCH] + ([LINUX_KERNEL, LINUX_INITRD] if 'linux' in guests else [])
+    need += [COST_PLUGIN] if opts.cost else []
     for path in need:
         if not os.path.exists(path):
             p.error('%s missing: run make and make linux-guest' % os.path.relpath(path, REPO))

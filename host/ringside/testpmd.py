@@ -27,8 +27,12 @@ class TestPmd:
     then SIGTERM, then SIGKILL.
     """
 
-    def __init__(self, sock, mode='rxonly', lcores='0-1', mbufs=8192, log=None):
+    def __init__(self, sock, mode='rxonly', lcores='0-1', mbufs=8192, log=None,
+                 auto_start=True, txpkts=None):
         self.sock, self.mode, self.lcores, self.mbufs = sock, mode, lcores, mbufs
+        # txonly toward the guest starts on `start` (forward_start()), not
+        # when the guest connects, so a test or benchmark sets up first.
+        self.auto_start, self.txpkts = auto_start, txpkts
         self.prefix = 'ringside-%d-%d' % (os.getpid(), int(time.monotonic() * 1000) % 100000)
         self.log = log
         self.proc = None
@@ -41,8 +45,10 @@ class TestPmd:
         return ['stdbuf', '-oL', TESTPMD, '-l', self.lcores, '--no-huge', '-m', '1024',
                 '--no-pci', '--file-prefix=%s' % self.prefix,
                 '--vdev', 'net_vhost0,iface=%s,queues=1' % self.sock, '--',
-                '-i', '--auto-start', '--forward-mode=%s' % self.mode,
-                '--port-topology=loop', '--total-num-mbufs=%d' % self.mbufs]
+                '-i', '--forward-mode=%s' % self.mode,
+                '--port-topology=loop', '--total-num-mbufs=%d' % self.mbufs,
+                *(['--auto-start'] if self.auto_start else []),
+                *(['--txpkts=%d' % self.txpkts] if self.txpkts else [])]
 
     def start(self, timeout=60.0):
         if os.path.exists(self.sock):
@@ -104,6 +110,15 @@ class TestPmd:
                           r'\s+RX-bytes:\s*(\d+).*?TX-packets:\s*(\d+).*?#{20,}', timeout)
         return {'rx': int(m.group(1)), 'missed': int(m.group(2)),
                 'rx_bytes': int(m.group(3)), 'tx': int(m.group(4))}
+
+    def forward_start(self):
+        self.send('start')
+        self.wait_for(r'%s packet forwarding' % self.mode)
+
+    def forward_stop(self, timeout=60.0):
+        """`stop`: after the answer no more frames are sent."""
+        self.send('stop')
+        self.wait_for(r'Done\.', timeout)
 
     def clear_stats(self):
         self.send('clear port stats 0')

@@ -1,0 +1,180 @@
+// SPDX-License-Identifier: MIT
+/*
+ * netsink: the receive benchmark's guest side. While it runs, a net RX tap
+ * takes every frame the driver delivers before the protocols would, counts
+ * it and drops it, so what is measured is the driver and the ring, not
+ * Ethernet/IP parsing. Frames the driver itself dropped are reported by
+ * reason from the device counters (deltas over the run): a sender's count
+ * must equal frames + drops.
+ *
+ *   netsink [seconds=S] [idle=MS]   run, stop after S s or MS ms without frames
+ *   netsink on | show | off         the same as a switch (off prints the report)
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "app/app.h"
+#include "kernel/poll.h"
+#include "kernel/shell.h"
+#include "kernel/time.h"
+#include "net/net.h"
+
+#define NETSINK_MAX_SECONDS 3600
+
+/* The device counters that mean "a frame arrived and the driver dropped it". */
+#define NETSINK_DROPS(X) \
+	X(rx_drop_short) X(rx_drop_long) X(rx_drop_num_buffers) X(rx_drop_bad_token)
+
+struct netsink {
+	bool on;
+	struct net_dev *dev;
+	struct net_dev_stats base; /* device counters when the run started */
+	uint64_t frames, bytes;
+	uint64_t first_ns, last_ns; /* first and last frame seen */
+};
+
+static struct netsink sink;
+
+static void netsink_tap(struct net_dev *dev, const void *frame, uint32_t len)
+{
+	uint64_t now = now_ns();
+
+	(void)dev;
+	(void)frame;
+	if (!sink.frames)
+		sink.first_ns = now;
+	sink.last_ns = now;
+	sink.frames++;
+	sink.bytes += len;
+}
+
+static int netsink_on(void)
+{
+	struct net_dev *dev = net_device();
+
+	if (!dev)
+		return shell_error("netsink: no network device");
+	memset(&sink, 0, sizeof(sink));
+	sink.dev = dev;
+	sink.base = dev->stats;
+	sink.on = true;
+	net_set_rx_tap(netsink_tap);
+	return 0;
+}
+
+static void netsink_report(void)
+{
+	const struct net_dev_stats *now = &sink.dev->stats, *base = &sink.base;
+	double secs = (sink.last_ns - sink.first_ns) / 1e9;
+	uint64_t total = 0;
+
+	/* the rate counts the gaps between frames: n frames span n - 1 of them */
+	printf("netsink: %llu frames %llu bytes in %.6f s: %.4f Mpps %.4f Gb/s\n",
+	       (unsigned long long)sink.frames, (unsigned long long)sink.bytes, secs,
+	       secs > 0 ? (sink.frames - 1) / secs / 1e6 : 0.0,
+	       secs > 0 ? sink.bytes * 8 / secs / 1e9 : 0.0);
+	printf("netsink: drops");
+#define NETSINK_PRINT_DROP(name)                                                     \
+	printf(" %s=%llu", #name + 3, (unsigned long long)(now->name - base->name)); \
+	total += now->name - base->name;
+	NETSINK_DROPS(NETSINK_PRINT_DROP)
+#undef NETSINK_PRINT_DROP
+	/* not a lost frame, but the ring ran short of buffers meanwhile */
+	printf(" total=%llu refill_fail=%llu\n", (unsigned long long)total,
+	       (unsigned long long)(now->rx_refill_fail - base->rx_refill_fail));
+}
+
+static void netsink_off(void)
+{
+	net_set_rx_tap(NULL);
+	sink.on = false;
+	/* the driver may have gone (re-probe): report what was counted */
+	if (net_device() != sink.dev)
+		printf("netsink: the network device changed during the run\n");
+	netsink_report();
+}
+
+struct netsink_wait {
+	uint64_t end_ns, idle_ns;
+};
+
+static enum poll_step netsink_step(void *arg)
+{
+	const struct netsink_wait *w = arg;
+	uint64_t now = now_ns();
+
+	if (now >= w->end_ns)
+		return POLL_DONE;
+	/* idle counts from the last frame, so it ends only after traffic */
+	if (w->idle_ns && sink.frames && now - sink.last_ns >= w->idle_ns)
+		return POLL_DONE;
+	return POLL_AGAIN;
+}
+
+static int parse_u64(const char *s, uint64_t max, uint64_t *out)
+{
+	char *end;
+
+	if (!*s || *s == '-')
+		return -EINVAL;
+	*out = strtoull(s, &end, 0);
+	return *end || *out > max ? -EINVAL : 0;
+}
+
+static int netsink_timed(int argc, char **argv)
+{
+	uint64_t seconds = 10, idle_ms = 0;
+	struct netsink_wait w;
+	int ret;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strncmp(argv[i], "seconds=", 8) &&
+		    !parse_u64(argv[i] + 8, NETSINK_MAX_SECONDS, &seconds) && seconds)
+			continue;
+		if (!strncmp(argv[i], "idle=", 5) &&
+		    !parse_u64(argv[i] + 5, NETSINK_MAX_SECONDS * 1000ULL, &idle_ms))
+			continue;
+		return shell_error("netsink: bad argument '%s' (seconds=1..%d idle=MS on show off)",
+				   argv[i], NETSINK_MAX_SECONDS);
+	}
+	ret = netsink_on();
+	if (ret)
+		return ret;
+	w.end_ns = now_ns() + seconds * 1000000000ULL;
+	w.idle_ns = idle_ms * 1000000ULL;
+	poll_wait(netsink_step, &w, w.end_ns);
+	netsink_off();
+	return 0;
+}
+
+static int cmd_netsink(int argc, char **argv)
+{
+	if (argc == 2 && !strcmp(argv[1], "on"))
+		return sink.on ? shell_error("netsink: already on") : netsink_on();
+	if (argc == 2 && (!strcmp(argv[1], "off") || !strcmp(argv[1], "show"))) {
+		if (!sink.on)
+			return shell_error("netsink: not on");
+		if (argv[1][1] == 'f')
+			netsink_off();
+		else
+			netsink_report();
+		return 0;
+	}
+	if (sink.on)
+		return shell_error("netsink: already on (netsink off first)");
+	return netsink_timed(argc, argv);
+}
+
+static const struct shell_cmd netsink_cmd = {
+	.name = "netsink",
+	.usage = "[seconds=10] [idle=MS] | on | show | off",
+	.help = "count and drop every received frame before the protocols, print Mpps and drops",
+	.run = cmd_netsink,
+};
+
+void netsink_init(void)
+{
+	shell_register(&netsink_cmd);
+}

@@ -1,0 +1,279 @@
+# SPDX-License-Identifier: MIT
+"""bench-netrx: virtio-net receive rate, ringside against Linux.
+
+dpdk-testpmd in txonly mode sends 64-byte frames toward the guest over
+vhost-user (testpmd's net_vhost PMD; QEMU's virtio-net-pci). ringside
+counts them with `netsink` (an RX tap ahead of the protocols: counted and
+dropped at the driver); the Linux guest counts at its interface
+(/sys/class/net/eth0/statistics/rx_packets through the guest server's
+`rxcount`). One boot per (ring layout, mergeable buffers) and guest.
+
+The rate is the steady state: two readings of the guest's own count and
+clock `--seconds` apart while testpmd sends, after `--warmup` seconds.
+After testpmd stops, every frame it counted as sent must be counted by the
+guest (frames + drops by reason for ringside, rx_packets for Linux); the
+table says so in its `exact` column.
+
+irq: ringside polls (irq=poll). irq=msix is not measured: QEMU 7.2 under
+TCG exits when a guest starts virtio-net on vhost-user with MSI-X (the
+Linux guest runs with pci=nomsi for the same reason, so it takes INTx).
+"""
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+import ringside as rr
+
+from .bench_net import (GUEST_IP, LINUX_INITRD, LINUX_KERNEL, PEER_IP, csv_list, guest_args,
+                        linux_guest_argv, linux_wait_ready, pinned_qemu)
+from .testpmd import TESTPMD, TestPmd, TestPmdError
+
+PROG = 'bench-netrx'
+
+NETSINK = re.compile(r'netsink: (\d+) frames (\d+) bytes in ([\d.]+) s: ([\d.]+) Mpps.*?'
+                     r'netsink: drops (.*?) total=(\d+) refill_fail=(\d+)', re.S)
+RXCOUNT = re.compile(r'rxcount: ns (\d+) rx_packets (\d+) rx_bytes (\d+) rx_dropped (\d+) '
+                     r'rx_errors (\d+)')
+
+
+def parse_netsink(out):
+    """`netsink show|off` output as a dict: frames, bytes, seconds (first to
+    last frame), mpps, drops {reason: n}, drops_total, refill_fail."""
+    m = NETSINK.search(out)
+    if not m:
+        raise TestPmdError('unexpected netsink output: %r' % out)
+    drops = {k: int(v) for k, v in re.findall(r'(\w+)=(\d+)', m.group(5))}
+    return {'frames': int(m.group(1)), 'bytes': int(m.group(2)), 'seconds': float(m.group(3)),
+            'mpps': float(m.group(4)), 'drops': drops, 'drops_total': int(m.group(6)),
+            'refill_fail': int(m.group(7))}
+
+
+class RingsideSink:
+    """ringside's side: `netsink on|show|off` on its console."""
+
+    def __init__(self, console, timeout):
+        self.con, self.timeout = console, timeout
+
+    def start(self):
+        self.con.command('netsink on', self.timeout)
+
+    def read(self):
+        """(frames counted so far, drops, guest seconds)."""
+        r = parse_netsink(self.con.command('netsink show', self.timeout))
+        return r['frames'], r['drops_total'], r['seconds']
+
+    def finish(self):
+        return parse_netsink(self.con.command('netsink off', self.timeout))
+
+
+class LinuxSink:
+    """Linux's side: eth0's counters via the guest server's `rxcount`."""
+
+    def __init__(self, console, timeout):
+        self.con, self.timeout = console, timeout
+        self.base = None
+
+    def _rxcount(self):
+        self.con.send('rxcount\n')
+        m = self.con.wait_for(r'rxcount(: [^\r\n]*| error: [^\r\n]*)\r?\n', self.timeout,
+                              what='rxcount')
+        c = RXCOUNT.search(m.group(0))
+        if not c:
+            raise TestPmdError('Linux guest: %s' % m.group(0).strip())
+        return [int(x) for x in c.groups()]
+
+    def start(self):
+        self.base = self._rxcount()
+
+    # rx_packets counts every frame the driver passed up; rx_dropped also
+    # counts frames the stack dropped after that (unknown protocols), so it
+    # is reported, not added: every frame sent must be in rx_packets.
+    def read(self):
+        ns, packets, _, _, _ = self._rxcount()
+        return packets - self.base[1], 0, ns / 1e9
+
+    def finish(self):
+        now = self._rxcount()
+        return {'frames': now[1] - self.base[1], 'bytes': now[2] - self.base[2],
+                'drops_total': 0, 'rx_dropped': now[3] - self.base[3],
+                'rx_errors': now[4] - self.base[4]}
+
+
+def send_at_least(pmd, want, timeout):
+    """testpmd sends until it counts `want` sent (or the timeout), then
+    stops; returns what it sent."""
+    base = pmd.port_stats()
+    pmd.forward_start()
+    deadline = time.monotonic() + timeout
+    try:
+        while pmd.wait_rx(0, base)['tx'] < want and time.monotonic() < deadline:
+            time.sleep(0.5)
+    finally:
+        pmd.forward_stop()
+    return pmd.wait_rx(0, base)['tx']
+
+
+def wait_counted(sink, sent, timeout):
+    """Wait until the guest counted `sent` frames (received or dropped):
+    it drains what was already in its ring after testpmd stopped."""
+    deadline = time.monotonic() + timeout
+    while True:
+        frames, drops, _ = sink.read()
+        if frames + drops >= sent or time.monotonic() > deadline:
+            return
+        time.sleep(0.5)
+
+
+def measure(sink, pmd, opts):
+    """Send, read the rate at steady state, stop, and wait until the guest
+    has counted everything testpmd sent (or the timeout)."""
+    sink.start()
+    base = pmd.port_stats()
+    pmd.forward_start()
+    try:
+        time.sleep(opts.warmup)
+        f1, _, t1 = sink.read()
+        time.sleep(opts.seconds)
+        f2, _, t2 = sink.read()
+    finally:
+        pmd.forward_stop()
+    sent = pmd.wait_rx(0, base)['tx']
+    wait_counted(sink, sent, opts.timeout)
+    r = sink.finish()
+    r.update(sent=sent, mpps=(f2 - f1) / (t2 - t1) / 1e6 if t2 > t1 else 0.0,
+             exact=r['frames'] + r['drops_total'] == sent)
+    return r
+
+
+def boot_argv(guest, ring, mrg, sock, accel, machine):
+    if guest == 'linux':
+        return linux_guest_argv(sock, ring == 'packed', accel, machine, mrg_rxbuf=mrg)
+    return ['--accel', accel, '--boot', 'elf', '--machine', machine,
+            '--cmdline', 'ip=%s gw=%s irq=poll' % (GUEST_IP, PEER_IP), '--',
+            *guest_args(sock, packed=ring == 'packed', mrg_rxbuf=mrg)]
+
+
+def run_cell(guest, ring, mrg, opts, accel, pmd, sock, workdir):
+    gopts = rr.parse_args(boot_argv(guest, ring, mrg, sock, accel, opts.machine))
+    if opts.pin is not None:
+        gopts.qemu = pinned_qemu(workdir, opts.pin, gopts.qemu)
+    launch = rr.Launch(gopts, accel, qemu_stderr=subprocess.DEVNULL)
+    try:
+        launch.start()
+        if guest == 'linux':
+            linux_wait_ready(launch.console, opts.timeout)
+            sink = LinuxSink(launch.console, opts.timeout)
+        else:
+            launch.wait_ready(opts.timeout)
+            sink = RingsideSink(launch.console, opts.timeout)
+        r = measure(sink, pmd, opts)
+        if guest == 'ringside':
+            launch.poweroff(30)
+    finally:
+        launch.stop()  # Linux has no poweroff command: QEMU is stopped by PID
+    r.update(guest=guest, ring=ring, mrg=mrg, irq='poll' if guest == 'ringside' else 'intx')
+    if opts.verbose:
+        print('%s ring=%s mrg=%s: %.4f Mpps, sent %d, counted %d, drops %d'
+              % (guest, ring, 'on' if mrg else 'off', r['mpps'], r['sent'], r['frames'],
+                 r['drops_total']), file=sys.stderr, flush=True)
+    return r
+
+
+def run_bench(opts):
+    accel = rr.choose_accel(rr.parse_args(['--accel', opts.accel, '--boot', 'elf']))
+    workdir = tempfile.mkdtemp(prefix='ringside-bench-netrx-')
+    sock = os.path.join(workdir, 'vhost-net.sock')
+    log = open(os.path.join(workdir, 'testpmd.log'), 'w') if opts.verbose else None
+    pmd = TestPmd(sock, mode='txonly', log=log, lcores=opts.lcores, auto_start=False,
+                  txpkts=opts.size)
+    results = []
+    try:
+        pmd.start()
+        for ring in opts.rings:
+            for mrg in opts.mrg:
+                for guest in opts.guests:
+                    results.append(run_cell(guest, ring, mrg == 'on', opts, accel, pmd, sock,
+                                            workdir))
+    finally:
+        pmd.stop()
+        if log:
+            log.close()
+            print('testpmd log: %s' % workdir, file=sys.stderr)
+        else:
+            shutil.rmtree(workdir, ignore_errors=True)
+    return results
+
+
+def print_table(results):
+    by = {(r['guest'], r['ring'], r['mrg']): r for r in results}
+    print('virtio-net RX, testpmd txonly -> guest (Mpps at steady state; exact: every '
+          'frame testpmd sent was counted)')
+    print('%-7s %-4s %-14s %7s %-14s %7s %7s' % ('ring', 'mrg', 'ringside (irq)', 'exact',
+                                                 'Linux (irq)', 'exact', 'rs/lx'))
+    keys = sorted({(r['ring'], r['mrg']) for r in results}, key=lambda k: (k[0], not k[1]))
+    for ring, mrg in keys:
+        rs, lx = by.get(('ringside', ring, mrg)), by.get(('linux', ring, mrg))
+
+        def cell(r):
+            return ('%8.4f (%s)' % (r['mpps'], r['irq']), 'yes' if r['exact'] else 'NO') \
+                if r else ('-', '-')
+        a, b = cell(rs), cell(lx)
+        ratio = '%.2fx' % (rs['mpps'] / lx['mpps']) if rs and lx and lx['mpps'] else '-'
+        print('%-7s %-4s %-14s %7s %-14s %7s %7s' % (ring, 'on' if mrg else 'off', a[0], a[1],
+                                                     b[0], b[1], ratio))
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(prog=PROG, description=__doc__.split('\n\n')[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument('--rings', type=csv_list(str, ('split', 'packed')), default=['split', 'packed'],
+                   help='layouts, comma-separated (split,packed)')
+    p.add_argument('--mrg', type=csv_list(str, ('on', 'off')), default=['on', 'off'],
+                   help='mergeable RX buffers (mrg_rxbuf), comma-separated (on,off)')
+    p.add_argument('--guests', type=csv_list(str, ('ringside', 'linux')),
+                   default=['ringside', 'linux'], help='receivers (ringside,linux)')
+    p.add_argument('--size', type=int, default=64, help='frame bytes (testpmd --txpkts, 64)')
+    p.add_argument('--seconds', type=float, default=5.0, help='measured seconds (5)')
+    p.add_argument('--warmup', type=float, default=1.0, help='seconds before measuring (1)')
+    p.add_argument('--machine', choices=('q35', 'pc'), default='q35')
+    p.add_argument('--lcores', default='0-1',
+                   help='testpmd -l: main lcore, then the forwarding one (0-1)')
+    p.add_argument('--pin', type=int, default=0, metavar='CPU',
+                   help='run QEMU on this CPU only (0; -1: no pinning)')
+    p.add_argument('--accel', choices=('auto', 'kvm', 'tcg'), default='tcg')
+    p.add_argument('--timeout', type=float, default=300.0, help='seconds per step (300)')
+    p.add_argument('--json', action='store_true', help='print results as JSON')
+    p.add_argument('-v', '--verbose', action='store_true', help='progress on stderr, keep logs')
+    opts = p.parse_args(argv)
+    if opts.pin < 0:
+        opts.pin = None
+    if opts.seconds <= 0 or opts.warmup < 0 or not 60 <= opts.size <= 1514:
+        p.error('--seconds > 0, --warmup >= 0, --size 60..1514')
+    if not shutil.which(TESTPMD):
+        print('%s: %s not found (apt-get install dpdk-dev)' % (PROG, TESTPMD), file=sys.stderr)
+        return 1
+    if 'linux' in opts.guests and not (os.path.exists(LINUX_KERNEL)
+                                       and os.path.exists(LINUX_INITRD)):
+        print('%s: %s missing (make linux-guest)' % (PROG, LINUX_INITRD), file=sys.stderr)
+        return 1
+    if opts.pin is not None and not shutil.which('taskset'):
+        print('%s: taskset not found (package util-linux)' % PROG, file=sys.stderr)
+        return 1
+    try:
+        results = run_bench(opts)
+    except (TestPmdError, rr.LaunchError) as e:
+        print('%s: %s' % (PROG, e), file=sys.stderr)
+        return 1
+    if opts.json:
+        json.dump({'runs': results, 'params': vars(opts)}, sys.stdout, indent=1)
+        print()
+    else:
+        print_table(results)
+    return 0 if all(r['exact'] for r in results) else 1

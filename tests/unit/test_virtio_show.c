@@ -133,8 +133,9 @@ static void test_devices_features_queues(void **state)
 					  .common = common,
 					  .num_queues = 2,
 					  .recoveries = 1 };
-	devs[0].offered = VIRTIO_BIT(0) | VIRTIO_BIT(5) | VIRTIO_BIT(VIRTIO_F_VERSION_1) |
-			  VIRTIO_BIT(VIRTIO_F_RING_PACKED) | VIRTIO_BIT(50);
+	/* bits 24..40: every transport bit, named or not */
+	devs[0].offered = VIRTIO_BIT(0) | VIRTIO_BIT(5) | (((1ULL << 17) - 1) << 24) |
+			  VIRTIO_BIT(50);
 	devs[0].features = VIRTIO_BIT(0) | VIRTIO_BIT(VIRTIO_F_VERSION_1);
 	devs[0].queues[0] = (struct virtio_queue){ .vq = q0, .vector = 2 };
 	devs[0].queues[1] = (struct virtio_queue){ .vq = q1, .vector = -1 };
@@ -148,7 +149,10 @@ static void test_devices_features_queues(void **state)
 	assert_non_null(strstr(out, "2 virtio device(s)\n"));
 	assert_non_null(strstr(out, "00:03.0 virtio-vsock (type 19, pci 1af4:1053) driver "
 				    "virtio-vsock: running\n"));
-	assert_non_null(strstr(out, "  offered: VSOCK_STREAM bit5 VERSION_1 RING_PACKED bit50\n"));
+	assert_non_null(strstr(out, "  offered: VSOCK_STREAM bit5 NOTIFY_ON_EMPTY bit25 bit26 "
+				    "ANY_LAYOUT INDIRECT_DESC EVENT_IDX bit30 bit31 VERSION_1 "
+				    "ACCESS_PLATFORM RING_PACKED IN_ORDER ORDER_PLATFORM SR_IOV "
+				    "NOTIFICATION_DATA NOTIF_CONFIG_DATA RING_RESET bit50\n"));
 	assert_non_null(strstr(out, "  negotiated: VSOCK_STREAM VERSION_1\n"));
 	assert_non_null(strstr(out, "queues: 2, msix entries: 3, broken-queue resets: 1\n"));
 	assert_non_null(strstr(out, "  queue 0: packed size 16, msix vector 2 (7 irqs)\n"));

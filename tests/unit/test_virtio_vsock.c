@@ -1,0 +1,548 @@
+// SPDX-License-Identifier: MIT
+/*
+ * drivers/virtio/virtio_vsock.c on the host, both ring layouts, with the
+ * real socket layer (net/vsock/) above it and the device-side ring model
+ * (ring_model.c) below it standing in for the device: RX refill and
+ * header checks on what the device wrote, TX fast path and the software
+ * queue with one kick per flush, transport-reset events (5.10.6.7), and
+ * remove giving back every buffer. The PCI transport is stubbed here.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "drivers/virtio/virtio_pci.h"
+#include "kernel/config.h"
+#include "kernel/poll.h"
+#include "net/vsock/vsock.h"
+#include "ring_model.h"
+
+#define QSIZE 16
+#define GUEST_CID 3
+#define RXQ 0
+#define TXQ 1
+#define EVQ 2
+
+void virtio_vsock_init(void);
+
+/* ---- transport, loop and kernel stubs ---- */
+
+static const struct virtio_driver *drv;
+static const struct poller *dev_poller, *timers_poller;
+static void (*stats_print)(void);
+static struct virtq *queues[3];
+static struct ring_model models[3];
+static unsigned long kicks[3];
+static enum virtq_layout layout;
+static uint64_t cfg_cid = GUEST_CID;
+static int setup_fail_index = -1;
+
+void virtio_register_driver(const struct virtio_driver *d)
+{
+	drv = d;
+}
+
+int poll_register(const struct poller *p)
+{
+	if (!strcmp(p->name, "virtio-vsock"))
+		dev_poller = p;
+	else if (!strcmp(p->name, "vsock"))
+		timers_poller = p;
+	return 0;
+}
+
+void stats_register(const char *name, void (*print)(void))
+{
+	stats_print = print;
+}
+
+void printk(int level, const char *fmt, ...)
+{
+}
+
+static uint64_t fake_now = 1000;
+
+uint64_t now_ns(void)
+{
+	return fake_now;
+}
+
+static void notify(struct virtq *vq)
+{
+	kicks[virtq_index(vq)]++;
+}
+
+struct virtq *virtio_setup_queue(struct virtio_device *vdev, uint16_t index, uint16_t max_size,
+				 void (*callback)(struct virtq *vq))
+{
+	struct virtq *vq;
+
+	if (index == setup_fail_index)
+		return NULL;
+	vq = virtq_create(layout, index, QSIZE, vdev->features, notify, &vdev->queues[index]);
+	vdev->queues[index].vq = vq;
+	vdev->queues[index].vdev = vdev;
+	vdev->queues[index].vector = -1;
+	vdev->queues[index].callback = callback;
+	virtq_disable_cb(vq);
+	queues[index] = vq;
+	ring_model_init(&models[index], vq);
+	ring_model_set_kick_mode(&models[index], MODEL_KICK_ALWAYS);
+	return vq;
+}
+
+void virtio_config_read(struct virtio_device *vdev, uint32_t off, void *buf, uint32_t len)
+{
+	assert_int_equal(off, 0);
+	assert_int_equal(len, sizeof(cfg_cid));
+	memcpy(buf, &cfg_cid, len);
+}
+
+/* ---- fixture ---- */
+
+static struct virtio_device vdev;
+static long dma_live_before;
+
+static void start(enum virtq_layout l)
+{
+	config_reset();
+	dma_live_before = stub_dma_live;
+	layout = l;
+	cfg_cid = GUEST_CID;
+	memset(&vdev, 0, sizeof(vdev));
+	memset(kicks, 0, sizeof(kicks));
+	vdev.type = VIRTIO_ID_VSOCK;
+	vdev.num_queues = 3;
+	vdev.features = VIRTIO_BIT(VIRTIO_F_VERSION_1) | VIRTIO_BIT(VIRTIO_F_EVENT_IDX) |
+			(l == VIRTQ_PACKED ? VIRTIO_BIT(VIRTIO_F_RING_PACKED) : 0);
+	if (!drv)
+		virtio_vsock_init();
+	assert_non_null(drv);
+	assert_non_null(dev_poller);
+	assert_int_equal(drv->probe(&vdev), 0);
+}
+
+static void stop(void)
+{
+	drv->remove(&vdev);
+	assert_null(vdev.priv);
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(models[i].errors, 0);
+		ring_model_destroy(&models[i]);
+		virtq_destroy(queues[i]);
+	}
+	assert_int_equal(vsock_pkt_live(), 0);
+	assert_int_equal(stub_dma_live, dma_live_before);
+}
+
+static unsigned int poll(void)
+{
+	return dev_poller->poll(POLL_BUDGET);
+}
+
+/* The device delivers a packet into the next RX buffer; @used as it says. */
+static void device_rx_raw(const struct virtio_vsock_hdr *h, const void *data, uint32_t used)
+{
+	struct ring_model *m = &models[RXQ];
+	uint8_t buf[4096];
+
+	assert_true(used <= sizeof(buf));
+	memset(buf, 0, sizeof(buf));
+	memcpy(buf, h, VSOCK_HDR_LEN);
+	if (data && used > VSOCK_HDR_LEN)
+		memcpy(buf + VSOCK_HDR_LEN, data, used - VSOCK_HDR_LEN);
+	assert_int_equal(ring_model_fetch(m), 1);
+	assert_int_equal(model_buf_write(&m->held[m->n_held - 1], buf, used), used);
+	ring_model_complete(m, m->n_held - 1, used);
+}
+
+static void host_hdr(struct virtio_vsock_hdr *h, uint16_t op, uint32_t sport, uint32_t dport,
+		     uint32_t len)
+{
+	memset(h, 0, sizeof(*h));
+	h->src_cid = VSOCK_CID_HOST;
+	h->dst_cid = GUEST_CID;
+	h->src_port = sport;
+	h->dst_port = dport;
+	h->type = VSOCK_TYPE_STREAM;
+	h->op = op;
+	h->len = len;
+	h->buf_alloc = 1 << 20;
+}
+
+static void device_rx(uint16_t op, uint32_t sport, uint32_t dport, const void *data, uint32_t len)
+{
+	struct virtio_vsock_hdr h;
+
+	host_hdr(&h, op, sport, dport, len);
+	device_rx_raw(&h, data, VSOCK_HDR_LEN + len);
+}
+
+/* The device takes the next TX packet: its header, and payload into @data. */
+static int device_tx(struct virtio_vsock_hdr *h, void *data, size_t max)
+{
+	struct ring_model *m = &models[TXQ];
+	uint8_t buf[8192];
+	size_t n;
+
+	if (!ring_model_fetch(m))
+		return 0;
+	n = model_buf_read(&m->held[m->n_held - 1], buf, sizeof(buf));
+	assert_true(n >= VSOCK_HDR_LEN);
+	memcpy(h, buf, VSOCK_HDR_LEN);
+	assert_int_equal(n - VSOCK_HDR_LEN, h->len);
+	assert_true(h->len <= max);
+	if (data)
+		memcpy(data, buf + VSOCK_HDR_LEN, h->len);
+	ring_model_complete(m, m->n_held - 1, 0);
+	return 1;
+}
+
+/* A guest listener on @port with one accepted connection from host @sport. */
+static struct vsock_sock *connect_from_host(uint32_t port, uint32_t sport)
+{
+	struct vsock_sock *l = vsock_listen(port, VSOCK_TYPE_STREAM, 4), *c;
+	struct virtio_vsock_hdr h;
+
+	assert_non_null(l);
+	device_rx(VSOCK_OP_REQUEST, sport, port, NULL, 0);
+	assert_true(poll() > 0);
+	c = vsock_accept(l);
+	assert_non_null(c);
+	assert_int_equal(vsock_state(c), VSOCK_CONNECTED);
+	/* the RESPONSE went out on the fast path, from our CID */
+	assert_int_equal(device_tx(&h, NULL, 0), 1);
+	assert_int_equal(h.op, VSOCK_OP_RESPONSE);
+	assert_int_equal(h.src_cid, GUEST_CID);
+	assert_int_equal(h.dst_cid, VSOCK_CID_HOST);
+	assert_int_equal(h.src_port, port);
+	assert_int_equal(h.dst_port, sport);
+	vsock_close(l);
+	return c;
+}
+
+/* ---- tests ---- */
+
+static void probe_posts_rx_and_events(enum virtq_layout l)
+{
+	start(l);
+	assert_int_equal(vsock_local_cid(), GUEST_CID);
+	assert_int_equal(ring_model_fetch_all(&models[RXQ]), QSIZE);
+	for (unsigned int i = 0; i < models[RXQ].n_held; i++) {
+		assert_int_equal(models[RXQ].held[i].in_len, 4096); /* rxbuf default */
+		assert_int_equal(models[RXQ].held[i].out_len, 0);
+	}
+	assert_int_equal(ring_model_fetch_all(&models[EVQ]), 8);
+	assert_int_equal(models[EVQ].held[0].in_len, 4);
+	assert_int_equal(ring_model_fetch_all(&models[TXQ]), 0);
+	assert_false(dev_poller->pending());
+	stop();
+}
+
+static void test_probe_split(void **s)
+{
+	probe_posts_rx_and_events(VIRTQ_SPLIT);
+}
+
+static void test_probe_packed(void **s)
+{
+	probe_posts_rx_and_events(VIRTQ_PACKED);
+}
+
+static void test_probe_fails_without_queue(void **s)
+{
+	config_reset();
+	layout = VIRTQ_SPLIT;
+	memset(&vdev, 0, sizeof(vdev));
+	vdev.features = VIRTIO_BIT(VIRTIO_F_VERSION_1);
+	if (!drv)
+		virtio_vsock_init();
+	setup_fail_index = EVQ;
+	assert_int_not_equal(drv->probe(&vdev), 0);
+	setup_fail_index = -1;
+	assert_null(vdev.priv);
+	for (int i = 0; i < 2; i++) {
+		ring_model_destroy(&models[i]);
+		virtq_destroy(queues[i]);
+	}
+}
+
+static void echo_both_ways(enum virtq_layout l)
+{
+	uint8_t msg[1000], back[1000];
+	struct virtio_vsock_hdr h;
+	struct vsock_sock *c;
+
+	start(l);
+	c = connect_from_host(1234, 5000);
+	for (unsigned int i = 0; i < sizeof(msg); i++)
+		msg[i] = (uint8_t)(i * 7 + 1);
+	/* more packets than RX buffers: each completion is refilled */
+	for (int round = 0; round < 3 * QSIZE; round++) {
+		device_rx(VSOCK_OP_RW, 5000, 1234, msg, sizeof(msg));
+		assert_true(poll() > 0);
+		assert_int_equal(vsock_recv(c, back, sizeof(back), NULL), sizeof(msg));
+		assert_memory_equal(back, msg, sizeof(msg));
+		assert_int_equal(vsock_send(c, back, 100 + round, false), 100 + round);
+		assert_int_equal(device_tx(&h, back, sizeof(back)), 1);
+		assert_int_equal(h.op, VSOCK_OP_RW);
+		assert_int_equal(h.len, 100 + round);
+		assert_memory_equal(back, msg, h.len);
+		poll(); /* reclaim */
+	}
+	assert_true(kicks[TXQ] >= 1);
+	stats_print();
+	drv->show(&vdev);
+	vsock_close(c);
+	stop();
+}
+
+static void test_echo_split(void **s)
+{
+	echo_both_ways(VIRTQ_SPLIT);
+}
+
+static void test_echo_packed(void **s)
+{
+	echo_both_ways(VIRTQ_PACKED);
+}
+
+/* Whatever the device wrote wrong is dropped; the buffer is posted again. */
+static void bad_headers_dropped(enum virtq_layout l)
+{
+	struct virtio_vsock_hdr h, out;
+	struct vsock_sock *c;
+	uint8_t data[64] = { 1, 2, 3 };
+
+	start(l);
+	c = connect_from_host(1234, 5000);
+	host_hdr(&h, VSOCK_OP_RW, 5000, 1234, 64);
+	device_rx_raw(&h, data, VSOCK_HDR_LEN + 10); /* len beyond what was written */
+	host_hdr(&h, VSOCK_OP_RW, 5000, 1234, 0);
+	device_rx_raw(&h, NULL, 20); /* shorter than a header */
+	host_hdr(&h, VSOCK_OP_RW, 5000, 1234, 3);
+	h.dst_cid = 77;
+	device_rx_raw(&h, data, VSOCK_HDR_LEN + 3); /* not our CID */
+	host_hdr(&h, VSOCK_OP_RW, 5000, 1234, 3);
+	h.type = 9;
+	device_rx_raw(&h, data, VSOCK_HDR_LEN + 3);
+	host_hdr(&h, VSOCK_OP_INVALID, 5000, 1234, 3);
+	device_rx_raw(&h, data, VSOCK_HDR_LEN + 3);
+	assert_true(poll() > 0);
+	assert_int_equal(vsock_rx_queued(c), 0);
+	assert_int_equal(vsock_state(c), VSOCK_CONNECTED);
+	assert_int_equal(device_tx(&out, NULL, 0), 0); /* nothing answered */
+	/* all five buffers came back: QSIZE posted again */
+	assert_int_equal(ring_model_fetch_all(&models[RXQ]), QSIZE);
+	vsock_close(c);
+	stop();
+}
+
+static void test_bad_headers_split(void **s)
+{
+	bad_headers_dropped(VIRTQ_SPLIT);
+}
+
+static void test_bad_headers_packed(void **s)
+{
+	bad_headers_dropped(VIRTQ_PACKED);
+}
+
+/*
+ * fastpath=0, or a full ring: packets wait in the driver's queue and a
+ * poll pass flushes them with one kick, in order.
+ */
+static void tx_queue_flush(enum virtq_layout l, const char *fastpath)
+{
+	char err[128];
+	struct virtio_vsock_hdr h;
+	struct vsock_sock *c;
+	uint8_t data[256], got[256];
+	unsigned long before;
+	int n = 0;
+
+	start(l);
+	c = connect_from_host(1234, 5000);
+	poll();
+	assert_int_equal(config_set("fastpath", fastpath, err, sizeof(err)), 0);
+	for (unsigned int i = 0; i < sizeof(data); i++)
+		data[i] = (uint8_t)i;
+	before = kicks[TXQ];
+	/* more than the ring holds */
+	for (int i = 0; i < QSIZE + 8; i++) {
+		data[0] = (uint8_t)i;
+		assert_int_equal(vsock_send(c, data, 200, false), 200);
+	}
+	if (!strcmp(fastpath, "0")) {
+		assert_int_equal(kicks[TXQ], before); /* all queued */
+		assert_true(dev_poller->pending());
+		assert_true(poll() > 0);
+		assert_true(kicks[TXQ] - before <= 1); /* at most one kick for the batch */
+	}
+	/* the device takes what is there; the rest follows after reclaim */
+	while (n < QSIZE + 8) {
+		int got_one = device_tx(&h, got, sizeof(got));
+
+		if (!got_one) {
+			assert_true(poll() > 0);
+			continue;
+		}
+		assert_int_equal(h.len, 200);
+		assert_int_equal(got[0], (uint8_t)n);
+		assert_memory_equal(got + 1, data + 1, 199);
+		n++;
+	}
+	poll();
+	assert_false(dev_poller->pending());
+	vsock_close(c);
+	stop();
+}
+
+static void test_tx_queue_split(void **s)
+{
+	tx_queue_flush(VIRTQ_SPLIT, "0");
+	tx_queue_flush(VIRTQ_SPLIT, "1");
+}
+
+static void test_tx_queue_packed(void **s)
+{
+	tx_queue_flush(VIRTQ_PACKED, "0");
+	tx_queue_flush(VIRTQ_PACKED, "1");
+}
+
+/* txpoll=0 reclaims sent buffers on send too, not only in the poll loop. */
+static void test_txpoll_off_reclaims_on_send(void **s)
+{
+	char err[128];
+	struct virtio_vsock_hdr h;
+	struct vsock_sock *c;
+	uint8_t data[16] = { 0 };
+
+	start(VIRTQ_SPLIT);
+	c = connect_from_host(1234, 5000);
+	assert_int_equal(config_set("txpoll", "0", err, sizeof(err)), 0);
+	assert_int_equal(vsock_send(c, data, 16, false), 16);
+	assert_int_equal(device_tx(&h, NULL, 16), 1);
+	/* the completion is reaped by the next send, before any poll */
+	assert_true(virtq_has_used(queues[TXQ]));
+	assert_int_equal(vsock_send(c, data, 16, false), 16);
+	assert_false(virtq_has_used(queues[TXQ]));
+	assert_int_equal(device_tx(&h, NULL, 16), 1);
+	poll();
+	vsock_close(c);
+	stop();
+}
+
+/* 5.10.6.7: a transport reset ends connections and re-reads the CID. */
+static void events(enum virtq_layout l)
+{
+	struct ring_model *m = &models[EVQ];
+	uint32_t ev = 0, unknown = 42;
+	struct vsock_sock *c;
+
+	start(l);
+	c = connect_from_host(1234, 5000);
+	assert_int_equal(ring_model_fetch_all(m), 8);
+	/* an unknown event, and a short one: counted, reposted, nothing else */
+	assert_int_equal(model_buf_write(&m->held[0], &unknown, 4), 4);
+	ring_model_complete(m, 0, 4);
+	ring_model_complete(m, 0, 2);
+	assert_true(poll() > 0);
+	assert_int_equal(vsock_state(c), VSOCK_CONNECTED);
+	assert_int_equal(ring_model_fetch_all(m), 2);
+	/* the reset: new CID */
+	cfg_cid = 9;
+	assert_int_equal(model_buf_write(&m->held[0], &ev, 4), 4);
+	ring_model_complete(m, 0, 4);
+	assert_true(dev_poller->pending());
+	assert_true(poll() > 0);
+	assert_int_equal(vsock_local_cid(), 9);
+	assert_int_equal(vsock_state(c), VSOCK_CLOSED);
+	assert_int_equal(vsock_error(c), -ECONNRESET);
+	assert_int_equal(ring_model_fetch_all(m), 1); /* reposted */
+	vsock_close(c);
+	stop();
+}
+
+static void test_events_split(void **s)
+{
+	events(VIRTQ_SPLIT);
+}
+
+static void test_events_packed(void **s)
+{
+	events(VIRTQ_PACKED);
+}
+
+/*
+ * Without a device the transport drops what is sent; a guest connect then
+ * times out through the socket layer's poller (net/vsock/poller.c).
+ */
+static void test_no_device(void **s)
+{
+	struct vsock_sock *c;
+
+	start(VIRTQ_SPLIT);
+	stop();
+	vsock_poller_init();
+	assert_non_null(timers_poller);
+	assert_int_equal(poll(), 0);
+	assert_false(dev_poller->pending());
+	assert_int_equal(vsock_local_cid(), VSOCK_CID_ANY);
+	stats_print();
+	c = vsock_connect(VSOCK_CID_HOST, 99, VSOCK_TYPE_STREAM);
+	assert_non_null(c);
+	assert_int_equal(vsock_state(c), VSOCK_CONNECTING);
+	fake_now += 60ull * 1000000000ull;
+	assert_int_equal(timers_poller->poll(POLL_BUDGET), 0);
+	assert_int_equal(vsock_state(c), VSOCK_CLOSED);
+	assert_int_equal(vsock_error(c), -ETIMEDOUT);
+	vsock_close(c);
+	assert_int_equal(vsock_pkt_live(), 0);
+}
+
+/* remove: what the device still holds, and the software queue, are freed. */
+static void test_remove_with_packets_in_flight(void **s)
+{
+	char err[128];
+	struct vsock_sock *c;
+	uint8_t data[100] = { 0 };
+
+	start(VIRTQ_PACKED);
+	c = connect_from_host(1234, 5000);
+	assert_int_equal(config_set("fastpath", "0", err, sizeof(err)), 0);
+	assert_int_equal(vsock_send(c, data, 100, false), 100);
+	assert_int_equal(config_set("fastpath", "1", err, sizeof(err)), 0);
+	assert_true(vsock_pkt_live() > QSIZE);
+	vsock_close(c);
+	stop(); /* asserts no packet and no DMA block is left */
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_probe_split),
+		cmocka_unit_test(test_probe_packed),
+		cmocka_unit_test(test_probe_fails_without_queue),
+		cmocka_unit_test(test_echo_split),
+		cmocka_unit_test(test_echo_packed),
+		cmocka_unit_test(test_bad_headers_split),
+		cmocka_unit_test(test_bad_headers_packed),
+		cmocka_unit_test(test_tx_queue_split),
+		cmocka_unit_test(test_tx_queue_packed),
+		cmocka_unit_test(test_txpoll_off_reclaims_on_send),
+		cmocka_unit_test(test_events_split),
+		cmocka_unit_test(test_events_packed),
+		cmocka_unit_test(test_remove_with_packets_in_flight),
+		cmocka_unit_test(test_no_device),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -493,6 +493,24 @@ static void print_text_symbols(void)
 	fflush(stdout);
 }
 
+/*
+ * /proc/interrupts between markers: benchmarks read the guest's own
+ * interrupt counts (virtio queues) around a measured cell.
+ */
+static void print_interrupts(void)
+{
+	FILE *f = fopen("/proc/interrupts", "r");
+	char line[1024];
+
+	printf("interrupts-begin\n");
+	while (f && fgets(line, sizeof(line), f))
+		fputs(line, stdout);
+	if (f)
+		fclose(f);
+	printf("interrupts-end\n");
+	fflush(stdout);
+}
+
 /* The UDP echo (RFC 862) on port 7, in its own process. */
 static void do_udpecho(void)
 {
@@ -602,6 +620,8 @@ int main(void)
 			do_pktgen(ip, mac, bytes, size, burst);
 		} else if (!strcmp(line, "kallsyms\n")) {
 			print_text_symbols();
+		} else if (!strcmp(line, "interrupts\n")) {
+			print_interrupts();
 		} else if (!strcmp(line, "udpecho\n")) {
 			do_udpecho();
 		} else if (!strcmp(line, "reboot\n")) {
@@ -610,6 +630,7 @@ int main(void)
 		} else if (line[0] != '\n')
 			printf("commands: connect|sconnect PORT BYTES | pktgen "
 			       "DSTIP DSTMAC COUNT SIZE BURST | udpecho | kallsyms | "
+			       "interrupts | "
 			       "reboot\n");
 	}
 	for (;;)

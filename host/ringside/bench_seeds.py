@@ -226,41 +226,54 @@ def seed001(p, outdir):
 # ------------------------------------------------------------------- Linux
 
 def versus_linux(p, outdir):
-    path = os.path.join(outdir, 'linux.json')
-    run_tool('linux', bench_compare.main,
-             ['--cost', '--configs', 'split sleep', '--sizes', '64,4096', '--count',
-              str(p['cmp_count']), '--warmup', str(p['warmup']), '--time', str(p['time']),
-              '--json', path], outdir)
-    with open(path) as f:
-        res = json.load(f)
-    by = {(metric, size, d): (r, lx) for _, (metric, size, d), r, lx in res['rows']}
+    """bench-compare --cost once per round (each round boots both guests):
+    medians over rounds, and the spread of the instruction counts."""
+    by = {}
+    for rnd in range(p['rounds']):
+        path = os.path.join(outdir, 'linux-%d.json' % rnd)
+        run_tool('linux-%d' % rnd, bench_compare.main,
+                 ['--cost', '--configs', 'split sleep', '--sizes', '64,4096', '--count',
+                  str(p['cmp_count']), '--warmup', str(p['warmup']), '--time', str(p['time']),
+                  '--json', path], outdir)
+        with open(path) as f:
+            for _, (metric, size, d), r, lx in json.load(f)['rows']:
+                by.setdefault((metric, size, d), []).append((r, lx))
+
+    def get(metric, size, d):
+        pairs = by.get((metric, size, d), [])
+        if not pairs:
+            return None, None, None, None
+        rs, ls = [a for a, _ in pairs], [b for _, b in pairs]
+        return median(rs), median(ls), spread(rs), spread(ls)
     rows, plot = [], {}
     cells = (('ping-pong 64 B', 64, '', 'rt', 'p50 ns'), ('ping-pong 4 KiB', 4096, '', 'rt',
                                                           'p50 ns'),
              ('stream h2g 64 KiB', 65536, 'h2g', 'KiB', 'Gb/s'),
              ('stream g2h 64 KiB', 65536, 'g2h', 'KiB', 'Gb/s'))
     for name, size, d, unit, perf in cells:
-        ir, il = by.get(('insn/' + unit, size, d), (None, None))
-        pr, pl = by.get((perf, size, d), (None, None))
-        hr, hl = by.get(('hlt/' + unit, size, d), (None, None))
-        qr, ql = by.get(('irq/' + unit, size, d), (None, None))
+        ir, il, sr, sl = get('insn/' + unit, size, d)
+        pr, pl = get(perf, size, d)[:2]
+        hr, hl = get('hlt/' + unit, size, d)[:2]
+        qr, ql = get('irq/' + unit, size, d)[:2]
         scale = 1000.0 if perf == 'p50 ns' else 1.0
         rows.append([name, '%s %s' % (fmt(pr / scale if pr else None, 3 if scale == 1 else 1),
                                       'µs' if scale > 1 else 'Gb/s'),
                      '%s %s' % (fmt(pl / scale if pl else None, 3 if scale == 1 else 1),
                                 'µs' if scale > 1 else 'Gb/s'),
                      fmt(ir, 0), fmt(il, 0), fmt(ir / il if ir and il else None, 3),
+                     '%s %% / %s %%' % (fmt(sr, 1), fmt(sl, 1)),
                      '%s / %s' % (fmt(hr, 3), fmt(hl, 3)), '%s / %s' % (fmt(qr, 3), fmt(ql, 3)),
                      'insn/' + unit])
         plot.setdefault('insn', []).append((name, ir, il))
     md = ['## ringside vs Linux, same QEMU, back end and client', '',
           'bench-compare --cost (split ring, back end sleeping on eventfds): ringside '
           '(irq=msix idle=halt) and Debian\'s Linux on the same QEMU; ping-pong %d round '
-          'trips, stream one 64 KiB-buffer stream for %g s; guest instructions per '
-          'round trip or KiB (Linux counts its user-space server too).'
-          % (p['cmp_count'], p['time']), '']
+          'trips, stream one 64 KiB-buffer stream for %g s; medians over %d round(s) (both '
+          'guests booted per round), spread of the instruction counts over rounds; guest '
+          'instructions per round trip or KiB (Linux counts its user-space server too).'
+          % (p['cmp_count'], p['time'], p['rounds']), '']
     md += table(['cell', 'ringside', 'Linux', 'ringside insn', 'Linux insn', 'ratio',
-                 'halts r / L', 'irqs r / L', 'unit'], rows)
+                 'spread r / L', 'halts r / L', 'irqs r / L', 'unit'], rows)
     md += plot_versus(outdir, 'linux.png', plot['insn'])
     return md, {}
 

@@ -225,18 +225,22 @@ def stream_cell(target, opts, direction, length, streams, guest=None, meter=None
     return measured(meter, run, lambda r: r['bytes'] / 1024.0, guest, drain)[0]
 
 
-def cost_head(unit, io):
-    head = ' %9s %7s %7s' % ('insn/' + unit, 'hlt/' + unit, 'irq/' + unit)
+def cost_head(unit, io, irqs=True):
+    head = ' %9s %7s' % ('insn/' + unit, 'hlt/' + unit)
+    if irqs:
+        head += ' %7s' % ('irq/' + unit)
     if io:
         head += ' %7s %7s' % ('io/' + unit, 'ntf/' + unit)
     return head + ' %9s' % 'idle/s'
 
 
-def cost_cols(r, io):
+def cost_cols(r, io, irqs=True):
     c = r.get('cost')
     if not c:
         return ''
-    line = ' %9.0f %7.2f %7.2f' % (c['insns'], c['halts'], c.get('irqs', 0))
+    line = ' %9.0f %7.2f' % (c['insns'], c['halts'])
+    if irqs:
+        line += ' %7.2f' % c.get('irqs', 0)
     if io:
         line += ' %7.2f %7.2f' % (c['io'], c['notify'])
     return line + ' %9.0f%s' % (c['idle_rate'], '-' if c['idle_subtracted'] else ' ')
@@ -252,13 +256,13 @@ def print_pingpong(rows):
     print('\nping-pong (host-guest-host round trip), ns')
     print('%-28s %7s %7s %9s %9s %10s %9s %9s %9s %8s %8s' % (
             'config', 'size', 'rounds', '1st perc', '50th', 'mean', '99th', '99.9th', 'max',
-            'kick/rt', 'irq/rt') + (cost_head('rt', io) if cost_on else ''))
+            'kick/rt', 'irq/rt') + (cost_head('rt', io, False) if cost_on else ''))
     for conf, r in rows:
         kicks = r.get('txq_kicks_per_rt', 0) + r.get('rxq_kicks_per_rt', 0)
         irqs = r.get('txq_irqs_per_rt', 0) + r.get('rxq_irqs_per_rt', 0)
         print('%-28s %7d %7d %9.0f %9.0f %10.1f %9.0f %9.0f %9.0f %8.2f %8.2f' % (
                 conf, r['size'], r['count'], r['p1'], r['p50'], r['mean'], r['p99'],
-                r['p99_9'], r['max'], kicks, irqs) + cost_cols(r, io))
+                r['p99_9'], r['max'], kicks, irqs) + cost_cols(r, io, False))
 
 
 def print_stream(rows):

@@ -52,7 +52,7 @@ import tempfile
 import ringside as rr
 
 from .bench_compare import linux_irqs
-from .cost_measure import Meter, spread
+from .cost_measure import Meter, spread, virtio_bars
 from .images import REPO
 from .testpmd import TESTPMD, TestPmd, TestPmdError
 
@@ -193,7 +193,10 @@ def run_ringside_round(rr, opts, accel, pmd, sock, workdir, rnd, results):
         launch.start()
         launch.wait_ready(opts.timeout)
         con = launch.console
-        meter = Meter(block) if block else None
+        meter = Meter(block, writable=True) if block else None
+        if meter and 'io=on' in opts.cost:
+            # notifies: stores into the virtio BARs (the guest's lspci)
+            meter.block.set_notify(virtio_bars(con.command('lspci', opts.timeout)))
         for ring in opts.rings:
             con.command('set ring=%s' % ring, opts.timeout)
             for txpoll in opts.txpoll:

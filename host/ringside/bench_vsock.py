@@ -36,7 +36,7 @@ import ringside as rr
 
 from . import cost
 from .benchlib import BENCH, REPO, Parser, run_bench, wait_vsock_up
-from .cost_measure import Meter, settle, spread
+from .cost_measure import Meter, settle, spread, virtio_bars
 
 COST_CMDLINE = 'irq=msix idle=halt'
 TOP_FUNCTIONS = 10
@@ -371,7 +371,11 @@ def main(argv):
         launch.wait_ready()
         guest = Guest(rr, launch)
         if opts.cost is not None:
-            meter = Meter(block, cost.elf_symbols(os.path.join(REPO, 'build', 'ringside.elf')))
+            meter = Meter(block, cost.elf_symbols(os.path.join(REPO, 'build', 'ringside.elf')),
+                          writable=True)
+            if 'io=on' in opts.cost:
+                # notifies: stores into the virtio BARs (the guest's lspci)
+                meter.block.set_notify(virtio_bars(guest.command('lspci')))
         if rr.vsock_kernel(lopts, accel):
             # the host kernel's vhost-vsock: AF_VSOCK to the guest's CID
             uds, target = None, ['--cid', str(lopts.vsock_cid)]

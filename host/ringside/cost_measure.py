@@ -8,6 +8,7 @@ and the tests (tests/qemu/test_cost.py, tests/qemu/cost_measure.py) share
 these, so a benchmark's cost column is what the tests check.
 """
 
+import re
 import statistics
 import time
 
@@ -149,14 +150,30 @@ def cell_cost(span, ops, irqs=None):
     return out
 
 
+def virtio_bars(lspci):
+    """(base, size) of the memory BARs of virtio functions (vendor 1af4)
+    in ringside's `lspci` output: the windows whose stores count as
+    notifies (with io=on; CostBlock.set_notify)."""
+    bars, in_virtio = [], False
+    for line in lspci.splitlines():
+        dev = re.match(r'\S+ ([0-9a-f]{4}):[0-9a-f]{4} class', line)
+        if dev:
+            in_virtio = dev.group(1) == '1af4'
+            continue
+        m = re.match(r'\s+bar\d: mem (0x[0-9a-f]+) size (0x[0-9a-f]+)', line)
+        if in_virtio and m:
+            bars.append((int(m.group(1), 16), int(m.group(2), 16)))
+    return bars
+
+
 class Meter:
     """A guest's cost block for a benchmark: measure(run, ops_of) brackets
     one cell with an idle-rate window before it and a span around it.
     After it, `rate` is that cell's idle rate and `last_delta` its counters
     (with the profile, for top functions by `symbols` when given)."""
 
-    def __init__(self, path, symbols=None, idle_window=IDLE_WINDOW):
-        self.block = cost.CostBlock(path)
+    def __init__(self, path, symbols=None, idle_window=IDLE_WINDOW, writable=False):
+        self.block = cost.CostBlock(path, writable=writable)
         self.symbols = symbols
         self.idle_window = idle_window
         self.rate = IdleRate(0.0)

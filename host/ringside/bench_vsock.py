@@ -16,7 +16,8 @@ halt, not instructions) and every cell gets cost columns: guest
 instructions per round trip (ping-pong) or per KiB (stream), halts and
 interrupts per operation and, with --cost=io=on, I/O accesses and notify
 writes per operation. The idle rate is measured just before each cell and
-taken off where it is noise (ringside/cost_measure.py); the operation
+taken off for the time the guest spent halted in the cell, where it is
+noise (ringside/cost_measure.cell_cost); the operation
 count is what ringside-bench reports (round trips including warm-up, bytes
 / 1024). With --ab the cost delta of every switch is printed with its
 spread over --rounds.
@@ -231,7 +232,7 @@ def cost_head(unit, io, irqs=True):
         head += ' %7s' % ('irq/' + unit)
     if io:
         head += ' %7s %7s' % ('io/' + unit, 'ntf/' + unit)
-    return head + ' %9s' % 'idle/s'
+    return head + ' %9s %8s' % ('idle/s', 'idle/' + unit)
 
 
 def cost_cols(r, io, irqs=True):
@@ -243,7 +244,7 @@ def cost_cols(r, io, irqs=True):
         line += ' %7.2f' % c.get('irqs', 0)
     if io:
         line += ' %7.2f %7.2f' % (c['io'], c['notify'])
-    return line + ' %9.0f%s' % (c['idle_rate'], '-' if c['idle_subtracted'] else ' ')
+    return line + ' %9.0f %8.0f' % (c['idle_rate'], c['idle_per_op'])
 
 
 def has_io(rows):
@@ -285,9 +286,10 @@ def print_cost_notes(results):
     pp = [r for _, r in results['pingpong'] if r.get('cost', {}).get('top')]
     if not any('cost' in r for k in results for _, r in results[k]):
         return
-    print('\ncost: guest instructions per operation (ringside-cost plugin); idle/s is the '
-          'idle rate\nmeasured before the cell, "-" where it was taken off (idle >= 1 % of '
-          'the span)')
+    print('\ncost: guest instructions per operation (ringside-cost plugin), idle wake-ups '
+          'taken off: idle/s is\nthe idle rate measured before the cell, idle/op the '
+          'instructions taken off per operation\n(the idle rate for the time the guest '
+          'spent halted in the cell)')
     if pp:
         conf, r = next((c, r) for c, r in results['pingpong'] if r.get('cost', {}).get('top'))
         print('top %d guest functions of the first %d B cell (%s), instructions per round '

@@ -19,8 +19,11 @@ IDLE_WINDOW = 1.0   # seconds of idle counting before each workload
 
 class IdleRate(float):
     """Guest instructions per second while nothing is asked of it; also
-    `per_halt`: instructions per idle wake-up (tick, poll loop, halt)."""
+    `per_halt`: instructions per idle wake-up (tick, poll loop, halt), and
+    `per_halted_s`: instructions per second the guest spent halted (the
+    plugin's idle_ns), the rate to charge for halted time in a busy span."""
     per_halt = 0.0
+    per_halted_s = 0.0
 
 
 def idle_rate(block, seconds=IDLE_WINDOW):
@@ -30,6 +33,8 @@ def idle_rate(block, seconds=IDLE_WINDOW):
     d = c1 - c0
     rate = IdleRate(d.totals['insns'] / (t1 - t0))
     rate.per_halt = d.totals['insns'] / max(1, d.totals['halts'])
+    halted = d.totals['idle_ns'] / 1e9
+    rate.per_halted_s = d.totals['insns'] / halted if halted > 0 else float(rate)
     return rate
 
 
@@ -122,29 +127,29 @@ def spread(values):
     return 100.0 * (max(values) - min(values)) / mean if mean else 0.0
 
 
-# The idle rate is taken off a span's instructions only where it is noise:
-# when idle for the span's duration is at least this share of the span's
-# instructions (a mostly waiting workload such as isolated round trips).
-# Below it the guest was busy nearly all the time and "idle" instructions
-# are not what it did; taking them off would subtract work.
-IDLE_NOISE_SHARE = 0.01
-
-
 def cell_cost(span, ops, irqs=None):
     """Per-operation cost of one measured cell: a dict with insns (idle
-    taken off where it is noise), halts, mmio/pio accesses and notify
-    writes (all zero unless io=on), irqs (from the guest's own counters,
-    when given), the idle rate and whether it was subtracted."""
+    taken off where it is noise), insns_raw (all the span counted),
+    halts, mmio/pio accesses and notify writes (all zero unless io=on),
+    irqs (from the guest's own counters, when given), the idle rate and
+    the instructions taken off per operation.
+
+    Idle is noise only while the guest had nothing to do: the instructions
+    taken off are the idle rate per halted second times the time the guest
+    spent halted within the span (the plugin's idle_ns), i.e. the tick
+    wake-ups while it waited. A guest busy the whole span (pktgen against
+    a full ring, a stream) loses nothing it actually did."""
     t = span.delta.totals
-    idle = span.rate * span.seconds
-    subtract = t['insns'] > 0 and idle >= IDLE_NOISE_SHARE * t['insns']
-    insns = t['insns'] - idle if subtract else t['insns']
+    rate = span.rate
+    halted = min(t['idle_ns'] / 1e9, span.seconds)
+    idle = getattr(rate, 'per_halted_s', float(rate)) * halted
+    idle = min(idle, t['insns'])
     ops = max(ops, 1e-9)
-    out = {'insns': max(insns, 0.0) / ops, 'insns_raw': t['insns'] / ops,
+    out = {'insns': (t['insns'] - idle) / ops, 'insns_raw': t['insns'] / ops,
            'halts': t['halts'] / ops,
            'io': (t['mmio_reads'] + t['mmio_writes'] + t['pio_reads'] + t['pio_writes']) / ops,
-           'notify': t['notify_writes'] / ops, 'idle_rate': float(span.rate),
-           'idle_subtracted': subtract, 'seconds': span.seconds}
+           'notify': t['notify_writes'] / ops, 'idle_rate': float(rate),
+           'idle_per_op': idle / ops, 'halted_s': halted, 'seconds': span.seconds}
     if irqs is not None:
         out['irqs'] = irqs / ops
     return out

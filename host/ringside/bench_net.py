@@ -306,6 +306,7 @@ def cost_summary(rs):
         return {}
     insns = [c['insns'] for c in cs]
     return {'insns_per_packet': statistics.median(insns), 'insns_spread': spread(insns),
+            'insns_min': min(insns),
             'halts_per_packet': statistics.median(c['halts'] for c in cs),
             'irqs_per_packet': statistics.median(c['irqs'] for c in cs),
             'io_per_packet': statistics.median(c['io'] for c in cs),

@@ -46,7 +46,7 @@ NEWLIB_LIBS := $(NEWLIB_SYS)/lib/libc.a $(NEWLIB_SYS)/lib/libm.a
 LIBGCC := $(shell $(KCC) -print-libgcc-file-name)
 
 .PHONY: all deps kernel iso host test check lint unit unit-build fuzz fuzz-build qemu-test run \
-	bench clean distclean format format-check coverage mutants test-deps list-test-srcs
+	bench bench-seeds clean distclean format format-check coverage mutants test-deps list-test-srcs
 all: $(BUILD)/ringside.elf $(BUILD)/ringside.iso host
 
 deps:
@@ -254,6 +254,11 @@ run: all
 bench: deps
 	$(MAKE) all
 	host/bench-vsock $(BENCH_ARGS)
+
+# The seeds' tables with guest cost: build/bench/seeds.md and PNGs (README).
+bench-seeds: deps
+	$(MAKE) all linux-guest
+	host/bench-seeds $(SEEDS_ARGS)
 
 format:
 	clang-format -i $(shell git ls-files '*.c' '*.h')

@@ -10,14 +10,27 @@ the ratio ringside/Linux per cell. Latency ratios below 1 and throughput
 ratios above 1 favour ringside.
 
 Needs `make` and `make linux-guest`. Under TCG only the ratios mean much.
+
+With --cost both guests run under the ringside-cost plugin (README, cost
+accounting) and halt when idle (ringside with `irq=msix idle=halt`, Linux by
+default); every cell also gets the guest's instructions, halts and
+interrupts (the guest's own counters: ringside's `stats virtio-vsock`,
+Linux's /proc/interrupts virtio lines) per round trip or per KiB, with the
+idle rate measured before the cell (ringside/cost_measure.py).
 """
 
 import json
 import os
+import tempfile
 
 import ringside as rr
 
 from .benchlib import BENCH, REPO, Parser, run_bench, wait_vsock_up
+from .bench_vsock import QUEUE_RE
+from .cost_measure import Meter, settle
+
+COST_CMDLINE = 'irq=msix idle=halt'
+CONFIGS = ('split sleep', 'split poll', 'packed sleep', 'packed poll')
 
 PROG = 'bench-compare'
 LINUX_KERNEL = os.path.join(REPO, 'build', 'linux-guest', 'bzImage')
@@ -25,19 +38,77 @@ LINUX_INITRD = os.path.join(REPO, 'build', 'linux-guest', 'initrd')
 LINUX_READY = r'ringside-linux-guest: ready'
 
 
-def measure(uds, opts):
-    """One guest's cells: {(kind, size/len, dir): value}."""
+def ringside_irqs(console):
+    """Interrupts the ringside guest counted on its vsock queues."""
+    out = console.command('stats virtio-vsock', 60)
+    return sum(int(m[5]) for m in QUEUE_RE.findall(out))
+
+
+def linux_irqs(console):
+    """Interrupts the Linux guest counted on its virtio lines (all CPUs)."""
+    console.send('interrupts\n')
+    m = console.wait_for(r'interrupts-begin\r?\n((?:.|\n)*?)interrupts-end', 60,
+                         what='/proc/interrupts')
+    total = 0
+    for line in m.group(1).splitlines():
+        if 'virtio' not in line:
+            continue
+        for word in line.split(':', 1)[1].split():
+            if not word.isdigit():
+                break
+            total += int(word)
+    return total
+
+
+def cell(meter, irqs, run, ops_of, after_run=None):
+    """run() alone, or bracketed by the cost block and the guest's
+    interrupt count: (result, cost dict or None)."""
+    if meter is None:
+        return run(), None
+    before = irqs()
+
+    def work():
+        out = run()
+        if after_run:
+            after_run()
+        return out
+    res, c = meter.measure(work, ops_of)
+    c['irqs'] = (irqs() - before) / max(ops_of(res), 1e-9)
+    return res, c
+
+
+def measure(uds, opts, meter=None, irqs=None):
+    """One guest's cells: {(kind, size/len, dir): value}; with a meter also
+    {('insn/op' etc., size/len, dir): value}."""
     cells = {}
-    pp = run_bench(['pingpong', '--uds', uds, '--size', ','.join(map(str, opts.sizes)),
-                    '--count', str(opts.count), '--warmup', str(opts.warmup)], 900, PROG)
-    for r in pp['results']:
-        cells[('p50 ns', r['size'], '')] = r['p50']
-        cells[('mean ns', r['size'], '')] = r['mean']
+    groups = [opts.sizes] if meter is None else [[s] for s in opts.sizes]
+    for sizes in groups:
+        args = ['pingpong', '--uds', uds, '--size', ','.join(map(str, sizes)),
+                '--count', str(opts.count), '--warmup', str(opts.warmup)]
+        pp, c = cell(meter, irqs, lambda: run_bench(args, 900, PROG),
+                     lambda r: len(r['results']) * (opts.count + opts.warmup))
+        for r in pp['results']:
+            cells[('p50 ns', r['size'], '')] = r['p50']
+            cells[('mean ns', r['size'], '')] = r['mean']
+            add_cost(cells, c, r['size'], '', 'rt')
     for d, port in (('h2g', 1235), ('g2h', 1236)):
-        st = run_bench(['stream', '--uds', uds, '--port', str(port), '--dir', d, '-l', '65536',
-                        '-P', '1', '--time', str(opts.time)], opts.time * 10 + 120, PROG)
+        args = ['stream', '--uds', uds, '--port', str(port), '--dir', d, '-l', '65536',
+                '-P', '1', '--time', str(opts.time)]
+        drain = (lambda: settle(meter.block, meter.rate)) if meter and d == 'h2g' else None
+        st, c = cell(meter, irqs, lambda: run_bench(args, opts.time * 10 + 120, PROG),
+                     lambda r: r['bytes'] / 1024.0, drain)
         cells[('Gb/s', 65536, d)] = st['gbps']
+        add_cost(cells, c, 65536, d, 'KiB')
     return cells
+
+
+def add_cost(cells, c, size, d, unit):
+    if c is None:
+        return
+    cells[('insn/' + unit, size, d)] = c['insns']
+    cells[('hlt/' + unit, size, d)] = c['halts']
+    cells[('irq/' + unit, size, d)] = c['irqs']
+    cells[('idle/s', size, d)] = c['idle_rate']
 
 
 def run_guest(launcher, accel, which, packed, poll, opts):
@@ -45,12 +116,17 @@ def run_guest(launcher, accel, which, packed, poll, opts):
             '--qemu-arg=vhost-user-vsock-pci.packed=%s' % ('on' if packed else 'off')]
     if poll:
         args.append('--vsock-arg=--poll')
+    if opts.cost is not None:
+        block = os.path.join(tempfile.mkdtemp(prefix='ringside-compare-cost-'), 'guest.cost')
+        args += ['--cost', block + (',' + opts.cost if opts.cost else '')]
     if which == 'linux':
         args += ['--boot', 'elf', '--kernel', LINUX_KERNEL,
                  '--cmdline', 'console=ttyS0 quiet panic=-1',
                  '--qemu-arg=-initrd', '--qemu-arg=%s' % LINUX_INITRD]
     else:
         args += ['--boot', 'elf']
+        if opts.cost is not None:
+            args += ['--cmdline', COST_CMDLINE]
     lopts = launcher.parse_args(args)
     log = open(os.path.join(REPO, 'build', 'bench-compare-%s.log' % which), 'a')
     with launcher.Launch(lopts, accel, qemu_stderr=log) as launch:
@@ -59,7 +135,15 @@ def run_guest(launcher, accel, which, packed, poll, opts):
         else:
             launch.wait_ready()
         wait_vsock_up(launch.opts.vsock_uds, prog=PROG)
-        return measure(launch.opts.vsock_uds, opts)
+        if opts.cost is None:
+            return measure(launch.opts.vsock_uds, opts)
+        meter = Meter(block)
+        irqs = linux_irqs if which == 'linux' else ringside_irqs
+        try:
+            return measure(launch.opts.vsock_uds, opts, meter,
+                           lambda: irqs(launch.console))
+        finally:
+            meter.close()
 
 
 def main(argv):
@@ -69,7 +153,15 @@ def main(argv):
     p.add_argument('--warmup', type=int, default=50)
     p.add_argument('--time', type=float, default=3.0, help='seconds per stream cell (3)')
     p.add_argument('--json', metavar='FILE', help='also write the results as JSON')
+    p.add_argument('--cost', nargs='?', const='', metavar='OPTS',
+                   help='guest cost per operation (ringside-cost plugin; OPTS e.g. io=on)')
+    p.add_argument('--configs', default=','.join(CONFIGS),
+                   help='ring layout and back-end mode pairs (default: all four, '
+                        '"split sleep,split poll,packed sleep,packed poll")')
     opts = p.parse_args(argv)
+    opts.configs = [c.strip() for c in opts.configs.split(',')]
+    if any(c not in CONFIGS for c in opts.configs):
+        p.error('--configs takes %s' % ', '.join(CONFIGS))
     try:
         opts.sizes = [int(s) for s in opts.sizes.split(',')]
     except ValueError:
@@ -80,20 +172,21 @@ def main(argv):
     accel = 'kvm' if rr.kvm_usable() and rr.probe_kvm(
             rr.parse_args(['--boot', 'elf'])) else 'tcg'
     rows, out = [], {}
-    for packed in (False, True):
-        for poll in (False, True):
-            conf = '%s %s' % ('packed' if packed else 'split', 'poll' if poll else 'sleep')
-            res = {w: run_guest(rr, accel, w, packed, poll, opts)
-                   for w in ('ringside', 'linux')}
-            out[conf] = {w: {'%s %s %s' % k: v for k, v in res[w].items()} for w in res}
-            for key in res['ringside']:
-                r, lx = res['ringside'][key], res['linux'][key]
-                rows.append((conf, key, r, lx, r / lx if lx else float('nan')))
+    for conf in opts.configs:
+        packed, poll = conf.startswith('packed'), conf.endswith('poll')
+        res = {w: run_guest(rr, accel, w, packed, poll, opts)
+               for w in ('ringside', 'linux')}
+        out[conf] = {w: {'%s %s %s' % k: v for k, v in res[w].items()} for w in res}
+        for key in res['ringside']:
+            r, lx = res['ringside'][key], res['linux'][key]
+            rows.append((conf, key, r, lx, r / lx if lx else float('nan')))
     print('ringside vs Linux guest, same QEMU (%s), back end and client' % accel)
     print('%-14s %-8s %6s %4s %12s %12s %8s' % ('config', 'metric', 'size', 'dir', 'ringside',
                                                 'linux', 'ratio'))
     for conf, (metric, size, d), r, lx, ratio in rows:
         print('%-14s %-8s %6d %4s %12.3f %12.3f %8.2f' % (conf, metric, size, d, r, lx, ratio))
+    if opts.json:
+        out['rows'] = [[conf, list(key), r, lx] for conf, key, r, lx, _ in rows]
     if opts.json:
         with open(opts.json, 'w') as f:
             json.dump(out, f, indent=1)

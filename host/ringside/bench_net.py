@@ -27,6 +27,14 @@ kicks per packet, how often the TX ring was full, and ratios side by side;
 then per layout ringside's Mpps next to Linux's and their ratio.
 Under TCG absolute numbers mean little; the ratios are the result.
 
+With --cost both guests run under the ringside-cost QEMU plugin (README,
+cost accounting) and every run also gets the guest's instructions, halts and
+interrupts (its own counters: ringside's `virtio` queue lines, Linux's
+/proc/interrupts virtio lines) per packet sent; ringside adds `idle=halt` to
+its command line (its virtio-net stays polled, see LINUX_CMDLINE), Linux
+halts when idle by default. The idle rate is measured before each run
+(ringside/cost_measure.py).
+
 tests/qemu/test_net_testpmd.py uses TestPmd (ringside/testpmd.py) and
 guest_args() from here, so the tests run what the benchmark runs.
 """
@@ -43,6 +51,8 @@ import tempfile
 
 import ringside as rr
 
+from .bench_compare import linux_irqs
+from .cost_measure import Meter, spread, virtio_bars
 from .images import REPO
 from .testpmd import TESTPMD, TestPmd, TestPmdError
 
@@ -129,6 +139,35 @@ def linux_kernel_version(path=LINUX_KERNEL):
         return os.path.basename(path)
 
 
+IRQ_RE = re.compile(r'interrupts (\d+)')
+
+
+def ringside_irqs(console, timeout):
+    """Interrupts on all the ringside guest's virtqueues (`virtio`)."""
+    return sum(int(n) for n in IRQ_RE.findall(console.command('virtio', timeout)))
+
+
+def cost_args(workdir, name, opts):
+    """ringside-run arguments for a cost block, and its path ([], None
+    without --cost)."""
+    if opts.cost is None:
+        return [], None
+    path = os.path.join(workdir, '%s.cost' % name)
+    return ['--cost', path + (',' + opts.cost if opts.cost else '')], path
+
+
+def costed(meter, irqs, run):
+    """run() -> pktgen result dict; with a meter, bracketed by the cost
+    block and the guest's interrupt count, with r['cost'] per packet."""
+    if meter is None:
+        return run()
+    before = irqs()
+    r, c = meter.measure(run, lambda r: r['packets'])
+    c['irqs'] = (irqs() - before) / max(r['packets'], 1)
+    r['cost'] = c
+    return r
+
+
 def pinned_qemu(workdir, cpu, qemu):
     """A wrapper that runs QEMU (all its threads) on one CPU."""
     wrapper = os.path.join(workdir, 'qemu-pinned')
@@ -140,8 +179,10 @@ def pinned_qemu(workdir, cpu, qemu):
 
 
 def run_ringside_round(rr, opts, accel, pmd, sock, workdir, rnd, results):
+    extra, block = cost_args(workdir, 'ringside-%d' % rnd, opts)
+    cmdline = 'ip=%s gw=%s' % (GUEST_IP, PEER_IP) + (' idle=halt' if block else '')
     gopts = rr.parse_args(['--accel', accel, '--boot', 'elf', '--machine', opts.machine,
-                           '--cmdline', 'ip=%s gw=%s' % (GUEST_IP, PEER_IP), '--',
+                           '--cmdline', cmdline, *extra, '--',
                            *guest_args(sock, packed=True)])
     if opts.pin is not None:
         # QEMU (all its threads) on one CPU, testpmd's forwarding lcore
@@ -152,15 +193,19 @@ def run_ringside_round(rr, opts, accel, pmd, sock, workdir, rnd, results):
         launch.start()
         launch.wait_ready(opts.timeout)
         con = launch.console
+        meter = Meter(block, writable=True) if block else None
+        if meter and 'io=on' in opts.cost:
+            # notifies: stores into the virtio BARs (the guest's lspci)
+            meter.block.set_notify(virtio_bars(con.command('lspci', opts.timeout)))
         for ring in opts.rings:
             con.command('set ring=%s' % ring, opts.timeout)
             for txpoll in opts.txpoll:
                 con.command('set txpoll=%d' % txpoll, opts.timeout)
                 base = pmd.port_stats()
-                out = con.command('pktgen count=%d size=%d burst=%d dst=%s,%s'
-                                  % (opts.count, opts.size, opts.burst, PEER_IP,
-                                     PEER_MAC), opts.timeout)
-                r = parse_pktgen(out)
+                cmd = ('pktgen count=%d size=%d burst=%d dst=%s,%s'
+                       % (opts.count, opts.size, opts.burst, PEER_IP, PEER_MAC))
+                r = costed(meter, lambda: ringside_irqs(con, opts.timeout),
+                           lambda: parse_pktgen(con.command(cmd, opts.timeout)))
                 st = pmd.wait_rx(r['packets'], base, timeout=opts.timeout)
                 r.update(round=rnd, ring=ring, txpoll=txpoll, testpmd_rx=st['rx'])
                 results.append(r)
@@ -179,7 +224,9 @@ def run_ringside_round(rr, opts, accel, pmd, sock, workdir, rnd, results):
 
 def run_linux_round(rr, opts, accel, pmd, sock, workdir, rnd, results):
     for ring in opts.rings:
-        gopts = rr.parse_args(linux_guest_argv(sock, ring == 'packed', accel, opts.machine))
+        extra, block = cost_args(workdir, 'linux-%d-%s' % (rnd, ring), opts)
+        gopts = rr.parse_args(extra + linux_guest_argv(sock, ring == 'packed', accel,
+                                                       opts.machine))
         if opts.pin is not None:
             gopts.qemu = pinned_qemu(workdir, opts.pin, gopts.qemu)
         log = (open(os.path.join(workdir, 'linux-%d-%s.serial.log' % (rnd, ring)), 'wb')
@@ -188,8 +235,11 @@ def run_linux_round(rr, opts, accel, pmd, sock, workdir, rnd, results):
         try:
             launch.start()
             linux_wait_ready(launch.console, opts.timeout)
+            meter = Meter(block) if block else None
             base = pmd.port_stats()
-            r = linux_pktgen(launch.console, opts.count, opts.size, opts.burst, opts.timeout)
+            r = costed(meter, lambda: linux_irqs(launch.console),
+                       lambda: linux_pktgen(launch.console, opts.count, opts.size, opts.burst,
+                                            opts.timeout))
             st = pmd.wait_rx(r['packets'], base, timeout=opts.timeout)
             r.update(round=rnd, ring=ring, testpmd_rx=st['rx'], testpmd_rx_bytes=st['rx_bytes'])
             results.append(r)
@@ -244,7 +294,36 @@ def summarize(results):
                       'kicks_per_packet': statistics.median(r['kicks_per_packet'] for r in rs),
                       'ring_full': statistics.median(r['ring_full'] for r in rs),
                       'packets': rs[0]['packets'], 'testpmd_rx': sum(r['testpmd_rx'] for r in rs)})
+        table[-1].update(cost_summary(rs))
     return table
+
+
+def cost_summary(rs):
+    """Medians over runs of the per-packet cost, and the instructions'
+    spread (%); {} without --cost."""
+    cs = [r['cost'] for r in rs if 'cost' in r]
+    if not cs:
+        return {}
+    insns = [c['insns'] for c in cs]
+    return {'insns_per_packet': statistics.median(insns), 'insns_spread': spread(insns),
+            'insns_min': min(insns),
+            'halts_per_packet': statistics.median(c['halts'] for c in cs),
+            'irqs_per_packet': statistics.median(c['irqs'] for c in cs),
+            'io_per_packet': statistics.median(c['io'] for c in cs),
+            'notify_per_packet': statistics.median(c['notify'] for c in cs),
+            'idle_rate': statistics.median(c['idle_rate'] for c in cs)}
+
+
+def cost_cols(t):
+    if 'insns_per_packet' not in t:
+        return ''
+    return ' %9.0f %6.1f%% %8.4f %8.4f %8.4f %8.4f' % (
+            t['insns_per_packet'], t['insns_spread'], t['halts_per_packet'],
+            t['irqs_per_packet'], t['io_per_packet'], t['notify_per_packet'])
+
+
+COST_HEAD = ' %9s %7s %8s %8s %8s %8s' % ('insn/pkt', 'spread', 'hlt/pkt', 'irq/pkt',
+                                          'io/pkt', 'ntf/pkt')
 
 
 def summarize_linux(linux):
@@ -258,6 +337,7 @@ def summarize_linux(linux):
                       'mpps_min': min(mpps), 'mpps_max': max(mpps), 'packets': rs[0]['packets'],
                       'errors': sum(r['errors'] for r in rs),
                       'testpmd_rx': sum(r['testpmd_rx'] for r in rs)})
+        table[-1].update(cost_summary(rs))
     return table
 
 
@@ -288,12 +368,13 @@ def print_table(table, opts):
           '%d round(s), accel %s, QEMU on CPU %s, testpmd lcores %s'
           % (opts.count, opts.size, opts.burst, opts.rounds, opts.accel,
              'any' if opts.pin is None else opts.pin, opts.lcores))
+    costs = any('insns_per_packet' in t for t in table)
     print('%-7s %-6s %10s %17s %10s %10s' % ('ring', 'txpoll', 'Mpps', 'min..max', 'kicks/pkt',
-                                             'ring full'))
+                                             'ring full') + (COST_HEAD if costs else ''))
     for t in table:
         print('%-7s %-6d %10.4f %8.4f..%-8.4f %10.5f %10d' % (
                 t['ring'], t['txpoll'], t['mpps_median'], t['mpps_min'], t['mpps_max'],
-                t['kicks_per_packet'], t['ring_full']))
+                t['kicks_per_packet'], t['ring_full']) + cost_cols(t))
     by = {(t['ring'], t['txpoll']): t['mpps_median'] for t in table}
     for ring in opts.rings:
         if (ring, 1) in by and (ring, 0) in by and by[(ring, 0)]:
@@ -308,10 +389,12 @@ def print_linux(linux_table, cmp, opts):
     print('Linux %s pktgen (1 kpktgend thread, 1 flow) -> the same testpmd, same QEMU options, '
           '%d x %d B frames, burst %d' % (linux_kernel_version(), opts.count, opts.size,
                                           opts.burst))
-    print('%-7s %10s %17s %8s' % ('ring', 'Mpps', 'min..max', 'errors'))
+    costs = any('insns_per_packet' in t for t in linux_table)
+    print('%-7s %10s %17s %8s' % ('ring', 'Mpps', 'min..max', 'errors')
+          + (COST_HEAD if costs else ''))
     for t in linux_table:
         print('%-7s %10.4f %8.4f..%-8.4f %8d' % (t['ring'], t['mpps_median'], t['mpps_min'],
-                                                 t['mpps_max'], t['errors']))
+                                                 t['mpps_max'], t['errors']) + cost_cols(t))
     if not cmp or not any(r['ringside_txpoll%d_mpps' % opts.txpoll[0]] for r in cmp):
         return
     head = '%-7s' % 'ring'
@@ -380,6 +463,8 @@ def main(argv=None):
     p.add_argument('--accel', choices=('auto', 'kvm', 'tcg'), default='tcg')
     p.add_argument('--timeout', type=float, default=300.0, help='seconds per step (300)')
     p.add_argument('--json', action='store_true', help='print results as JSON')
+    p.add_argument('--cost', nargs='?', const='', metavar='OPTS',
+                   help='guest cost per packet (ringside-cost plugin; OPTS e.g. io=on)')
     p.add_argument('-v', '--verbose', action='store_true', help='progress on stderr, keep logs')
     opts = p.parse_args(argv)
     if opts.pin < 0:

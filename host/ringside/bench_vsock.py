@@ -10,6 +10,18 @@ for h2g, source 1236 for g2h). With --ab KEY=A,B the guest is switched with
 are measured interleaved in one boot. Guest counters (`stats virtio-vsock`)
 around each ping-pong cell give kicks and interrupts per round trip.
 
+With --cost the guest runs under the ringside-cost QEMU plugin (README, cost
+accounting), boots as an ELF with `irq=msix idle=halt` (so waiting is a
+halt, not instructions) and every cell gets cost columns: guest
+instructions per round trip (ping-pong) or per KiB (stream), halts and
+interrupts per operation and, with --cost=io=on, I/O accesses and notify
+writes per operation. The idle rate is measured just before each cell and
+taken off for the time the guest spent halted in the cell, where it is
+noise (ringside/cost_measure.cell_cost); the operation
+count is what ringside-bench reports (round trips including warm-up, bytes
+/ 1024). With --ab the cost delta of every switch is printed with its
+spread over --rounds.
+
 Absolute numbers under TCG mean little; compare ratios within one run.
 """
 
@@ -18,12 +30,18 @@ import json
 import os
 import re
 import statistics
+import tempfile
 import time
 
 import ringside as rr
 
+from . import cost
 from .bench_tools import forward_args, print_tools, run_tools
 from .benchlib import BENCH, REPO, Parser, run_bench, wait_vsock_up
+from .cost_measure import Meter, settle, spread, virtio_bars
+
+COST_CMDLINE = 'irq=msix idle=halt'
+TOP_FUNCTIONS = 10
 
 PROG = 'bench-vsock'
 QUEUE_RE = re.compile(r'^\s+(rxq|txq|evq): added (\d+) completed (\d+) kicks (\d+) '
@@ -93,6 +111,10 @@ def parse_args(argv):
                    help='also sockperf through the TCP forward, ringside-bench forwarded '
                         'vs hybrid (the forwarder\'s overhead)')
     p.add_argument('--json', metavar='FILE', help='also write all results as JSON')
+    p.add_argument('--cost', nargs='?', const='', metavar='OPTS',
+                   help='guest cost columns (the ringside-cost plugin; --cost=io=on also '
+                        'counts I/O exits and notifies); boots the ELF with irq=msix '
+                        'idle=halt')
     p.add_argument('--boot', choices=['iso', 'elf'], default='iso',
                    help='boot the ISO (default) or the ELF via -kernel')
     p.add_argument('launcher_args', nargs='*', help=argparse.SUPPRESS)
@@ -101,6 +123,8 @@ def parse_args(argv):
     if any(d not in ('h2g', 'g2h') for d in dirs):
         p.error('--dirs takes h2g and/or g2h')
     opts.dirs = dirs
+    if opts.cost is not None:
+        opts.boot = 'elf'   # the cost cmdline reaches ELF boots only
     if opts.count <= 0 or opts.warmup < 0 or opts.rounds <= 0 or opts.time <= 0:
         p.error('--count, --rounds and --time must be positive')
     return opts
@@ -122,6 +146,7 @@ class Guest:
     def __init__(self, launcher, launch):
         self.launcher = launcher
         self.launch = launch
+        self.qemu_pid = launch.qemu.pid if launch.qemu else None
 
     def command(self, cmd, timeout=60):
         out = self.launch.console.command(cmd, timeout)
@@ -143,51 +168,162 @@ class Guest:
             wait_vsock_up(uds, prog=PROG)
 
 
-def pingpong_cell(guest, target, opts, size):
-    before = guest.queue_counters()
-    res = run_bench(['pingpong'] + target + ['--size', str(size), '--count', str(opts.count),
-                                             '--warmup', str(opts.warmup)], 600, PROG)['results'][0]
-    after = guest.queue_counters()
-    rounds = opts.count + opts.warmup
+def irq_total(before, after):
+    return sum(after[q][4] - before[q][4] for q in after if q in before)
+
+
+def add_queue_deltas(res, before, after, rounds):
     for q in ('txq', 'rxq'):
         if q in before and q in after:
             res[q + '_kicks_per_rt'] = (after[q][2] - before[q][2]) / rounds
             res[q + '_irqs_per_rt'] = (after[q][4] - before[q][4]) / rounds
+
+
+def measured(meter, run, ops_of, guest, after_run=None):
+    """run() with the guest's queue counters around it and, with a meter,
+    the cost block bracketing it (the console commands stay outside)."""
+    before = guest.queue_counters()
+    if meter is None:
+        res = run()
+        return res, before, guest.queue_counters()
+
+    def work():
+        out = run()
+        if after_run:
+            after_run()
+        return out
+    res, c = meter.measure(work, ops_of)
+    after = guest.queue_counters()
+    c['irqs'] = irq_total(before, after) / max(ops_of(res), 1e-9)
+    res['cost'] = c
+    return res, before, after
+
+
+def pingpong_cell(guest, target, opts, size, meter=None):
+    rounds = opts.count + opts.warmup
+    args = ['pingpong'] + target + ['--size', str(size), '--count', str(opts.count),
+                                    '--warmup', str(opts.warmup)]
+    res, before, after = measured(meter, lambda: run_bench(args, 600, PROG)['results'][0],
+                                  lambda r: r['count'] + opts.warmup, guest)
+    add_queue_deltas(res, before, after, rounds)
+    if meter is not None and meter.symbols is not None:
+        funcs = cost.by_function(meter.last_delta.profile, meter.symbols)
+        top = sorted(funcs.items(), key=lambda kv: (-kv[1], kv[0]))[:TOP_FUNCTIONS]
+        res['cost']['top'] = [(name, n / rounds) for name, n in top]
     return res
 
 
-def stream_cell(target, opts, direction, length, streams):
+def stream_cell(target, opts, direction, length, streams, guest=None, meter=None):
     port = '1235' if direction == 'h2g' else '1236'
-    return run_bench(['stream'] + target + ['--port', port, '--dir', direction, '-l', str(length),
-                                            '-P', str(streams), '--time', str(opts.time)],
-                     opts.time * 10 + 120, PROG)
+    args = ['stream'] + target + ['--port', port, '--dir', direction, '-l', str(length),
+                                  '-P', str(streams), '--time', str(opts.time)]
+    if meter is not None and guest.qemu_pid:
+        args += ['--cpu-pids', str(guest.qemu_pid)]   # efficiency: Mb/s per CPU %
+
+    def run():
+        return run_bench(args, opts.time * 10 + 120, PROG)
+
+    if meter is None:
+        return run()
+    # h2g: the span waits until the guest has drained what was sent
+    drain = (lambda: settle(meter.block, meter.rate)) if meter and direction == 'h2g' else None
+    return measured(meter, run, lambda r: r['bytes'] / 1024.0, guest, drain)[0]
+
+
+def cost_head(unit, io, irqs=True):
+    head = ' %9s %7s' % ('insn/' + unit, 'hlt/' + unit)
+    if irqs:
+        head += ' %7s' % ('irq/' + unit)
+    if io:
+        head += ' %7s %7s' % ('io/' + unit, 'ntf/' + unit)
+    return head + ' %9s %8s' % ('idle/s', 'idle/' + unit)
+
+
+def cost_cols(r, io, irqs=True):
+    c = r.get('cost')
+    if not c:
+        return ''
+    line = ' %9.0f %7.2f' % (c['insns'], c['halts'])
+    if irqs:
+        line += ' %7.2f' % c.get('irqs', 0)
+    if io:
+        line += ' %7.2f %7.2f' % (c['io'], c['notify'])
+    return line + ' %9.0f %8.0f' % (c['idle_rate'], c['idle_per_op'])
+
+
+def has_io(rows):
+    return any(r.get('cost', {}).get('io') for _, r in rows)
 
 
 def print_pingpong(rows):
+    io = has_io(rows)
+    cost_on = any('cost' in r for _, r in rows)
     print('\nping-pong (host-guest-host round trip), ns')
     print('%-28s %7s %7s %9s %9s %10s %9s %9s %9s %8s %8s' % (
             'config', 'size', 'rounds', '1st perc', '50th', 'mean', '99th', '99.9th', 'max',
-            'kick/rt', 'irq/rt'))
+            'kick/rt', 'irq/rt') + (cost_head('rt', io, False) if cost_on else ''))
     for conf, r in rows:
         kicks = r.get('txq_kicks_per_rt', 0) + r.get('rxq_kicks_per_rt', 0)
         irqs = r.get('txq_irqs_per_rt', 0) + r.get('rxq_irqs_per_rt', 0)
         print('%-28s %7d %7d %9.0f %9.0f %10.1f %9.0f %9.0f %9.0f %8.2f %8.2f' % (
                 conf, r['size'], r['count'], r['p1'], r['p50'], r['mean'], r['p99'],
-                r['p99_9'], r['max'], kicks, irqs))
+                r['p99_9'], r['max'], kicks, irqs) + cost_cols(r, io, False))
 
 
 def print_stream(rows):
+    io = has_io(rows)
+    cost_on = any('cost' in r for _, r in rows)
     print('\nstream throughput, Gb/s (G = 10^9)')
-    print('%-28s %4s %7s %3s %9s %6s %8s  %s' % ('config', 'dir', 'len', 'P', 'total', 'jain',
-                                                 'slowest', 'per stream'))
+    head = '%-28s %4s %7s %3s %9s %6s %8s' % ('config', 'dir', 'len', 'P', 'total',
+                                              'jain', 'slowest')
+    if cost_on:
+        head += cost_head('KiB', io)
+    print(head + '  %s' % 'per stream')
     for conf, r in rows:
-        print('%-28s %4s %7d %3d %9.3f %6.3f %8.3f  %s' % (
+        print('%-28s %4s %7d %3d %9.3f %6.3f %8.3f' % (
                 conf, r['dir'], r['len'], r['parallel'], r['gbps'], r.get('jain', 0),
-                r.get('slowest_gbps', 0), ' '.join('%.3f' % g for g in r['streams_gbps'])))
+                r.get('slowest_gbps', 0)) + (cost_cols(r, io) if cost_on else '')
+              + '  ' + ' '.join('%.3f' % g for g in r['streams_gbps']))
+
+
+def print_cost_notes(results):
+    pp = [r for _, r in results['pingpong'] if r.get('cost', {}).get('top')]
+    if not any('cost' in r for k in results for _, r in results[k]):
+        return
+    print('\ncost: guest instructions per operation (ringside-cost plugin), idle wake-ups '
+          'taken off: idle/s is\nthe idle rate measured before the cell, idle/op the '
+          'instructions taken off per operation\n(the idle rate for the time the guest '
+          'spent halted in the cell)')
+    if pp:
+        conf, r = next((c, r) for c, r in results['pingpong'] if r.get('cost', {}).get('top'))
+        print('top %d guest functions of the first %d B cell (%s), instructions per round '
+              'trip:' % (TOP_FUNCTIONS, r['size'], conf))
+        for name, n in r['cost']['top']:
+            print('  %-40s %10.1f' % (name[:40], n))
 
 
 def kicks(r):
     return r.get('txq_kicks_per_rt', 0) + r.get('rxq_kicks_per_rt', 0)
+
+
+def cost_ab(a, b):
+    """The cost delta of one A/B cell over rounds: medians of A and B
+    instructions per operation, B - A in %, and each side's spread (%)."""
+    ia = [r['cost']['insns'] for r in a if 'cost' in r]
+    ib = [r['cost']['insns'] for r in b if 'cost' in r]
+    if not ia or not ib:
+        return None
+    ma, mb = statistics.median(ia), statistics.median(ib)
+    return {'a': ma, 'b': mb, 'delta_pct': 100.0 * (mb - ma) / ma if ma else float('nan'),
+            'spread_a': spread(ia), 'spread_b': spread(ib), 'rounds': min(len(ia), len(ib))}
+
+
+def cost_delta(a, b, unit):
+    d = cost_ab(a, b)
+    if d is None:
+        return ''
+    return '  insn/%s %.0f -> %.0f (%+.1f %%, spread %.1f %% / %.1f %%)' % (
+            unit, d['a'], d['b'], d['delta_pct'], d['spread_a'], d['spread_b'])
 
 
 def print_ratios(results, combos):
@@ -206,16 +342,21 @@ def print_ratios(results, combos):
             p1b = statistics.median(r['p1'] for r in b)
             print('  ping-pong %6d B  p1 %.2f  p50 %.2f  kicks/rt %.2f -> %.2f' % (
                     size, p1b / p1a, p50b / p50a, statistics.median(map(kicks, a)),
-                    statistics.median(map(kicks, b))))
+                    statistics.median(map(kicks, b))) + cost_delta(a, b, 'rt'))
         cells = sorted({(r['dir'], r['len'], r['parallel']) for _, r in results['stream']})
         for d, length, par in cells:
             def gbps(conf):
                 return statistics.median(r['gbps'] for c, r in results['stream']
                                          if c == conf and (r['dir'], r['len'], r['parallel'])
                                          == (d, length, par))
+
+            def rows(conf):
+                return [r for c, r in results['stream'] if c == conf
+                        and (r['dir'], r['len'], r['parallel']) == (d, length, par)]
             a, b = gbps(base), gbps(other)
             print('  stream %s %6d B x%d  %.3f -> %.3f Gb/s  ratio %.2f' % (
-                    d, length, par, a, b, b / a if a else float('nan')))
+                    d, length, par, a, b, b / a if a else float('nan'))
+                  + cost_delta(rows(base), rows(other), 'KiB'))
 
 
 def main(argv):
@@ -223,14 +364,25 @@ def main(argv):
     if not os.access(BENCH, os.X_OK):
         raise SystemExit('bench-vsock: %s not found (run make)' % BENCH)
     fwd_args, fwd_ports = forward_args() if opts.tools else ([], {})
-    lopts = rr.parse_args(['--vsock', '--boot', opts.boot, '--accel', 'auto']
-                          + fwd_args + opts.launcher_args)
+    largs = ['--vsock', '--boot', opts.boot, '--accel', 'auto'] + fwd_args
+    meter = None
+    if opts.cost is not None:
+        block = os.path.join(tempfile.mkdtemp(prefix='ringside-bench-cost-'), 'guest.cost')
+        largs += ['--cmdline', COST_CMDLINE, '--cost',
+                  block + (',' + opts.cost if opts.cost else '') + ',prof=on']
+    lopts = rr.parse_args(largs + opts.launcher_args)
     accel = rr.choose_accel(lopts)
     log = open(os.path.join(REPO, 'build', 'bench-vsock-qemu.log'), 'w')
     results = {'pingpong': [], 'stream': []}
     with rr.Launch(lopts, accel, qemu_stderr=log) as launch:
         launch.wait_ready()
         guest = Guest(rr, launch)
+        if opts.cost is not None:
+            meter = Meter(block, cost.elf_symbols(os.path.join(REPO, 'build', 'ringside.elf')),
+                          writable=True)
+            if 'io=on' in opts.cost:
+                # notifies: stores into the virtio BARs (the guest's lspci)
+                meter.block.set_notify(virtio_bars(guest.command('lspci')))
         if rr.vsock_kernel(lopts, accel):
             # the host kernel's vhost-vsock: AF_VSOCK to the guest's CID
             uds, target = None, ['--cid', str(lopts.vsock_cid)]
@@ -249,7 +401,7 @@ def main(argv):
                 for size in opts.sizes:
                     for combo in combos:
                         guest.apply(combo, uds)
-                        res = pingpong_cell(guest, target, opts, size)
+                        res = pingpong_cell(guest, target, opts, size, meter)
                         results['pingpong'].append((label(combo), res))
             if not opts.no_stream:
                 for d in opts.dirs:
@@ -258,7 +410,7 @@ def main(argv):
                             for combo in combos:
                                 guest.apply(combo, uds)
                                 res = stream_cell(target, opts, d, length,
-                                                  streams)
+                                                  streams, guest, meter)
                                 results['stream'].append((label(combo), res))
         if opts.tools and uds:
             results['tools'] = run_tools(opts, uds, fwd_ports, PROG)
@@ -270,6 +422,7 @@ def main(argv):
         print_pingpong(results['pingpong'])
     if results['stream']:
         print_stream(results['stream'])
+    print_cost_notes(results)
     if opts.ab:
         print_ratios(results, variants(opts.ab))
     if results.get('tools'):

@@ -10,7 +10,9 @@ the counters bracketed tightly around each workload:
 What the guest does while it waits (LAPIC ticks, poll loop) is measured as
 an idle rate just before each workload and subtracted for the workload's
 duration, so the numbers are the work of the operations themselves.
-tests/qemu/test_cost.py uses the same functions.
+tests/qemu/test_cost.py uses the same functions; the measuring pieces
+(idle rate, spans, the work/poll/heap split) live in the package,
+host/ringside/cost_measure.py, shared with the benchmark scripts.
 """
 
 import argparse
@@ -25,13 +27,14 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(HERE)), 'host'))
 
 from ringside import cost  # noqa: E402
+from ringside.cost_measure import (  # noqa: E402,F401 (re-exported for the tests)
+    HEAP, POLL_PASS, IDLE_WINDOW, IdleRate, Span, idle_rate, settle, split_insns, spread)
 from ringside_qemu import Guest  # noqa: E402
 import vsockhost  # noqa: E402
 from vsockhost import hybrid_connect  # noqa: E402
 
 ECHO, SINK, SOURCE = 1234, 1235, 1236
 CMDLINE = 'irq=msix idle=halt'
-IDLE_WINDOW = 1.0   # seconds of idle counting before each workload
 KIB = 1024
 
 
@@ -52,103 +55,6 @@ def boot(block_path, cmdline=CMDLINE, opts='prof=on', name='cost'):
                 raise
             time.sleep(0.2)
     return g
-
-
-class IdleRate(float):
-    """Guest instructions per second while nothing is asked of it; also
-    `per_halt`: instructions per idle wake-up (tick, poll loop, halt)."""
-    per_halt = 0.0
-
-
-def idle_rate(block, seconds=IDLE_WINDOW):
-    t0, c0 = time.monotonic(), block.snapshot()
-    time.sleep(seconds)
-    t1, c1 = time.monotonic(), block.snapshot()
-    d = c1 - c0
-    rate = IdleRate(d.totals['insns'] / (t1 - t0))
-    rate.per_halt = d.totals['insns'] / max(1, d.totals['halts'])
-    return rate
-
-
-def settle(block, rate, limit=30.0, quiet=3):
-    """Wait until the guest is back to its idle instruction rate (it has
-    finished the work it was given) for `quiet` 0.1 s windows in a row;
-    returns the time that took."""
-    start = time.monotonic()
-    last, t_last = block.snapshot().totals['insns'], start
-    calm = 0
-    while time.monotonic() - start < limit and calm < quiet:
-        time.sleep(0.1)
-        now, t_now = block.snapshot().totals['insns'], time.monotonic()
-        calm = calm + 1 if now - last <= 1.5 * rate * (t_now - t_last) + 2000 else 0
-        last, t_last = now, t_now
-    return time.monotonic() - start
-
-
-class Span:
-    """Counters around one workload, with the idle rate taken off."""
-
-    def __init__(self, block, rate):
-        self.block, self.rate = block, rate
-
-    def __enter__(self):
-        self.t0 = time.monotonic()
-        self.c0 = self.block.snapshot()
-        return self
-
-    def __exit__(self, *exc):
-        self.c1 = self.block.snapshot()
-        self.seconds = time.monotonic() - self.t0
-        self.delta = self.c1 - self.c0
-
-    def insns(self):
-        """Instructions of the work: the delta less idle for its duration."""
-        return self.delta.totals['insns'] - self.rate * self.seconds
-
-    def insns_by_halts(self, ops):
-        """Instructions of `ops` operations that each end in one halt: the
-        delta less an idle wake-up cycle for every other halt (timer ticks
-        while the guest waited). Unlike insns(), this does not depend on
-        how long the span took."""
-        extra = self.delta.totals['halts'] - ops
-        return self.delta.totals['insns'] - extra * getattr(self.rate, 'per_halt', 0.0)
-
-
-# Functions that run on every pass of the guest's poll loop (poll_loop is
-# inlined into kmain) or on every interrupt, work or not. How many passes
-# and tick interrupts a round trip takes depends on timing (does the device
-# complete the TX before the guest halts?), so their instructions vary from
-# run to run.
-POLL_PASS = frozenset((
-    'kmain', 'poll_once', 'shell_poll', 'console_rx_ready', 'console_getc',
-    'idle_wait', 'services_poll', 'accept_all', 'vsock_accept', 'vsock_eof',
-    'vsock_peek', 'conn_done', 'serve', 'virtio_vsock_poll',
-    'virtio_vsock_pending', 'virtq_has_used', 'virtq_has_used_split',
-    'virtq_has_used_packed', 'isr_common', 'trap_dispatch', 'lapic_eoi',
-    'timer_tick', 'isr_32', 'isr_33',
-))
-# newlib's allocator: its path per packet depends on the heap's layout, which
-# depends on how allocations and frees interleaved (timing again); a run
-# settles in one of a few modes (e.g. 162 or 316 instructions per round trip
-# in _malloc_r).
-HEAP = frozenset((
-    '_malloc_r', '_free_r', 'malloc', 'free', '_memalign_r', 'memalign',
-    '__malloc_lock', '__malloc_unlock', '_sbrk_r', '_sbrk', '_malloc_trim_r',
-))
-
-
-def split_insns(counters, symbols):
-    """(work, poll passes, heap) instructions of a span (needs the
-    profile): the work is what repeats from run to run."""
-    work = passes = heap = 0
-    for name, n in cost.by_function(counters.profile, symbols).items():
-        if name in POLL_PASS:
-            passes += n
-        elif name in HEAP:
-            heap += n
-        else:
-            work += n
-    return work, passes, heap
 
 
 def recv_exact(sock, n):
@@ -216,12 +122,6 @@ def stream_g2h(block, uds, total, buf=64 * KIB):
                     raise ConnectionError('source closed after %d bytes' % got)
                 got += len(chunk)
     return span.insns() / (got / KIB), span
-
-
-def spread(values):
-    if len(values) < 2:
-        return 0.0
-    return 100.0 * (max(values) - min(values)) / statistics.mean(values)
 
 
 def roundtrips(block, uds, symbols, size, count, runs, gap):

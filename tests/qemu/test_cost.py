@@ -15,6 +15,7 @@ from ringside_qemu import REPO
 from cost_measure import ECHO, Span, boot, idle_rate, pingpong, split_insns
 from vsockhost import hybrid_connect
 from ringside import cost
+from ringside.cost_measure import virtio_bars
 
 PLUGIN = os.path.join(REPO, 'build', 'host', 'ringside-cost.so')
 ELF = os.path.join(REPO, 'build', 'ringside.elf')
@@ -109,20 +110,6 @@ def test_calibrate_counted_exactly(cguest, passes):
     assert funcs['calibrate_body'] == passes * CALIBRATE_INSNS
     assert funcs['calibrate_done'] == 1      # the one ret
     assert passes * CALIBRATE_INSNS <= delta.totals['insns']
-
-
-def virtio_bars(lspci):
-    """(base, size) of the memory BARs of virtio functions (vendor 1af4)."""
-    bars, in_virtio = [], False
-    for line in lspci.splitlines():
-        dev = re.match(r'\S+ ([0-9a-f]{4}):[0-9a-f]{4} class', line)
-        if dev:
-            in_virtio = dev.group(1) == '1af4'
-            continue
-        m = re.match(r'\s+bar\d: mem (0x[0-9a-f]+) size (0x[0-9a-f]+)', line)
-        if in_virtio and m:
-            bars.append((int(m.group(1), 16), int(m.group(2), 16)))
-    return bars
 
 
 def test_io_counts(cguest):

@@ -1,0 +1,197 @@
+# SPDX-License-Identifier: MIT
+"""Measuring guest cost around a workload: the idle rate, spans of counters
+with the idle rate taken off, waiting for the guest to settle, the split of
+a span into work, poll passes and heap, and per-operation cost cells.
+
+The benchmark scripts (bench-vsock, bench-compare, bench-net, bench-seeds)
+and the tests (tests/qemu/test_cost.py, tests/qemu/cost_measure.py) share
+these, so a benchmark's cost column is what the tests check.
+"""
+
+import re
+import statistics
+import time
+
+from . import cost
+
+IDLE_WINDOW = 1.0   # seconds of idle counting before each workload
+
+
+class IdleRate(float):
+    """Guest instructions per second while nothing is asked of it; also
+    `per_halt`: instructions per idle wake-up (tick, poll loop, halt), and
+    `per_halted_s`: instructions per second the guest spent halted (the
+    plugin's idle_ns), the rate to charge for halted time in a busy span."""
+    per_halt = 0.0
+    per_halted_s = 0.0
+
+
+def idle_rate(block, seconds=IDLE_WINDOW):
+    t0, c0 = time.monotonic(), block.snapshot()
+    time.sleep(seconds)
+    t1, c1 = time.monotonic(), block.snapshot()
+    d = c1 - c0
+    rate = IdleRate(d.totals['insns'] / (t1 - t0))
+    rate.per_halt = d.totals['insns'] / max(1, d.totals['halts'])
+    halted = d.totals['idle_ns'] / 1e9
+    rate.per_halted_s = d.totals['insns'] / halted if halted > 0 else float(rate)
+    return rate
+
+
+def settle(block, rate, limit=30.0, quiet=3):
+    """Wait until the guest is back to its idle instruction rate (it has
+    finished the work it was given) for `quiet` 0.1 s windows in a row;
+    returns the time that took."""
+    start = time.monotonic()
+    last, t_last = block.snapshot().totals['insns'], start
+    calm = 0
+    while time.monotonic() - start < limit and calm < quiet:
+        time.sleep(0.1)
+        now, t_now = block.snapshot().totals['insns'], time.monotonic()
+        calm = calm + 1 if now - last <= 1.5 * rate * (t_now - t_last) + 2000 else 0
+        last, t_last = now, t_now
+    return time.monotonic() - start
+
+
+class Span:
+    """Counters around one workload, with the idle rate taken off."""
+
+    def __init__(self, block, rate):
+        self.block, self.rate = block, rate
+
+    def __enter__(self):
+        self.t0 = time.monotonic()
+        self.c0 = self.block.snapshot()
+        return self
+
+    def __exit__(self, *exc):
+        self.c1 = self.block.snapshot()
+        self.seconds = time.monotonic() - self.t0
+        self.delta = self.c1 - self.c0
+
+    def insns(self):
+        """Instructions of the work: the delta less idle for its duration."""
+        return self.delta.totals['insns'] - self.rate * self.seconds
+
+    def insns_by_halts(self, ops):
+        """Instructions of `ops` operations that each end in one halt: the
+        delta less an idle wake-up cycle for every other halt (timer ticks
+        while the guest waited). Unlike insns(), this does not depend on
+        how long the span took."""
+        extra = self.delta.totals['halts'] - ops
+        return self.delta.totals['insns'] - extra * getattr(self.rate, 'per_halt', 0.0)
+
+
+# Functions that run on every pass of the guest's poll loop (poll_loop is
+# inlined into kmain) or on every interrupt, work or not. How many passes
+# and tick interrupts a round trip takes depends on timing (does the device
+# complete the TX before the guest halts?), so their instructions vary from
+# run to run.
+POLL_PASS = frozenset((
+    'kmain', 'poll_once', 'shell_poll', 'console_rx_ready', 'console_getc',
+    'idle_wait', 'services_poll', 'accept_all', 'vsock_accept', 'vsock_eof',
+    'vsock_peek', 'conn_done', 'serve', 'virtio_vsock_poll',
+    'virtio_vsock_pending', 'virtq_has_used', 'virtq_has_used_split',
+    'virtq_has_used_packed', 'isr_common', 'trap_dispatch', 'lapic_eoi',
+    'timer_tick', 'isr_32', 'isr_33',
+))
+# newlib's allocator: its path per packet depends on the heap's layout, which
+# depends on how allocations and frees interleaved (timing again); a run
+# settles in one of a few modes (e.g. 162 or 316 instructions per round trip
+# in _malloc_r).
+HEAP = frozenset((
+    '_malloc_r', '_free_r', 'malloc', 'free', '_memalign_r', 'memalign',
+    '__malloc_lock', '__malloc_unlock', '_sbrk_r', '_sbrk', '_malloc_trim_r',
+))
+
+
+def split_insns(counters, symbols):
+    """(work, poll passes, heap) instructions of a span (needs the
+    profile): the work is what repeats from run to run."""
+    work = passes = heap = 0
+    for name, n in cost.by_function(counters.profile, symbols).items():
+        if name in POLL_PASS:
+            passes += n
+        elif name in HEAP:
+            heap += n
+        else:
+            work += n
+    return work, passes, heap
+
+
+def spread(values):
+    """(max - min) / mean in %, 0 for fewer than two values."""
+    if len(values) < 2:
+        return 0.0
+    mean = statistics.mean(values)
+    return 100.0 * (max(values) - min(values)) / mean if mean else 0.0
+
+
+def cell_cost(span, ops, irqs=None):
+    """Per-operation cost of one measured cell: a dict with insns (idle
+    taken off where it is noise), insns_raw (all the span counted),
+    halts, mmio/pio accesses and notify writes (all zero unless io=on),
+    irqs (from the guest's own counters, when given), the idle rate and
+    the instructions taken off per operation.
+
+    Idle is noise only while the guest had nothing to do: the instructions
+    taken off are the idle rate per halted second times the time the guest
+    spent halted within the span (the plugin's idle_ns), i.e. the tick
+    wake-ups while it waited. A guest busy the whole span (pktgen against
+    a full ring, a stream) loses nothing it actually did."""
+    t = span.delta.totals
+    rate = span.rate
+    halted = min(t['idle_ns'] / 1e9, span.seconds)
+    idle = getattr(rate, 'per_halted_s', float(rate)) * halted
+    idle = min(idle, t['insns'])
+    ops = max(ops, 1e-9)
+    out = {'insns': (t['insns'] - idle) / ops, 'insns_raw': t['insns'] / ops,
+           'halts': t['halts'] / ops,
+           'io': (t['mmio_reads'] + t['mmio_writes'] + t['pio_reads'] + t['pio_writes']) / ops,
+           'notify': t['notify_writes'] / ops, 'idle_rate': float(rate),
+           'idle_per_op': idle / ops, 'halted_s': halted, 'seconds': span.seconds}
+    if irqs is not None:
+        out['irqs'] = irqs / ops
+    return out
+
+
+def virtio_bars(lspci):
+    """(base, size) of the memory BARs of virtio functions (vendor 1af4)
+    in ringside's `lspci` output: the windows whose stores count as
+    notifies (with io=on; CostBlock.set_notify)."""
+    bars, in_virtio = [], False
+    for line in lspci.splitlines():
+        dev = re.match(r'\S+ ([0-9a-f]{4}):[0-9a-f]{4} class', line)
+        if dev:
+            in_virtio = dev.group(1) == '1af4'
+            continue
+        m = re.match(r'\s+bar\d: mem (0x[0-9a-f]+) size (0x[0-9a-f]+)', line)
+        if in_virtio and m:
+            bars.append((int(m.group(1), 16), int(m.group(2), 16)))
+    return bars
+
+
+class Meter:
+    """A guest's cost block for a benchmark: measure(run, ops_of) brackets
+    one cell with an idle-rate window before it and a span around it.
+    After it, `rate` is that cell's idle rate and `last_delta` its counters
+    (with the profile, for top functions by `symbols` when given)."""
+
+    def __init__(self, path, symbols=None, idle_window=IDLE_WINDOW, writable=False):
+        self.block = cost.CostBlock(path, writable=writable)
+        self.symbols = symbols
+        self.idle_window = idle_window
+        self.rate = IdleRate(0.0)
+        self.last_delta = None
+
+    def measure(self, run, ops_of):
+        """(result of run(), cost dict): ops_of(result) is the operation
+        count ringside-bench reported."""
+        self.rate = idle_rate(self.block, self.idle_window)
+        with Span(self.block, self.rate) as span:
+            res = run()
+        self.last_delta = span.delta
+        return res, cell_cost(span, ops_of(res))
+
+    def close(self):
+        self.block.close()

@@ -6,7 +6,8 @@
  * A packet is one allocation: bookkeeping, then the header, then the
  * payload, so an RX buffer is posted to the device as one descriptor
  * (header and payload together, as Linux does) and a TX packet goes out as
- * two (header, payload) without copying either.
+ * two (header, payload) without copying either. Buffers are recycled
+ * through per-size free lists (packet.c), not malloc'd per packet.
  */
 #ifndef NET_VSOCK_PACKET_H
 #define NET_VSOCK_PACKET_H
@@ -19,6 +20,7 @@ struct vsock_pkt {
 	struct vsock_pkt *next; /* socket RX queue or driver TX queue */
 	uint32_t cap; /* payload bytes the buffer can hold */
 	uint32_t off; /* payload bytes already read (RX) */
+	uint8_t cls; /* the pool's size class (packet.c) */
 	struct virtio_vsock_hdr hdr;
 	uint8_t data[];
 };

@@ -846,18 +846,22 @@ void vsock_close(struct vsock_sock *s)
 	}
 }
 
-void vsock_poll(void)
+uint64_t vsock_poll(void)
 {
-	uint64_t now;
+	uint64_t now, next = UINT64_MAX;
 
 	if (!n_timers)
-		return;
+		return next;
 	now = now_ns();
 	for (unsigned int i = 0; i < MAX_SOCKS && n_timers; i++) {
 		struct vsock_sock *s = &socks[i];
 
-		if (!s->deadline || now < s->deadline)
+		if (!s->deadline)
 			continue;
+		if (now < s->deadline) {
+			next = s->deadline < next ? s->deadline : next;
+			continue;
+		}
 		set_deadline(s, 0);
 		send_ctrl(s, VSOCK_OP_RST, 0);
 		if (s->state == VSOCK_CONNECTING) {
@@ -870,6 +874,7 @@ void vsock_poll(void)
 			sock_free(s);
 		}
 	}
+	return next;
 }
 
 /*

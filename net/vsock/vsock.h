@@ -70,7 +70,7 @@ void vsock_rx(struct vsock_pkt *pkt);
 /* The transport was reset (5.10.6.7): connections go, listeners stay. */
 void vsock_transport_reset(void);
 /* Timers: connect and close timeouts, pending credit updates. */
-void vsock_poll(void);
+uint64_t vsock_poll(void);
 /* Puts vsock_poll() into the poll loop (poller.c). */
 void vsock_poller_init(void);
 const struct vsock_counters *vsock_counters(void);

@@ -83,6 +83,8 @@ static struct vsock_sock *conn_hash[HASH_SIZE];
 static struct vsock_counters ctr;
 static uint32_t next_ephemeral = EPHEMERAL_FIRST;
 static unsigned int n_timers; /* sockets with a deadline */
+static uint64_t events; /* vsock_events() */
+static bool tx_blocked; /* a send found the transport full */
 
 const struct vsock_counters *vsock_counters(void)
 {
@@ -285,11 +287,29 @@ static bool can_send(const struct vsock_sock *s)
 	       !(s->shutdown_peer & VSOCK_SHUTDOWN_RCV);
 }
 
+/* The driver frees TX slots without telling us: vsock_events() asks. */
+static bool tx_full(void)
+{
+	bool full = transport->tx_full();
+
+	tx_blocked |= full;
+	return full;
+}
+
 size_t vsock_send_space(struct vsock_sock *s)
 {
-	if (!can_send(s) || transport->tx_full())
+	if (!can_send(s) || tx_full())
 		return 0;
 	return peer_free(s);
+}
+
+uint64_t vsock_events(void)
+{
+	if (tx_blocked && !transport->tx_full()) {
+		tx_blocked = false;
+		events++;
+	}
+	return events;
 }
 
 /* Out of credit: ask once; credit on the peer's next packet clears the flag. */
@@ -323,7 +343,7 @@ ssize_t vsock_send(struct vsock_sock *s, const void *buf, size_t len, bool eor)
 
 	if (!can_send(s))
 		return s->state == VSOCK_CONNECTED ? -EPIPE : -ENOTCONN;
-	if (transport->tx_full()) {
+	if (tx_full()) {
 		ctr.tx_full++;
 		return -EAGAIN;
 	}
@@ -688,6 +708,7 @@ void vsock_rx(struct vsock_pkt *pkt)
 
 	ctr.rx_pkts++;
 	ctr.rx_bytes += h->len;
+	events++;
 	if (!addressed_to_us(h)) {
 		vsock_pkt_free(pkt);
 		return;
@@ -863,6 +884,7 @@ uint64_t vsock_poll(void)
 			continue;
 		}
 		set_deadline(s, 0);
+		events++;
 		send_ctrl(s, VSOCK_OP_RST, 0);
 		if (s->state == VSOCK_CONNECTING) {
 			ctr.connect_timeouts++;
@@ -884,6 +906,7 @@ uint64_t vsock_poll(void)
 void vsock_transport_reset(void)
 {
 	ctr.transport_resets++;
+	events++;
 	for (unsigned int i = 0; i < MAX_SOCKS; i++) {
 		struct vsock_sock *s = &socks[i];
 

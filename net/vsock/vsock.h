@@ -71,6 +71,13 @@ void vsock_rx(struct vsock_pkt *pkt);
 void vsock_transport_reset(void);
 /* Timers: connect and close timeouts, pending credit updates. */
 uint64_t vsock_poll(void);
+/*
+ * Changes an application may act on: it counts up on every packet
+ * received, timer fired and transport reset, and when TX room returns
+ * after a send found the transport full. Unchanged: every socket's
+ * readable data, credit, state and accept queue are as they were.
+ */
+uint64_t vsock_events(void);
 /* Puts vsock_poll() into the poll loop (poller.c). */
 void vsock_poller_init(void);
 const struct vsock_counters *vsock_counters(void);

@@ -99,6 +99,7 @@ struct vsock_pkt *vsock_pkt_alloc(uint32_t cap)
 	pkt->next = NULL;
 	pkt->cap = cap;
 	pkt->off = 0;
+	pkt->ext = NULL;
 	memset(&pkt->hdr, 0, sizeof(pkt->hdr));
 	live++;
 	live_bytes += cap;

@@ -321,13 +321,18 @@ static void request_credit(struct vsock_sock *s)
 	}
 }
 
-static int send_chunk(struct vsock_sock *s, const uint8_t *p, uint32_t n, uint32_t flags)
+/* @by_ref: the packet points at @p (vsock_send_static) instead of a copy. */
+static int send_chunk(struct vsock_sock *s, const uint8_t *p, uint32_t n, uint32_t flags,
+		      bool by_ref)
 {
-	struct vsock_pkt *pkt = vsock_pkt_alloc(n);
+	struct vsock_pkt *pkt = vsock_pkt_alloc(by_ref ? 0 : n);
 
 	if (!pkt)
 		return -ENOMEM;
-	memcpy(pkt->data, p, n);
+	if (by_ref)
+		pkt->ext = p;
+	else
+		memcpy(pkt->data, p, n);
 	fill_hdr(pkt, s, VSOCK_OP_RW, flags);
 	pkt->hdr.len = n;
 	s->tx_cnt += n;
@@ -336,7 +341,7 @@ static int send_chunk(struct vsock_sock *s, const uint8_t *p, uint32_t n, uint32
 	return 0;
 }
 
-ssize_t vsock_send(struct vsock_sock *s, const void *buf, size_t len, bool eor)
+static ssize_t send_data(struct vsock_sock *s, const void *buf, size_t len, bool eor, bool by_ref)
 {
 	const uint8_t *p = buf;
 	size_t space, done = 0;
@@ -369,11 +374,23 @@ ssize_t vsock_send(struct vsock_sock *s, const void *buf, size_t len, bool eor)
 
 		if (s->type == VSOCK_TYPE_SEQPACKET && done + n == len)
 			flags = VSOCK_SEQ_EOM | (eor ? VSOCK_SEQ_EOR : 0);
-		if (send_chunk(s, p + done, n, flags))
+		if (send_chunk(s, p + done, n, flags, by_ref))
 			break;
 		done += n;
 	} while (done < len);
 	return done ? (ssize_t)done : -ENOMEM;
+}
+
+ssize_t vsock_send(struct vsock_sock *s, const void *buf, size_t len, bool eor)
+{
+	return send_data(s, buf, len, eor, false);
+}
+
+ssize_t vsock_send_static(struct vsock_sock *s, const void *buf, size_t len)
+{
+	if (s->type != VSOCK_TYPE_STREAM)
+		return -EINVAL;
+	return send_data(s, buf, len, false, true);
 }
 
 /* ---- receiving ---- */

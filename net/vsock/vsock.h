@@ -96,6 +96,13 @@ struct vsock_sock *vsock_connect(uint64_t cid, uint32_t port, enum vsock_type ty
  * if it can never fit.
  */
 ssize_t vsock_send(struct vsock_sock *s, const void *buf, size_t len, bool eor);
+/*
+ * vsock_send without the copy (STREAM only): the packets point at @buf,
+ * which must stay as it is for as long as the device may read it (data
+ * that never changes, like the source service's pattern). -EINVAL for
+ * SEQPACKET.
+ */
+ssize_t vsock_send_static(struct vsock_sock *s, const void *buf, size_t len);
 /* Bytes vsock_send could take now. */
 size_t vsock_send_space(struct vsock_sock *s);
 

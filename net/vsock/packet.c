@@ -46,13 +46,17 @@ static uint32_t class_bytes(uint8_t k)
 	return k ? 1u << (PKT_CLASS_MIN_SHIFT + k - 1) : 0;
 }
 
+/* The smallest class that holds @cap bytes: bits of (cap - 1), less 5. */
 static uint8_t class_of(uint32_t cap)
 {
-	uint8_t k = 0;
+	uint32_t k;
 
-	while (k < PKT_CLASSES && cap > class_bytes(k))
-		k++;
-	return k < PKT_CLASSES ? k : PKT_NO_CLASS;
+	if (!cap)
+		return 0;
+	if (cap <= class_bytes(1))
+		return 1;
+	k = 32 - __builtin_clz(cap - 1) - (PKT_CLASS_MIN_SHIFT - 1);
+	return k < PKT_CLASSES ? (uint8_t)k : PKT_NO_CLASS;
 }
 
 static struct vsock_pkt *pool_take(uint8_t k)

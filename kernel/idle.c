@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+#include <stdint.h>
 #include <stdio.h>
 
 #include "kernel/config.h"
@@ -8,20 +9,64 @@
 #include "kernel/lapic.h"
 #include "kernel/poll.h"
 #include "kernel/stats.h"
+#include "kernel/time.h"
 
 static const char *const idle_choices[] = { "poll", "halt", NULL };
 CONFIG_KEY(cfg_idle) = {
 	.name = "idle",
-	.help = "nothing to do: poll on, or halt until an interrupt (MSI-X or a 1 ms tick)",
+	.help = "nothing to do: poll on, or halt until an interrupt (MSI-X or the timer, see tick)",
 	.type = CONFIG_ENUM,
 	.choices = idle_choices,
 	.def = 0,
 };
 
-#define IDLE_HALT 1
-#define TICK_US 1000
+static const char *const tick_choices[] = { "periodic", "deadline", NULL };
+CONFIG_KEY(cfg_tick) = {
+	.name = "tick",
+	.help = "idle=halt timer: a periodic 1 ms tick, or one-shot to the next deadline "
+		"(needs irq=msix; console polled every 100 ms, 1 ms for 1 s after input)",
+	.type = CONFIG_ENUM,
+	.choices = tick_choices,
+	.def = 0,
+};
 
-static uint64_t halts;
+#define IDLE_HALT 1
+#define TICK_DEADLINE 1
+#define TICK_US 1000
+#define NS_PER_US 1000ULL
+/*
+ * The UART raises no interrupt (console.c), so tick=deadline still looks
+ * at it: rarely while nobody types, every tick while a line comes in.
+ */
+#define CONSOLE_IDLE_NS 100000000ULL
+#define CONSOLE_BUSY_NS 1000000ULL
+#define CONSOLE_BURST_NS 1000000000ULL
+
+static uint64_t halts, early_wakes;
+static uint64_t console_busy_until;
+
+/* When the loop must be awake again: a poller's deadline or the console. */
+static uint64_t next_wake(uint64_t now)
+{
+	uint64_t wake = poll_take_wake();
+	uint64_t console = now + (now < console_busy_until ? CONSOLE_BUSY_NS : CONSOLE_IDLE_NS);
+
+	return console < wake ? console : wake;
+}
+
+/* Arm the one-shot timer; false if the wake-up is due already. */
+static bool arm_deadline(void)
+{
+	uint64_t now = now_ns();
+	uint64_t wake = next_wake(now);
+
+	if (wake <= now) {
+		early_wakes++;
+		return false;
+	}
+	lapic_timer_oneshot((wake - now + NS_PER_US - 1) / NS_PER_US);
+	return true;
+}
 
 /*
  * Interrupts off, check, then `sti; hlt`: sti takes effect after the next
@@ -30,34 +75,53 @@ static uint64_t halts;
  */
 void idle_wait(void)
 {
-	if (config_get(&cfg_idle) != IDLE_HALT)
+	bool deadline = config_get(&cfg_tick) == TICK_DEADLINE;
+
+	if (config_get(&cfg_idle) != IDLE_HALT) {
+		poll_take_wake();
 		return;
+	}
 	irq_disable();
 	if (console_rx_ready() || poll_pending()) {
+		poll_take_wake();
+		irq_enable();
+		return;
+	}
+	if (!deadline)
+		poll_take_wake();
+	else if (!arm_deadline()) {
 		irq_enable();
 		return;
 	}
 	halts++;
 	__asm__ __volatile__("sti; hlt" ::: "memory");
+	/* the shell reads the UART after this: a line is coming in */
+	if (deadline && console_rx_ready())
+		console_busy_until = now_ns() + CONSOLE_BURST_NS;
 }
 
 static void idle_changed(struct config_key *key)
 {
-	lapic_timer_periodic(config_get(&cfg_idle) == IDLE_HALT ? TICK_US : 0);
+	bool halt = config_get(&cfg_idle) == IDLE_HALT;
+	bool periodic = config_get(&cfg_tick) != TICK_DEADLINE;
+
+	lapic_timer_periodic(halt && periodic ? TICK_US : 0);
 }
 
 static void idle_stats(void)
 {
-	printf("  idle=%s halts %llu timer_ticks %llu\n",
+	printf("  idle=%s halts %llu timer_ticks %llu tick=%s due_at_sleep %llu\n",
 	       config_get(&cfg_idle) == IDLE_HALT ? "halt" : "poll", (unsigned long long)halts,
-	       (unsigned long long)lapic_timer_ticks());
+	       (unsigned long long)lapic_timer_ticks(), tick_choices[config_get(&cfg_tick)],
+	       (unsigned long long)early_wakes);
 }
 
 void idle_init(void)
 {
-	static struct config_hook hook = { .fn = idle_changed };
+	static struct config_hook hooks[2] = { { .fn = idle_changed }, { .fn = idle_changed } };
 
-	config_on_change(&cfg_idle, &hook);
+	config_on_change(&cfg_idle, &hooks[0]);
+	config_on_change(&cfg_tick, &hooks[1]);
 	idle_changed(&cfg_idle);
 	stats_register("idle", idle_stats);
 }

@@ -4,6 +4,8 @@
  * with the spurious vector 0xff (SDM 3A 11.9) and mask the 8259 PICs, so
  * the only interrupts are the MSI-X vectors drivers ask for.
  */
+#include <stdbool.h>
+
 #include "kernel/cpu.h"
 #include "kernel/io.h"
 #include "kernel/lapic.h"
@@ -86,10 +88,30 @@ static void timer_tick(void *arg)
 {
 }
 
+/* Calibrated and with a vector: false if the timer cannot be used. */
+static bool timer_ready(void)
+{
+	if (!regs)
+		return false;
+	if (!timer_hz)
+		timer_calibrate();
+	if (timer_vector < 0)
+		timer_vector = irq_alloc_vector(timer_tick, NULL);
+	return timer_vector >= 0;
+}
+
+/* Timer counts for @us, at least 1, at most the 32-bit register holds. */
+static uint32_t timer_count(uint64_t us)
+{
+	uint64_t count = us > UINT64_MAX / timer_hz ? UINT64_MAX : timer_hz * us / 1000000;
+
+	if (!count)
+		return 1;
+	return count > 0xffffffffu ? 0xffffffffu : (uint32_t)count;
+}
+
 void lapic_timer_periodic(uint32_t period_us)
 {
-	uint64_t count;
-
 	if (!regs)
 		return;
 	if (!period_us) {
@@ -97,16 +119,25 @@ void lapic_timer_periodic(uint32_t period_us)
 		mmio_write32(regs + APIC_TIMER_INIT, 0);
 		return;
 	}
-	if (!timer_hz)
-		timer_calibrate();
-	if (timer_vector < 0)
-		timer_vector = irq_alloc_vector(timer_tick, NULL);
-	if (timer_vector < 0)
+	if (!timer_ready())
 		return;
-	count = timer_hz * period_us / 1000000;
 	mmio_write32(regs + APIC_TIMER_DIV, TIMER_DIV_16);
 	mmio_write32(regs + APIC_LVT_TIMER, LVT_PERIODIC | (uint32_t)timer_vector);
-	mmio_write32(regs + APIC_TIMER_INIT, count ? (uint32_t)count : 1);
+	mmio_write32(regs + APIC_TIMER_INIT, timer_count(period_us));
+}
+
+/*
+ * One-shot mode (SDM 3A 11.5.4): the count runs down once and interrupts;
+ * writing the initial count again restarts it. A count too large for the
+ * register ends early, which only costs one extra wake-up.
+ */
+void lapic_timer_oneshot(uint64_t us)
+{
+	if (!timer_ready())
+		return;
+	mmio_write32(regs + APIC_TIMER_DIV, TIMER_DIV_16);
+	mmio_write32(regs + APIC_LVT_TIMER, (uint32_t)timer_vector);
+	mmio_write32(regs + APIC_TIMER_INIT, timer_count(us));
 }
 
 uint64_t lapic_timer_ticks(void)

@@ -14,6 +14,8 @@ void lapic_eoi(void);
  * own: the wake-up of the idle=halt poll loop. 0 stops it.
  */
 void lapic_timer_periodic(uint32_t period_us);
+/* One interrupt on the same vector after @us (at least one timer count). */
+void lapic_timer_oneshot(uint64_t us);
 uint64_t lapic_timer_ticks(void);
 
 #endif

@@ -1,13 +1,21 @@
 // SPDX-License-Identifier: MIT
 #include <errno.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "kernel/idle.h"
 #include "kernel/poll.h"
 #include "kernel/time.h"
 
+/*
+ * A blocking wait's step function may itself wait for time (an ARP retry,
+ * a stall limit), so poll_wait() sleeps at most this long between calls.
+ */
+#define POLL_WAIT_STEP_NS 1000000ULL
+
 static const struct poller *pollers[POLL_MAX];
 static unsigned int n_pollers;
+static uint64_t next_wake = UINT64_MAX;
 
 int poll_register(const struct poller *p)
 {
@@ -38,6 +46,20 @@ bool poll_pending(void)
 	return false;
 }
 
+void poll_wake_at(uint64_t deadline_ns)
+{
+	if (deadline_ns < next_wake)
+		next_wake = deadline_ns;
+}
+
+uint64_t poll_take_wake(void)
+{
+	uint64_t t = next_wake;
+
+	next_wake = UINT64_MAX;
+	return t;
+}
+
 bool poll_wait(enum poll_step (*step)(void *arg), void *arg, uint64_t deadline_ns)
 {
 	for (;;) {
@@ -47,8 +69,12 @@ bool poll_wait(enum poll_step (*step)(void *arg), void *arg, uint64_t deadline_n
 			return true;
 		if (now_ns() >= deadline_ns)
 			return false;
-		if (!poll_once() && s == POLL_AGAIN)
+		if (!poll_once() && s == POLL_AGAIN) {
+			uint64_t step_at = now_ns() + POLL_WAIT_STEP_NS;
+
+			poll_wake_at(step_at < deadline_ns ? step_at : deadline_ns);
 			idle_wait();
+		}
 	}
 }
 

@@ -53,6 +53,17 @@ enum poll_step {
  */
 bool poll_wait(enum poll_step (*step)(void *arg), void *arg, uint64_t deadline_ns);
 
+/*
+ * Timers: a poller whose work falls due at a time, not on an interrupt,
+ * asks for the loop to be awake by @deadline_ns (ns since boot), on every
+ * pass while it waits. idle_wait() sleeps no later than the earliest time
+ * asked for since it last slept (tick=deadline; the periodic tick wakes
+ * it every 1 ms anyway).
+ */
+void poll_wake_at(uint64_t deadline_ns);
+/* The earliest wake-up asked for since the last call (UINT64_MAX: none). */
+uint64_t poll_take_wake(void);
+
 /* Wait until @deadline_ns (ns since boot), serving everything meanwhile. */
 void poll_sleep_until(uint64_t deadline_ns);
 

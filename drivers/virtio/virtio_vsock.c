@@ -142,7 +142,7 @@ static int tx_add(struct virtio_vsock *d, struct vsock_pkt *pkt)
 {
 	struct vbuf out[2] = {
 		{ &pkt->hdr, VSOCK_HDR_LEN },
-		{ pkt->data, pkt->hdr.len },
+		{ (void *)vsock_pkt_payload(pkt), pkt->hdr.len },
 	};
 
 	/* txpoll=0: the Linux behaviour seed 001 removed, kept for A/B */

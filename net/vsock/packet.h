@@ -6,7 +6,8 @@
  * A packet is one allocation: bookkeeping, then the header, then the
  * payload, so an RX buffer is posted to the device as one descriptor
  * (header and payload together, as Linux does) and a TX packet goes out as
- * two (header, payload) without copying either.
+ * two (header, payload) without copying either. Buffers are recycled
+ * through per-size free lists (packet.c), not malloc'd per packet.
  */
 #ifndef NET_VSOCK_PACKET_H
 #define NET_VSOCK_PACKET_H
@@ -19,6 +20,8 @@ struct vsock_pkt {
 	struct vsock_pkt *next; /* socket RX queue or driver TX queue */
 	uint32_t cap; /* payload bytes the buffer can hold */
 	uint32_t off; /* payload bytes already read (RX) */
+	uint8_t cls; /* the pool's size class (packet.c) */
+	const uint8_t *ext; /* TX payload kept elsewhere (vsock_send_static), or NULL */
 	struct virtio_vsock_hdr hdr;
 	uint8_t data[];
 };
@@ -42,6 +45,12 @@ enum vsock_hdr_verdict {
 enum vsock_hdr_verdict vsock_hdr_check(const struct virtio_vsock_hdr *h, uint32_t used,
 				       uint64_t local_cid);
 extern const char *const vsock_hdr_verdict_names[VSOCK_HDR_VERDICTS];
+
+/* Where the payload is: in the buffer, or where vsock_send_static left it. */
+static inline const uint8_t *vsock_pkt_payload(const struct vsock_pkt *pkt)
+{
+	return pkt->ext ? pkt->ext : pkt->data;
+}
 
 /* A packet with room for @cap payload bytes; the header is zeroed. */
 struct vsock_pkt *vsock_pkt_alloc(uint32_t cap);

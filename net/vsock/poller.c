@@ -4,13 +4,19 @@
  * timeouts). Kept apart from socket.c so the socket code stays free of
  * the kernel's loop; the transport driver and services register their own.
  */
+#include <stdint.h>
+
 #include "kernel/poll.h"
 #include "net/vsock/vsock.h"
 
 static unsigned int vsock_timers_poll(unsigned int budget)
 {
-	vsock_poll();
-	return 0; /* timers fire on time alone: nothing for idle_wait to wait for */
+	uint64_t next = vsock_poll();
+
+	/* timers fire on time alone: the loop must be awake when one is due */
+	if (next != UINT64_MAX)
+		poll_wake_at(next);
+	return 0;
 }
 
 static const struct poller vsock_poller = {

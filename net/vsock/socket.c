@@ -83,6 +83,8 @@ static struct vsock_sock *conn_hash[HASH_SIZE];
 static struct vsock_counters ctr;
 static uint32_t next_ephemeral = EPHEMERAL_FIRST;
 static unsigned int n_timers; /* sockets with a deadline */
+static uint64_t events; /* vsock_events() */
+static bool tx_blocked; /* a send found the transport full */
 
 const struct vsock_counters *vsock_counters(void)
 {
@@ -285,11 +287,29 @@ static bool can_send(const struct vsock_sock *s)
 	       !(s->shutdown_peer & VSOCK_SHUTDOWN_RCV);
 }
 
+/* The driver frees TX slots without telling us: vsock_events() asks. */
+static bool tx_full(void)
+{
+	bool full = transport->tx_full();
+
+	tx_blocked |= full;
+	return full;
+}
+
 size_t vsock_send_space(struct vsock_sock *s)
 {
-	if (!can_send(s) || transport->tx_full())
+	if (!can_send(s) || tx_full())
 		return 0;
 	return peer_free(s);
+}
+
+uint64_t vsock_events(void)
+{
+	if (tx_blocked && !transport->tx_full()) {
+		tx_blocked = false;
+		events++;
+	}
+	return events;
 }
 
 /* Out of credit: ask once; credit on the peer's next packet clears the flag. */
@@ -301,13 +321,18 @@ static void request_credit(struct vsock_sock *s)
 	}
 }
 
-static int send_chunk(struct vsock_sock *s, const uint8_t *p, uint32_t n, uint32_t flags)
+/* @by_ref: the packet points at @p (vsock_send_static) instead of a copy. */
+static int send_chunk(struct vsock_sock *s, const uint8_t *p, uint32_t n, uint32_t flags,
+		      bool by_ref)
 {
-	struct vsock_pkt *pkt = vsock_pkt_alloc(n);
+	struct vsock_pkt *pkt = vsock_pkt_alloc(by_ref ? 0 : n);
 
 	if (!pkt)
 		return -ENOMEM;
-	memcpy(pkt->data, p, n);
+	if (by_ref)
+		pkt->ext = p;
+	else
+		memcpy(pkt->data, p, n);
 	fill_hdr(pkt, s, VSOCK_OP_RW, flags);
 	pkt->hdr.len = n;
 	s->tx_cnt += n;
@@ -316,14 +341,14 @@ static int send_chunk(struct vsock_sock *s, const uint8_t *p, uint32_t n, uint32
 	return 0;
 }
 
-ssize_t vsock_send(struct vsock_sock *s, const void *buf, size_t len, bool eor)
+static ssize_t send_data(struct vsock_sock *s, const void *buf, size_t len, bool eor, bool by_ref)
 {
 	const uint8_t *p = buf;
 	size_t space, done = 0;
 
 	if (!can_send(s))
 		return s->state == VSOCK_CONNECTED ? -EPIPE : -ENOTCONN;
-	if (transport->tx_full()) {
+	if (tx_full()) {
 		ctr.tx_full++;
 		return -EAGAIN;
 	}
@@ -349,11 +374,23 @@ ssize_t vsock_send(struct vsock_sock *s, const void *buf, size_t len, bool eor)
 
 		if (s->type == VSOCK_TYPE_SEQPACKET && done + n == len)
 			flags = VSOCK_SEQ_EOM | (eor ? VSOCK_SEQ_EOR : 0);
-		if (send_chunk(s, p + done, n, flags))
+		if (send_chunk(s, p + done, n, flags, by_ref))
 			break;
 		done += n;
 	} while (done < len);
 	return done ? (ssize_t)done : -ENOMEM;
+}
+
+ssize_t vsock_send(struct vsock_sock *s, const void *buf, size_t len, bool eor)
+{
+	return send_data(s, buf, len, eor, false);
+}
+
+ssize_t vsock_send_static(struct vsock_sock *s, const void *buf, size_t len)
+{
+	if (s->type != VSOCK_TYPE_STREAM)
+		return -EINVAL;
+	return send_data(s, buf, len, false, true);
 }
 
 /* ---- receiving ---- */
@@ -688,6 +725,7 @@ void vsock_rx(struct vsock_pkt *pkt)
 
 	ctr.rx_pkts++;
 	ctr.rx_bytes += h->len;
+	events++;
 	if (!addressed_to_us(h)) {
 		vsock_pkt_free(pkt);
 		return;
@@ -846,19 +884,24 @@ void vsock_close(struct vsock_sock *s)
 	}
 }
 
-void vsock_poll(void)
+uint64_t vsock_poll(void)
 {
-	uint64_t now;
+	uint64_t now, next = UINT64_MAX;
 
 	if (!n_timers)
-		return;
+		return next;
 	now = now_ns();
 	for (unsigned int i = 0; i < MAX_SOCKS && n_timers; i++) {
 		struct vsock_sock *s = &socks[i];
 
-		if (!s->deadline || now < s->deadline)
+		if (!s->deadline)
 			continue;
+		if (now < s->deadline) {
+			next = s->deadline < next ? s->deadline : next;
+			continue;
+		}
 		set_deadline(s, 0);
+		events++;
 		send_ctrl(s, VSOCK_OP_RST, 0);
 		if (s->state == VSOCK_CONNECTING) {
 			ctr.connect_timeouts++;
@@ -870,6 +913,7 @@ void vsock_poll(void)
 			sock_free(s);
 		}
 	}
+	return next;
 }
 
 /*
@@ -879,6 +923,7 @@ void vsock_poll(void)
 void vsock_transport_reset(void)
 {
 	ctr.transport_resets++;
+	events++;
 	for (unsigned int i = 0; i < MAX_SOCKS; i++) {
 		struct vsock_sock *s = &socks[i];
 

@@ -70,7 +70,14 @@ void vsock_rx(struct vsock_pkt *pkt);
 /* The transport was reset (5.10.6.7): connections go, listeners stay. */
 void vsock_transport_reset(void);
 /* Timers: connect and close timeouts, pending credit updates. */
-void vsock_poll(void);
+uint64_t vsock_poll(void);
+/*
+ * Changes an application may act on: it counts up on every packet
+ * received, timer fired and transport reset, and when TX room returns
+ * after a send found the transport full. Unchanged: every socket's
+ * readable data, credit, state and accept queue are as they were.
+ */
+uint64_t vsock_events(void);
 /* Puts vsock_poll() into the poll loop (poller.c). */
 void vsock_poller_init(void);
 const struct vsock_counters *vsock_counters(void);
@@ -89,6 +96,13 @@ struct vsock_sock *vsock_connect(uint64_t cid, uint32_t port, enum vsock_type ty
  * if it can never fit.
  */
 ssize_t vsock_send(struct vsock_sock *s, const void *buf, size_t len, bool eor);
+/*
+ * vsock_send without the copy (STREAM only): the packets point at @buf,
+ * which must stay as it is for as long as the device may read it (data
+ * that never changes, like the source service's pattern). -EINVAL for
+ * SEQPACKET.
+ */
+ssize_t vsock_send_static(struct vsock_sock *s, const void *buf, size_t len);
 /* Bytes vsock_send could take now. */
 size_t vsock_send_space(struct vsock_sock *s);
 

@@ -176,6 +176,37 @@ static void test_listen_accept_second_after_close(void **state)
 	assert_null(vsock_accept(l));
 }
 
+/*
+ * vsock_send_static: the packets point at the caller's bytes (no copy),
+ * split at 64 KiB like vsock_send; and every received packet counts as an
+ * event for the services (vsock_events).
+ */
+static void test_send_static_points_at_data(void **state)
+{
+	static uint8_t data[70000];
+	struct vsock_sock *l = vsock_listen(1234, S, 4), *c;
+	struct vsock_info in;
+	uint64_t ev;
+
+	c = accept_one(l, 1234, 5000);
+	assert_non_null(c);
+	clear_sent();
+	assert_int_equal(vsock_send_static(c, data, sizeof(data)), sizeof(data));
+	assert_int_equal(n_sent, 2);
+	assert_ptr_equal(vsock_pkt_payload(sent[0]), data);
+	assert_int_equal(sent[0]->hdr.len, 65536);
+	assert_ptr_equal(vsock_pkt_payload(sent[1]), data + 65536);
+	assert_int_equal(sent[1]->hdr.len, sizeof(data) - 65536);
+	vsock_get_info(c, &in);
+	assert_int_equal(in.tx_bytes, sizeof(data));
+	clear_sent();
+
+	ev = vsock_events();
+	assert_int_equal(vsock_events(), ev); /* nothing happened */
+	peer(5000, 1234, VSOCK_OP_CREDIT_UPDATE, 0);
+	assert_int_equal(vsock_events(), ev + 1);
+}
+
 static void test_backlog_full_and_no_listener(void **state)
 {
 	struct vsock_sock *l = vsock_listen(1234, S, 1);
@@ -709,6 +740,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		T(test_listen_accept_second_after_close),
 		T(test_backlog_full_and_no_listener),
+		T(test_send_static_points_at_data),
 		T(test_never_answer_rst),
 		T(test_receive_boundaries_and_over_credit),
 		T(test_credit_update_after_drain_lazy_and_eager),

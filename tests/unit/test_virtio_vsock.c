@@ -58,6 +58,11 @@ int poll_register(const struct poller *p)
 	return 0;
 }
 
+/* The loop's wake-up requests (tick=deadline): nothing sleeps here. */
+void poll_wake_at(uint64_t deadline_ns)
+{
+}
+
 void stats_register(const char *name, void (*print)(void))
 {
 	stats_print = print;

@@ -226,6 +226,7 @@ bool conn_flush(struct vsock_dev *d, struct conn *c)
 		if (n <= 0) {
 			if (errno != EPIPE && errno != ECONNRESET)
 				stats.host_io_errors++;
+			tcp_note_reset(c, errno);
 			return false;
 		}
 		c->buf_off = (c->buf_off + n) % d->buf_alloc;

@@ -67,6 +67,7 @@ struct conn {
 
 	bool readable, host_eof, host_gone, shut_wr_done;
 	bool tcp; /* from --forward-tcp: no CONNECT/OK lines, RST maps to TCP RST */
+	bool tcp_reset; /* the TCP client reset: counted once, whichever path saw it */
 	uint32_t guest_shut; /* SHUTDOWN flags the guest sent */
 	uint32_t shut_flags; /* SHUTDOWN flags we owe the guest */
 	unsigned pending;
@@ -127,5 +128,10 @@ void guest_tx_process(struct vsock_dev *d);
 size_t rx_fill_hdr(struct vsock_dev *d, const struct vq_elem *e, uint32_t host_port,
 		   uint32_t guest_port, uint16_t type, uint16_t op, uint32_t flags, uint32_t len,
 		   struct conn *c);
+
+/* A TCP client's reset seen as @err on @c: count it once (tcp_front.c). */
+void tcp_note_reset(struct conn *c, int err);
+/* After EPOLLERR/HUP on a TCP connection: did the client reset it? */
+bool tcp_reset_seen(struct conn *c);
 
 #endif

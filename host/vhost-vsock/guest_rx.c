@@ -70,7 +70,7 @@ static size_t stream_to_guest(struct vsock_dev *d, struct conn *c, const struct 
 			stats.host_io_errors++;
 		if (c->tcp && errno == ECONNRESET) {
 			/* the TCP client reset: so do we, no SHUTDOWN first */
-			stats.tcp_resets_rx++;
+			tcp_note_reset(c, errno);
 			conn_reset(d, c);
 			return 0;
 		}

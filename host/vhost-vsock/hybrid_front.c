@@ -92,8 +92,13 @@ void vsock_conn_event(struct vsock_dev *d, struct ep_src *src, uint32_t events)
 			conn_read_line(d, c);
 		return;
 	}
-	if (events & (EPOLLHUP | EPOLLERR))
+	if (events & (EPOLLHUP | EPOLLERR)) {
+		if (tcp_reset_seen(c)) { /* a TCP RST: a vsock RST, no SHUTDOWN first */
+			conn_reset(d, c);
+			return;
+		}
 		c->host_gone = true;
+	}
 	if (events & (EPOLLIN | EPOLLHUP | EPOLLERR | EPOLLRDHUP)) {
 		c->readable = true;
 		if (conn_has_rx_work(c))

@@ -201,3 +201,22 @@ void tcp_close_listeners(void)
 		close(tcp_listeners[i].fd);
 	tcp_count = 0;
 }
+
+void tcp_note_reset(struct conn *c, int err)
+{
+	if (!c->tcp || c->tcp_reset || (err != ECONNRESET && err != EPIPE))
+		return;
+	c->tcp_reset = true;
+	stats.tcp_resets_rx++;
+}
+
+bool tcp_reset_seen(struct conn *c)
+{
+	int err = 0;
+	socklen_t len = sizeof(err);
+
+	if (!c->tcp || getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &len))
+		return false;
+	tcp_note_reset(c, err);
+	return c->tcp_reset;
+}

@@ -15,9 +15,8 @@
 #include <cmocka.h>
 
 #include "app/iperf3.c"
+#include "fake_transport.h"
 
-#define GUEST_CID 3
-#define MAX_SENT 512
 #define CTL_PORT 7000
 #define STREAM_PORT 7001
 #define OTHER_PORT 7002
@@ -42,39 +41,6 @@ int poll_register(const struct poller *p)
 
 void stats_register(const char *name, void (*print)(void))
 {
-}
-
-static struct vsock_pkt *sent[MAX_SENT];
-static unsigned int n_sent;
-
-static uint64_t fake_cid(void)
-{
-	return GUEST_CID;
-}
-
-static void fake_send(struct vsock_pkt *pkt)
-{
-	assert_true(n_sent < MAX_SENT);
-	sent[n_sent++] = pkt;
-}
-
-static bool fake_full(void)
-{
-	return false;
-}
-
-static const struct vsock_transport fake = {
-	.name = "fake",
-	.local_cid = fake_cid,
-	.send_pkt = fake_send,
-	.tx_full = fake_full,
-};
-
-static void clear_sent(void)
-{
-	for (unsigned int i = 0; i < n_sent; i++)
-		vsock_pkt_free(sent[i]);
-	n_sent = 0;
 }
 
 static void host_pkt(uint32_t port, uint16_t op, const void *data, uint32_t len)

@@ -13,6 +13,7 @@
 
 #include "kernel/config.h"
 #include "net/vsock/vsock.h"
+#include "fake_transport.h"
 
 /* The next fail_malloc allocations of services.c fail. */
 static int fail_malloc;
@@ -36,9 +37,6 @@ int poll_register(const struct poller *p)
 	return 0;
 }
 
-#define GUEST_CID 3
-#define MAX_SENT 256
-
 uint64_t now_ns(void)
 {
 	return 1000;
@@ -46,39 +44,6 @@ uint64_t now_ns(void)
 
 void stats_register(const char *name, void (*print)(void))
 {
-}
-
-static struct vsock_pkt *sent[MAX_SENT];
-static unsigned int n_sent;
-
-static uint64_t fake_cid(void)
-{
-	return GUEST_CID;
-}
-
-static void fake_send(struct vsock_pkt *pkt)
-{
-	assert_true(n_sent < MAX_SENT);
-	sent[n_sent++] = pkt;
-}
-
-static bool fake_full(void)
-{
-	return false;
-}
-
-static const struct vsock_transport fake = {
-	.name = "fake",
-	.local_cid = fake_cid,
-	.send_pkt = fake_send,
-	.tx_full = fake_full,
-};
-
-static void clear_sent(void)
-{
-	for (unsigned int i = 0; i < n_sent; i++)
-		vsock_pkt_free(sent[i]);
-	n_sent = 0;
 }
 
 static void host_pkt(uint16_t type, uint16_t op, uint32_t flags, const void *data, uint32_t len)

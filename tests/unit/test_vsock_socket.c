@@ -15,10 +15,9 @@
 #include "kernel/config.h"
 #include "kernel/time.h"
 #include "net/vsock/vsock.h"
+#include "fake_transport.h"
 
-#define GUEST_CID 3
 #define HOST_CID 2
-#define MAX_SENT 4096
 
 /* ---- fakes: time and the transport ---- */
 
@@ -27,40 +26,6 @@ static uint64_t fake_now;
 uint64_t now_ns(void)
 {
 	return fake_now;
-}
-
-static struct vsock_pkt *sent[MAX_SENT];
-static unsigned int n_sent;
-static bool transport_full;
-
-static uint64_t fake_cid(void)
-{
-	return GUEST_CID;
-}
-
-static void fake_send(struct vsock_pkt *pkt)
-{
-	assert_true(n_sent < MAX_SENT);
-	sent[n_sent++] = pkt;
-}
-
-static bool fake_full(void)
-{
-	return transport_full;
-}
-
-static const struct vsock_transport fake = {
-	.name = "fake",
-	.local_cid = fake_cid,
-	.send_pkt = fake_send,
-	.tx_full = fake_full,
-};
-
-static void clear_sent(void)
-{
-	for (unsigned int i = 0; i < n_sent; i++)
-		vsock_pkt_free(sent[i]);
-	n_sent = 0;
 }
 
 /* The last packet the guest sent, checked for op and ports. */

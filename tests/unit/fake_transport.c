@@ -1,0 +1,42 @@
+// SPDX-License-Identifier: MIT
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "fake_transport.h"
+
+struct vsock_pkt *sent[MAX_SENT];
+unsigned int n_sent;
+bool transport_full;
+
+static uint64_t fake_cid(void)
+{
+	return GUEST_CID;
+}
+
+static void fake_send(struct vsock_pkt *pkt)
+{
+	assert_true(n_sent < MAX_SENT);
+	sent[n_sent++] = pkt;
+}
+
+static bool fake_full(void)
+{
+	return transport_full;
+}
+
+const struct vsock_transport fake = {
+	.name = "fake",
+	.local_cid = fake_cid,
+	.send_pkt = fake_send,
+	.tx_full = fake_full,
+};
+
+void clear_sent(void)
+{
+	for (unsigned int i = 0; i < n_sent; i++)
+		vsock_pkt_free(sent[i]);
+	n_sent = 0;
+}

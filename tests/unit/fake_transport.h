@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A vsock transport for unit tests of the socket layer and what runs on
+ * it: every packet the guest sends is kept in sent[] (in order) until the
+ * test calls clear_sent(); transport_full makes tx_full() say so.
+ */
+#ifndef TESTS_UNIT_FAKE_TRANSPORT_H
+#define TESTS_UNIT_FAKE_TRANSPORT_H
+
+#include <stdbool.h>
+
+#include "net/vsock/vsock.h"
+
+#define GUEST_CID 3
+#define MAX_SENT 4096
+
+extern struct vsock_pkt *sent[MAX_SENT];
+extern unsigned int n_sent;
+extern bool transport_full;
+extern const struct vsock_transport fake;
+
+/* Free every kept packet and start counting again. */
+void clear_sent(void);
+
+#endif

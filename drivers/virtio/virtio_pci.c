@@ -466,6 +466,9 @@ static bool device_broken(const struct virtio_device *v)
 	return false;
 }
 
+/* virtq_broken_marks() when the devices were last checked */
+static unsigned int marks_seen;
+
 /*
  * A queue the device wrote something into that the ring cannot
  * resynchronise after (virtq_is_broken) returns nothing more: reset the
@@ -478,6 +481,10 @@ static unsigned int recover_broken_poll(unsigned int budget)
 {
 	unsigned int done = 0;
 
+	/* the common case, every pass: no queue broke, nothing to walk */
+	if (virtq_broken_marks() == marks_seen)
+		return 0;
+	marks_seen = virtq_broken_marks();
 	for (unsigned int i = 0; i < n_devices; i++) {
 		struct virtio_device *v = &devices[i];
 
@@ -497,10 +504,7 @@ static unsigned int recover_broken_poll(unsigned int budget)
 
 static bool recover_broken_pending(void)
 {
-	for (unsigned int i = 0; i < n_devices; i++)
-		if (devices[i].driver && devices[i].common && device_broken(&devices[i]))
-			return true;
-	return false;
+	return virtq_broken_marks() != marks_seen;
 }
 
 static const struct poller recover_poller = {

@@ -216,11 +216,20 @@ bool virtq_enable_cb(struct virtq *vq)
 	return virtq_enable_cb_packed(vq);
 }
 
+/* Queues marked broken since boot: lets the transport skip its walk. */
+static unsigned int broken_marks;
+
+unsigned int virtq_broken_marks(void)
+{
+	return broken_marks;
+}
+
 void virtq_mark_broken(struct virtq *vq)
 {
 	if (vq->broken)
 		return;
 	vq->broken = true;
+	broken_marks++;
 	vq->stats.broken++;
 	vq->stats.bad_completions++;
 }

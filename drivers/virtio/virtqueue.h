@@ -114,6 +114,8 @@ bool virtq_enable_cb(struct virtq *vq);
  * stalls silently; the driver resets the device and sets up new queues.
  */
 bool virtq_is_broken(const struct virtq *vq);
+/* How many queues were ever marked broken: changes when one breaks. */
+unsigned int virtq_broken_marks(void);
 
 /* The transport calls this on each interrupt for this queue (counts it). */
 void virtq_interrupt(struct virtq *vq);

@@ -290,6 +290,17 @@ static void close_data_streams(bool senders_only)
 	}
 }
 
+/*
+ * Drop pending[i], the others keeping the order they connected in: iperf3
+ * tells a stream's role and id by that order (see pending_done).
+ */
+static void pending_remove(unsigned int i)
+{
+	memmove(&srv.pending[i], &srv.pending[i + 1],
+		(srv.n_pending - i - 1) * sizeof(srv.pending[0]));
+	srv.n_pending--;
+}
+
 static void close_pending(void)
 {
 	for (unsigned int i = 0; i < srv.n_pending; i++)
@@ -329,7 +340,7 @@ static void test_finish(bool completed)
 	if (srv.n_pending) {
 		struct iperf_pending next = srv.pending[0];
 
-		srv.pending[0] = srv.pending[--srv.n_pending];
+		pending_remove(0);
 		test_begin(next.sock, next.cookie, next.got);
 	}
 }
@@ -586,8 +597,17 @@ static void deny(struct vsock_sock *s)
 	srv.cnt.denied++;
 }
 
-/* A whole cookie arrived: a stream, the next client waiting, or denied. */
-static bool pending_done(unsigned int i)
+/*
+ * A whole cookie arrived: a stream, the next client waiting, or denied.
+ * iperf3's server takes streams in the order they connected (it reads
+ * each cookie before it accepts the next): the first `parallel` of a
+ * --bidir test are the client's senders, and stream ids follow that
+ * order too. So a stream of ours whose cookie arrived while an older
+ * connection's is still coming (@older_waiting) waits for it: taking it
+ * first would swap roles, and the client's data would go unread on a
+ * stream we fill.
+ */
+static bool pending_done(unsigned int i, bool older_waiting)
 {
 	struct iperf_pending *p = &srv.pending[i];
 	bool ours = srv.phase == PH_STREAMS && srv.n_streams < srv.params.n_streams &&
@@ -595,6 +615,8 @@ static bool pending_done(unsigned int i)
 
 	if (!ours && srv.phase == PH_DISPLAY)
 		return false; /* this test is ending: it may be the next one */
+	if (ours && older_waiting)
+		return false;
 	if (ours) {
 		struct iperf_stream *st = &srv.streams[srv.n_streams++];
 
@@ -606,12 +628,15 @@ static bool pending_done(unsigned int i)
 	} else {
 		deny(p->sock);
 	}
-	srv.pending[i] = srv.pending[--srv.n_pending];
+	pending_remove(i);
 	return true;
 }
 
+/* Oldest connection first, so streams are taken in the order they came. */
 static void pending_poll(void)
 {
+	bool older_waiting = false;
+
 	for (unsigned int i = 0; i < srv.n_pending;) {
 		struct iperf_pending *p = &srv.pending[i];
 		ssize_t n = vsock_recv(p->sock, p->cookie + p->got, COOKIE_LEN - p->got, NULL);
@@ -619,12 +644,13 @@ static void pending_poll(void)
 		if (n > 0)
 			p->got += n;
 		if (p->got == COOKIE_LEN) {
-			if (!pending_done(i))
+			if (!pending_done(i, older_waiting))
 				i++;
 		} else if (vsock_state(p->sock) != VSOCK_CONNECTED || vsock_eof(p->sock)) {
 			vsock_close(p->sock);
-			srv.pending[i] = srv.pending[--srv.n_pending];
+			pending_remove(i);
 		} else {
+			older_waiting = true;
 			i++;
 		}
 	}

@@ -3,21 +3,27 @@
 in the same boot and configuration.
 
 Through the back end's TCP forwarding (--forward-tcp): Debian's sockperf
-ping-pong against the guest's sockperf server (port 11111), and
+ping-pong against the guest's sockperf server (port 11111; --full-rtt, so
+it reports round trips as ringside-bench does, not half of them), and
 ringside-bench pingpong over TCP to the echo, beside ringside-bench over
 the hybrid Unix socket directly: the last two differ only by the
-forwarder (a TCP hop on loopback), which is its overhead.
+forwarder (a TCP hop on loopback), which is its overhead. The same for
+throughput: Debian's iperf3 against the guest's iperf3 server (5201),
+forward, -R and --bidir, beside ringside-bench stream forwarded and
+direct (for --bidir, its h2g and g2h runs at once).
 """
 
+import json
 import os
 import re
 import shutil
 import socket
 import subprocess
 
-from .benchlib import run_bench
+from .benchlib import BENCH, run_bench
 
-GUEST_ECHO, GUEST_SOCKPERF = 1234, 11111
+GUEST_ECHO, GUEST_SINK, GUEST_SOURCE = 1234, 1235, 1236
+GUEST_IPERF3, GUEST_SOCKPERF = 5201, 11111
 PCT_RE = re.compile(r'percentile (\d+\.\d+) = +([\d.]+)')
 
 
@@ -32,7 +38,8 @@ def free_port():
 
 def forward_args():
     """Launcher arguments for the forwards --tools uses, and their ports."""
-    ports = {GUEST_ECHO: free_port(), GUEST_SOCKPERF: free_port()}
+    ports = {g: free_port() for g in (GUEST_ECHO, GUEST_SINK, GUEST_SOURCE, GUEST_IPERF3,
+                                      GUEST_SOCKPERF)}
     args = []
     for guest, host in ports.items():
         args += ['--forward', '%d=%d' % (host, guest)]
@@ -40,9 +47,11 @@ def forward_args():
 
 
 def sockperf_cell(port, size, seconds, prog):
-    """sockperf ping-pong over TCP; percentiles in ns (its output is usec)."""
+    """sockperf ping-pong over TCP; percentiles in ns (its output is usec).
+    --full-rtt: without it sockperf reports half of each round trip as the
+    message's latency, which made its p50 look half of ringside-bench's."""
     proc = subprocess.run(['sockperf', 'ping-pong', '--tcp', '-i', '127.0.0.1', '-p', str(port),
-                           '-m', str(size), '-t', str(max(1, int(seconds)))],
+                           '-m', str(size), '-t', str(max(1, int(seconds))), '--full-rtt'],
                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                           timeout=seconds * 10 + 120, env=dict(os.environ, TERM='dumb'))
     pct = {float(p): float(v) * 1000 for p, v in PCT_RE.findall(proc.stdout)}
@@ -92,3 +101,107 @@ def print_tools(rows):
             print('  %6d B: p50 %+.0f ns (x%.2f), p99 x%.2f' % (
                     size, fwd['p50'] - hyb['p50'], fwd['p50'] / hyb['p50'],
                     fwd['p99'] / hyb['p99'] if hyb['p99'] else 0))
+
+
+# ---- throughput: iperf3 next to ringside-bench stream
+
+def iperf3_cell(port, mode, streams, length, seconds, prog):
+    """Debian's iperf3 through the forward; Gb/s each way as the receiving
+    side counted it (the guest drains to the client's count)."""
+    args = ['iperf3', '-c', '127.0.0.1', '-p', str(port), '-J', '-t', str(max(1, int(seconds))),
+            '-P', str(streams), '-l', str(length)]
+    args += {'h2g': [], 'g2h': ['-R'], 'bidir': ['--bidir']}[mode]
+    proc = subprocess.run(args, capture_output=True, text=True, timeout=seconds * 10 + 120)
+    try:
+        report = json.loads(proc.stdout)
+    except ValueError:
+        report = {}
+    if proc.returncode != 0 or 'end' not in report or 'error' in report:
+        raise SystemExit('%s: %s failed (%d): %s' % (prog, ' '.join(args), proc.returncode,
+                                                     report.get('error', proc.stderr[-300:])))
+    end = report['end']
+    gbps = end['sum_received']['bits_per_second'] / 1e9
+    if mode == 'bidir':
+        return gbps, end['sum_received_bidir_reverse']['bits_per_second'] / 1e9
+    return (gbps, 0.0) if mode == 'h2g' else (0.0, gbps)
+
+
+def bench_streams(targets, streams, length, seconds, prog):
+    """ringside-bench stream, one run per (direction, target) at once."""
+    procs = []
+    for d, target in targets:
+        args = [BENCH, 'stream'] + target + ['--dir', d, '-l', str(length), '-P', str(streams),
+                                             '--time', str(seconds), '--json']
+        procs.append((d, subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                          text=True)))
+    gbps = {'h2g': 0.0, 'g2h': 0.0}
+    failed = None
+    for d, proc in procs:
+        try:
+            out, err = proc.communicate(timeout=seconds * 10 + 120)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            out, err = proc.communicate()
+        if proc.returncode != 0:
+            failed = failed or 'ringside-bench stream --dir %s failed (%d): %s' % (
+                d, proc.returncode, err.strip())
+        else:
+            gbps[d] = json.loads(out)['gbps']
+    if failed:
+        raise SystemExit('%s: %s' % (prog, failed))
+    return gbps['h2g'], gbps['g2h']
+
+
+def run_tools_stream(opts, uds, ports, prog):
+    """Per direction (each of --dirs, then --bidir) and stream count: iperf3
+    forwarded, ringside-bench forwarded, ringside-bench hybrid, adjacent in
+    time; buffer length the largest of --lengths."""
+    rows = []
+    length = max(opts.lengths)
+    have_iperf3 = shutil.which('iperf3') is not None
+    tcp = {d: ['--tcp', '127.0.0.1:%d' % ports[g]]
+           for d, g in (('h2g', GUEST_SINK), ('g2h', GUEST_SOURCE))}
+    hybrid = ['--uds', uds]
+    for mode in opts.dirs + ['bidir']:
+        dirs = ['h2g', 'g2h'] if mode == 'bidir' else [mode]
+        for streams in opts.streams:
+            cells = []
+            if have_iperf3:
+                cells.append(('iperf3 tcp fwd', lambda: iperf3_cell(
+                    ports[GUEST_IPERF3], mode, streams, length, opts.time, prog)))
+            cells.append(('ringside-bench tcp fwd', lambda: bench_streams(
+                [(d, tcp[d]) for d in dirs], streams, length, opts.time, prog)))
+            cells.append(('ringside-bench hybrid', lambda: bench_streams(
+                [(d, hybrid) for d in dirs], streams, length, opts.time, prog)))
+            for tool, run in cells:
+                h2g, g2h = run()
+                rows.append({'tool': tool, 'mode': mode, 'parallel': streams, 'len': length,
+                             'h2g': h2g, 'g2h': g2h})
+    if not have_iperf3:
+        print('%s: iperf3 not installed (make deps): its rows are missing' % prog)
+    return rows
+
+
+def print_tools_stream(rows, seconds):
+    if not rows:
+        return
+    print('\ntools next to ringside-bench (same boot), stream, Gb/s (G = 10^9), -l %d, %.0f s'
+          % (rows[0]['len'], seconds))
+    print('%-24s %6s %3s %8s %8s %8s' % ('tool', 'dir', 'P', 'h2g', 'g2h', 'total'))
+    for r in rows:
+        print('%-24s %6s %3d %8s %8s %8.3f' % (
+            r['tool'], r['mode'], r['parallel'],
+            '%.3f' % r['h2g'] if r['mode'] != 'g2h' else '-',
+            '%.3f' % r['g2h'] if r['mode'] != 'h2g' else '-', r['h2g'] + r['g2h']))
+    print('\nforwarder overhead, stream (total Gb/s ratios)')
+    by = {(r['tool'], r['mode'], r['parallel']): r['h2g'] + r['g2h'] for r in rows}
+    for mode, par in sorted({(r['mode'], r['parallel']) for r in rows}):
+        fwd = by.get(('ringside-bench tcp fwd', mode, par))
+        hyb = by.get(('ringside-bench hybrid', mode, par))
+        ip = by.get(('iperf3 tcp fwd', mode, par))
+        line = '  %-5s -P %d:' % (mode, par)
+        if fwd and hyb:
+            line += ' ringside-bench tcp fwd / hybrid x%.2f' % (fwd / hyb)
+        if ip and fwd:
+            line += ', iperf3 / ringside-bench tcp fwd x%.2f' % (ip / fwd)
+        print(line)

@@ -36,7 +36,8 @@ import time
 import ringside as rr
 
 from . import cost
-from .bench_tools import forward_args, print_tools, run_tools
+from .bench_tools import (forward_args, print_tools, print_tools_stream, run_tools,
+                          run_tools_stream)
 from .benchlib import BENCH, REPO, Parser, run_bench, wait_vsock_up
 from .cost_measure import Meter, settle, spread, virtio_bars
 
@@ -108,8 +109,8 @@ def parse_args(argv):
     p.add_argument('--no-pingpong', action='store_true')
     p.add_argument('--no-stream', action='store_true')
     p.add_argument('--tools', action='store_true',
-                   help='also sockperf through the TCP forward, ringside-bench forwarded '
-                        'vs hybrid (the forwarder\'s overhead)')
+                   help='also sockperf and iperf3 (-P, -R, --bidir) through the TCP forward, '
+                        'ringside-bench forwarded vs hybrid (the forwarder\'s overhead)')
     p.add_argument('--json', metavar='FILE', help='also write all results as JSON')
     p.add_argument('--cost', nargs='?', const='', metavar='OPTS',
                    help='guest cost columns (the ringside-cost plugin; --cost=io=on also '
@@ -288,7 +289,8 @@ def print_stream(rows):
 
 def print_cost_notes(results):
     pp = [r for _, r in results['pingpong'] if r.get('cost', {}).get('top')]
-    if not any('cost' in r for k in results for _, r in results[k]):
+    # only these hold (label, row) pairs; the --tools rows are plain rows
+    if not any('cost' in r for k in ('pingpong', 'stream') for _, r in results[k]):
         return
     print('\ncost: guest instructions per operation (ringside-cost plugin), idle wake-ups '
           'taken off: idle/s is\nthe idle rate measured before the cell, idle/op the '
@@ -413,7 +415,10 @@ def main(argv):
                                                   streams, guest, meter)
                                 results['stream'].append((label(combo), res))
         if opts.tools and uds:
-            results['tools'] = run_tools(opts, uds, fwd_ports, PROG)
+            if not opts.no_pingpong:
+                results['tools'] = run_tools(opts, uds, fwd_ports, PROG)
+            if not opts.no_stream:
+                results['tools_stream'] = run_tools_stream(opts, uds, fwd_ports, PROG)
         elif opts.tools:
             print('%s: --tools needs the vhost-user back end (its TCP forwarding)' % PROG)
         stats = guest.command('stats')
@@ -427,6 +432,8 @@ def main(argv):
         print_ratios(results, variants(opts.ab))
     if results.get('tools'):
         print_tools(results['tools'])
+    if results.get('tools_stream'):
+        print_tools_stream(results['tools_stream'], opts.time)
     print('\nguest counters at the end:\n' + stats.rstrip())
     if opts.json:
         with open(opts.json, 'w') as f:

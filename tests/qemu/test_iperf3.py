@@ -1,11 +1,11 @@
 # SPDX-License-Identifier: MIT
 """The guest's iperf3 server (app/iperf3.c) against Debian's unmodified
-iperf3 client: forward, -R, -P 2, --bidir, -n, -l and short -t runs, each one's
-JSON report checked against the guest's own byte counters. The client
-reaches the guest through the back end's TCP forwarder (the launcher's
---forward H=5201), as a user would. Also: a second client is denied while a test
-runs, and malformed parameters get SERVER_ERROR without harming the next
-test.
+iperf3 client: forward, -R, -P 2, --bidir (-P 1, 2, 4), -n, -l and short -t
+runs, each one's JSON report checked against the guest's own byte counters.
+The client reaches the guest through the back end's TCP forwarder (the
+launcher's --forward H=5201), as a user would. Also: a second client is
+denied while a test runs, and malformed parameters get SERVER_ERROR without
+harming the next test.
 """
 
 import json
@@ -19,7 +19,6 @@ import time
 import pytest
 
 from ringside_qemu import Guest
-from hybrid_tcp_relay import HybridTcpRelay
 from test_forward import free_ports
 
 IPERF3 = shutil.which('iperf3')
@@ -35,12 +34,10 @@ pytestmark = pytest.mark.skipif(IPERF3 is None,
 
 
 class Forward:
-    """Where iperf3 connects: a loopback TCP port the back end forwards to 5201.
-    `relay` is a second way in, through the hybrid socket (see test_bidir)."""
+    """Where iperf3 connects: a loopback TCP port the back end forwards to 5201."""
 
-    def __init__(self, port, relay):
+    def __init__(self, port):
         self.port = port
-        self.relay = relay
 
 
 @pytest.fixture(scope='module')
@@ -49,11 +46,9 @@ def iperf_guest():
     g = Guest('--boot', 'elf', '--vsock', '--forward', '%d=%d' % (host_port, PORT),
               name='iperf3')
     g.start()
-    relay = HybridTcpRelay(g.vsock_uds, PORT)
     try:
-        yield g, Forward(host_port, relay)
+        yield g, Forward(host_port)
     finally:
-        relay.close()
         g.stop()
 
 
@@ -84,9 +79,9 @@ def settled_delta(guest, before, timeout=60):
         time.sleep(0.1)
 
 
-def iperf3(relay, *args, check=True):
+def iperf3(fwd, *args, check=True):
     """Run the client with -J; its parsed report (and the process)."""
-    p = subprocess.run([IPERF3, '-c', '127.0.0.1', '-p', str(relay.port), '-J',
+    p = subprocess.run([IPERF3, '-c', '127.0.0.1', '-p', str(fwd.port), '-J',
                         '--connect-timeout', '60000', *args],
                        capture_output=True, text=True, timeout=RUN_TIMEOUT)
     report = json.loads(p.stdout)
@@ -96,9 +91,9 @@ def iperf3(relay, *args, check=True):
     return report, p
 
 
-def run_checked(guest, relay, *args):
+def run_checked(guest, fwd, *args):
     before = counters(guest)
-    report, _ = iperf3(relay, *args)
+    report, _ = iperf3(fwd, *args)
     d = settled_delta(guest, before)
     assert (d['tests'], d['completed'], d['aborted']) == (1, 1, 0), d
     for k in ('step_timeouts', 'drain_timeouts', 'bad_params', 'bad_msgs'):
@@ -109,8 +104,8 @@ def run_checked(guest, relay, *args):
 def test_forward_time(iperf_guest):
     """-t 2: every byte the client sent is counted by the guest (the
     server drains streams to the client's own count before reporting)."""
-    guest, relay = iperf_guest
-    report, d = run_checked(guest, relay, '-t', '2')
+    guest, fwd = iperf_guest
+    report, d = run_checked(guest, fwd, '-t', '2')
     sent = report['end']['sum_sent']['bytes']
     received = report['end']['sum_received']['bytes']
     assert received > 0
@@ -122,8 +117,8 @@ def test_forward_time(iperf_guest):
 def test_reverse_time(iperf_guest):
     """-R -t 2: the guest sends; its count is what iperf3 reports sent,
     and the client received at most that, most of it."""
-    guest, relay = iperf_guest
-    report, d = run_checked(guest, relay, '-R', '-t', '2')
+    guest, fwd = iperf_guest
+    report, d = run_checked(guest, fwd, '-R', '-t', '2')
     sent = report['end']['sum_sent']['bytes']
     received = report['end']['sum_received']['bytes']
     assert sent == d['out'] and d['in'] == 0, (sent, d)
@@ -132,8 +127,8 @@ def test_reverse_time(iperf_guest):
 
 def test_parallel_streams(iperf_guest):
     """-P 2: two streams, each carrying data, summing to the guest's count."""
-    guest, relay = iperf_guest
-    report, d = run_checked(guest, relay, '-P', '2', '-t', '2')
+    guest, fwd = iperf_guest
+    report, d = run_checked(guest, fwd, '-P', '2', '-t', '2')
     streams = report['end']['streams']
     assert len(streams) == 2
     per_stream = [s['receiver']['bytes'] for s in streams]
@@ -144,9 +139,9 @@ def test_parallel_streams(iperf_guest):
 @pytest.mark.parametrize('reverse', [False, True], ids=['forward', 'reverse'])
 def test_bytes_and_length(iperf_guest, reverse):
     """-n 8M with -l 4K: exactly 8 MiB each way, counted by the guest."""
-    guest, relay = iperf_guest
+    guest, fwd = iperf_guest
     args = ['-n', '8M', '-l', '4K'] + (['-R'] if reverse else [])
-    report, d = run_checked(guest, relay, *args)
+    report, d = run_checked(guest, fwd, *args)
     assert report['start']['test_start']['blksize'] == 4096
     assert report['end']['sum_sent']['bytes'] == 8 * MIB
     assert report['end']['sum_received']['bytes'] == 8 * MIB
@@ -155,8 +150,8 @@ def test_bytes_and_length(iperf_guest, reverse):
 
 def test_reverse_parallel_bytes(iperf_guest):
     """-R -P 2 -n 4M: the guest stops at the total over all streams."""
-    guest, relay = iperf_guest
-    report, d = run_checked(guest, relay, '-R', '-P', '2', '-n', '4M')
+    guest, fwd = iperf_guest
+    report, d = run_checked(guest, fwd, '-R', '-P', '2', '-n', '4M')
     assert d['out'] == 4 * MIB
     assert report['end']['sum_received']['bytes'] == 4 * MIB
 
@@ -164,16 +159,16 @@ def test_reverse_parallel_bytes(iperf_guest):
 def test_second_client_denied_while_busy(iperf_guest):
     """A control connection during a test gets ACCESS_DENIED; the running
     test completes."""
-    guest, relay = iperf_guest
+    guest, fwd = iperf_guest
     before = counters(guest)
-    p = subprocess.Popen([IPERF3, '-c', '127.0.0.1', '-p', str(relay.port), '-J', '-t', '6'],
+    p = subprocess.Popen([IPERF3, '-c', '127.0.0.1', '-p', str(fwd.port), '-J', '-t', '6'],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 120
         while counters(guest)['in'] == before['in']:   # its data flows
             assert time.monotonic() < deadline and p.poll() is None
             time.sleep(0.2)
-        with socket.create_connection(('127.0.0.1', relay.port), timeout=60) as s:
+        with socket.create_connection(('127.0.0.1', fwd.port), timeout=60) as s:
             s.sendall(b'x' * 36 + b'\0')
             assert struct.unpack('b', s.recv(1))[0] == ACCESS_DENIED
         out, err = p.communicate(timeout=RUN_TIMEOUT)
@@ -206,9 +201,9 @@ def recv_exact(s, n):
 def test_bad_params_refused(iperf_guest, params):
     """Parameters the server cannot run get SERVER_ERROR and a closed
     control connection; the next real test runs normally."""
-    guest, relay = iperf_guest
+    guest, fwd = iperf_guest
     before = counters(guest)
-    with socket.create_connection(('127.0.0.1', relay.port), timeout=60) as s:
+    with socket.create_connection(('127.0.0.1', fwd.port), timeout=60) as s:
         s.sendall(b'c' * 36 + b'\0')
         assert struct.unpack('b', recv_exact(s, 1))[0] == PARAM_EXCHANGE
         s.sendall(struct.pack('>I', len(params)) + params)
@@ -217,15 +212,15 @@ def test_bad_params_refused(iperf_guest, params):
         assert s.recv(1) == b''
     d = settled_delta(guest, before)
     assert d['bad_params'] == 1 and d['aborted'] == 1, d
-    run_checked(guest, relay, '-n', '1M')
+    run_checked(guest, fwd, '-n', '1M')
 
 
 def test_oversized_message_refused(iperf_guest):
     """A length prefix beyond the server's limit is refused before any
     byte of it is read."""
-    guest, relay = iperf_guest
+    guest, fwd = iperf_guest
     before = counters(guest)
-    with socket.create_connection(('127.0.0.1', relay.port), timeout=60) as s:
+    with socket.create_connection(('127.0.0.1', fwd.port), timeout=60) as s:
         s.sendall(b'c' * 36 + b'\0')
         assert struct.unpack('b', recv_exact(s, 1))[0] == PARAM_EXCHANGE
         s.sendall(struct.pack('>I', 1 << 30))
@@ -233,17 +228,19 @@ def test_oversized_message_refused(iperf_guest):
     assert settled_delta(guest, before)['bad_params'] == 1
 
 
-def test_bidir(iperf_guest):
-    """--bidir -P 2: the first two streams flow to the guest, the other two
-    from it; each direction's report matches the guest's counters.
-
-    Through the hybrid-socket relay: through the back end's TCP forwarder
-    the guest's drain of the client's streams times out (bytes the client
-    reports sent never arrive), an open bug of the forwarder with --bidir."""
+@pytest.mark.parametrize('parallel', [1, 2, 4])
+def test_bidir(iperf_guest, parallel):
+    """--bidir -P N through the TCP forwarder: the first N streams flow to
+    the guest, the other N from it; each direction's report matches the
+    guest's counters, every byte the client sent arrived (no drain
+    timeout). With N >= 2 the streams' cookies reach the guest in one
+    burst, which once swapped the roles of streams 2 and 4."""
     guest, fwd = iperf_guest
-    report, d = run_checked(guest, fwd.relay, '--bidir', '-P', '2', '-t', '2')
+    report, d = run_checked(guest, fwd, '--bidir', '-P', str(parallel), '-t', '2')
     end = report['end']
-    assert len(end['streams']) == 4
+    assert len(end['streams']) == 2 * parallel
+    for s in end['streams']:
+        assert s['sender']['bytes'] > 0, s
     assert end['sum_sent']['bytes'] == end['sum_received']['bytes'] == d['in'] > 0, d
     assert end['sum_sent_bidir_reverse']['bytes'] == d['out'] > 0, d
     assert 0 < end['sum_received_bidir_reverse']['bytes'] <= d['out']

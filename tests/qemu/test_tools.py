@@ -1,14 +1,19 @@
 # SPDX-License-Identifier: MIT
 """Tools people already have, against the guest: Debian's socat on the
 hybrid-vsock socket (the README's recipe) and Debian's sockperf through the
-back end's TCP forwarding to the guest's sockperf server (app/sockperf.c).
+back end's TCP forwarding to the guest's sockperf server (app/sockperf.c);
+and host/bench-vsock --tools, which puts sockperf and iperf3 next to
+ringside-bench in one boot.
 """
 
+import json
 import os
 import re
 import shutil
+import signal
 import socket
 import subprocess
+import sys
 import time
 
 import pytest
@@ -91,3 +96,39 @@ def test_sockperf_ping_pong(tguest):
     assert re.search(r'percentile 99\.000 = +[\d.]+', out), out
     after = int(re.search(r'pongs (\d+)', tguest.command('stats sockperf')).group(1))
     assert after - before >= received
+
+
+BENCH_VSOCK = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__)))), 'host', 'bench-vsock')
+
+
+@pytest.mark.skipif(not (shutil.which('iperf3') and shutil.which('sockperf')),
+                    reason='iperf3 or sockperf not installed (make deps)')
+def test_bench_vsock_tools(tmp_path):
+    """host/bench-vsock --tools, a short run: sockperf and both
+    ringside-bench ping-pong rows, and iperf3 (-R and --bidir) next to
+    ringside-bench stream forwarded and hybrid, every figure measured (not
+    zero), the overhead lines printed, and the program exits cleanly."""
+    out_json = tmp_path / 'tools.json'
+    p = subprocess.Popen([sys.executable, BENCH_VSOCK, '--boot', 'elf', '--tools', '--sizes', '64',
+                          '--count', '20', '--warmup', '5', '--lengths', '64k', '--streams', '2',
+                          '--dirs', 'g2h', '--time', '1', '--json', str(out_json)],
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                         start_new_session=True)
+    try:
+        out, _ = p.communicate(timeout=900)
+    finally:
+        if p.poll() is None:  # its QEMU and back end are in its session
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
+    assert p.returncode == 0, out[-2000:]
+    res = json.loads(out_json.read_text())
+    pp = {r['tool']: r for r in res['tools']}
+    assert set(pp) == {'sockperf tcp fwd', 'ringside-bench tcp fwd', 'ringside-bench hybrid'}
+    assert all(r['p50'] > 0 and r['count'] > 0 for r in pp.values()), pp
+    cells = {(r['tool'], r['mode']): r for r in res['tools_stream']}
+    for tool in ('iperf3 tcp fwd', 'ringside-bench tcp fwd', 'ringside-bench hybrid'):
+        assert cells[(tool, 'g2h')]['g2h'] > 0 and cells[(tool, 'g2h')]['h2g'] == 0
+        assert cells[(tool, 'bidir')]['g2h'] > 0 and cells[(tool, 'bidir')]['h2g'] > 0
+        assert cells[(tool, 'bidir')]['parallel'] == 2
+    assert 'forwarder overhead, stream' in out and 'forwarder overhead (' in out, out[-2000:]

@@ -3,7 +3,8 @@
  * The iperf3 server's state machine (app/iperf3.c) over the real socket
  * layer, a fake transport playing the host: the whole control protocol of
  * one forward test, the drain to the client's count, a stalled client's
- * timeout and a stranger's denial.
+ * timeout, a stranger's denial, and --bidir streams taken in the order
+ * they connected.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -293,6 +294,70 @@ static void test_oversized_params(void **state)
 	assert_int_equal(srv.phase, PH_IDLE);
 }
 
+/* Control connection, cookie, parameters @json: CREATE_STREAMS went out. */
+static void start_params(const char *json)
+{
+	static const int8_t param_exchange[] = { PARAM_EXCHANGE };
+	static const int8_t create_streams[] = { CREATE_STREAMS };
+
+	host_pkt(CTL_PORT, VSOCK_OP_REQUEST, NULL, 0);
+	host_send(CTL_PORT, cookie, COOKIE_LEN);
+	poll_and_expect_states(param_exchange, 1);
+	host_msg(CTL_PORT, json);
+	poll_and_expect_states(create_streams, 1);
+}
+
+/* Stream i (in the order taken) is the connection from host port @port. */
+static void assert_stream(unsigned int i, uint32_t port, unsigned int id, bool sender)
+{
+	struct vsock_info info;
+
+	vsock_get_info(srv.streams[i].sock, &info);
+	assert_int_equal(info.peer_port, port);
+	assert_int_equal(srv.streams[i].id, id);
+	assert_int_equal(srv.streams[i].sender, sender);
+}
+
+/*
+ * --bidir -P 2 through a forwarder: all four streams connect and send
+ * their cookies before the server looks. They are taken in the order they
+ * connected: the first two are the client's senders (we sink them), ids
+ * 1, 3, 4, 5 as iperf3 numbers them.
+ */
+static void test_bidir_streams_in_connect_order(void **state)
+{
+	start_params("{\"tcp\":true,\"parallel\":2,\"bidirectional\":true,\"time\":2}");
+	for (uint32_t port = STREAM_PORT; port < STREAM_PORT + 4; port++)
+		host_pkt(port, VSOCK_OP_REQUEST, NULL, 0);
+	for (uint32_t port = STREAM_PORT; port < STREAM_PORT + 4; port++)
+		host_send(port, cookie, COOKIE_LEN);
+	iperf3_poll(POLL_BUDGET);
+	assert_int_equal(srv.phase, PH_RUNNING);
+	assert_int_equal(srv.n_streams, 4);
+	assert_stream(0, STREAM_PORT, 1, false);
+	assert_stream(1, STREAM_PORT + 1, 3, false);
+	assert_stream(2, STREAM_PORT + 2, 4, true);
+	assert_stream(3, STREAM_PORT + 3, 5, true);
+}
+
+/* A younger stream's cookie complete first waits for the older one's. */
+static void test_stream_waits_for_older_cookie(void **state)
+{
+	start_params("{\"tcp\":true,\"parallel\":1,\"bidirectional\":true,\"time\":2}");
+	host_pkt(STREAM_PORT, VSOCK_OP_REQUEST, NULL, 0);
+	host_pkt(STREAM_PORT + 1, VSOCK_OP_REQUEST, NULL, 0);
+	host_send(STREAM_PORT, cookie, 10);
+	host_send(STREAM_PORT + 1, cookie, COOKIE_LEN);
+	iperf3_poll(POLL_BUDGET);
+	assert_int_equal(srv.n_streams, 0);
+	assert_int_equal(srv.phase, PH_STREAMS);
+	host_send(STREAM_PORT, cookie + 10, COOKIE_LEN - 10);
+	iperf3_poll(POLL_BUDGET);
+	assert_int_equal(srv.phase, PH_RUNNING);
+	assert_stream(0, STREAM_PORT, 1, false);
+	assert_stream(1, STREAM_PORT + 1, 3, true);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -302,6 +367,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_stalled_client_times_out, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stranger_denied, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_oversized_params, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bidir_streams_in_connect_order, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_stream_waits_for_older_cookie, setup,
+						teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -16,6 +16,7 @@
 #include <sys/epoll.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include <unistd.h>
 
@@ -250,6 +251,30 @@ static bool want_index(struct vu_msg *m, uint32_t index)
 	return false;
 }
 
+/*
+ * A shared mapping past the end of its file faults (SIGBUS) on the first
+ * access, so a region must lie inside the file the front end sent (memfd,
+ * tmpfs or hugetlbfs: regular files). One that shrinks the file later can
+ * still fault us; that needs a SIGBUS handler, not a check.
+ */
+static bool region_in_file(int fd, const struct vu_region *r, unsigned i)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		vv_violation(&stats.vu_bad_msgs, "region %u: fd is not a memory file", i);
+		return false;
+	}
+	if (r->mmap_offset + r->size > (uint64_t)st.st_size) {
+		vv_violation(&stats.vu_bad_msgs,
+			     "region %u: 0x%llx bytes at 0x%llx, file of 0x%llx", i,
+			     (unsigned long long)r->size, (unsigned long long)r->mmap_offset,
+			     (unsigned long long)st.st_size);
+		return false;
+	}
+	return true;
+}
+
 static int vu_set_mem_table(struct vsock_dev *d, struct vu_msg *m)
 {
 	struct vu_mem *vm = &m->p.mem;
@@ -278,6 +303,15 @@ static int vu_set_mem_table(struct vsock_dev *d, struct vu_msg *m)
 			vv_violation(&stats.vu_bad_msgs, "region %u bounds", i);
 			goto fail;
 		}
+		/* ring and descriptor alignment is checked on guest addresses:
+		 * it must carry over to our mapping (virtio 1.2, 2.7 and 2.8) */
+		if (((r->gpa ^ r->mmap_offset) | (r->uaddr ^ r->mmap_offset)) & (page - 1)) {
+			vv_violation(&stats.vu_bad_msgs, "region %u: addresses not page congruent",
+				     i);
+			goto fail;
+		}
+		if (!region_in_file(m->fds[i], r, i))
+			goto fail;
 		/* honour mmap_offset: QEMU maps regions above 1 MiB at one */
 		p = mmap(NULL, r->size + delta, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE,
 			 m->fds[i], r->mmap_offset - delta);
@@ -325,8 +359,14 @@ static int vu_vring_fd(struct vsock_dev *d, struct vu_msg *m)
 	if (!want_size(m, 8))
 		return -1;
 	idx = m->p.u64 & 0xff;
-	if (!want_index(m, idx) || (m->p.u64 >> 9))
+	if (!want_index(m, idx))
 		return -1;
+	/* vhost-user.rst: bits 0-7 the index, bit 8 "no fd", the rest 0 */
+	if (m->p.u64 >> 9) {
+		vv_violation(&stats.vu_bad_msgs, "request %u: payload 0x%llx", m->h.request,
+			     (unsigned long long)m->p.u64);
+		return -1;
+	}
 	if (!(m->p.u64 & VU_VRING_NOFD)) {
 		if (m->nfds != 1) {
 			vv_violation(&stats.vu_bad_msgs, "request %u: %u fds", m->h.request,
@@ -399,6 +439,10 @@ static int vu_handle(struct vsock_dev *d, struct vu_msg *m, bool *replied)
 			d->vq[i].packed = d->features >> VIRTIO_F_RING_PACKED & 1;
 			d->vq[i].event_idx = d->features >> VIRTIO_RING_F_EVENT_IDX & 1;
 			d->vq[i].indirect = d->features >> VIRTIO_RING_F_INDIRECT_DESC & 1;
+			/* a running ring changing layout is mapped anew (a split
+			 * ring's areas are larger than a packed one's) */
+			if (d->vq_ready[i])
+				vu_update_ready(d, i);
 		}
 		if (vv_verbose)
 			vv_log("features 0x%llx", (unsigned long long)m->p.u64);

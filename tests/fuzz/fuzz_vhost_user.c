@@ -51,8 +51,35 @@ struct session {
 	unsigned nfds;
 };
 
+static bool fd_open(int fd)
+{
+	return fcntl(fd, F_GETFD) >= 0 || errno != EBADF;
+}
+
+/*
+ * The leak checks must be able to fail: a writable shared mapping blocks
+ * F_SEAL_WRITE, a closed fd reads as closed.
+ */
+static void check_the_checks(void)
+{
+	int fd = memfd_create("fuzz-vu-check", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	int copy = dup(fd);
+	void *p;
+
+	assert(fd >= 0 && copy >= 0 && ftruncate(fd, 4096) == 0);
+	p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, copy, 0);
+	assert(p != MAP_FAILED);
+	close(copy);
+	assert(fcntl(fd, F_ADD_SEALS, F_SEAL_WRITE) != 0 && errno == EBUSY);
+	assert(fd_open(fd) && !fd_open(copy));
+	munmap(p, 4096);
+	assert(fcntl(fd, F_ADD_SEALS, F_SEAL_WRITE) == 0);
+	close(fd);
+}
+
 static void dev_init(void)
 {
+	check_the_checks();
 	dev.epfd = epoll_create1(EPOLL_CLOEXEC);
 	assert(dev.epfd >= 0);
 	dev.vu_fd = dev.vu_listen_fd = dev.uds_fd = dev.uds_seq_fd = dev.sig_fd = -1;
@@ -85,11 +112,6 @@ static int new_fd(struct session *s, bool memory)
 	assert(fd >= 0 && s->nfds < MAX_FDS_PER_INPUT);
 	s->fds[s->nfds++] = fd;
 	return fd;
-}
-
-static bool fd_open(int fd)
-{
-	return fcntl(fd, F_GETFD) >= 0 || errno != EBADF;
 }
 
 /* The front end went away: the device must hold nothing of it. */

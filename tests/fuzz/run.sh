@@ -21,7 +21,7 @@ out=build/fuzz
 make -s fuzz-build
 
 # the value of libFuzzer's final stat $1 in log $2 ("-" if absent)
-stat() {
+final_stat() {
 	v=$(sed -n "s/^stat::$1: *//p" "$2" | tail -1)
 	echo "${v:--}"
 }
@@ -61,9 +61,9 @@ for spec in $targets; do
 		result=FAILED
 	fi
 	table="$table$(printf '%-12s %6s %12s %9s %6s %s' "$t" "$s" \
-		"$(stat number_of_executed_units "$log")" \
-		"$(stat average_exec_per_sec "$log")" \
-		"$(stat new_units_added "$log")" "$result")
+		"$(final_stat number_of_executed_units "$log")" \
+		"$(final_stat average_exec_per_sec "$log")" \
+		"$(final_stat new_units_added "$log")" "$result")
 "
 done
 printf '\n%-12s %6s %12s %9s %6s %s\n' target seconds executions exec/s new result

@@ -190,7 +190,7 @@ static void check_ring(unsigned i)
 		return;
 	assert(vr->mem == &dev.mem && n && n <= VRING_MAX_SIZE);
 	assert(vr->desc == guest_mem_uaddr(&dev.mem, vr->desc_uaddr, 16 * n));
-	/* virtio 1.2, 2.7.6 and 2.7.8; 2.8.10: two 4-byte event areas */
+	/* virtio 1.2, 2.7.6 and 2.7.8; 2.8.14: two 4-byte event suppression areas */
 	assert(vr->avail == guest_mem_uaddr(&dev.mem, vr->avail_uaddr, vr->packed ? 4 : 6 + 2 * n));
 	assert(vr->used == guest_mem_uaddr(&dev.mem, vr->used_uaddr, vr->packed ? 4 : 6 + 8 * n));
 }

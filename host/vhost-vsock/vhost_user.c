@@ -9,12 +9,14 @@
  * socket error drops the front end; we then wait for the next one.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include <unistd.h>
 
@@ -22,33 +24,8 @@
 
 #include "dev.h"
 #include "stats.h"
+#include "vhost_user.h"
 
-enum vu_request {
-	VU_GET_FEATURES = 1,
-	VU_SET_FEATURES = 2,
-	VU_SET_OWNER = 3,
-	VU_RESET_OWNER = 4,
-	VU_SET_MEM_TABLE = 5,
-	VU_SET_VRING_NUM = 8,
-	VU_SET_VRING_ADDR = 9,
-	VU_SET_VRING_BASE = 10,
-	VU_GET_VRING_BASE = 11,
-	VU_SET_VRING_KICK = 12,
-	VU_SET_VRING_CALL = 13,
-	VU_SET_VRING_ERR = 14,
-	VU_GET_PROTOCOL_FEATURES = 15,
-	VU_SET_PROTOCOL_FEATURES = 16,
-	VU_GET_QUEUE_NUM = 17,
-	VU_SET_VRING_ENABLE = 18,
-	VU_GET_CONFIG = 24,
-	VU_SET_CONFIG = 25,
-};
-
-#define VU_VERSION 1
-#define VU_FLAG_REPLY (1u << 2)
-#define VU_FLAG_NEED_REPLY (1u << 3)
-#define VU_MAX_PAYLOAD 4096
-#define VU_MAX_FDS 8
 #define VU_VRING_NOFD (1u << 8) /* SET_VRING_KICK/CALL/ERR: no fd */
 
 #define VU_F_PROTOCOL_FEATURES 30
@@ -66,49 +43,9 @@ enum vu_request {
 #define OUR_PROTOCOL_FEATURES \
 	(1ull << VU_PROTOCOL_F_MQ | 1ull << VU_PROTOCOL_F_REPLY_ACK | 1ull << VU_PROTOCOL_F_CONFIG)
 
-struct vu_hdr {
-	uint32_t request;
-	uint32_t flags;
-	uint32_t size;
-} __attribute__((packed));
-
 /* vhost-user's ring state and addresses are the kernel vhost ones */
 _Static_assert(sizeof(struct vhost_vring_state) == 8, "vhost_vring_state layout");
 _Static_assert(sizeof(struct vhost_vring_addr) == 40, "vhost_vring_addr layout");
-
-struct vu_region {
-	uint64_t gpa;
-	uint64_t size;
-	uint64_t uaddr;
-	uint64_t mmap_offset;
-} __attribute__((packed));
-
-struct vu_mem {
-	uint32_t nregions;
-	uint32_t padding;
-	struct vu_region r[GUEST_MEM_MAX_REGIONS];
-} __attribute__((packed));
-
-struct vu_config {
-	uint32_t offset;
-	uint32_t size;
-	uint32_t flags;
-	uint8_t data[256];
-} __attribute__((packed));
-
-struct vu_msg {
-	struct vu_hdr h;
-	union {
-		uint64_t u64;
-		struct vhost_vring_state state;
-		struct vhost_vring_addr addr;
-		struct vu_mem mem;
-		struct vu_config cfg;
-		uint8_t raw[VU_MAX_PAYLOAD];
-	} p;
-	int fds[VU_MAX_FDS];
-	unsigned nfds;
-};
 
 static void close_fds(struct vu_msg *m)
 {
@@ -314,6 +251,30 @@ static bool want_index(struct vu_msg *m, uint32_t index)
 	return false;
 }
 
+/*
+ * A shared mapping past the end of its file faults (SIGBUS) on the first
+ * access, so a region must lie inside the file the front end sent (memfd,
+ * tmpfs or hugetlbfs: regular files). One that shrinks the file later can
+ * still fault us; that needs a SIGBUS handler, not a check.
+ */
+static bool region_in_file(int fd, const struct vu_region *r, unsigned i)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		vv_violation(&stats.vu_bad_msgs, "region %u: fd is not a memory file", i);
+		return false;
+	}
+	if (r->mmap_offset + r->size > (uint64_t)st.st_size) {
+		vv_violation(&stats.vu_bad_msgs,
+			     "region %u: 0x%llx bytes at 0x%llx, file of 0x%llx", i,
+			     (unsigned long long)r->size, (unsigned long long)r->mmap_offset,
+			     (unsigned long long)st.st_size);
+		return false;
+	}
+	return true;
+}
+
 static int vu_set_mem_table(struct vsock_dev *d, struct vu_msg *m)
 {
 	struct vu_mem *vm = &m->p.mem;
@@ -342,6 +303,15 @@ static int vu_set_mem_table(struct vsock_dev *d, struct vu_msg *m)
 			vv_violation(&stats.vu_bad_msgs, "region %u bounds", i);
 			goto fail;
 		}
+		/* ring and descriptor alignment is checked on guest addresses:
+		 * it must carry over to our mapping (virtio 1.2, 2.7 and 2.8) */
+		if (((r->gpa ^ r->mmap_offset) | (r->uaddr ^ r->mmap_offset)) & (page - 1)) {
+			vv_violation(&stats.vu_bad_msgs, "region %u: addresses not page congruent",
+				     i);
+			goto fail;
+		}
+		if (!region_in_file(m->fds[i], r, i))
+			goto fail;
 		/* honour mmap_offset: QEMU maps regions above 1 MiB at one */
 		p = mmap(NULL, r->size + delta, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE,
 			 m->fds[i], r->mmap_offset - delta);
@@ -389,8 +359,14 @@ static int vu_vring_fd(struct vsock_dev *d, struct vu_msg *m)
 	if (!want_size(m, 8))
 		return -1;
 	idx = m->p.u64 & 0xff;
-	if (!want_index(m, idx) || (m->p.u64 >> 9))
+	if (!want_index(m, idx))
 		return -1;
+	/* vhost-user.rst: bits 0-7 the index, bit 8 "no fd", the rest 0 */
+	if (m->p.u64 >> 9) {
+		vv_violation(&stats.vu_bad_msgs, "request %u: payload 0x%llx", m->h.request,
+			     (unsigned long long)m->p.u64);
+		return -1;
+	}
 	if (!(m->p.u64 & VU_VRING_NOFD)) {
 		if (m->nfds != 1) {
 			vv_violation(&stats.vu_bad_msgs, "request %u: %u fds", m->h.request,
@@ -463,6 +439,10 @@ static int vu_handle(struct vsock_dev *d, struct vu_msg *m, bool *replied)
 			d->vq[i].packed = d->features >> VIRTIO_F_RING_PACKED & 1;
 			d->vq[i].event_idx = d->features >> VIRTIO_RING_F_EVENT_IDX & 1;
 			d->vq[i].indirect = d->features >> VIRTIO_RING_F_INDIRECT_DESC & 1;
+			/* a running ring changing layout is mapped anew (a split
+			 * ring's areas are larger than a packed one's) */
+			if (d->vq_ready[i])
+				vu_update_ready(d, i);
 		}
 		if (vv_verbose)
 			vv_log("features 0x%llx", (unsigned long long)m->p.u64);
@@ -555,40 +535,81 @@ static int vu_handle(struct vsock_dev *d, struct vu_msg *m, bool *replied)
 	}
 }
 
+int vu_dispatch(struct vsock_dev *d, struct vu_msg *m)
+{
+	bool replied;
+	int ret;
+
+	stats.vu_msgs++;
+	if (vv_verbose > 1)
+		vv_log("request %u flags 0x%x size %u fds %u", m->h.request, m->h.flags, m->h.size,
+		       m->nfds);
+	if ((m->h.flags & 3) != VU_VERSION) {
+		vv_violation(&stats.vu_bad_msgs, "request %u: version flags 0x%x", m->h.request,
+			     m->h.flags);
+		close_fds(m);
+		return -1;
+	}
+	ret = vu_handle(d, m, &replied);
+	if (m->nfds && m->h.request != VU_SET_MEM_TABLE && ret == 0) {
+		for (unsigned i = 0; i < m->nfds; i++)
+			if (m->fds[i] >= 0) {
+				vv_violation(&stats.vu_bad_msgs, "request %u: unexpected fd",
+					     m->h.request);
+				break;
+			}
+	}
+	close_fds(m);
+	/* REPLY_ACK: status 0 for success, anything else for failure */
+	if (!replied && (m->h.flags & VU_FLAG_NEED_REPLY) &&
+	    (d->protocol_features & (1ull << VU_PROTOCOL_F_REPLY_ACK)))
+		vu_reply_u64(d, m, ret == 0 ? 0 : 1);
+	return ret;
+}
+
+/* ------------------------------------------------------------ recording */
+
+static int record_fd = -1;
+
+/* RINGSIDE_VU_RECORD (vhost_user.h): one file per front-end connection. */
+static void record_open(void)
+{
+	const char *prefix = getenv(VU_RECORD_ENV);
+	char path[4096];
+
+	if (!prefix || !*prefix)
+		return;
+	snprintf(path, sizeof(path), "%s-%llu", prefix, (unsigned long long)stats.vu_connects);
+	record_fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (record_fd < 0)
+		vv_log("%s: %s", path, strerror(errno));
+}
+
+static void record_msg(const struct vu_msg *m)
+{
+	uint8_t nfds = m->nfds;
+
+	if (record_fd < 0)
+		return;
+	if (write(record_fd, &m->h, sizeof(m->h)) != sizeof(m->h) ||
+	    write(record_fd, &nfds, 1) != 1 ||
+	    write(record_fd, &m->p, m->h.size) != (ssize_t)m->h.size) {
+		vv_log("recording: %s", strerror(errno));
+		close(record_fd);
+		record_fd = -1;
+	}
+}
+
 void vu_readable(struct vsock_dev *d)
 {
 	struct vu_msg m;
-	bool replied;
-	int ret;
 
 	if (vu_read_msg(d->vu_fd, &m) < 0) {
 		vu_disconnect(d);
 		return;
 	}
-	stats.vu_msgs++;
-	if (vv_verbose > 1)
-		vv_log("request %u flags 0x%x size %u fds %u", m.h.request, m.h.flags, m.h.size,
-		       m.nfds);
-	if ((m.h.flags & 3) != VU_VERSION) {
-		vv_violation(&stats.vu_bad_msgs, "request %u: version flags 0x%x", m.h.request,
-			     m.h.flags);
-		close_fds(&m);
-		return;
-	}
-	ret = vu_handle(d, &m, &replied);
-	if (m.nfds && m.h.request != VU_SET_MEM_TABLE && ret == 0) {
-		for (unsigned i = 0; i < m.nfds; i++)
-			if (m.fds[i] >= 0) {
-				vv_violation(&stats.vu_bad_msgs, "request %u: unexpected fd",
-					     m.h.request);
-				break;
-			}
-	}
-	close_fds(&m);
-	/* REPLY_ACK: status 0 for success, anything else for failure */
-	if (!replied && (m.h.flags & VU_FLAG_NEED_REPLY) &&
-	    (d->protocol_features & (1ull << VU_PROTOCOL_F_REPLY_ACK)))
-		vu_reply_u64(d, &m, ret == 0 ? 0 : 1);
+	record_msg(&m);
+	vu_dispatch(d, &m);
 }
 
 void vu_accept(struct vsock_dev *d)
@@ -614,6 +635,7 @@ void vu_accept(struct vsock_dev *d)
 	}
 	d->vu_fd = fd;
 	stats.vu_connects++;
+	record_open();
 	if (vv_verbose)
 		vv_log("front end connected");
 }
@@ -632,6 +654,10 @@ void vu_disconnect(struct vsock_dev *d)
 	d->features = d->protocol_features = 0;
 	d->owner = false;
 	stats.vu_disconnects++;
+	if (record_fd >= 0) {
+		close(record_fd);
+		record_fd = -1;
+	}
 	if (vv_verbose)
 		vv_log("front end disconnected");
 }

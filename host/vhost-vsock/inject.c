@@ -52,6 +52,12 @@ bool inject_parse_modes(const char *arg)
 	return true;
 }
 
+void inject_list(FILE *f)
+{
+	for (unsigned m = 0; m < INJ_NMODES; m++)
+		fprintf(f, "%s\n", mode_names[m]);
+}
+
 void inject_configure(unsigned every, uint64_t seed)
 {
 	inj.every = every ? every : 1;

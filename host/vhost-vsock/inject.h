@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "dev.h"
 
@@ -39,6 +40,7 @@ enum inject_mode { INJECT_LIST(INJECT_ENUM) INJ_NMODES };
 
 /* Parse "MODE[,MODE]" ("all": every mode); false on an unknown name. */
 bool inject_parse_modes(const char *arg);
+void inject_list(FILE *f); /* --inject list: the mode names, one a line */
 void inject_configure(unsigned every, uint64_t seed);
 void inject_stop(void); /* SIGUSR1 */
 void inject_dump(void); /* counters to stderr */

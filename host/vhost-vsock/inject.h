@@ -32,7 +32,10 @@
 	X(wrong_dst, "wrong-dst") /* dst_cid that is not the guest */          \
 	X(bogus_rx_id, "bogus-rx-id") /* RX used entry with an id never made \
 					 available */ \
-	X(bogus_tx_id, "bogus-tx-id") /* the same on TX completions */
+	X(bogus_tx_id, "bogus-tx-id") /* the same on TX completions */         \
+	X(stale_rx_id, "stale-rx-id") /* RX used id in range, of no buffer  \
+					 outstanding: see stale_id() */  \
+	X(stale_tx_id, "stale-tx-id") /* the same on TX completions */
 
 #define INJECT_ENUM(name, str) INJ_##name,
 enum inject_mode { INJECT_LIST(INJECT_ENUM) INJ_NMODES };
@@ -59,6 +62,8 @@ void inject_rx_extra(uint32_t host_port, uint32_t guest_port, uint16_t type, uin
 bool inject_rx_waiting(void);
 bool inject_rx_pending(struct vsock_dev *d, const struct vq_elem *e, uint32_t *len);
 void inject_tx_id(struct vsock_dev *d, struct vq_elem *e);
+/* Ring q was stopped (the guest resets or re-sets it up): forget its ids. */
+void inject_ring_stopped(unsigned q);
 uint64_t inject_rx_room(uint64_t room);
 
 #endif

@@ -83,6 +83,9 @@ def test_broken_queue_resets_and_traffic_resumes(ring, indirect):
             with connect_when_up(fg.g.vsock_uds, ECHO, timeout=120) as s:
                 assert echo_exchange(s, data) == data, size_b
         assert recoveries(fg.g) == 1
+        # the new queues saw no garbled completion after SIGUSR1
+        bad = re.findall(r' bad (\d+)', vsock_section(fg.g.command('virtio')))
+        assert bad and all(b == '0' for b in bad), bad
         assert len(re.findall(r'queue broken by the device', fg.g.output)) == 1
         if ring == 'packed' and indirect == 0:
             # the multi-slot rule, long before half the ring was lost

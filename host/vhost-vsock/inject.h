@@ -17,6 +17,14 @@
 
 #include "dev.h"
 
+/*
+ * Not here: completing a chain under the id of ANOTHER outstanding chain.
+ * No driver can tell that from a real completion (2.7.8, 2.8.6 give it
+ * nothing to check an id in flight against): on TX the guest frees a
+ * buffer we have yet to read, and on a packed ring with chains of
+ * different lengths it waits on a slot we never write. Only a timeout
+ * could notice; the modes below are what a guest can detect.
+ */
 #define INJECT_LIST(X)                                                         \
 	X(short_len, "short-len") /* used length cuts the payload short */     \
 	X(len_overflow, "len-overflow") /* header len beyond 64 KiB */         \

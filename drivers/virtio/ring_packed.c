@@ -275,7 +275,7 @@ static void *packed_release(struct virtq *vq, uint16_t id, uint32_t used_len, ui
  * A used element at last_used that names no buffer we can account for.
  * 2.8.6: the device writes the next element after the slots of the chain
  * it completed; with only one-slot buffers that is the next slot, so skip
- * one (the buffer is leaked, counted). With a multi-slot chain in flight
+ * one (the buffer is lost, counted: virtq_count_lost). With a multi-slot chain in flight
  * the next element may sit anywhere up to that chain's length further on:
  * skipping one slot lands inside the chain, on a descriptor still marked
  * available, and the queue would wait there forever. Stop the queue
@@ -287,9 +287,8 @@ static bool packed_skip_garbled(struct virtq *vq)
 		virtq_mark_broken(vq);
 		return false;
 	}
-	vq->stats.bad_completions++;
 	packed_skip(vq, 1);
-	return true;
+	return virtq_count_lost(vq);
 }
 
 /*

@@ -219,7 +219,7 @@ static void *split_detach(struct virtq *vq, uint32_t id, uint32_t used_len, uint
 
 	/* 2.7.8: id is the head of the used chain; one the device holds. */
 	if (id >= vq->size || !vq->chain[id].token) {
-		vq->stats.bad_completions++;
+		virtq_count_lost(vq);
 		return NULL;
 	}
 	c = &vq->chain[id];
@@ -274,7 +274,7 @@ void *virtq_get_used_split(struct virtq *vq, uint32_t *len)
 		token = split_detach(vq, id, used_len, len);
 		if (vq->event_idx)
 			split_update_used_event(vq);
-		if (token)
+		if (token || vq->broken)
 			return token;
 	}
 }

@@ -234,6 +234,24 @@ void virtq_mark_broken(struct virtq *vq)
 	vq->stats.bad_completions++;
 }
 
+/*
+ * The buffer the device really completed under a garbled id never comes
+ * back (it may still own it): the ring has lost it for good. A device
+ * that keeps doing so drains the ring until nothing can be added or
+ * received, a stall no completion ends. Once half the buffers the ring
+ * holds are lost, a reset is worth more than what is left: mark the
+ * queue broken, and the device reset returns every buffer.
+ */
+bool virtq_count_lost(struct virtq *vq)
+{
+	if (++vq->lost * 2 < vq->size) {
+		vq->stats.bad_completions++;
+		return true;
+	}
+	virtq_mark_broken(vq);
+	return false;
+}
+
 bool virtq_is_broken(const struct virtq *vq)
 {
 	return vq->broken;

@@ -26,8 +26,10 @@
  * nor reused (the device may still own it): the ring shrinks by its slots.
  * A packed-ring element the driver cannot skip safely (garbled while a
  * multi-slot chain is in flight) marks the queue broken instead of
- * stalling it (virtq_is_broken): the transport then resets the device
- * (virtio_pci.c, the virtio-recover poller).
+ * stalling it (virtq_is_broken), and so does losing half the ring's
+ * buffers to garbled completions (split or packed) before the device
+ * drains it: the transport then resets the device (virtio_pci.c, the
+ * virtio-recover poller).
  *
  * VIRTIO_F_IN_ORDER (2.7.9, 2.8.8) is not implemented: a device offering it
  * is not asked for it (3.1.1: the driver accepts the features it knows).
@@ -203,6 +205,7 @@ struct virtq {
 	bool cb_disabled;
 	bool broken; /* see virtq_is_broken */
 	uint16_t indirect_min; /* 0: never indirect */
+	unsigned int lost; /* buffers lost to garbled completions */
 	uint32_t num_added; /* slots (packed) / chains (split) since kick */
 	unsigned int num_free; /* free descriptor slots */
 	void (*notify)(struct virtq *vq);
@@ -239,6 +242,8 @@ bool virtq_enable_cb_packed(struct virtq *vq);
 /* Shared helpers (virtqueue.c). */
 /* Stop the queue for good (counted in stats.broken). */
 void virtq_mark_broken(struct virtq *vq);
+/* A completion named no buffer in flight: count it; false if now broken. */
+bool virtq_count_lost(struct virtq *vq);
 uint32_t virtq_in_len(const struct vbuf *in, unsigned int n_in);
 /* A completion's len checked against the chain's device-writable bytes. */
 uint32_t virtq_used_len(struct virtq *vq, const struct virtq_chain *c, uint32_t used_len);

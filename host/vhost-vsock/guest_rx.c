@@ -232,5 +232,6 @@ void vsock_stop_ring(struct vsock_dev *d, unsigned idx)
 		vring_unpop(&d->vq[VQ_RX], &d->rx_held);
 		d->rx_held_valid = false;
 	}
+	inject_ring_stopped(idx);
 	vsock_reset(d);
 }

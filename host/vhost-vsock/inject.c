@@ -52,6 +52,12 @@ bool inject_parse_modes(const char *arg)
 	return true;
 }
 
+void inject_list(FILE *f)
+{
+	for (unsigned m = 0; m < INJ_NMODES; m++)
+		fprintf(f, "%s\n", mode_names[m]);
+}
+
 void inject_configure(unsigned every, uint64_t seed)
 {
 	inj.every = every ? every : 1;
@@ -123,6 +129,128 @@ static uint16_t bogus_id(struct vsock_dev *d, unsigned q)
 	return d->vq[q].num + 1 + rnd() % 64;
 }
 
+/*
+ * What the device knows of each ring's buffer ids (split: head indexes,
+ * 2.7.8; packed: buffer ids, 2.8.6), for stale ids: when it last completed
+ * each one (a sequence number, 0: never), and which chains it completed
+ * under a wrong id. The guest never gets those back and keeps them
+ * outstanding for good: naming one later would complete it for real.
+ */
+static struct {
+	uint32_t seq[VRING_MAX_SIZE];
+	bool lost[VRING_MAX_SIZE];
+	uint32_t now;
+} ids[2];
+
+static void note_done(unsigned q, uint16_t id)
+{
+	if (id < VRING_MAX_SIZE)
+		ids[q].seq[id] = ++ids[q].now;
+}
+
+static void note_lost(unsigned q, uint16_t id)
+{
+	if (id < VRING_MAX_SIZE)
+		ids[q].lost[id] = true;
+}
+
+void inject_ring_stopped(unsigned q)
+{
+	memset(&ids[q], 0, sizeof(ids[q]));
+}
+
+/* Heads the driver made available that we have not popped yet (2.7.6). */
+static void mark_avail_split(const struct device_ring *vr, bool *busy)
+{
+	const uint16_t *avail = vr->avail; /* flags, idx, ring[num] */
+	uint16_t end = __atomic_load_n(&avail[1], __ATOMIC_ACQUIRE);
+
+	for (uint16_t i = vr->last_avail; i != end && (uint16_t)(i - vr->last_avail) < vr->num;
+	     i++) {
+		uint16_t id = avail[2 + (i & (vr->num - 1))];
+
+		if (id < vr->num)
+			busy[id] = true;
+	}
+}
+
+/* The same on a packed ring: the ids of the descriptors still available (2.8.1). */
+static void mark_avail_packed(const struct device_ring *vr, bool *busy)
+{
+	const struct vring_packed_desc *ring = vr->desc;
+	uint16_t slot = vr->last_avail;
+	bool wrap = vr->avail_wrap;
+
+	for (unsigned n = 0; n < vr->num; n++) {
+		uint16_t f = __atomic_load_n(&ring[slot].flags, __ATOMIC_ACQUIRE);
+
+		if (!!(f & (1 << VRING_PACKED_DESC_F_AVAIL)) != wrap ||
+		    !!(f & (1 << VRING_PACKED_DESC_F_USED)) == wrap)
+			return;
+		if (ring[slot].id < vr->num)
+			busy[ring[slot].id] = true;
+		if (++slot == vr->num) {
+			slot = 0;
+			wrap = !wrap;
+		}
+	}
+}
+
+/*
+ * An id in range that names no buffer the guest has outstanding, as far
+ * as the device can see: not the chain being completed, not one still
+ * available, not one we lost; of the rest, the one completed longest ago
+ * (a driver hands ids out again most recently freed first, so that one
+ * is the least likely to be back in the ring; ringside and Linux do). On a TX ring, where a
+ * driver keeps few buffers in flight, that is a free id; on an RX ring
+ * the driver keeps full, only a buffer completed and not yet posted
+ * again. A driver that posts it again before reading this completion
+ * takes a buffer the device never wrote for the completed one: it cannot
+ * tell, only guard against the contents. -1: none now.
+ */
+static int stale_id(struct vsock_dev *d, unsigned q, const struct vq_elem *e)
+{
+	static bool busy[VRING_MAX_SIZE];
+	const struct device_ring *vr = &d->vq[q];
+	int best = -1;
+
+	if (!vr->num || vr->num > VRING_MAX_SIZE || e->id >= vr->num)
+		return -1;
+	memset(busy, 0, vr->num);
+	busy[e->id] = true;
+	if (vr->packed)
+		mark_avail_packed(vr, busy);
+	else
+		mark_avail_split(vr, busy);
+	for (unsigned id = 0; id < vr->num; id++) {
+		if (busy[id] || ids[q].lost[id])
+			continue;
+		/* ties (never completed) go to the highest id: a driver's
+		 * free list starts at 0, so it reaches those last */
+		if (best < 0 || ids[q].seq[id] <= ids[q].seq[best])
+			best = id;
+	}
+	return best;
+}
+
+/*
+ * Complete e under a wrong id: the chain is lost to the guest. With no
+ * stale id to be had now, the fault is dropped, not held: an RX ring the
+ * guest keeps full may not offer one for a long time.
+ */
+static bool garble_id(struct vsock_dev *d, unsigned q, struct vq_elem *e, bool stale)
+{
+	int id = stale ? stale_id(d, q, e) : bogus_id(d, q);
+
+	if (id < 0) {
+		inj.armed = INJ_NONE;
+		return false;
+	}
+	note_lost(q, e->id);
+	e->id = id;
+	return true;
+}
+
 static uint32_t rewrite(struct vsock_dev *d, struct vq_elem *e, struct virtio_vsock_hdr *h,
 			uint32_t len)
 {
@@ -147,8 +275,8 @@ static uint32_t rewrite(struct vsock_dev *d, struct vq_elem *e, struct virtio_vs
 		h->dst_cid = d->guest_cid + 1 + rnd() % 100;
 		return len;
 	case INJ_bogus_rx_id:
-		e->id = bogus_id(d, VQ_RX);
-		return len;
+	case INJ_stale_rx_id:
+		return garble_id(d, VQ_RX, e, inj.armed == INJ_stale_rx_id) ? len : 0;
 	default:
 		return 0;
 	}
@@ -160,6 +288,7 @@ uint32_t inject_rx_packet(struct vsock_dev *d, struct vq_elem *e, uint32_t len)
 	enum inject_mode m;
 	uint32_t r;
 
+	note_done(VQ_RX, e->id);
 	tick();
 	m = inj.armed;
 	if (m == INJ_NONE || len < VSOCK_HDR_LEN ||
@@ -238,6 +367,7 @@ bool inject_rx_pending(struct vsock_dev *d, const struct vq_elem *e, uint32_t *l
 
 	if (!inj.n_extra)
 		return false;
+	note_done(VQ_RX, e->id);
 	h = &inj.extra[--inj.n_extra];
 	h->dst_cid = d->guest_cid;
 	h->buf_alloc = d->buf_alloc;
@@ -247,10 +377,12 @@ bool inject_rx_pending(struct vsock_dev *d, const struct vq_elem *e, uint32_t *l
 
 void inject_tx_id(struct vsock_dev *d, struct vq_elem *e)
 {
-	if (inj.armed != INJ_bogus_tx_id)
-		return;
-	e->id = bogus_id(d, VQ_TX);
-	consumed(INJ_bogus_tx_id);
+	enum inject_mode m = inj.armed;
+
+	note_done(VQ_TX, e->id);
+	if ((m == INJ_bogus_tx_id || m == INJ_stale_tx_id) &&
+	    garble_id(d, VQ_TX, e, m == INJ_stale_tx_id))
+		consumed(m);
 }
 
 uint64_t inject_rx_room(uint64_t room)

@@ -13,9 +13,18 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "dev.h"
 
+/*
+ * Not here: completing a chain under the id of ANOTHER outstanding chain.
+ * No driver can tell that from a real completion (2.7.8, 2.8.6 give it
+ * nothing to check an id in flight against): on TX the guest frees a
+ * buffer we have yet to read, and on a packed ring with chains of
+ * different lengths it waits on a slot we never write. Only a timeout
+ * could notice; the modes below are what a guest can detect.
+ */
 #define INJECT_LIST(X)                                                         \
 	X(short_len, "short-len") /* used length cuts the payload short */     \
 	X(len_overflow, "len-overflow") /* header len beyond 64 KiB */         \
@@ -31,7 +40,10 @@
 	X(wrong_dst, "wrong-dst") /* dst_cid that is not the guest */          \
 	X(bogus_rx_id, "bogus-rx-id") /* RX used entry with an id never made \
 					 available */ \
-	X(bogus_tx_id, "bogus-tx-id") /* the same on TX completions */
+	X(bogus_tx_id, "bogus-tx-id") /* the same on TX completions */         \
+	X(stale_rx_id, "stale-rx-id") /* RX used id in range, of no buffer  \
+					 outstanding: see stale_id() */  \
+	X(stale_tx_id, "stale-tx-id") /* the same on TX completions */
 
 #define INJECT_ENUM(name, str) INJ_##name,
 enum inject_mode { INJECT_LIST(INJECT_ENUM) INJ_NMODES };
@@ -39,6 +51,7 @@ enum inject_mode { INJECT_LIST(INJECT_ENUM) INJ_NMODES };
 
 /* Parse "MODE[,MODE]" ("all": every mode); false on an unknown name. */
 bool inject_parse_modes(const char *arg);
+void inject_list(FILE *f); /* --inject list: the mode names, one a line */
 void inject_configure(unsigned every, uint64_t seed);
 void inject_stop(void); /* SIGUSR1 */
 void inject_dump(void); /* counters to stderr */
@@ -57,6 +70,8 @@ void inject_rx_extra(uint32_t host_port, uint32_t guest_port, uint16_t type, uin
 bool inject_rx_waiting(void);
 bool inject_rx_pending(struct vsock_dev *d, const struct vq_elem *e, uint32_t *len);
 void inject_tx_id(struct vsock_dev *d, struct vq_elem *e);
+/* Ring q was stopped (the guest resets or re-sets it up): forget its ids. */
+void inject_ring_stopped(unsigned q);
 uint64_t inject_rx_room(uint64_t room);
 
 #endif

@@ -909,6 +909,40 @@ static void test_bad_id(void **state)
 	ring_fixture_free(fx);
 }
 
+/*
+ * A device that keeps completing buffers under ids no buffer in flight
+ * has (in range and already completed, or out of range) loses the driver
+ * one buffer each time. Until half the ring is lost the queue works on;
+ * at half it is marked broken, so the driver resets the device instead
+ * of draining the ring to a stall no completion ends.
+ */
+static void test_lost_half_breaks(void **state)
+{
+	const struct param *p = *state;
+	static uint8_t data[8 * 256];
+	struct ring_fixture *fx = bad_setup(p, data, p->size);
+	struct virtq_stats st;
+	unsigned int i;
+	uint32_t len;
+
+	/* buffer 0 comes back properly: id 0 is now stale */
+	ring_model_complete(&fx->m, held_index(&fx->m, data), 8);
+	assert_ptr_equal(virtq_get_used(fx->vq, &len), data);
+	for (i = 1; i <= p->size / 2; i++) {
+		ring_model_use_raw(&fx->m, i % 2 ? 0 : p->size + i, 1, 1);
+		ring_model_drop(&fx->m, held_index(&fx->m, data + 8 * i));
+		ring_model_publish(&fx->m);
+		assert_null(virtq_get_used(fx->vq, &len));
+		assert_int_equal(virtq_is_broken(fx->vq), i == p->size / 2);
+	}
+	virtq_get_stats(fx->vq, &st);
+	assert_int_equal(st.broken, 1);
+	assert_int_equal(st.bad_completions, p->size / 2);
+	assert_int_equal(virtq_add(fx->vq, NULL, 0, &(struct vbuf){ data, 8 }, 1, data), -EIO);
+	assert_false(virtq_has_used(fx->vq));
+	ring_fixture_free(fx);
+}
+
 static void test_bad_len(void **state)
 {
 	const struct param *p = *state;
@@ -1143,6 +1177,7 @@ int main(void)
 		RING_TESTS(test_interrupt_modes),
 		RING_TESTS(test_interrupt_modes_event_idx),
 		RING_TESTS(test_bad_id),
+		RING_TESTS(test_lost_half_breaks),
 		RING_TESTS(test_bad_len),
 		RING_TESTS(test_bad_fuzz),
 		RING_TESTS(test_bad_chaos),

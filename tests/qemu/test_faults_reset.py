@@ -1,0 +1,102 @@
+# SPDX-License-Identifier: MIT
+"""A faulty device the guest cannot resynchronise after, end to end:
+the queue is marked broken, the driver resets and re-probes the device,
+the connection open at the time is reset, the listener survives, and
+after SIGUSR1 stops the faults, new connections echo byte-exact.
+
+The fault is stale-tx-id on every packet: TX completions under an id in
+range that names no buffer the guest has outstanding. TX faults lose no
+data (the back end has already sent the packet), so the echo stays
+byte-exact until the reset. Which guest rule breaks the queue depends on
+the ring and the chains (drivers/virtio/virtqueue.h):
+  - packed, indirect=0: data packets are header + payload, 2 slots; a
+    garbled element while one is in flight cannot be skipped (where the
+    next element sits is unknown): broken at the first such fault.
+  - split (either), packed with indirect=1 (every chain 1 slot): the
+    guest skips the entry and loses the buffer; when half the ring is
+    lost the queue is marked broken, after exactly size/2 lost buffers.
+"""
+
+import re
+import time
+
+import pytest
+
+from test_faults import FaultyGuest
+from test_vsock import ECHO, connect_when_up, echo_exchange, pattern
+
+TIMEOUT = 300
+MODE = 'stale-tx-id'
+
+
+def vsock_section(out):
+    """The virtio-vsock device's lines of `virtio`."""
+    m = re.search(r'virtio-vsock.*?(?=\n\S|\Z)', out, re.S)
+    assert m, out
+    return m.group(0)
+
+
+def recoveries(guest):
+    sec = vsock_section(guest.command('virtio'))
+    return int(re.search(r'broken-queue resets: (\d+)', sec).group(1))
+
+
+def tx_queue_size(guest):
+    sec = vsock_section(guest.command('virtio'))
+    return int(re.search(r'queue 1: \w+ size (\d+)', sec).group(1))
+
+
+def echo_until_reset(fg, s):
+    """Byte-exact exchanges on s until the guest's reset ends it: the
+    number of exchanges that completed."""
+    deadline = time.monotonic() + TIMEOUT
+    n = 0
+    while True:
+        assert time.monotonic() < deadline, 'no reset after %d exchanges' % n
+        data = pattern(1 + (n * 7919) % 70000, n)
+        try:
+            got = echo_exchange(s, data, timeout=120)
+        except ConnectionError:
+            return n  # EOF or RST: the device reset ended it
+        assert got == data, n
+        n += 1
+
+
+@pytest.mark.parametrize('ring,indirect', [
+    ('split', 1), ('split', 0), ('packed', 1), ('packed', 0)])
+def test_broken_queue_resets_and_traffic_resumes(ring, indirect):
+    fg = FaultyGuest(ring, (MODE,), 'faults-reset-%s-indirect%d' % (ring, indirect),
+                     every=1, cmdline='indirect=%d' % indirect)
+    try:
+        fg.g.start()
+        size = tx_queue_size(fg.g)
+        assert recoveries(fg.g) == 0
+        with connect_when_up(fg.g.vsock_uds, ECHO) as s:
+            n = echo_until_reset(fg, s)
+        m = fg.g.wait_for(r'queue broken by the device [^\n]*re-probe #(\d+)', timeout=120)
+        assert m.group(1) == '1', m.group(0)
+        fg.stop_injecting()
+        injected = fg.injected_count(MODE)
+        # after the reset: a new connection through the same listener
+        for size_b in (1, 65536, 1 << 20):
+            data = pattern(size_b, 3)
+            with connect_when_up(fg.g.vsock_uds, ECHO, timeout=120) as s:
+                assert echo_exchange(s, data) == data, size_b
+        assert recoveries(fg.g) == 1
+        # the new queues saw no garbled completion after SIGUSR1
+        bad = re.findall(r' bad (\d+)', vsock_section(fg.g.command('virtio')))
+        assert bad and all(b == '0' for b in bad), bad
+        assert len(re.findall(r'queue broken by the device', fg.g.output)) == 1
+        if ring == 'packed' and indirect == 0:
+            # the multi-slot rule, long before half the ring was lost
+            assert 1 <= injected < size // 2, (injected, size)
+        else:
+            # the lost-buffer rule: every fault up to the break was one
+            # lost buffer, and the break came at exactly half the ring
+            assert injected >= size // 2, (injected, size)
+        print('%s indirect=%d: %d exchanges, %d faults injected, queue size %d'
+              % (ring, indirect, n, injected, size))
+        status = fg.g.poweroff()
+    finally:
+        fg.g.stop()
+    assert status == 0

@@ -83,7 +83,8 @@ void guest_cost_read(const struct guest_cost *gc, struct guest_cost_sample *s)
 {
 	s->insns = s->halts = s->idle_ns = 0;
 	for (uint32_t i = 0; i < gc->n_vcpus; i++) {
-		const volatile struct cost_vcpu *v = (const void *)(gc->vcpus + (size_t)i * gc->stride);
+		const volatile struct cost_vcpu *v =
+			(const void *)(gc->vcpus + (size_t)i * gc->stride);
 
 		s->insns += v->insns;
 		s->halts += v->halts;

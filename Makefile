@@ -111,6 +111,7 @@ HOST_LIB_DIRS := host/linux-guest host/vring host/cost
 HOST_DIRS := $(filter-out $(HOST_LIB_DIRS),$(patsubst %/,%,$(dir $(wildcard host/*/*.c))))
 VRING_SRCS := $(wildcard host/vring/*.c)
 HOST_LIBS_vhost-vsock := $(VRING_SRCS) $(wildcard host/vring/*.h)
+HOST_LIBS_bench := host/cost/cost_shm.h
 HOST_PROGS := $(sort $(patsubst host/%,$(BUILD)/host/ringside-%,$(HOST_DIRS)))
 HOST_CFLAGS := -std=gnu11 -O2 -g $(WARN) -D_GNU_SOURCE -I.
 COST_PLUGIN := $(BUILD)/host/ringside-cost.so

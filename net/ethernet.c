@@ -59,7 +59,7 @@ void eth_build_header(uint8_t *frame, const uint8_t *dst, const uint8_t *src, ui
 int eth_send(uint8_t *frame, const uint8_t *dst, uint16_t type, uint32_t payload_len)
 {
 	struct net_dev *dev = net_device();
-	struct net_frame f = { frame, ETH_HLEN + payload_len };
+	struct net_frame f = { .data = frame, .len = ETH_HLEN + payload_len };
 
 	if (!dev || f.len > ETH_FRAME_LEN) {
 		net_stats.tx_dropped++;

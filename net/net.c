@@ -85,6 +85,15 @@ void net_init(void)
 	poll_register(&net_poller);
 }
 
+uint32_t net_frame_tag(void)
+{
+	static uint32_t last;
+
+	if (!++last)
+		last = 1;
+	return last;
+}
+
 unsigned int net_xmit(const struct net_frame *frames, unsigned int n)
 {
 	unsigned int sent;

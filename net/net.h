@@ -20,11 +20,21 @@
 #define ETH_DATA_LEN 1500
 #define ETH_FRAME_LEN (ETH_HLEN + ETH_DATA_LEN)
 
-/* One frame to send: the Ethernet header and payload, no FCS. */
+/*
+ * One frame to send: the Ethernet header and payload, no FCS. A nonzero
+ * tag (from net_frame_tag()) promises that every frame carrying it has the
+ * same bytes, as a pktgen template sent many times does (Linux pktgen's
+ * clone_skb), so a driver may send a copy it already holds instead of
+ * copying again; 0 promises nothing.
+ */
 struct net_frame {
 	const void *data;
 	uint32_t len;
+	uint32_t tag;
 };
+
+/* A tag no frame has carried before (never 0). */
+uint32_t net_frame_tag(void);
 
 /*
  * Counters the driver keeps; `net` shows them all by name. Every drop has

@@ -71,6 +71,7 @@ static const char *const net_feature_names[24] = {
 
 struct tx_slot {
 	uint8_t *buf;
+	uint32_t tag, len; /* the tagged frame buf holds (tag 0: none) */
 	bool busy;
 };
 
@@ -220,25 +221,37 @@ static unsigned int rx_poll(struct virtio_net *vn, unsigned int budget)
 
 /* ---- TX ---- */
 
-static void tx_reclaim(struct virtio_net *vn, bool in_xmit)
+/*
+ * A TX buffer's token is its slot index + 1 (tokens are never NULL): the
+ * check of what comes back is one compare, and the free stack takes the
+ * index as it is.
+ */
+static void *tx_token(uint16_t slot)
 {
+	return (void *)((uintptr_t)slot + 1);
+}
+
+/* Returns the buffers taken back: work for the poll loop (a sender waits on it). */
+static unsigned int tx_reclaim(struct virtio_net *vn, bool in_xmit)
+{
+	unsigned int n = 0;
 	void *token;
 
 	while ((token = virtq_get_used(vn->txq, NULL))) {
-		struct tx_slot *s = token;
-		uintptr_t off = (uintptr_t)s - (uintptr_t)vn->tx;
+		uintptr_t slot = (uintptr_t)token - 1;
 
-		if ((uintptr_t)s < (uintptr_t)vn->tx || off % sizeof(*s) ||
-		    off / sizeof(*s) >= vn->tx_count || !s->busy) {
+		if (slot >= vn->tx_count || !vn->tx[slot].busy) {
 			vn->dev.stats.tx_bad_token++;
 			continue;
 		}
-		s->busy = false;
-		vn->tx_free[vn->tx_nfree++] = (uint16_t)(off / sizeof(*s));
-		vn->dev.stats.tx_reclaimed++;
-		if (in_xmit)
-			vn->dev.stats.tx_reclaim_in_xmit++;
+		vn->tx[slot].busy = false;
+		vn->tx_free[vn->tx_nfree++] = (uint16_t)slot;
+		n++;
 	}
+	vn->dev.stats.tx_reclaimed += n;
+	if (in_xmit)
+		vn->dev.stats.tx_reclaim_in_xmit += n;
+	return n;
 }
 
 /*
@@ -259,17 +272,35 @@ static void tx_apply_txpoll(struct virtio_net *vn, bool force)
 		virtq_enable_cb(vn->txq);
 }
 
+/*
+ * The frame into a slot's buffer, after the header that stays zero (set
+ * once at probe). A tagged frame the slot already holds is not copied
+ * again: the tag promises the same bytes (struct net_frame). The device
+ * only reads TX buffers (2.7.4); one that writes them anyway garbles
+ * only what it is sent itself.
+ */
+static void tx_fill(struct tx_slot *s, const struct net_frame *f)
+{
+	if (f->tag && s->tag == f->tag && s->len == f->len)
+		return;
+	memcpy(s->buf + VIRTIO_NET_HDR_LEN, f->data, f->len);
+	s->tag = f->tag;
+	s->len = f->len;
+}
+
 static unsigned int vnet_xmit_burst(struct net_dev *dev, const struct net_frame *frames,
 				    unsigned int n)
 {
 	struct virtio_net *vn = dev->priv;
 	unsigned int i, added = 0;
+	uint64_t bytes = 0;
 
 	tx_apply_txpoll(vn, false);
 	if (!vn->txpoll)
 		tx_reclaim(vn, true);
 	for (i = 0; i < n; i++) {
 		uint32_t len = frames[i].len;
+		struct tx_slot *s;
 		struct vbuf out;
 		uint16_t slot;
 
@@ -281,22 +312,22 @@ static unsigned int vnet_xmit_burst(struct net_dev *dev, const struct net_frame 
 			dev->stats.tx_ring_full++;
 			break;
 		}
-		slot = vn->tx_free[--vn->tx_nfree];
-		out.addr = vn->tx[slot].buf;
+		slot = vn->tx_free[vn->tx_nfree - 1];
+		s = &vn->tx[slot];
+		tx_fill(s, &frames[i]);
+		out.addr = s->buf;
 		out.len = VIRTIO_NET_HDR_LEN + len;
-		/* 5.1.6.2: no offloads asked for, so the header is all zeroes */
-		memset(out.addr, 0, VIRTIO_NET_HDR_LEN);
-		memcpy((uint8_t *)out.addr + VIRTIO_NET_HDR_LEN, frames[i].data, len);
-		if (virtq_add(vn->txq, &out, 1, NULL, 0, &vn->tx[slot])) {
-			vn->tx_free[vn->tx_nfree++] = slot;
+		if (virtq_add(vn->txq, &out, 1, NULL, 0, tx_token(slot))) {
 			dev->stats.tx_ring_full++;
 			break;
 		}
-		vn->tx[slot].busy = true;
-		dev->stats.tx_packets++;
-		dev->stats.tx_bytes += len;
+		vn->tx_nfree--;
+		s->busy = true;
+		bytes += len;
 		added++;
 	}
+	dev->stats.tx_packets += added;
+	dev->stats.tx_bytes += bytes;
 	/* one notification for the whole burst, if the device wants one */
 	if (added && virtq_kick(vn->txq))
 		dev->stats.tx_kicks++;
@@ -320,11 +351,14 @@ static unsigned int vnet_poll(struct net_dev *dev, unsigned int budget)
 {
 	struct virtio_net *vn = dev->priv;
 
+	unsigned int reclaimed;
+
 	tx_apply_txpoll(vn, false);
-	tx_reclaim(vn, false);
+	reclaimed = tx_reclaim(vn, false);
 	if (now_ns() - vn->status_checked > STATUS_PERIOD_NS)
 		check_link(vn);
-	return rx_poll(vn, budget);
+	/* freed TX buffers count as one unit: a sender waiting for room goes on */
+	return rx_poll(vn, budget) + (reclaimed != 0);
 }
 
 /* Received frames wait; sent buffers are reclaimed when a pass comes anyway. */
@@ -447,6 +481,8 @@ static int vnet_probe(struct virtio_device *vdev)
 		vn->tx[i].buf = dma_alloc(TX_BUF_SIZE, 64);
 		if (!vn->tx[i].buf)
 			goto fail;
+		/* 5.1.6.2: no offloads asked for, so every header is all zeroes */
+		memset(vn->tx[i].buf, 0, VIRTIO_NET_HDR_LEN);
 		vn->tx_free[vn->tx_nfree++] = (uint16_t)(vn->tx_count - 1 - i);
 	}
 	/* 3.1.1: buffers may be added now; the kick waits for DRIVER_OK */

@@ -41,6 +41,8 @@ struct bench_opts {
 	/* rr */
 	unsigned sessions[64];
 	unsigned nsessions;
+	const char *trace; /* pingpong: one line per measured round trip */
+	const char *cost_shm; /* the ringside-cost plugin's block: guest cost per round trip */
 	const char *udp; /* HOST:PORT of a UDP echo instead of vsock */
 	double udp_timeout_s; /* resend an unanswered UDP request */
 };
@@ -50,6 +52,21 @@ int bench_connect(const struct bench_opts *o, unsigned port);
 uint64_t now_ns(void);
 int write_all(int fd, const void *p, size_t n);
 int read_all(int fd, void *p, size_t n); /* 0 ok, -1 error or EOF */
+
+/* guest_cost.c: the cost plugin's counters, read live */
+struct guest_cost {
+	void *map;
+	size_t len;
+	const char *vcpus;
+	uint32_t n_vcpus, stride;
+};
+
+struct guest_cost_sample {
+	uint64_t insns, halts, idle_ns;
+};
+
+int guest_cost_open(struct guest_cost *gc, const char *path); /* 0 or -1 (printed) */
+void guest_cost_read(const struct guest_cost *gc, struct guest_cost_sample *s);
 
 int run_pingpong(const struct bench_opts *o);
 int run_stream(const struct bench_opts *o);

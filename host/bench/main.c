@@ -21,6 +21,9 @@ static const char usage[] =
 	"  -s, --size LIST sizes, comma separated, k/m suffixes (64)\n"
 	"  --count N       measured rounds per size (1000); --warmup N unmeasured (50)\n"
 	"  --time S        measure for S seconds per size instead of --count\n"
+	"  --trace FILE    every measured round trip: size, index, ns (and with\n"
+	"                  --cost-shm the guest's instructions, halts, halted ns)\n"
+	"  --cost-shm PATH the ringside-cost plugin's block (shm=PATH), read live\n"
 	"stream: throughput like iperf-vsock, Gb/s with G = 10^9; per-stream fairness\n"
 	"  -l LEN          buffer length per read/write (64k); -P N parallel streams (1)\n"
 	"  --dir h2g|g2h   h2g: host writes to the sink; g2h: reads the source (h2g)\n"
@@ -132,6 +135,8 @@ int main(int argc, char **argv)
 					      { "cpu-pids", required_argument, NULL, 'C' },
 					      { "sessions", required_argument, NULL, 'S' },
 					      { "udp", required_argument, NULL, 'U' },
+					      { "trace", required_argument, NULL, 'R' },
+					      { "cost-shm", required_argument, NULL, 'M' },
 					      { "udp-timeout", required_argument, NULL, 'T' },
 					      { "help", no_argument, NULL, 'h' },
 					      { 0 } };
@@ -206,6 +211,12 @@ int main(int argc, char **argv)
 		case 'S':
 			parse_sessions(&o, optarg);
 			break;
+		case 'R':
+			o.trace = optarg;
+			break;
+		case 'M':
+			o.cost_shm = optarg;
+			break;
 		case 'U':
 			o.udp = optarg;
 			break;
@@ -252,6 +263,14 @@ int main(int argc, char **argv)
 	}
 	if (o.udp && mode != 'r') {
 		fprintf(stderr, "ringside-bench: --udp is for rr\n");
+		return 2;
+	}
+	if ((o.trace || o.cost_shm) && mode != 'p') {
+		fprintf(stderr, "ringside-bench: --trace and --cost-shm are for pingpong\n");
+		return 2;
+	}
+	if (o.cost_shm && !o.trace) {
+		fprintf(stderr, "ringside-bench: --cost-shm needs --trace FILE\n");
 		return 2;
 	}
 	if (o.udp && (o.uds || have_cid || o.tcp)) {

@@ -4,8 +4,16 @@
  * back, record the round trip (fio's pingpong=1 on a vsock/unix job does
  * the same). Warm-up rounds first; then --count rounds or --time seconds.
  * Latency percentiles in ns as in seed 000's table.
+ *
+ * --trace FILE keeps every measured round trip in order; with --cost-shm
+ * the guest's counters are read right before each round trip starts, so
+ * consecutive readings split all the guest's instructions between round
+ * trips (its work after a reply counts to the round trip that caused it)
+ * and a slow round trip can be told apart from an expensive one.
  */
+#include <errno.h>
 #include <stdio.h>
+#include <string.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -32,13 +40,25 @@ static double pct(const uint64_t *v, unsigned long n, double p)
 	return v[i < n ? i : n - 1];
 }
 
-/* One round trip; exits on a mismatch with the stream offset. */
-static uint64_t round_trip(int fd, uint8_t *tx, uint8_t *rx, size_t size, uint64_t *off)
+/* One measured round trip for --trace: latency and the guest's counters at its start. */
+struct pp_sample {
+	uint64_t ns;
+	struct guest_cost_sample at;
+};
+
+/*
+ * One round trip; exits on a mismatch with the stream offset. With gc,
+ * the guest's counters go to *at just before the clock starts.
+ */
+static uint64_t round_trip(int fd, uint8_t *tx, uint8_t *rx, size_t size, uint64_t *off,
+			   const struct guest_cost *gc, struct guest_cost_sample *at)
 {
 	uint64_t t0, t1;
 	long long bad;
 
 	pattern_fill(tx, size, *off);
+	if (gc)
+		guest_cost_read(gc, at);
 	t0 = now_ns();
 	if (write_all(fd, tx, size) < 0 || read_all(fd, rx, size) < 0) {
 		fprintf(stderr,
@@ -60,21 +80,55 @@ static uint64_t round_trip(int fd, uint8_t *tx, uint8_t *rx, size_t size, uint64
 	return t1 - t0;
 }
 
-static void one_size(const struct bench_opts *o, size_t size, struct pp_result *r)
+static void *grow(void *p, unsigned long n, size_t size)
+{
+	p = realloc(p, n * size);
+	if (!p) {
+		perror("realloc");
+		exit(2);
+	}
+	return p;
+}
+
+/*
+ * One line per round trip: size, index, ns and, with the guest's
+ * counters, its instructions, halts and halted ns until the next one
+ * started (the last round trip has no next reading and is left out).
+ */
+static void write_trace(FILE *f, size_t size, const struct pp_sample *t, unsigned long n, bool cost)
+{
+	for (unsigned long i = 0; i < n; i++) {
+		if (!cost) {
+			fprintf(f, "%zu %lu %llu\n", size, i, (unsigned long long)t[i].ns);
+			continue;
+		}
+		if (i + 1 == n)
+			break;
+		fprintf(f, "%zu %lu %llu %llu %llu %llu\n", size, i, (unsigned long long)t[i].ns,
+			(unsigned long long)(t[i + 1].at.insns - t[i].at.insns),
+			(unsigned long long)(t[i + 1].at.halts - t[i].at.halts),
+			(unsigned long long)(t[i + 1].at.idle_ns - t[i].at.idle_ns));
+	}
+}
+
+static void one_size(const struct bench_opts *o, size_t size, struct pp_result *r,
+		     const struct guest_cost *gc, FILE *trace)
 {
 	unsigned port = o->port >= 0 ? (unsigned)o->port : PORT_ECHO;
 	int fd = bench_connect(o, port);
 	uint8_t *tx = malloc(size), *rx = malloc(size);
 	unsigned long cap = o->time_s ? 65536 : o->count, n = 0;
 	uint64_t *v = malloc(cap * sizeof(*v)), off = 0, sum = 0;
+	struct pp_sample *t = trace ? malloc(cap * sizeof(*t)) : NULL;
+	struct guest_cost_sample scratch;
 	uint64_t start, end, last_progress;
 
-	if (!tx || !rx || !v) {
+	if (!tx || !rx || !v || (trace && !t)) {
 		perror("malloc");
 		exit(2);
 	}
 	for (unsigned long i = 0; i < o->warmup; i++)
-		round_trip(fd, tx, rx, size, &off);
+		round_trip(fd, tx, rx, size, &off, NULL, NULL);
 	start = last_progress = now_ns();
 	end = start + (uint64_t)(o->time_s * 1e9);
 	for (;;) {
@@ -82,13 +136,13 @@ static void one_size(const struct bench_opts *o, size_t size, struct pp_result *
 			break;
 		if (n == cap) {
 			cap *= 2;
-			v = realloc(v, cap * sizeof(*v));
-			if (!v) {
-				perror("realloc");
-				exit(2);
-			}
+			v = grow(v, cap, sizeof(*v));
+			if (t)
+				t = grow(t, cap, sizeof(*t));
 		}
-		v[n] = round_trip(fd, tx, rx, size, &off);
+		v[n] = round_trip(fd, tx, rx, size, &off, t ? gc : NULL, t ? &t[n].at : &scratch);
+		if (t)
+			t[n].ns = v[n];
 		sum += v[n++];
 		if (o->progress && now_ns() - last_progress > 1000000000ull) {
 			last_progress = now_ns();
@@ -97,6 +151,9 @@ static void one_size(const struct bench_opts *o, size_t size, struct pp_result *
 		}
 	}
 	close(fd);
+	if (t)
+		write_trace(trace, size, t, n, gc != NULL);
+	free(t);
 	qsort(v, n, sizeof(*v), cmp_u64);
 	r->size = size;
 	r->n = n;
@@ -113,12 +170,41 @@ static void one_size(const struct bench_opts *o, size_t size, struct pp_result *
 	free(v);
 }
 
+/* --trace and --cost-shm; exits with a message if either cannot be opened */
+static FILE *open_trace(const struct bench_opts *o, struct guest_cost *gc, bool *have_gc)
+{
+	FILE *f;
+
+	*have_gc = false;
+	if (o->cost_shm) {
+		if (guest_cost_open(gc, o->cost_shm) < 0)
+			exit(2);
+		*have_gc = true;
+	}
+	if (!o->trace)
+		return NULL;
+	f = fopen(o->trace, "w");
+	if (!f) {
+		fprintf(stderr, "ringside-bench: --trace %s: %s\n", o->trace, strerror(errno));
+		exit(2);
+	}
+	fprintf(f, "# size round ns%s\n", *have_gc ? " guest_insns guest_halts guest_idle_ns" : "");
+	return f;
+}
+
 int run_pingpong(const struct bench_opts *o)
 {
 	struct pp_result r[64];
+	struct guest_cost gc;
+	bool have_gc;
+	FILE *trace = open_trace(o, &gc, &have_gc);
 
 	for (unsigned i = 0; i < o->nsizes; i++)
-		one_size(o, o->sizes[i], &r[i]);
+		one_size(o, o->sizes[i], &r[i], have_gc ? &gc : NULL, trace);
+	if (trace && fclose(trace)) {
+		fprintf(stderr, "ringside-bench: --trace %s: %s\n", o->trace, strerror(errno));
+		return 1;
+	}
 	if (o->json) {
 		printf("{\"mode\": \"pingpong\", \"unit\": \"ns\", \"results\": [");
 		for (unsigned i = 0; i < o->nsizes; i++)

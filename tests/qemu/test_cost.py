@@ -209,3 +209,41 @@ def test_report_on_recorded_file(cguest, tmp_path):
     out = subprocess.run([sys.executable, REPORT, str(bad)], capture_output=True, text=True,
                          timeout=60)
     assert out.returncode != 0 and 'magic' in out.stderr
+
+
+BENCH = os.path.join(REPO, 'build', 'host', 'ringside-bench')
+
+
+def test_pingpong_trace_guest_cost(cguest, tmp_path):
+    """ringside-bench pingpong --trace --cost-shm (host/bench-tail): one
+    line per measured round trip with the guest's instructions, halts and
+    halted time read live from the block; the per-round-trip counts add up
+    to no more than the block counted around the run, and a 64 B round
+    trip costs what test_roundtrip_cost_bound allows. A file that is not a
+    cost block is refused with a one-line error."""
+    count, trace = 400, tmp_path / 'trace.txt'
+    before = cguest.block.snapshot()
+    out = subprocess.run([BENCH, 'pingpong', '--uds', cguest.vsock_uds, '--size', '64',
+                          '--count', str(count), '--warmup', '20', '--trace', str(trace),
+                          '--cost-shm', cguest.block_path, '--json'],
+                         capture_output=True, text=True, timeout=600)
+    delta = (cguest.block.snapshot() - before).totals
+    assert out.returncode == 0, out.stderr
+    lines = trace.read_text().splitlines()
+    assert lines[0].split() == ['#', 'size', 'round', 'ns', 'guest_insns', 'guest_halts',
+                                'guest_idle_ns']
+    rows = [[int(x) for x in line.split()] for line in lines[1:]]
+    # the last round trip has no reading after it
+    assert [r[:2] for r in rows] == [[64, i] for i in range(count - 1)]
+    assert all(r[2] > 0 for r in rows)
+    for i, field in ((3, 'insns'), (4, 'halts'), (5, 'idle_ns')):
+        assert sum(r[i] for r in rows) <= delta[field], field
+    insns = sorted(r[3] for r in rows)
+    assert 200 < insns[len(insns) // 2] <= RT64_TOTAL_MAX, insns[len(insns) // 2]
+    bad = tmp_path / 'bad.cost'
+    bad.write_bytes(b'\0' * 4096)
+    out = subprocess.run([BENCH, 'pingpong', '--uds', cguest.vsock_uds, '--trace',
+                          str(trace), '--cost-shm', str(bad)],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 2
+    assert out.stderr.strip() == 'ringside-bench: %s: not a ringside cost block' % bad

@@ -94,6 +94,13 @@ void net_register(struct net_dev *dev)
 	registered = dev;
 }
 
+uint32_t net_frame_tag(void)
+{
+	static uint32_t last;
+
+	return ++last;
+}
+
 void net_unregister(struct net_dev *dev)
 {
 	if (registered == dev)
@@ -374,7 +381,7 @@ static void tx_burst(enum virtq_layout l, int txpoll)
 	assert_int_equal(config_set("txpoll", txpoll ? "1" : "0", err, sizeof(err)), 0);
 	for (int i = 0; i < 20; i++) {
 		make_frame(f + 64 * i, 64, (uint8_t)i);
-		frames[i] = (struct net_frame){ f + 64 * i, 64 };
+		frames[i] = (struct net_frame){ .data = f + 64 * i, .len = 64 };
 	}
 	/* a burst of 10: one notification */
 	n = registered->ops->xmit_burst(registered, frames, 10);
@@ -400,8 +407,10 @@ static void tx_burst(enum virtq_layout l, int txpoll)
 		assert_int_equal(n, 6);
 		assert_int_equal(stats()->tx_reclaim_in_xmit, 0);
 		assert_int_equal(stats()->tx_ring_full, 1);
-		poll();
+		/* reclaiming is work: a sender waiting for room must not sleep */
+		assert_int_equal(poll(), 1);
 		assert_int_equal(stats()->tx_reclaimed, 10);
+		assert_int_equal(poll(), 0);
 		n += registered->ops->xmit_burst(registered, frames + n, 20 - n);
 		assert_int_equal(n, 16);
 	} else {
@@ -438,6 +447,73 @@ static void test_tx_packed_txpoll0(void **s)
 	tx_burst(VIRTQ_PACKED, 0);
 }
 
+/* What the device holds in TX buffer @i: its frame bytes equal @want. */
+static void tx_held_is(struct ring_model *m, unsigned int i, const uint8_t *want, uint32_t len)
+{
+	uint8_t buf[128];
+
+	assert_int_equal(model_buf_read(&m->held[i], buf, sizeof(buf)), 12 + len);
+	assert_memory_equal(buf + 12, want, len);
+}
+
+/*
+ * A tagged frame is copied into a slot once: sent again with its tag it is
+ * not copied (seen here by breaking the tag's promise), a new tag or
+ * another length is copied, and an untagged frame always is.
+ */
+static void tx_tagged(enum virtq_layout l)
+{
+	char err[64];
+	uint8_t a[64], b[64];
+	struct net_frame fr[QSIZE];
+	struct ring_model *m = &models[1];
+	uint32_t tag = net_frame_tag();
+
+	start(l, F_MAC | F_MRG, NULL);
+	assert_int_equal(config_set("txpoll", "0", err, sizeof(err)), 0);
+	make_frame(a, 64, 1);
+	make_frame(b, 64, 2);
+	for (int i = 0; i < QSIZE; i++)
+		fr[i] = (struct net_frame){ a, 64, tag };
+	assert_int_equal(registered->ops->xmit_burst(registered, fr, QSIZE), QSIZE);
+	assert_int_equal(ring_model_fetch_all(m), QSIZE);
+	for (unsigned int i = 0; i < QSIZE; i++)
+		tx_held_is(m, i, a, 64);
+	while (m->n_held)
+		ring_model_complete(m, 0, 0);
+	/* same tag, other bytes (a broken promise): the slots keep a */
+	for (int i = 0; i < QSIZE; i++)
+		fr[i].data = b;
+	assert_int_equal(registered->ops->xmit_burst(registered, fr, QSIZE), QSIZE);
+	assert_int_equal(ring_model_fetch_all(m), QSIZE);
+	for (unsigned int i = 0; i < QSIZE; i++)
+		tx_held_is(m, i, a, 64);
+	while (m->n_held)
+		ring_model_complete(m, 0, 0);
+	/* a new tag, an untagged frame, another length: copied */
+	fr[0] = (struct net_frame){ b, 64, net_frame_tag() };
+	fr[1] = (struct net_frame){ b, 64, 0 };
+	fr[2] = (struct net_frame){ b, 60, tag };
+	assert_int_equal(registered->ops->xmit_burst(registered, fr, 3), 3);
+	assert_int_equal(ring_model_fetch_all(m), 3);
+	tx_held_is(m, 0, b, 64);
+	tx_held_is(m, 1, b, 64);
+	tx_held_is(m, 2, b, 60);
+	assert_int_equal(stats()->tx_packets, 2 * QSIZE + 3);
+	assert_int_equal(stats()->tx_bytes, 64 * (2 * QSIZE + 2) + 60);
+	stop();
+}
+
+static void test_tx_tagged_split(void **s)
+{
+	tx_tagged(VIRTQ_SPLIT);
+}
+
+static void test_tx_tagged_packed(void **s)
+{
+	tx_tagged(VIRTQ_PACKED);
+}
+
 static void test_interrupts_counted(void **s)
 {
 	start(VIRTQ_SPLIT, F_MAC, NULL);
@@ -452,7 +528,7 @@ static void test_interrupts_counted(void **s)
 static void test_tx_kick_suppressed_when_device_says_so(void **s)
 {
 	uint8_t f[64] = { 0 };
-	struct net_frame fr = { f, 64 };
+	struct net_frame fr = { .data = f, .len = 64 };
 
 	start(VIRTQ_SPLIT, F_MAC, NULL);
 	ring_model_set_kick_mode(&models[1], MODEL_KICK_NEVER);
@@ -478,6 +554,8 @@ int main(void)
 		cmocka_unit_test(test_tx_split_txpoll0),
 		cmocka_unit_test(test_tx_packed_txpoll),
 		cmocka_unit_test(test_tx_packed_txpoll0),
+		cmocka_unit_test(test_tx_tagged_split),
+		cmocka_unit_test(test_tx_tagged_packed),
 		cmocka_unit_test(test_interrupts_counted),
 		cmocka_unit_test(test_tx_kick_suppressed_when_device_says_so),
 	};

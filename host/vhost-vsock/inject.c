@@ -52,6 +52,12 @@ bool inject_parse_modes(const char *arg)
 	return true;
 }
 
+void inject_list_modes(void)
+{
+	for (unsigned m = 0; m < INJ_NMODES; m++)
+		printf("%s\n", mode_names[m]);
+}
+
 void inject_configure(unsigned every, uint64_t seed)
 {
 	inj.every = every ? every : 1;

@@ -39,6 +39,7 @@ enum inject_mode { INJECT_LIST(INJECT_ENUM) INJ_NMODES };
 
 /* Parse "MODE[,MODE]" ("all": every mode); false on an unknown name. */
 bool inject_parse_modes(const char *arg);
+void inject_list_modes(void); /* --inject list: the names, one a line */
 void inject_configure(unsigned every, uint64_t seed);
 void inject_stop(void); /* SIGUSR1 */
 void inject_dump(void); /* counters to stderr */

@@ -37,7 +37,7 @@ static const char usage[] =
 	"  --inject MODE[,MODE]|all  act as a faulty device: short-len len-overflow\n"
 	"                    len-beyond rw-unknown bad-op bad-type zero-rw\n"
 	"                    rst-storm dup-response credit-lie split wrong-dst\n"
-	"                    bogus-rx-id bogus-tx-id\n"
+	"                    bogus-rx-id bogus-tx-id (list: print them, one a line)\n"
 	"  --inject-every N, --inject-seed S  a fault per N packets (100), seeded (1)\n"
 	"  -v, --verbose     log the front end's messages (twice: every message)\n"
 	"  -h, --help        this text\n"
@@ -147,6 +147,10 @@ static void parse_args(struct vsock_dev *d, int argc, char **argv)
 			d->forward_tcp[d->n_forward_tcp++ % TCP_MAX_FORWARDS] = optarg;
 			break;
 		case 'I':
+			if (!strcmp(optarg, "list")) { /* for scripts: every mode */
+				inject_list_modes();
+				exit(0);
+			}
 			if (!inject_parse_modes(optarg))
 				die("--inject: unknown mode in '%s' (try --help)", optarg);
 			break;

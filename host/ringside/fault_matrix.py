@@ -1,0 +1,401 @@
+# SPDX-License-Identifier: MIT
+"""fault-matrix: which of the back end's --inject modes each guest survives.
+
+For every inject mode (`ringside-vhost-vsock --inject list`), every guest
+(ringside, and the Linux baseline guest of `make linux-guest`) and every
+ring layout (the device's packed=off|on), boot the guest behind a back end
+that injects only that mode, and classify what the guest made of it:
+
+  survives  byte-exact echo on one connection while the faults hit, and on
+            a new connection after SIGUSR1 stopped the injection
+  degraded  some exchanges failed (bytes lost, connection reset or stalled)
+            while the faults hit, but a new connection echoes byte-exact
+            after the injection stopped
+  broken    after the injection stopped no new connection echoes: the
+            guest's driver gave up on its device (Linux marks a virtqueue
+            broken and its vsock driver has no reset path)
+
+Everything is decided from events: the back end's "inject: MODE" lines,
+connection results (a CONNECT answered or refused, bytes compared, EOF),
+and the guest console (Linux's "id N out of range", "is not a head!",
+BUG/Oops lines are kept as evidence). One boot per cell: the back end's
+modes are fixed for its life and QEMU 7.2 does not reconnect a
+vhost-user-vsock device to a restarted back end.
+tests/qemu/test_faults_linux.py runs the Linux column through run_cell().
+"""
+
+import json
+import os
+import re
+import select
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+import ringside as rr
+
+from .benchlib import Parser
+from .images import DEFAULT_VSOCK_BACKEND, REPO
+
+GUESTS = ('ringside', 'linux')
+RINGS = ('split', 'packed')
+OUTCOMES = ('survives', 'degraded', 'broken')
+
+LINUX_KERNEL = os.path.join(REPO, 'build', 'linux-guest', 'bzImage')
+LINUX_INITRD = os.path.join(REPO, 'build', 'linux-guest', 'initrd')
+LINUX_READY = r'ringside-linux-guest: ready'
+ECHO_PORT = 1234
+
+# Linux's own words when a device wrote something its ring cannot take
+# (drivers/virtio/virtio_ring.c BAD_RING) or the kernel itself failed.
+LINUX_MARKERS = (r'id \d+ out of range', r'id \d+ is not a head', r'Bad virtqueue',
+                 r'kernel BUG', r'Oops', r'Kernel panic', r'skb_over_panic')
+# ringside resets a device whose queue it marked broken (virtio_pci.c).
+RINGSIDE_MARKERS = (r'broken',)
+
+INJECTED_SHOWN = 3        # the back end prints the first 3 of each mode
+BOOT_TIMEOUT = 300        # a Linux boot under TCG on two busy cores
+DURING_TIMEOUT = 240      # for the faults to be injected INJECTED_SHOWN times
+EXCHANGE_TIMEOUT = 20     # one echo while faults hit: a lost byte stalls it
+CONNECT_TIMEOUT = 40      # the back end itself gives up after 10 s
+AFTER_TIMEOUT = 180       # byte-exact echo of up to 1 MiB after the stop
+AFTER_SIZES = (1, 4097, 65536, 1 << 20)
+
+
+def inject_modes(backend=DEFAULT_VSOCK_BACKEND):
+    """The back end's inject modes, from the binary itself."""
+    out = subprocess.run([backend, '--inject', 'list'], capture_output=True, text=True,
+                         timeout=30, check=True).stdout
+    return [line.strip() for line in out.splitlines() if line.strip()]
+
+
+def pattern(n, off=0):
+    """Byte i is (off + i) % 251, as the guests' own services use."""
+    period = bytes(range(251))
+    start = off % 251
+    return (period * ((start + n) // 251 + 1))[start:start + n]
+
+
+def hybrid_connect(uds, port, timeout):
+    """CONNECT through the back end's hybrid socket; the socket after OK.
+
+    Raises ConnectionError (refused, closed, bad reply) or TimeoutError.
+    """
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.settimeout(timeout)
+    try:
+        s.connect(uds)
+        s.sendall(b'CONNECT %d\n' % port)
+        line = b''
+        while not line.endswith(b'\n'):
+            c = s.recv(1)
+            if not c:
+                raise ConnectionRefusedError('no OK for CONNECT %d' % port)
+            line += c
+        if not re.match(rb'OK \d+\n$', line):
+            raise ConnectionError('bad reply %r' % line)
+    except (OSError, socket.timeout):
+        s.close()
+        raise
+    return s
+
+
+def echo_exchange(s, data, timeout):
+    """Write data and read as many bytes back, interleaved; '' if they are
+    the same, else what went wrong (timeout, EOF, reset, first mismatch)."""
+    s.setblocking(False)
+    got = bytearray()
+    sent = 0
+    deadline = time.monotonic() + timeout
+    while len(got) < len(data):
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return 'timeout after %d of %d bytes' % (len(got), len(data))
+        wr = [s] if sent < len(data) else []
+        r, w, _ = select.select([s], wr, [], left)
+        try:
+            if w:
+                sent += s.send(data[sent:sent + 65536])
+            if r:
+                chunk = s.recv(1 << 20)
+                if not chunk:
+                    return 'EOF after %d of %d bytes' % (len(got), len(data))
+                got += chunk
+        except BlockingIOError:
+            continue
+        except OSError as e:
+            return '%s after %d of %d bytes' % (e.strerror or e, len(got), len(data))
+    if got != data:
+        at = next((i for i, (a, b) in enumerate(zip(got, data)) if a != b),
+                  min(len(got), len(data)))
+        return 'mismatch at byte %d of %d (%d came back)' % (at, len(data), len(got))
+    return ''
+
+
+class Cell:
+    """One guest on one ring behind a back end injecting `mode` (the back
+    end's MODE[,MODE]: with several, each fault is one of them at random)."""
+
+    def __init__(self, rr, guest, ring, mode, every, seed, log_dir, accel='tcg', label=None):
+        self.rr, self.guest, self.ring, self.mode = rr, guest, ring, mode
+        self.modes = mode.split(',')
+        self.name = 'faults-%s-%s-%s' % (guest, ring, label or mode)
+        args = ['--vsock', '--accel', accel, '--boot', 'elf', '--qemu-arg=-global',
+                '--qemu-arg=vhost-user-vsock-pci.packed=%s' % ('on' if ring == 'packed' else 'off'),
+                '--vsock-arg=--inject=%s' % mode, '--vsock-arg=--inject-every=%d' % every,
+                '--vsock-arg=--inject-seed=%d' % seed]
+        if guest == 'linux':
+            args += ['--kernel', LINUX_KERNEL, '--cmdline', 'console=ttyS0 quiet panic=-1',
+                     '--qemu-arg=-initrd', '--qemu-arg=%s' % LINUX_INITRD]
+        self.opts = rr.parse_args(args)
+        self.accel = accel
+        os.makedirs(log_dir, exist_ok=True)
+        self.stderr_path = os.path.join(log_dir, self.name + '.stderr.log')
+        self.serial_path = os.path.join(log_dir, self.name + '.serial.log')
+        self._files = []
+        self.launch = None
+
+    def start(self):
+        err = open(self.stderr_path, 'wb')
+        ser = open(self.serial_path, 'wb')
+        self._files = [err, ser]
+        self.launch = self.rr.Launch(self.opts, self.accel, qemu_stderr=err, log=ser)
+        self.launch.start()
+        if self.guest == 'linux':
+            self.launch.console.wait_for(LINUX_READY, BOOT_TIMEOUT, what='Linux guest ready')
+        else:
+            self.launch.wait_ready(BOOT_TIMEOUT)
+        return self
+
+    def stop(self):
+        if self.launch:
+            self.launch.stop()
+        for f in self._files:
+            f.close()
+        self._files = []
+
+    @property
+    def uds(self):
+        return self.launch.opts.vsock_uds
+
+    def backend_log(self):
+        with open(self.stderr_path, 'rb') as f:
+            return f.read().decode(errors='replace')
+
+    def injected(self):
+        """{mode: faults the back end reported (it reports the first 3)}."""
+        log = self.backend_log()
+        return {m: len(re.findall(r'inject: %s\n' % re.escape(m), log)) for m in self.modes}
+
+    def markers(self):
+        """The guest's own reports of a broken queue or a kernel bug."""
+        text = self.launch.console.text if self.launch and self.launch.console else ''
+        pats = LINUX_MARKERS if self.guest == 'linux' else RINGSIDE_MARKERS
+        found = []
+        for line in text.splitlines():
+            if any(re.search(p, line) for p in pats) and line.strip() not in found:
+                found.append(line.strip())
+        return found
+
+    def stop_injecting(self, timeout=30):
+        pid = [p.pid for n, p in self.launch.children.procs if n == 'vhost-vsock'][0]
+        os.kill(pid, signal.SIGUSR1)
+        deadline = time.monotonic() + timeout
+        while 'inject: stopped' not in self.backend_log():
+            if time.monotonic() > deadline:
+                raise RuntimeError('%s: the back end did not stop injecting' % self.name)
+            time.sleep(0.1)  # a file has no event to wait on
+
+
+class Result:
+    def __init__(self, cell):
+        self.guest, self.ring, self.mode = cell.guest, cell.ring, cell.mode
+        self.ok = 0
+        self.failures = []    # what went wrong while the faults hit
+        self.after = ''       # what went wrong after the stop ('' = exact)
+        self.injected = {}    # mode: faults injected (up to INJECTED_SHOWN)
+        self.markers = []
+        self.outcome = None
+        self.seconds = {}     # wall time per phase: boot, during, after
+
+    def classify(self):
+        if self.after:
+            self.outcome = 'broken'
+        elif self.failures:
+            self.outcome = 'degraded'
+        else:
+            self.outcome = 'survives'
+        return self.outcome
+
+    def summary(self):
+        s = '%s %s %s: %s (%d exact, %d failed while injecting %s' % (
+            self.guest, self.ring, self.mode, self.outcome, self.ok, len(self.failures),
+            ' '.join('%s:%d' % kv for kv in self.injected.items()))
+        if self.failures:
+            s += '; first: %s' % self.failures[0]
+        s += ')'
+        if self.after:
+            s += '; after the stop: %s' % self.after
+        if self.markers:
+            s += '; guest said: %s' % ' | '.join(self.markers[:3])
+        s += '; %s' % ' '.join('%s %.0f s' % kv for kv in self.seconds.items())
+        return s
+
+
+def failed(cell, res, what):
+    """Note a failed exchange. One failure after a fault makes the cell
+    degraded at least, whatever follows, so the phase ends there; a
+    failure before any fault is no result at all."""
+    res.injected = cell.injected()
+    if not any(res.injected.values()):
+        raise RuntimeError('%s: %s before any fault was injected' % (cell.name, what))
+    res.failures.append(what)
+
+
+def during(cell, res):
+    """Echo while the faults hit, until the back end reported each mode
+    INJECTED_SHOWN times with every byte exact, or an exchange failed."""
+    deadline = time.monotonic() + DURING_TIMEOUT
+    s = None
+    n = 0
+    try:
+        while True:
+            res.injected = cell.injected()
+            if min(res.injected.values()) >= INJECTED_SHOWN or time.monotonic() > deadline:
+                break
+            if s is None:
+                try:
+                    s = hybrid_connect(cell.uds, ECHO_PORT, CONNECT_TIMEOUT)
+                except (OSError, socket.timeout) as e:
+                    failed(cell, res, 'connect: %s' % (e.strerror or e))
+                    break
+            data = pattern(1 + (n * 7919) % 70000, n)
+            n += 1
+            err = echo_exchange(s, data, EXCHANGE_TIMEOUT)
+            if err:
+                s.close()
+                s = None
+                failed(cell, res, err)
+                break
+            else:
+                res.ok += 1
+        res.injected = cell.injected()
+        cell.stop_injecting()
+        # the connection that saw the faults: still exact?
+        if s is not None:
+            err = echo_exchange(s, pattern(65536, 7), EXCHANGE_TIMEOUT)
+            if err:
+                res.failures.append('after the stop, same connection: ' + err)
+    finally:
+        if s is not None:
+            s.close()
+
+
+def after(cell, res):
+    """A new connection after the stop, byte-exact up to 1 MiB."""
+    try:
+        s = hybrid_connect(cell.uds, ECHO_PORT, CONNECT_TIMEOUT)
+    except (OSError, socket.timeout) as e:
+        res.after = 'connect: %s' % (e.strerror or e)
+        return
+    with s:
+        for size in AFTER_SIZES:
+            err = echo_exchange(s, pattern(size, size), AFTER_TIMEOUT)
+            if err:
+                res.after = err
+                return
+
+
+def run_cell(rr, guest, ring, mode, every=20, seed=7, log_dir=None, accel='tcg', label=None):
+    """Boot, inject, classify; the Result (its .outcome is set)."""
+    log_dir = log_dir or os.path.join(REPO, 'build', 'fault-matrix')
+    cell = Cell(rr, guest, ring, mode, every, seed, log_dir, accel, label)
+    res = Result(cell)
+    try:
+        for phase, run in (('boot', cell.start), ('during', lambda: during(cell, res)),
+                           ('after', lambda: after(cell, res))):
+            t = time.monotonic()
+            run()
+            res.seconds[phase] = time.monotonic() - t
+        res.markers = cell.markers()
+    finally:
+        t = time.monotonic()
+        cell.stop()
+        res.seconds['stop'] = time.monotonic() - t
+    if not any(res.injected.values()):
+        raise RuntimeError('%s: the back end never injected %s (see %s)'
+                           % (cell.name, mode, cell.stderr_path))
+    res.classify()
+    return res
+
+
+def print_table(results, guests, rings, modes):
+    cols = ['%s %s' % (g, r) for g in guests for r in rings]
+    print('%-14s' % 'mode' + ''.join(' %-16s' % c for c in cols))
+    for m in modes:
+        row = ['%-14s' % m]
+        for g in guests:
+            for r in rings:
+                res = results.get((g, r, m))
+                row.append(' %-16s' % (res.outcome if res else '-'))
+        print(''.join(row).rstrip())
+
+
+def _list(text, allowed, what):
+    items = [x.strip() for x in text.split(',') if x.strip()]
+    bad = [x for x in items if x not in allowed]
+    if bad or not items:
+        raise ValueError('%s takes %s, not %r' % (what, ','.join(allowed), text))
+    return items
+
+
+def main(argv):
+    p = Parser(prog='fault-matrix', description=__doc__.split('\n')[0])
+    p.add_argument('--guests', default=','.join(GUESTS), help='ringside,linux (both)')
+    p.add_argument('--rings', default=','.join(RINGS), help='split,packed (both)')
+    p.add_argument('--modes', help='inject modes (default: every mode of --inject list)')
+    p.add_argument('--every', type=int, default=20, help='a fault every N packets (20)')
+    p.add_argument('--seed', type=int, default=7, help='--inject-seed (7)')
+    p.add_argument('--json', metavar='FILE', help='also write the results as JSON')
+    p.add_argument('-v', '--verbose', action='store_true', help='a line per cell as it ends')
+    opts = p.parse_args(argv)
+    if not os.path.exists(DEFAULT_VSOCK_BACKEND):
+        p.error('%s missing: run make' % os.path.relpath(DEFAULT_VSOCK_BACKEND, REPO))
+    all_modes = inject_modes()
+    try:
+        guests = _list(opts.guests, GUESTS, '--guests')
+        rings = _list(opts.rings, RINGS, '--rings')
+        modes = _list(opts.modes, all_modes, '--modes') if opts.modes else all_modes
+    except ValueError as e:
+        p.error(str(e))
+    if opts.every < 1:
+        p.error('--every takes a number >= 1')
+    if 'linux' in guests:
+        for path in (LINUX_KERNEL, LINUX_INITRD):
+            if not os.path.exists(path):
+                p.error('%s missing: run make linux-guest' % os.path.relpath(path, REPO))
+    results = {}
+    for g in guests:
+        for r in rings:
+            for m in modes:
+                try:
+                    res = run_cell(rr, g, r, m, opts.every, opts.seed)
+                except (RuntimeError, rr.LaunchError) as e:
+                    # no outcome for this cell (never injected, no boot): say so, go on
+                    sys.stderr.write('fault-matrix: %s %s %s: %s\n' % (g, r, m, e))
+                    continue
+                results[(g, r, m)] = res
+                if opts.verbose:
+                    print(res.summary(), flush=True)
+    print('inject modes x guests, --inject-every %d --inject-seed %d (TCG)'
+          % (opts.every, opts.seed))
+    print_table(results, guests, rings, modes)
+    if opts.json:
+        with open(opts.json, 'w') as f:
+            json.dump([{'guest': k[0], 'ring': k[1], 'mode': k[2], 'outcome': v.outcome,
+                        'exact': v.ok, 'failures': v.failures, 'after': v.after,
+                        'injected': v.injected, 'guest_said': v.markers}
+                       for k, v in results.items()], f, indent=1)
+    return 0

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,7 +67,7 @@ static int cmd_info(int argc, char **argv)
 static int cmd_mem(int argc, char **argv)
 {
 	const struct mem_region *r;
-	struct mallinfo mi = mallinfo();
+	uint64_t in_use = heap_in_use();
 	struct mm_stats m;
 	unsigned int n;
 
@@ -88,10 +87,10 @@ static int cmd_mem(int argc, char **argv)
 		       (unsigned long long)r[i].end,
 		       (unsigned long long)((r[i].end - r[i].start) >> 10));
 	mm_get_stats(&m);
-	printf("heap: %#llx-%#llx, %llu KiB grown, %llu KiB in use\n",
+	printf("heap: %#llx-%#llx, %llu KiB grown, %llu KiB in use (%llu B)\n",
 	       (unsigned long long)m.heap_start, (unsigned long long)m.heap_end,
 	       (unsigned long long)((m.heap_brk - m.heap_start) >> 10),
-	       (unsigned long long)((unsigned long)mi.uordblks >> 10));
+	       (unsigned long long)(in_use >> 10), (unsigned long long)in_use);
 	printf("page-table frames: %llu used, %llu free\n", (unsigned long long)m.frames_used,
 	       (unsigned long long)m.frames_free);
 	return 0;

@@ -40,6 +40,23 @@ void heap_get(uint64_t *start, uint64_t *end, uint64_t *brk)
 	*brk = heap_brk;
 }
 
+/*
+ * newlib 3.3's malloc (mallocr.c) fills its own struct mallinfo of ten
+ * ints, while <malloc.h> declares ten size_t: through the header's struct,
+ * uordblks is a word of the caller's stack the library never wrote. Call
+ * it by the library's layout instead.
+ */
+struct newlib_mallinfo {
+	int arena, ordblks, smblks, hblks, hblkhd, usmblks, fsmblks, uordblks, fordblks, keepcost;
+};
+
+extern struct newlib_mallinfo newlib_mallinfo(void) __asm__("mallinfo");
+
+uint64_t heap_in_use(void)
+{
+	return (uint32_t)newlib_mallinfo().uordblks;
+}
+
 void *dma_alloc(size_t size, size_t align)
 {
 	void *p = memalign(align < 16 ? 16 : align, size);

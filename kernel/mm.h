@@ -42,5 +42,7 @@ const struct mem_region *mm_regions(unsigned int *n);
 void heap_init(uint64_t start, uint64_t end);
 void *heap_sbrk(intptr_t incr);
 void heap_get(uint64_t *start, uint64_t *end, uint64_t *brk);
+/* Bytes malloc has handed out and not had back (chunk overheads included). */
+uint64_t heap_in_use(void);
 
 #endif

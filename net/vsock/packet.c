@@ -130,6 +130,34 @@ uint64_t vsock_pkt_live_bytes(void)
 	return live_bytes;
 }
 
+uint64_t vsock_pkt_pooled(void)
+{
+	uint64_t n = 0;
+
+	for (int k = 0; k < PKT_CLASSES; k++)
+		n += classes[k].n_free;
+	return n;
+}
+
+/*
+ * Give every pooled buffer back to the heap: afterwards the heap's bytes in
+ * use hold live objects only, so a soak can compare them exactly with a
+ * baseline taken the same way (the pool's size follows the load's peak).
+ */
+uint64_t vsock_pkt_trim(void)
+{
+	uint64_t n = 0;
+	struct vsock_pkt *pkt;
+
+	for (int k = 0; k < PKT_CLASSES; k++) {
+		while ((pkt = pool_take((uint8_t)k))) {
+			free(pkt);
+			n++;
+		}
+	}
+	return n;
+}
+
 const char *const vsock_hdr_verdict_names[VSOCK_HDR_VERDICTS] = {
 	[VSOCK_HDR_OK] = "ok",
 	[VSOCK_HDR_SHORT] = "rx_short",

@@ -60,4 +60,8 @@ void vsock_pkt_free(struct vsock_pkt *pkt);
 uint64_t vsock_pkt_live(void);
 uint64_t vsock_pkt_live_bytes(void);
 
+/* Free buffers kept on the pool's lists; vsock_pkt_trim() frees them all. */
+uint64_t vsock_pkt_pooled(void);
+uint64_t vsock_pkt_trim(void);
+
 #endif

@@ -698,6 +698,35 @@ static void test_request_refused_table_full(void **state)
 	assert_int_equal(vsock_counters()->backlog_full, full);
 }
 
+/*
+ * `vsock trim` (host/soak): every pooled buffer goes back to the heap and
+ * only those; live ones stay usable (under AddressSanitizer the pool is off
+ * and a freed live buffer would be a use after free below).
+ */
+static void test_pool_trim(void **state)
+{
+	struct vsock_pkt *p[4] = { vsock_pkt_alloc(64), vsock_pkt_alloc(64), vsock_pkt_alloc(64),
+				   vsock_pkt_alloc(4096) };
+	struct vsock_pkt *keep = vsock_pkt_alloc(100);
+	uint64_t live = vsock_pkt_live(), pooled;
+
+	vsock_pkt_trim();
+	for (int i = 0; i < 4; i++)
+		vsock_pkt_free(p[i]);
+	pooled = vsock_pkt_pooled();
+	assert_true(pooled <= 4);
+	assert_int_equal(vsock_pkt_live(), live - 4);
+	assert_int_equal(vsock_pkt_trim(), pooled);
+	assert_int_equal(vsock_pkt_pooled(), 0);
+	assert_int_equal(vsock_pkt_trim(), 0);
+	assert_int_equal(vsock_pkt_live(), live - 4);
+	memset(keep->data, 7, 100); /* still ours */
+	vsock_pkt_free(keep);
+	p[0] = vsock_pkt_alloc(64);
+	assert_non_null(p[0]);
+	vsock_pkt_free(p[0]);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 int main(void)
@@ -724,6 +753,7 @@ int main(void)
 		T(test_address_checks),
 		T(test_seqpacket_truncation_every_boundary),
 		T(test_request_refused_table_full),
+		T(test_pool_trim),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

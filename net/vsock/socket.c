@@ -84,6 +84,7 @@ static struct vsock_counters ctr;
 static uint32_t next_ephemeral = EPHEMERAL_FIRST;
 static unsigned int n_timers; /* sockets with a deadline */
 static uint64_t events; /* vsock_events() */
+static unsigned int accept_queued; /* children waiting in every listener */
 static bool tx_blocked; /* a send found the transport full */
 
 const struct vsock_counters *vsock_counters(void)
@@ -381,6 +382,40 @@ static ssize_t send_data(struct vsock_sock *s, const void *buf, size_t len, bool
 	return done ? (ssize_t)done : -ENOMEM;
 }
 
+/*
+ * The received buffer becomes the sent packet: its header is rewritten in
+ * place for the way back, so the bytes are neither copied nor is a packet
+ * allocated (an echo's whole cost used to be one of each). The payload is
+ * read, and the reply carries the credit that frees.
+ */
+ssize_t vsock_send_rx_head(struct vsock_sock *s)
+{
+	struct vsock_pkt *p = s->rx_head;
+	uint32_t n;
+
+	if (!p || p->off || s->type != VSOCK_TYPE_STREAM)
+		return 0;
+	if (!can_send(s))
+		return s->state == VSOCK_CONNECTED ? -EPIPE : -ENOTCONN;
+	if (tx_full()) {
+		ctr.tx_full++;
+		return -EAGAIN;
+	}
+	n = p->hdr.len;
+	if (n > peer_free(s))
+		return 0;
+	s->rx_head = p->next;
+	if (!s->rx_head)
+		s->rx_tail = NULL;
+	s->fwd_cnt += n;
+	p->next = NULL;
+	fill_hdr(p, s, VSOCK_OP_RW, 0);
+	s->tx_cnt += n;
+	s->tx_bytes += n;
+	transmit(s, p);
+	return n;
+}
+
 ssize_t vsock_send(struct vsock_sock *s, const void *buf, size_t len, bool eor)
 {
 	return send_data(s, buf, len, eor, false);
@@ -630,6 +665,7 @@ static void handle_request(struct vsock_sock *l, const struct virtio_vsock_hdr *
 		l->accept_head = c;
 	l->accept_tail = c;
 	l->n_pending++;
+	accept_queued++;
 	send_ctrl(c, VSOCK_OP_RESPONSE, 0);
 }
 
@@ -789,6 +825,11 @@ struct vsock_sock *vsock_listen(uint32_t port, enum vsock_type type, unsigned in
 	return s;
 }
 
+unsigned int vsock_accept_queued(void)
+{
+	return accept_queued;
+}
+
 struct vsock_sock *vsock_accept(struct vsock_sock *l)
 {
 	struct vsock_sock *c = l->accept_head;
@@ -799,6 +840,7 @@ struct vsock_sock *vsock_accept(struct vsock_sock *l)
 	if (!l->accept_head)
 		l->accept_tail = NULL;
 	l->n_pending--;
+	accept_queued--;
 	c->accept_next = NULL;
 	c->listener = NULL;
 	c->owned = true;

@@ -85,6 +85,8 @@ uint64_t vsock_local_cid(void);
 
 struct vsock_sock *vsock_listen(uint32_t port, enum vsock_type type, unsigned int backlog);
 struct vsock_sock *vsock_accept(struct vsock_sock *listener);
+/* Connections waiting in all listeners' accept queues together. */
+unsigned int vsock_accept_queued(void);
 /* Starts the handshake; check vsock_state() until CONNECTED or CLOSED. */
 struct vsock_sock *vsock_connect(uint64_t cid, uint32_t port, enum vsock_type type);
 
@@ -103,6 +105,15 @@ ssize_t vsock_send(struct vsock_sock *s, const void *buf, size_t len, bool eor);
  * SEQPACKET.
  */
 ssize_t vsock_send_static(struct vsock_sock *s, const void *buf, size_t len);
+/*
+ * STREAM: send the next received packet back to the peer in its own
+ * buffer (an echo without copy or allocation), when it is unread and the
+ * peer has credit for all of it. Returns the bytes sent and read, 0 when
+ * the packet cannot go this way (nothing queued, partly read, SEQPACKET,
+ * short of credit: use vsock_peek and vsock_send), or -EAGAIN/-EPIPE/
+ * -ENOTCONN as vsock_send.
+ */
+ssize_t vsock_send_rx_head(struct vsock_sock *s);
 /* Bytes vsock_send could take now. */
 size_t vsock_send_space(struct vsock_sock *s);
 

@@ -80,6 +80,8 @@ struct vsock_sock {
 static const struct vsock_transport *transport;
 static struct vsock_sock socks[MAX_SOCKS];
 static struct vsock_sock *conn_hash[HASH_SIZE];
+/* The connection the last packet was for: the next is most likely too. */
+static struct vsock_sock *last_conn;
 static struct vsock_counters ctr;
 static uint32_t next_ephemeral = EPHEMERAL_FIRST;
 static unsigned int n_timers; /* sockets with a deadline */
@@ -138,6 +140,8 @@ static void hash_del(struct vsock_sock *s)
 {
 	struct vsock_sock **pp = &conn_hash[hash(s->local_port, s->peer_cid, s->peer_port)];
 
+	if (s == last_conn)
+		last_conn = NULL; /* only sockets in the table are remembered */
 	for (; *pp; pp = &(*pp)->hnext) {
 		if (*pp == s) {
 			*pp = s->hnext;
@@ -146,14 +150,24 @@ static void hash_del(struct vsock_sock *s)
 	}
 }
 
+static bool conn_is(const struct vsock_sock *s, uint32_t local_port, uint64_t peer_cid,
+		    uint32_t peer_port)
+{
+	return s->local_port == local_port && s->peer_port == peer_port && s->peer_cid == peer_cid;
+}
+
 static struct vsock_sock *find_conn(uint32_t local_port, uint64_t peer_cid, uint32_t peer_port)
 {
-	struct vsock_sock *s = conn_hash[hash(local_port, peer_cid, peer_port)];
+	struct vsock_sock *s = last_conn;
 
-	for (; s; s = s->hnext)
-		if (s->local_port == local_port && s->peer_port == peer_port &&
-		    s->peer_cid == peer_cid)
+	if (s && conn_is(s, local_port, peer_cid, peer_port))
+		return s;
+	for (s = conn_hash[hash(local_port, peer_cid, peer_port)]; s; s = s->hnext) {
+		if (conn_is(s, local_port, peer_cid, peer_port)) {
+			last_conn = s;
 			return s;
+		}
+	}
 	return NULL;
 }
 

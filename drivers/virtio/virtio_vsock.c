@@ -39,7 +39,11 @@ CONFIG_KEY(cfg_rxbuf) = {
 	.type = CONFIG_UINT,
 	.min = 256,
 	.max = 65536 + 44,
-	.def = 4096,
+	/*
+	 * 64 KiB payloads (seed 004's largest packet): a host write of up to
+	 * 64 KiB is one packet, not sixteen (README, configuration keys).
+	 */
+	.def = 65536 + 44,
 };
 
 #define VSOCK_RXQ 0

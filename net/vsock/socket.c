@@ -44,6 +44,13 @@ CONFIG_KEY(cfg_vsock_buf) = {
 #define CONNECT_TIMEOUT_NS (10ULL * 1000000000ULL)
 #define CLOSE_TIMEOUT_NS (5ULL * 1000000000ULL)
 #define SMALLCOPY_MAX 128
+/*
+ * A queued packet may hold a buffer up to this many times its payload
+ * (rounded up to a pool class), once the socket's queued buffers exceed
+ * its buf_alloc: beyond that, small payloads move into buffers of their
+ * own size (rx_compact).
+ */
+#define RX_HOLD_RATIO 4
 #define LAZY_CREDIT_THRESHOLD VSOCK_MAX_PKT_PAYLOAD
 
 struct vsock_sock {
@@ -67,6 +74,7 @@ struct vsock_sock {
 	uint32_t rx_cnt; /* payload bytes accepted */
 	uint32_t fwd_cnt; /* payload bytes the application consumed */
 	uint32_t last_fwd_cnt; /* fwd_cnt the peer last heard */
+	uint64_t rx_mem; /* buffer bytes (cap) of the packets queued */
 
 	/* send side */
 	uint32_t peer_buf_alloc, peer_fwd_cnt, tx_cnt;
@@ -213,6 +221,7 @@ static void drop_rx(struct vsock_sock *s)
 	}
 	s->rx_tail = NULL;
 	s->rx_msgs = 0;
+	s->rx_mem = 0;
 }
 
 static void sock_free(struct vsock_sock *s)
@@ -421,6 +430,7 @@ ssize_t vsock_send_rx_head(struct vsock_sock *s)
 	s->rx_head = p->next;
 	if (!s->rx_head)
 		s->rx_tail = NULL;
+	s->rx_mem -= p->cap;
 	s->fwd_cnt += n;
 	p->next = NULL;
 	fill_hdr(p, s, VSOCK_OP_RW, 0);
@@ -478,6 +488,32 @@ static bool try_smallcopy(struct vsock_sock *s, struct vsock_pkt *pkt)
 	return true;
 }
 
+/*
+ * Credit bounds the payload a socket queues, not the buffers holding it:
+ * with 64 KiB RX buffers (rxbuf=65580) a peer writing 200-byte packets
+ * nobody reads would pin 64 KiB per 200 B, 300 times buf_alloc. Once the
+ * queued buffers exceed buf_alloc, a payload much smaller than its buffer
+ * is copied into a packet of its own size and the big buffer returns at
+ * once. The usual reader, who drains each packet as it comes, never gets
+ * here. Returns the packet to queue (the same one when no memory).
+ */
+static struct vsock_pkt *rx_compact(struct vsock_sock *s, struct vsock_pkt *pkt)
+{
+	uint32_t n = pkt->hdr.len;
+	struct vsock_pkt *small;
+
+	if (s->rx_mem + pkt->cap <= s->buf_alloc || pkt->cap / RX_HOLD_RATIO < n)
+		return pkt;
+	small = vsock_pkt_alloc(n);
+	if (!small)
+		return pkt;
+	small->hdr = pkt->hdr;
+	memcpy(small->data, pkt->data, n);
+	vsock_pkt_free(pkt);
+	ctr.rx_compacted++;
+	return small;
+}
+
 static void rx_data(struct vsock_sock *s, struct vsock_pkt *pkt)
 {
 	uint32_t n = pkt->hdr.len;
@@ -502,8 +538,10 @@ static void rx_data(struct vsock_sock *s, struct vsock_pkt *pkt)
 	}
 	if (try_smallcopy(s, pkt))
 		return;
+	pkt = rx_compact(s, pkt);
 	if (s->type == VSOCK_TYPE_SEQPACKET && (pkt->hdr.flags & VSOCK_SEQ_EOM))
 		s->rx_msgs++;
+	s->rx_mem += pkt->cap;
 	pkt->next = NULL;
 	pkt->off = 0;
 	if (s->rx_tail)
@@ -569,6 +607,7 @@ void vsock_consume(struct vsock_sock *s, size_t n)
 			s->rx_tail = NULL;
 		if (s->type == VSOCK_TYPE_SEQPACKET && (p->hdr.flags & VSOCK_SEQ_EOM))
 			s->rx_msgs--;
+		s->rx_mem -= p->cap;
 		vsock_pkt_free(p);
 		if (!n)
 			break;

@@ -52,6 +52,7 @@ struct vsock_counters {
 	uint64_t rx_over_credit; /* peer sent beyond the credit we gave */
 	uint64_t rx_bad_op; /* op not valid in the socket's state */
 	uint64_t rx_smallcopy; /* small payloads merged into the previous buffer */
+	uint64_t rx_compacted; /* payloads moved out of a buffer far larger (socket.c) */
 	uint64_t backlog_full; /* REQUEST refused: listener backlog full */
 	uint64_t request_no_socket; /* REQUEST refused: socket table full */
 	uint64_t credit_updates_sent, credit_requests_sent;

@@ -241,7 +241,8 @@ static void probe_posts_rx_and_events(enum virtq_layout l)
 	assert_int_equal(vsock_local_cid(), GUEST_CID);
 	assert_int_equal(ring_model_fetch_all(&models[RXQ]), QSIZE);
 	for (unsigned int i = 0; i < models[RXQ].n_held; i++) {
-		assert_int_equal(models[RXQ].held[i].in_len, 4096); /* rxbuf default */
+		assert_int_equal(models[RXQ].held[i].in_len,
+				 65536 + VSOCK_HDR_LEN); /* rxbuf default */
 		assert_int_equal(models[RXQ].held[i].out_len, 0);
 	}
 	assert_int_equal(ring_model_fetch_all(&models[EVQ]), 8);

@@ -789,6 +789,45 @@ static void test_last_connection_forgotten(void **state)
 	assert_int_equal(vsock_rx_queued(b), 1);
 }
 
+/*
+ * Credit bounds queued payload, not buffers: once a socket's queued
+ * buffers pass its buf_alloc, a payload far smaller than its buffer moves
+ * into a buffer of its own size; every byte still arrives in order.
+ */
+static void test_rx_compact_small_payloads(void **state)
+{
+	struct vsock_sock *l = vsock_listen(1234, S, 4), *c;
+	uint64_t before = vsock_counters()->rx_compacted, base;
+	static uint8_t in[200], out[200];
+	const unsigned int total = 1000; /* 200 KB payload in 4 KiB buffers */
+	char err[80];
+
+	assert_int_equal(config_set("smallcopy", "0", err, sizeof(err)), 0);
+	c = accept_one(l, 1234, 9400);
+	base = vsock_pkt_live_bytes();
+	for (unsigned int i = 0; i < total; i++) {
+		memset(in, (int)i, sizeof(in));
+		peer_pkt(9400, 1234, S, VSOCK_OP_RW, 0, in, sizeof(in), PEER_BUF, 0);
+	}
+	/* 64 buffers of 4096 fill buf_alloc (256 KiB); the rest were moved */
+	assert_int_equal(vsock_counters()->rx_compacted, before + total - 64);
+	assert_true(vsock_pkt_live_bytes() - base <= 64 * 4096 + (total - 64) * 256);
+	for (unsigned int i = 0; i < total; i++) {
+		memset(in, (int)i, sizeof(in));
+		assert_int_equal(vsock_recv(c, out, sizeof(out), NULL), sizeof(out));
+		assert_memory_equal(out, in, sizeof(in));
+	}
+	assert_int_equal(vsock_rx_queued(c), 0);
+	/* past buf_alloc again, but a payload over a quarter of its buffer stays */
+	before = vsock_counters()->rx_compacted;
+	for (unsigned int i = 0; i < 70; i++) {
+		static uint8_t big[1100];
+
+		peer_pkt(9400, 1234, S, VSOCK_OP_RW, 0, big, sizeof(big), PEER_BUF, 0);
+	}
+	assert_int_equal(vsock_counters()->rx_compacted, before);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 int main(void)
@@ -817,6 +856,7 @@ int main(void)
 		T(test_request_refused_table_full),
 		T(test_send_rx_head_in_place),
 		T(test_last_connection_forgotten),
+		T(test_rx_compact_small_payloads),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

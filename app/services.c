@@ -86,17 +86,29 @@ const uint8_t *vsock_pattern(void)
 
 /* ---- per-connection work ---- */
 
+/*
+ * A received packet goes back in its own buffer when it can; one the peer
+ * has too little credit for is copied, as much as the credit allows.
+ */
 static void echo_stream(struct service *svc, struct conn *c)
 {
 	const uint8_t *data;
+	ssize_t sent;
 	size_t n;
 
-	while ((n = vsock_peek(c->sock, &data, NULL))) {
-		ssize_t sent = vsock_send(c->sock, data, n, false);
-
-		if (sent <= 0)
+	for (;;) {
+		sent = vsock_send_rx_head(c->sock);
+		if (sent < 0)
 			break;
-		vsock_consume(c->sock, sent);
+		if (!sent) {
+			n = vsock_peek(c->sock, &data, NULL);
+			if (!n)
+				break;
+			sent = vsock_send(c->sock, data, n, false);
+			if (sent <= 0)
+				break;
+			vsock_consume(c->sock, sent);
+		}
 		svc->bytes_in += sent;
 		svc->bytes_out += sent;
 	}
@@ -231,8 +243,11 @@ static unsigned int services_poll(unsigned int budget)
 	for (int k = 0; k < SVC_COUNT; k++) {
 		struct service *svc = &services[k];
 
-		accept_all(svc, svc->listen_stream, false);
-		accept_all(svc, svc->listen_seq, true);
+		/* six listeners to ask on every packet: only when one has a child */
+		if (vsock_accept_queued()) {
+			accept_all(svc, svc->listen_stream, false);
+			accept_all(svc, svc->listen_seq, true);
+		}
 		for (unsigned int i = 0; i < svc->n_conns;) {
 			serve(svc, k, &svc->conns[i]);
 			if (conn_done(&svc->conns[i]))

@@ -287,10 +287,11 @@ static void vsock_stats(void)
 	       (unsigned long long)c->credit_requests_sent,
 	       (unsigned long long)c->credit_requests_rcvd);
 	printf("  rst_sent %llu connect_timeouts %llu close_timeouts %llu tx_full %llu "
-	       "smallcopy %llu transport_resets %llu\n",
+	       "smallcopy %llu transport_resets %llu compacted %llu\n",
 	       (unsigned long long)c->rst_sent, (unsigned long long)c->connect_timeouts,
 	       (unsigned long long)c->close_timeouts, (unsigned long long)c->tx_full,
-	       (unsigned long long)c->rx_smallcopy, (unsigned long long)c->transport_resets);
+	       (unsigned long long)c->rx_smallcopy, (unsigned long long)c->transport_resets,
+	       (unsigned long long)c->rx_compacted);
 }
 
 static const struct shell_cmd vsock_cmd = {

@@ -193,6 +193,39 @@ int virtq_add_packed(struct virtq *vq, const struct vbuf *out, unsigned int n_ou
 	return 0;
 }
 
+/*
+ * 2.8.21.1 for a buffer of one descriptor, the common case (vsock RX
+ * buffers and TX packets): no chain to place, never indirect.
+ */
+int virtq_add_one_packed(struct virtq *vq, const struct vbuf *b, bool write, void *token)
+{
+	struct virtq_packed *p = &vq->packed;
+	uint16_t id = p->free_id, head = p->next_avail, flags;
+	struct virtq_chain *c;
+
+	if (!vq->num_free)
+		return -ENOSPC;
+	packed_fill_desc(&p->desc[head], b, id);
+	flags = packed_avail_flags(p->avail_wrap) | (write ? VIRTQ_DESC_F_WRITE : 0);
+	if (++p->next_avail == vq->size) {
+		p->next_avail = 0;
+		p->avail_wrap = !p->avail_wrap;
+	}
+	c = &vq->chain[id];
+	p->free_id = c->link;
+	c->token = token;
+	c->indirect = NULL;
+	c->in_len = write ? b->len : 0;
+	c->ndescs = 1;
+	vq->num_free--;
+	p->pending++;
+	vq->num_added++;
+	/* 2.8.21.1.1: addr, len and id are visible before the flags. */
+	virt_wmb();
+	WRITE_ONCE(p->desc[head].flags, flags);
+	return 0;
+}
+
 /* 2.8.21.2 Sending Available Buffer Notifications, with 2.8.10. */
 bool virtq_kick_prepare_packed(struct virtq *vq)
 {

@@ -118,6 +118,20 @@ static uint16_t split_place_chain(struct virtq_split *s, uint16_t head, const st
 	return last;
 }
 
+/* 2.7.13.2-3: the head goes into the next available ring entry, then idx. */
+static void split_publish(struct virtq *vq, uint16_t head)
+{
+	struct virtq_split *s = &vq->split;
+
+	s->avail->ring[s->avail_idx & (vq->size - 1)] = head;
+	/* 2.7.13.3.1: descriptors and ring entry are visible before idx. */
+	virt_wmb();
+	s->avail_idx++;
+	WRITE_ONCE(s->avail->idx, s->avail_idx);
+	s->in_flight++;
+	vq->num_added++;
+}
+
 int virtq_add_split(struct virtq *vq, const struct vbuf *out, unsigned int n_out,
 		    const struct vbuf *in, unsigned int n_in, void *token, bool indirect)
 {
@@ -156,15 +170,32 @@ int virtq_add_split(struct virtq *vq, const struct vbuf *out, unsigned int n_out
 	c->in_len = virtq_in_len(in, n_in);
 	c->ndescs = need;
 	c->link = last;
+	split_publish(vq, head);
+	return 0;
+}
 
-	/* 2.7.13.2: the head goes into the next available ring entry. */
-	s->avail->ring[s->avail_idx & (vq->size - 1)] = head;
-	/* 2.7.13.3.1: descriptors and ring entry are visible before idx. */
-	virt_wmb();
-	s->avail_idx++;
-	WRITE_ONCE(s->avail->idx, s->avail_idx);
-	s->in_flight++;
-	vq->num_added++;
+/*
+ * 2.7.13.1 for a buffer of one descriptor, the common case (vsock RX
+ * buffers and TX packets): no chain to walk, never indirect.
+ */
+int virtq_add_one_split(struct virtq *vq, const struct vbuf *b, bool write, void *token)
+{
+	struct virtq_split *s = &vq->split;
+	uint16_t head = s->free_head;
+	struct virtq_chain *c;
+
+	if (!vq->num_free)
+		return -ENOSPC;
+	split_fill_desc(&s->desc[head], b, write ? VIRTQ_DESC_F_WRITE : 0, s->next[head]);
+	s->free_head = s->next[head];
+	vq->num_free--;
+	c = &vq->chain[head];
+	c->token = token;
+	c->indirect = NULL;
+	c->in_len = write ? b->len : 0;
+	c->ndescs = 1;
+	c->link = head;
+	split_publish(vq, head);
 	return 0;
 }
 

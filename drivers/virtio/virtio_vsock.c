@@ -3,8 +3,9 @@
  * virtio-vsock (virtio 1.2, 5.10): the transport under net/vsock/.
  *
  * Queues: rx (0) takes buffers of `rxbuf` bytes, header and payload in one
- * descriptor; tx (1) sends header and payload as two descriptors (chained,
- * or indirect when negotiated); event (2) reports transport resets.
+ * descriptor; tx (1) sends header and payload in one descriptor too, or
+ * as two (chained, or indirect when negotiated) when the payload is kept
+ * outside the packet; event (2) reports transport resets.
  *
  * TX is polled by design: the device is asked for no TX interrupts, and
  * with txpoll=1 (seed 001) finished buffers are reclaimed only in the poll
@@ -38,7 +39,11 @@ CONFIG_KEY(cfg_rxbuf) = {
 	.type = CONFIG_UINT,
 	.min = 256,
 	.max = 65536 + 44,
-	.def = 4096,
+	/*
+	 * 64 KiB payloads (seed 004's largest packet): a host write of up to
+	 * 64 KiB is one packet, not sixteen (README, configuration keys).
+	 */
+	.def = 65536 + 44,
 };
 
 #define VSOCK_RXQ 0
@@ -138,17 +143,30 @@ static void tx_reclaim(struct virtio_vsock *d)
 	}
 }
 
+/*
+ * A payload in the packet's own buffer follows the header directly
+ * (packet.h), so header and payload go out as one descriptor: the device
+ * must not assume a descriptor layout (virtio 1.2, 2.6.4 Message
+ * Framing), and one descriptor needs neither a second ring slot nor an
+ * indirect table (an allocation and a free per packet). A payload kept
+ * elsewhere (vsock_send_static) needs a descriptor of its own.
+ */
 static int tx_add(struct virtio_vsock *d, struct vsock_pkt *pkt)
 {
 	struct vbuf out[2] = {
 		{ &pkt->hdr, VSOCK_HDR_LEN },
-		{ (void *)vsock_pkt_payload(pkt), pkt->hdr.len },
+		{ (void *)pkt->ext, pkt->hdr.len },
 	};
+	unsigned int n = 1;
 
+	if (!pkt->ext)
+		out[0].len += pkt->hdr.len;
+	else if (pkt->hdr.len)
+		n = 2;
 	/* txpoll=0: the Linux behaviour seed 001 removed, kept for A/B */
 	if (!config_get(&cfg_txpoll))
 		tx_reclaim(d);
-	return virtq_add(d->tx, out, pkt->hdr.len ? 2 : 1, NULL, 0, pkt);
+	return virtq_add(d->tx, out, n, NULL, 0, pkt);
 }
 
 static void txq_append(struct virtio_vsock *d, struct vsock_pkt *pkt)
@@ -259,13 +277,19 @@ static void ev_reap(struct virtio_vsock *d)
 		virtq_kick(d->ev);
 }
 
-/* Work waiting that the next poll pass would pick up (idle=halt asks). */
+/*
+ * Work waiting that the next poll pass must pick up before the loop may
+ * sleep (idle=halt asks). Finished TX buffers alone are not: they only go
+ * back to the pool, and the next pass reclaims them whenever it runs. A
+ * pass just for them cost a whole poll-loop round in about every other
+ * echo, depending on whether the device beat the guest's halt. Packets
+ * waiting for room in the ring are (the TX queue never interrupts).
+ */
 static bool vsock_dev_pending(void)
 {
 	struct virtio_vsock *d = vsock_dev;
 
-	return d && (d->txq_head || virtq_has_used(d->rx) || virtq_has_used(d->tx) ||
-		     virtq_has_used(d->ev));
+	return d && (d->txq_head || virtq_has_used(d->rx) || virtq_has_used(d->ev));
 }
 
 /* The driver's share of the poll loop: RX, TX completions, events. */

@@ -130,7 +130,12 @@ int virtq_add(struct virtq *vq, const struct vbuf *out, unsigned int n_out, cons
 	if (vq->broken)
 		return -EIO;
 	indirect = vq->indirect_min && total >= vq->indirect_min;
-	if (vq->layout == VIRTQ_SPLIT)
+	/* one descriptor (never indirect: indirect_min >= 2) takes the short way */
+	if (total == 1 && vq->layout == VIRTQ_SPLIT)
+		err = virtq_add_one_split(vq, n_out ? out : in, !n_out, token);
+	else if (total == 1)
+		err = virtq_add_one_packed(vq, n_out ? out : in, !n_out, token);
+	else if (vq->layout == VIRTQ_SPLIT)
 		err = virtq_add_split(vq, out, n_out, in, n_in, token, indirect);
 	else
 		err = virtq_add_packed(vq, out, n_out, in, n_in, token, indirect);

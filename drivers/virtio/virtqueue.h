@@ -223,6 +223,7 @@ int virtq_init_split(struct virtq *vq);
 void virtq_free_split(struct virtq *vq);
 int virtq_add_split(struct virtq *vq, const struct vbuf *out, unsigned int n_out,
 		    const struct vbuf *in, unsigned int n_in, void *token, bool indirect);
+int virtq_add_one_split(struct virtq *vq, const struct vbuf *b, bool write, void *token);
 bool virtq_kick_prepare_split(struct virtq *vq);
 void *virtq_get_used_split(struct virtq *vq, uint32_t *len);
 bool virtq_has_used_split(struct virtq *vq);
@@ -233,6 +234,7 @@ int virtq_init_packed(struct virtq *vq);
 void virtq_free_packed(struct virtq *vq);
 int virtq_add_packed(struct virtq *vq, const struct vbuf *out, unsigned int n_out,
 		     const struct vbuf *in, unsigned int n_in, void *token, bool indirect);
+int virtq_add_one_packed(struct virtq *vq, const struct vbuf *b, bool write, void *token);
 bool virtq_kick_prepare_packed(struct virtq *vq);
 void *virtq_get_used_packed(struct virtq *vq, uint32_t *len);
 bool virtq_has_used_packed(struct virtq *vq);

@@ -5,8 +5,8 @@
  *
  * A packet is one allocation: bookkeeping, then the header, then the
  * payload, so an RX buffer is posted to the device as one descriptor
- * (header and payload together, as Linux does) and a TX packet goes out as
- * two (header, payload) without copying either. Buffers are recycled
+ * (header and payload together, as Linux does) and a TX packet goes out
+ * the same way, without copying either. Buffers are recycled
  * through per-size free lists (packet.c), not malloc'd per packet.
  */
 #ifndef NET_VSOCK_PACKET_H
@@ -25,6 +25,11 @@ struct vsock_pkt {
 	struct virtio_vsock_hdr hdr;
 	uint8_t data[];
 };
+
+/* The payload follows the header: both fit one descriptor (virtio_vsock.c). */
+_Static_assert(__builtin_offsetof(struct vsock_pkt, data) ==
+		       __builtin_offsetof(struct vsock_pkt, hdr) + VSOCK_HDR_LEN,
+	       "vsock_pkt data follows hdr");
 
 /*
  * Header validation (seed 002, Linux's current rules): what a device wrote

@@ -44,6 +44,13 @@ CONFIG_KEY(cfg_vsock_buf) = {
 #define CONNECT_TIMEOUT_NS (10ULL * 1000000000ULL)
 #define CLOSE_TIMEOUT_NS (5ULL * 1000000000ULL)
 #define SMALLCOPY_MAX 128
+/*
+ * A queued packet may hold a buffer up to this many times its payload
+ * (rounded up to a pool class), once the socket's queued buffers exceed
+ * its buf_alloc: beyond that, small payloads move into buffers of their
+ * own size (rx_compact).
+ */
+#define RX_HOLD_RATIO 4
 #define LAZY_CREDIT_THRESHOLD VSOCK_MAX_PKT_PAYLOAD
 
 struct vsock_sock {
@@ -67,6 +74,7 @@ struct vsock_sock {
 	uint32_t rx_cnt; /* payload bytes accepted */
 	uint32_t fwd_cnt; /* payload bytes the application consumed */
 	uint32_t last_fwd_cnt; /* fwd_cnt the peer last heard */
+	uint64_t rx_mem; /* buffer bytes (cap) of the packets queued */
 
 	/* send side */
 	uint32_t peer_buf_alloc, peer_fwd_cnt, tx_cnt;
@@ -80,10 +88,13 @@ struct vsock_sock {
 static const struct vsock_transport *transport;
 static struct vsock_sock socks[MAX_SOCKS];
 static struct vsock_sock *conn_hash[HASH_SIZE];
+/* The connection the last packet was for: the next is most likely too. */
+static struct vsock_sock *last_conn;
 static struct vsock_counters ctr;
 static uint32_t next_ephemeral = EPHEMERAL_FIRST;
 static unsigned int n_timers; /* sockets with a deadline */
 static uint64_t events; /* vsock_events() */
+static unsigned int accept_queued; /* children waiting in every listener */
 static bool tx_blocked; /* a send found the transport full */
 
 const struct vsock_counters *vsock_counters(void)
@@ -137,6 +148,8 @@ static void hash_del(struct vsock_sock *s)
 {
 	struct vsock_sock **pp = &conn_hash[hash(s->local_port, s->peer_cid, s->peer_port)];
 
+	if (s == last_conn)
+		last_conn = NULL; /* only sockets in the table are remembered */
 	for (; *pp; pp = &(*pp)->hnext) {
 		if (*pp == s) {
 			*pp = s->hnext;
@@ -145,14 +158,24 @@ static void hash_del(struct vsock_sock *s)
 	}
 }
 
+static bool conn_is(const struct vsock_sock *s, uint32_t local_port, uint64_t peer_cid,
+		    uint32_t peer_port)
+{
+	return s->local_port == local_port && s->peer_port == peer_port && s->peer_cid == peer_cid;
+}
+
 static struct vsock_sock *find_conn(uint32_t local_port, uint64_t peer_cid, uint32_t peer_port)
 {
-	struct vsock_sock *s = conn_hash[hash(local_port, peer_cid, peer_port)];
+	struct vsock_sock *s = last_conn;
 
-	for (; s; s = s->hnext)
-		if (s->local_port == local_port && s->peer_port == peer_port &&
-		    s->peer_cid == peer_cid)
+	if (s && conn_is(s, local_port, peer_cid, peer_port))
+		return s;
+	for (s = conn_hash[hash(local_port, peer_cid, peer_port)]; s; s = s->hnext) {
+		if (conn_is(s, local_port, peer_cid, peer_port)) {
+			last_conn = s;
 			return s;
+		}
+	}
 	return NULL;
 }
 
@@ -198,6 +221,7 @@ static void drop_rx(struct vsock_sock *s)
 	}
 	s->rx_tail = NULL;
 	s->rx_msgs = 0;
+	s->rx_mem = 0;
 }
 
 static void sock_free(struct vsock_sock *s)
@@ -381,6 +405,41 @@ static ssize_t send_data(struct vsock_sock *s, const void *buf, size_t len, bool
 	return done ? (ssize_t)done : -ENOMEM;
 }
 
+/*
+ * The received buffer becomes the sent packet: its header is rewritten in
+ * place for the way back, so the bytes are neither copied nor is a packet
+ * allocated (an echo's whole cost used to be one of each). The payload is
+ * read, and the reply carries the credit that frees.
+ */
+ssize_t vsock_send_rx_head(struct vsock_sock *s)
+{
+	struct vsock_pkt *p = s->rx_head;
+	uint32_t n;
+
+	if (!p || p->off || s->type != VSOCK_TYPE_STREAM)
+		return 0;
+	if (!can_send(s))
+		return s->state == VSOCK_CONNECTED ? -EPIPE : -ENOTCONN;
+	if (tx_full()) {
+		ctr.tx_full++;
+		return -EAGAIN;
+	}
+	n = p->hdr.len;
+	if (n > peer_free(s))
+		return 0;
+	s->rx_head = p->next;
+	if (!s->rx_head)
+		s->rx_tail = NULL;
+	s->rx_mem -= p->cap;
+	s->fwd_cnt += n;
+	p->next = NULL;
+	fill_hdr(p, s, VSOCK_OP_RW, 0);
+	s->tx_cnt += n;
+	s->tx_bytes += n;
+	transmit(s, p);
+	return n;
+}
+
 ssize_t vsock_send(struct vsock_sock *s, const void *buf, size_t len, bool eor)
 {
 	return send_data(s, buf, len, eor, false);
@@ -429,6 +488,32 @@ static bool try_smallcopy(struct vsock_sock *s, struct vsock_pkt *pkt)
 	return true;
 }
 
+/*
+ * Credit bounds the payload a socket queues, not the buffers holding it:
+ * with 64 KiB RX buffers (rxbuf=65580) a peer writing 200-byte packets
+ * nobody reads would pin 64 KiB per 200 B, 300 times buf_alloc. Once the
+ * queued buffers exceed buf_alloc, a payload much smaller than its buffer
+ * is copied into a packet of its own size and the big buffer returns at
+ * once. The usual reader, who drains each packet as it comes, never gets
+ * here. Returns the packet to queue (the same one when no memory).
+ */
+static struct vsock_pkt *rx_compact(struct vsock_sock *s, struct vsock_pkt *pkt)
+{
+	uint32_t n = pkt->hdr.len;
+	struct vsock_pkt *small;
+
+	if (s->rx_mem + pkt->cap <= s->buf_alloc || pkt->cap / RX_HOLD_RATIO < n)
+		return pkt;
+	small = vsock_pkt_alloc(n);
+	if (!small)
+		return pkt;
+	small->hdr = pkt->hdr;
+	memcpy(small->data, pkt->data, n);
+	vsock_pkt_free(pkt);
+	ctr.rx_compacted++;
+	return small;
+}
+
 static void rx_data(struct vsock_sock *s, struct vsock_pkt *pkt)
 {
 	uint32_t n = pkt->hdr.len;
@@ -453,8 +538,10 @@ static void rx_data(struct vsock_sock *s, struct vsock_pkt *pkt)
 	}
 	if (try_smallcopy(s, pkt))
 		return;
+	pkt = rx_compact(s, pkt);
 	if (s->type == VSOCK_TYPE_SEQPACKET && (pkt->hdr.flags & VSOCK_SEQ_EOM))
 		s->rx_msgs++;
+	s->rx_mem += pkt->cap;
 	pkt->next = NULL;
 	pkt->off = 0;
 	if (s->rx_tail)
@@ -520,6 +607,7 @@ void vsock_consume(struct vsock_sock *s, size_t n)
 			s->rx_tail = NULL;
 		if (s->type == VSOCK_TYPE_SEQPACKET && (p->hdr.flags & VSOCK_SEQ_EOM))
 			s->rx_msgs--;
+		s->rx_mem -= p->cap;
 		vsock_pkt_free(p);
 		if (!n)
 			break;
@@ -630,6 +718,7 @@ static void handle_request(struct vsock_sock *l, const struct virtio_vsock_hdr *
 		l->accept_head = c;
 	l->accept_tail = c;
 	l->n_pending++;
+	accept_queued++;
 	send_ctrl(c, VSOCK_OP_RESPONSE, 0);
 }
 
@@ -789,6 +878,11 @@ struct vsock_sock *vsock_listen(uint32_t port, enum vsock_type type, unsigned in
 	return s;
 }
 
+unsigned int vsock_accept_queued(void)
+{
+	return accept_queued;
+}
+
 struct vsock_sock *vsock_accept(struct vsock_sock *l)
 {
 	struct vsock_sock *c = l->accept_head;
@@ -799,6 +893,7 @@ struct vsock_sock *vsock_accept(struct vsock_sock *l)
 	if (!l->accept_head)
 		l->accept_tail = NULL;
 	l->n_pending--;
+	accept_queued--;
 	c->accept_next = NULL;
 	c->listener = NULL;
 	c->owned = true;

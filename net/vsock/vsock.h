@@ -52,6 +52,7 @@ struct vsock_counters {
 	uint64_t rx_over_credit; /* peer sent beyond the credit we gave */
 	uint64_t rx_bad_op; /* op not valid in the socket's state */
 	uint64_t rx_smallcopy; /* small payloads merged into the previous buffer */
+	uint64_t rx_compacted; /* payloads moved out of a buffer far larger (socket.c) */
 	uint64_t backlog_full; /* REQUEST refused: listener backlog full */
 	uint64_t request_no_socket; /* REQUEST refused: socket table full */
 	uint64_t credit_updates_sent, credit_requests_sent;
@@ -85,6 +86,8 @@ uint64_t vsock_local_cid(void);
 
 struct vsock_sock *vsock_listen(uint32_t port, enum vsock_type type, unsigned int backlog);
 struct vsock_sock *vsock_accept(struct vsock_sock *listener);
+/* Connections waiting in all listeners' accept queues together. */
+unsigned int vsock_accept_queued(void);
 /* Starts the handshake; check vsock_state() until CONNECTED or CLOSED. */
 struct vsock_sock *vsock_connect(uint64_t cid, uint32_t port, enum vsock_type type);
 
@@ -103,6 +106,15 @@ ssize_t vsock_send(struct vsock_sock *s, const void *buf, size_t len, bool eor);
  * SEQPACKET.
  */
 ssize_t vsock_send_static(struct vsock_sock *s, const void *buf, size_t len);
+/*
+ * STREAM: send the next received packet back to the peer in its own
+ * buffer (an echo without copy or allocation), when it is unread and the
+ * peer has credit for all of it. Returns the bytes sent and read, 0 when
+ * the packet cannot go this way (nothing queued, partly read, SEQPACKET,
+ * short of credit: use vsock_peek and vsock_send), or -EAGAIN/-EPIPE/
+ * -ENOTCONN as vsock_send.
+ */
+ssize_t vsock_send_rx_head(struct vsock_sock *s);
 /* Bytes vsock_send could take now. */
 size_t vsock_send_space(struct vsock_sock *s);
 

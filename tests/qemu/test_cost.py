@@ -89,12 +89,14 @@ def test_roundtrip_cost_repeatable(pguest):
 
 
 # The guest's cost of one isolated 64 B echo round trip (irq=msix
-# idle=halt, cost_measure.py): about 2,900 to 3,100 instructions in all, of
-# which about 130 in newlib's allocator, after the packet pool (before it:
-# 3,100 and 511). The bounds leave room for timing (how many poll passes a
-# round trip takes varies by several %) and fail on a real regression.
-RT64_TOTAL_MAX = 3600
-RT64_HEAP_MAX = 250
+# idle=halt, cost_measure.py): about 1,980 to 2,040 instructions in all and
+# none in newlib's allocator, since the echo replies in the received buffer
+# and a TX packet needs no indirect table (before: 2,700 to 3,100, of which
+# 130 in the allocator; before the packet pool 3,100 and 511). The bounds
+# leave room for timing (how many poll passes a round trip takes varies by
+# several %) and fail on a real regression.
+RT64_TOTAL_MAX = 2500
+RT64_HEAP_MAX = 50
 
 
 def test_roundtrip_cost_bound(pguest):

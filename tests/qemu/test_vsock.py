@@ -317,7 +317,7 @@ def test_host_connect_to_closed_port(vguest):
         ('txpoll', ['0', '1']),
         ('credit', ['eager', 'lazy']),
         ('smallcopy', ['0', '1']),
-        ('rxbuf', ['65580', '1024', '4096']),
+        ('rxbuf', ['4096', '1024', '65580']),
         ('event_idx', ['0', '1']),
         ('indirect', ['0', '1']),
         ('ring', ['split', 'packed']),

@@ -727,6 +727,136 @@ static void test_pool_trim(void **state)
 	vsock_pkt_free(p[0]);
 }
 
+/*
+ * vsock_send_rx_head: the received buffer itself goes back, its header
+ * rewritten for the way back, its payload read (credit moves), nothing
+ * allocated; a partly read packet or one beyond the peer's credit is left
+ * for the copying path.
+ */
+static void test_send_rx_head_in_place(void **state)
+{
+	struct vsock_sock *l = vsock_listen(1234, S, 4), *c;
+	struct vsock_pkt *rx, *tx;
+	const uint8_t *data;
+	uint64_t live;
+	char err[80];
+
+	/* two packets queued as they came, not merged */
+	assert_int_equal(config_set("smallcopy", "0", err, sizeof(err)), 0);
+	c = accept_one(l, 1234, 9200);
+	clear_sent();
+	assert_int_equal(vsock_send_rx_head(c), 0); /* nothing queued */
+	peer_pkt(9200, 1234, S, VSOCK_OP_RW, 0, "hello", 5, PEER_BUF, 0);
+	peer_pkt(9200, 1234, S, VSOCK_OP_RW, 0, "world!", 6, PEER_BUF, 0);
+	assert_int_equal(vsock_peek(c, &data, NULL), 5);
+	rx = (struct vsock_pkt *)(data - offsetof(struct vsock_pkt, data));
+	live = vsock_pkt_live();
+	assert_int_equal(vsock_send_rx_head(c), 5);
+	assert_int_equal(vsock_pkt_live(), live); /* the same buffer, no new one */
+	tx = last_sent(VSOCK_OP_RW);
+	assert_ptr_equal(tx, rx);
+	assert_int_equal(tx->hdr.src_cid, GUEST_CID);
+	assert_int_equal(tx->hdr.dst_cid, HOST_CID);
+	assert_int_equal(tx->hdr.src_port, 1234);
+	assert_int_equal(tx->hdr.dst_port, 9200);
+	assert_int_equal(tx->hdr.len, 5);
+	assert_int_equal(tx->hdr.fwd_cnt, 5); /* the reply carries the freed credit */
+	assert_null(tx->ext);
+	assert_memory_equal(vsock_pkt_payload(tx), "hello", 5);
+	assert_int_equal(vsock_rx_queued(c), 6);
+
+	/* partly read: not this way */
+	vsock_consume(c, 1);
+	assert_int_equal(vsock_send_rx_head(c), 0);
+	vsock_consume(c, 5);
+	/* beyond the peer's credit: not this way, and nothing sent */
+	peer_pkt(9200, 1234, S, VSOCK_OP_RW, 0, "abcdefgh", 8, 8, 0);
+	assert_int_equal(vsock_send_rx_head(c), 0);
+	assert_int_equal(n_sent, 1);
+	/* credit for it: it goes */
+	peer_pkt(9200, 1234, S, VSOCK_OP_CREDIT_UPDATE, 0, NULL, 0, PEER_BUF, 0);
+	assert_int_equal(vsock_send_rx_head(c), 8);
+	assert_int_equal(vsock_rx_queued(c), 0);
+	/* the transport full: -EAGAIN */
+	peer_pkt(9200, 1234, S, VSOCK_OP_RW, 0, "x", 1, PEER_BUF, 0);
+	transport_full = true;
+	assert_int_equal(vsock_send_rx_head(c), -EAGAIN);
+	transport_full = false;
+}
+
+/*
+ * The connection of the last packet is remembered; once it is gone from
+ * the table, a packet for its address finds no socket (RST), and a new
+ * connection from the same peer port gets the next packets.
+ */
+static void test_last_connection_forgotten(void **state)
+{
+	struct vsock_sock *l = vsock_listen(1234, S, 4), *a, *b;
+	uint64_t no_sock = vsock_counters()->rx_no_socket;
+	const uint8_t *data;
+
+	a = accept_one(l, 1234, 9300);
+	b = accept_one(l, 1234, 9301);
+	peer_pkt(9300, 1234, S, VSOCK_OP_RW, 0, "a", 1, PEER_BUF, 0);
+	peer_pkt(9301, 1234, S, VSOCK_OP_RW, 0, "b", 1, PEER_BUF, 0);
+	peer_pkt(9300, 1234, S, VSOCK_OP_RW, 0, "c", 1, PEER_BUF, 0);
+	assert_int_equal(vsock_rx_queued(a), 2);
+	assert_int_equal(vsock_rx_queued(b), 1);
+	/* a is reset by the peer: its address is free */
+	peer(9300, 1234, VSOCK_OP_RST, 0);
+	assert_int_equal(vsock_state(a), VSOCK_CLOSED);
+	clear_sent();
+	peer_pkt(9300, 1234, S, VSOCK_OP_RW, 0, "d", 1, PEER_BUF, 0);
+	assert_int_equal(vsock_counters()->rx_no_socket, no_sock + 1);
+	last_sent(VSOCK_OP_RST);
+	vsock_close(a);
+	/* the same peer port connects again: a new socket gets its data */
+	a = accept_one(l, 1234, 9300);
+	peer_pkt(9300, 1234, S, VSOCK_OP_RW, 0, "e", 1, PEER_BUF, 0);
+	assert_int_equal(vsock_peek(a, &data, NULL), 1);
+	assert_int_equal(data[0], 'e');
+	assert_int_equal(vsock_rx_queued(b), 1);
+}
+
+/*
+ * Credit bounds queued payload, not buffers: once a socket's queued
+ * buffers pass its buf_alloc, a payload far smaller than its buffer moves
+ * into a buffer of its own size; every byte still arrives in order.
+ */
+static void test_rx_compact_small_payloads(void **state)
+{
+	struct vsock_sock *l = vsock_listen(1234, S, 4), *c;
+	uint64_t before = vsock_counters()->rx_compacted, base;
+	static uint8_t in[200], out[200];
+	const unsigned int total = 1000; /* 200 KB payload in 4 KiB buffers */
+	char err[80];
+
+	assert_int_equal(config_set("smallcopy", "0", err, sizeof(err)), 0);
+	c = accept_one(l, 1234, 9400);
+	base = vsock_pkt_live_bytes();
+	for (unsigned int i = 0; i < total; i++) {
+		memset(in, (int)i, sizeof(in));
+		peer_pkt(9400, 1234, S, VSOCK_OP_RW, 0, in, sizeof(in), PEER_BUF, 0);
+	}
+	/* 64 buffers of 4096 fill buf_alloc (256 KiB); the rest were moved */
+	assert_int_equal(vsock_counters()->rx_compacted, before + total - 64);
+	assert_true(vsock_pkt_live_bytes() - base <= 64 * 4096 + (total - 64) * 256);
+	for (unsigned int i = 0; i < total; i++) {
+		memset(in, (int)i, sizeof(in));
+		assert_int_equal(vsock_recv(c, out, sizeof(out), NULL), sizeof(out));
+		assert_memory_equal(out, in, sizeof(in));
+	}
+	assert_int_equal(vsock_rx_queued(c), 0);
+	/* past buf_alloc again, but a payload over a quarter of its buffer stays */
+	before = vsock_counters()->rx_compacted;
+	for (unsigned int i = 0; i < 70; i++) {
+		static uint8_t big[1100];
+
+		peer_pkt(9400, 1234, S, VSOCK_OP_RW, 0, big, sizeof(big), PEER_BUF, 0);
+	}
+	assert_int_equal(vsock_counters()->rx_compacted, before);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 int main(void)
@@ -754,6 +884,9 @@ int main(void)
 		T(test_seqpacket_truncation_every_boundary),
 		T(test_request_refused_table_full),
 		T(test_pool_trim),
+		T(test_send_rx_head_in_place),
+		T(test_last_connection_forgotten),
+		T(test_rx_compact_small_payloads),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

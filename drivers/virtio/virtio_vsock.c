@@ -259,13 +259,18 @@ static void ev_reap(struct virtio_vsock *d)
 		virtq_kick(d->ev);
 }
 
-/* Work waiting that the next poll pass would pick up (idle=halt asks). */
+/*
+ * Work waiting that the next poll pass would pick up (idle=halt asks).
+ * Used TX buffers are not: they are reaped on the next wake-up, so a round
+ * trip takes one pass whether or not the device finished the TX before
+ * the loop halted (its cost does not depend on timing). Packets waiting
+ * for ring space (txq_head) do keep the loop awake.
+ */
 static bool vsock_dev_pending(void)
 {
 	struct virtio_vsock *d = vsock_dev;
 
-	return d && (d->txq_head || virtq_has_used(d->rx) || virtq_has_used(d->tx) ||
-		     virtq_has_used(d->ev));
+	return d && (d->txq_head || virtq_has_used(d->rx) || virtq_has_used(d->ev));
 }
 
 /* The driver's share of the poll loop: RX, TX completions, events. */

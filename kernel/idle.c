@@ -45,6 +45,7 @@ CONFIG_KEY(cfg_tick) = {
 static uint64_t halts, early_wakes;
 static uint64_t console_busy_until;
 static uint64_t armed_until; /* when the one-shot timer fires; 0: not armed */
+static uint64_t armed_ticks; /* timer interrupts counted when it was armed */
 
 /*
  * When the loop must be awake again: a poller's deadline, a device that
@@ -78,10 +79,12 @@ static bool arm_deadline(void)
 		early_wakes++;
 		return false;
 	}
-	if (armed_until > now && armed_until <= wake)
+	/* not fired yet: the LAPIC and the TSC may disagree by a little */
+	if (armed_until > now && armed_until <= wake && lapic_timer_ticks() == armed_ticks)
 		return true;
 	lapic_timer_oneshot((wake - now + NS_PER_US - 1) / NS_PER_US);
 	armed_until = wake;
+	armed_ticks = lapic_timer_ticks();
 	return true;
 }
 

@@ -17,17 +17,17 @@ CONFIG_KEY(cfg_idle) = {
 	.help = "nothing to do: poll on, or halt until an interrupt (MSI-X or the timer, see tick)",
 	.type = CONFIG_ENUM,
 	.choices = idle_choices,
-	.def = 0,
+	.def = 1,
 };
 
 static const char *const tick_choices[] = { "periodic", "deadline", NULL };
 CONFIG_KEY(cfg_tick) = {
 	.name = "tick",
 	.help = "idle=halt timer: a periodic 1 ms tick, or one-shot to the next deadline "
-		"(needs irq=msix; console polled every 100 ms, 1 ms for 1 s after input)",
+		"(a timeout, a device without interrupts, the console)",
 	.type = CONFIG_ENUM,
 	.choices = tick_choices,
-	.def = 0,
+	.def = 1,
 };
 
 #define IDLE_HALT 1
@@ -44,17 +44,32 @@ CONFIG_KEY(cfg_tick) = {
 
 static uint64_t halts, early_wakes;
 static uint64_t console_busy_until;
+static uint64_t armed_until; /* when the one-shot timer fires; 0: not armed */
+static uint64_t armed_ticks; /* timer interrupts counted when it was armed */
 
-/* When the loop must be awake again: a poller's deadline or the console. */
+/*
+ * When the loop must be awake again: a poller's deadline, a device that
+ * raises no interrupt (poll_every), or the console.
+ */
 static uint64_t next_wake(uint64_t now)
 {
 	uint64_t wake = poll_take_wake();
+	uint64_t period = poll_period();
 	uint64_t console = now + (now < console_busy_until ? CONSOLE_BUSY_NS : CONSOLE_IDLE_NS);
 
+	if (period != UINT64_MAX && now + period < wake)
+		wake = now + period;
 	return console < wake ? console : wake;
 }
 
-/* Arm the one-shot timer; false if the wake-up is due already. */
+/*
+ * Arm the one-shot timer; false if the wake-up is due already. A timer
+ * still running that fires no later than needed is kept: writing the
+ * LAPIC's timer registers on every halt costs the guest instructions and,
+ * under QEMU, a rescheduled host timer per halt, which measurably slowed
+ * ping-pong (see README, tick); the console's 100 ms look then re-arms it
+ * about 10 times a second while round trips halt thousands of times.
+ */
 static bool arm_deadline(void)
 {
 	uint64_t now = now_ns();
@@ -64,7 +79,12 @@ static bool arm_deadline(void)
 		early_wakes++;
 		return false;
 	}
+	/* not fired yet: the LAPIC and the TSC may disagree by a little */
+	if (armed_until > now && armed_until <= wake && lapic_timer_ticks() == armed_ticks)
+		return true;
 	lapic_timer_oneshot((wake - now + NS_PER_US - 1) / NS_PER_US);
+	armed_until = wake;
+	armed_ticks = lapic_timer_ticks();
 	return true;
 }
 
@@ -105,6 +125,7 @@ static void idle_changed(struct config_key *key)
 	bool halt = config_get(&cfg_idle) == IDLE_HALT;
 	bool periodic = config_get(&cfg_tick) != TICK_DEADLINE;
 
+	armed_until = 0; /* periodic mode or a stop overwrote the one-shot */
 	lapic_timer_periodic(halt && periodic ? TICK_US : 0);
 }
 

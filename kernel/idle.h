@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * What the poll loop does when a pass found nothing to do: spin on (idle=
- * poll, the default: lowest latency), or halt until an interrupt (idle=
- * halt: MSI-X completions with irq=msix, else a 1 ms LAPIC tick), the way
- * an interrupt-driven guest waits.
+ * poll), or halt until an interrupt (idle=halt, the default: MSI-X
+ * completions, or the LAPIC timer: a periodic 1 ms tick, or with
+ * tick=deadline, the default, one-shot to the next thing due), the way an
+ * interrupt-driven guest waits.
  */
 #ifndef KERNEL_IDLE_H
 #define KERNEL_IDLE_H

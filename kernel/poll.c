@@ -17,6 +17,14 @@ static const struct poller *pollers[POLL_MAX];
 static unsigned int n_pollers;
 static uint64_t next_wake = UINT64_MAX;
 
+struct poll_period_req {
+	const void *owner;
+	uint64_t period_ns;
+};
+
+static struct poll_period_req periods[POLL_MAX];
+static uint64_t shortest_period = UINT64_MAX;
+
 int poll_register(const struct poller *p)
 {
 	for (unsigned int i = 0; i < n_pollers; i++)
@@ -58,6 +66,45 @@ uint64_t poll_take_wake(void)
 
 	next_wake = UINT64_MAX;
 	return t;
+}
+
+static void periods_update(void)
+{
+	shortest_period = UINT64_MAX;
+	for (unsigned int i = 0; i < POLL_MAX; i++)
+		if (periods[i].owner && periods[i].period_ns < shortest_period)
+			shortest_period = periods[i].period_ns;
+}
+
+/* The owner's slot, else a free one; NULL when neither exists. */
+static struct poll_period_req *period_slot(const void *owner)
+{
+	struct poll_period_req *free_slot = NULL;
+
+	for (unsigned int i = 0; i < POLL_MAX; i++) {
+		if (periods[i].owner == owner)
+			return &periods[i];
+		if (!periods[i].owner && !free_slot)
+			free_slot = &periods[i];
+	}
+	return free_slot;
+}
+
+int poll_every(const void *owner, uint64_t period_ns)
+{
+	struct poll_period_req *r = period_slot(owner);
+
+	if (!r)
+		return period_ns ? -ENOSPC : 0;
+	*r = period_ns ? (struct poll_period_req){ owner, period_ns } :
+			 (struct poll_period_req){ NULL, 0 };
+	periods_update();
+	return 0;
+}
+
+uint64_t poll_period(void)
+{
+	return shortest_period;
 }
 
 bool poll_wait(enum poll_step (*step)(void *arg), void *arg, uint64_t deadline_ns)

@@ -64,6 +64,18 @@ void poll_wake_at(uint64_t deadline_ns);
 /* The earliest wake-up asked for since the last call (UINT64_MAX: none). */
 uint64_t poll_take_wake(void);
 
+/*
+ * Sources that raise no interrupt (a virtqueue without an MSI-X vector):
+ * @owner asks for the loop to look at it at least every @period_ns while
+ * idle; 0 withdraws the request. Set when the source starts or stops, not
+ * per pass, so a pass pays nothing for it. With tick=deadline the loop
+ * then sleeps no longer than the shortest period asked for, and as long
+ * as it likes when nobody asks. Returns -ENOSPC when the table is full.
+ */
+int poll_every(const void *owner, uint64_t period_ns);
+/* The shortest period asked for (UINT64_MAX: none). */
+uint64_t poll_period(void);
+
 /* Wait until @deadline_ns (ns since boot), serving everything meanwhile. */
 void poll_sleep_until(uint64_t deadline_ns);
 

@@ -48,13 +48,19 @@ CONFIG_KEY(cfg_irq) = {
 	.help = "virtqueue completions: poll (no interrupts) or msix",
 	.type = CONFIG_ENUM,
 	.choices = irq_choices,
-	.def = 0,
+	.def = 1,
 };
 
 #define VIRTIO_PCI_VENDOR 0x1af4
 #define MAX_DEVICES 8
 #define MAX_DRIVERS 8
 #define NO_VECTOR 0xffff
+/*
+ * How often an idle loop looks at a device whose queues raise no
+ * interrupt (irq=poll, no MSI-X, a refused vector): the 1 ms the periodic
+ * tick always gave, so polled devices answer as before with tick=deadline.
+ */
+#define POLLED_PERIOD_NS 1000000ULL
 
 /* 4.1.4 Virtio Structure PCI Capabilities: cfg_type */
 #define CAP_COMMON_CFG 1
@@ -325,9 +331,15 @@ struct virtq *virtio_setup_queue(struct virtio_device *v, uint16_t index, uint16
 			     queue_notify, q);
 	if (!q->vq)
 		return NULL;
-	q->vector = queue_vector(v, q, index + 1);
+	/*
+	 * 4.1.4.3: queue_msix_vector names any table entry. Configuration
+	 * changes get no vector (COMMON_MSIX is NO_VECTOR), so queue i takes
+	 * entry i: a table with one entry per queue (QEMU's vhost-user-vsock
+	 * has 3) then gives every queue an interrupt and none is polled.
+	 */
+	q->vector = queue_vector(v, q, index);
 	if (q->vector >= 0)
-		msix = index + 1;
+		msix = index;
 	else
 		virtq_disable_cb(q->vq); /* polled: ask for no notifications */
 
@@ -404,6 +416,17 @@ static int fail(struct virtio_device *v, const char *why)
 	return -EIO;
 }
 
+/* Queues whose completions should wake the loop but have no vector. */
+static unsigned int polled_queues(const struct virtio_device *v)
+{
+	unsigned int n = 0;
+
+	for (int i = 0; i < VIRTIO_MAX_QUEUES; i++)
+		if (v->queues[i].vq && v->queues[i].callback && v->queues[i].vector < 0)
+			n++;
+	return n;
+}
+
 static int device_start(struct virtio_device *v)
 {
 	int ret;
@@ -434,6 +457,8 @@ static int device_start(struct virtio_device *v)
 	}
 	set_status(v, STATUS_DRIVER_OK);
 	v->state = "running";
+	if (polled_queues(v) && poll_every(v, POLLED_PERIOD_NS))
+		pr_warn("virtio: no room to ask for polling; tick=deadline may answer late\n");
 	return 0;
 }
 
@@ -441,6 +466,7 @@ static void device_stop(struct virtio_device *v)
 {
 	if (!v->driver || !v->common)
 		return;
+	poll_every(v, 0);
 	device_reset(v); /* the device stops using our memory first */
 	if (v->driver->remove && v->state && !strcmp(v->state, "running"))
 		v->driver->remove(v);

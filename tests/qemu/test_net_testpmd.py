@@ -59,7 +59,7 @@ def pmd_guest(machine, packed, mode):
     try:
         pmd.start()
         g = Guest('--boot', 'elf', '--machine', machine,
-                  '--cmdline', 'ip=%s gw=%s' % (bench.GUEST_IP, bench.PEER_IP),
+                  '--cmdline', 'ip=%s gw=%s irq=poll' % (bench.GUEST_IP, bench.PEER_IP),
                   '--', *bench.guest_args(sock, packed=packed), name=name)
         g.pmd, g.packed, g.mode = pmd, packed, mode
         g.start()

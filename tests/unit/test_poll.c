@@ -4,6 +4,7 @@
  * idle_wait is reached only when a pass did nothing and the step asked to
  * wait, pending() of any poller counts, deadlines end a wait.
  */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -151,6 +152,30 @@ static void test_table_is_bounded(void **state)
 	assert_int_equal(full, 3); /* a, b and quiet hold three slots */
 }
 
+static void test_periods_shortest_wins(void **state)
+{
+	static const int dev_a, dev_b, extra[POLL_MAX];
+
+	assert_true(poll_period() == UINT64_MAX); /* nobody polled: sleep on */
+	assert_int_equal(poll_every(&dev_a, 5000000), 0);
+	assert_int_equal(poll_every(&dev_b, 1000000), 0);
+	assert_true(poll_period() == 1000000);
+	assert_int_equal(poll_every(&dev_b, 3000000), 0); /* an owner updates its slot */
+	assert_true(poll_period() == 3000000);
+	assert_int_equal(poll_every(&dev_b, 0), 0);
+	assert_true(poll_period() == 5000000);
+	assert_int_equal(poll_every(&dev_b, 0), 0); /* withdrawing twice is harmless */
+	/* a full table refuses a new owner and keeps what it has */
+	for (int i = 0; i < POLL_MAX - 1; i++)
+		assert_int_equal(poll_every(&extra[i], 7000000), 0);
+	assert_int_equal(poll_every(&dev_b, 100), -ENOSPC);
+	assert_true(poll_period() == 5000000);
+	assert_int_equal(poll_every(&dev_a, 0), 0);
+	for (int i = 0; i < POLL_MAX - 1; i++)
+		assert_int_equal(poll_every(&extra[i], 0), 0);
+	assert_true(poll_period() == UINT64_MAX);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -160,6 +185,7 @@ int main(void)
 		cmocka_unit_test_setup(test_progress_never_idles, setup),
 		cmocka_unit_test_setup(test_deadline_ends_a_wait, setup),
 		cmocka_unit_test_setup(test_table_is_bounded, setup),
+		cmocka_unit_test_setup(test_periods_shortest_wins, setup),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -82,6 +82,12 @@ EXPECTED = {
     # the same on the TX queue: completions are never reclaimed and
     # virtqueue_add fails on a broken queue, so the guest never sends again
     'bogus-tx-id': ('broken', r'tx:id \d+ out of range'),
+    # an id in range whose buffer is not outstanding: desc_state[id].data is
+    # NULL, "id %u is not a head!" -> BAD_RING, broken for good as above
+    # (split: detach_buf_split's check; packed: the same in
+    # virtqueue_get_buf_ctx_packed)
+    'stale-rx-id': ('broken', r'rx:id \d+ is not a head'),
+    'stale-tx-id': ('broken', r'tx:id \d+ is not a head'),
 }
 
 ACCEL = os.environ.get('RINGSIDE_TEST_ACCEL', 'tcg')

@@ -9,9 +9,13 @@ range that names no buffer the guest has outstanding. TX faults lose no
 data (the back end has already sent the packet), so the echo stays
 byte-exact until the reset. Which guest rule breaks the queue depends on
 the ring and the chains (drivers/virtio/virtqueue.h):
-  - packed, indirect=0: data packets are header + payload, 2 slots; a
-    garbled element while one is in flight cannot be skipped (where the
-    next element sits is unknown): broken at the first such fault.
+  - packed, indirect=0, a packet whose payload is not in its own buffer
+    (the source service's, vsock_send_static): header + payload, 2 slots;
+    a garbled element while one is in flight cannot be skipped (where the
+    next element sits is unknown): broken at the first such fault. The
+    echo replies in the received buffer, header and payload in one slot,
+    so that case reads from the source service instead.
+  - packed, indirect=0, the echo: every chain 1 slot, as below.
   - split (either), packed with indirect=1 (every chain 1 slot): the
     guest skips the entry and loses the buffer; when half the ring is
     lost the queue is marked broken, after exactly size/2 lost buffers.
@@ -23,7 +27,7 @@ import time
 import pytest
 
 from test_faults import FaultyGuest
-from test_vsock import ECHO, connect_when_up, echo_exchange, pattern
+from test_vsock import ECHO, SOURCE, connect_when_up, echo_exchange, pattern
 
 TIMEOUT = 300
 MODE = 'stale-tx-id'
@@ -62,17 +66,34 @@ def echo_until_reset(fg, s):
         n += 1
 
 
-@pytest.mark.parametrize('ring,indirect', [
-    ('split', 1), ('split', 0), ('packed', 1), ('packed', 0)])
-def test_broken_queue_resets_and_traffic_resumes(ring, indirect):
-    fg = FaultyGuest(ring, (MODE,), 'faults-reset-%s-indirect%d' % (ring, indirect),
+def source_until_reset(s):
+    """Read the source service's stream (byte i is i % 251) until the
+    guest's reset ends it, checking every byte: the bytes read."""
+    s.settimeout(120)
+    n = 0
+    while True:
+        try:
+            got = s.recv(1 << 16)
+        except ConnectionError:
+            return n
+        if not got:
+            return n
+        assert got == bytes((n + i) % 251 for i in range(len(got))), n
+        n += len(got)
+
+
+@pytest.mark.parametrize('ring,indirect,port', [
+    ('split', 1, ECHO), ('split', 0, ECHO), ('packed', 1, ECHO), ('packed', 0, ECHO),
+    ('packed', 0, SOURCE)])
+def test_broken_queue_resets_and_traffic_resumes(ring, indirect, port):
+    fg = FaultyGuest(ring, (MODE,), 'faults-reset-%s-indirect%d-%d' % (ring, indirect, port),
                      every=1, cmdline='indirect=%d' % indirect)
     try:
         fg.g.start()
         size = tx_queue_size(fg.g)
         assert recoveries(fg.g) == 0
-        with connect_when_up(fg.g.vsock_uds, ECHO) as s:
-            n = echo_until_reset(fg, s)
+        with connect_when_up(fg.g.vsock_uds, port) as s:
+            n = echo_until_reset(fg, s) if port == ECHO else source_until_reset(s)
         m = fg.g.wait_for(r'queue broken by the device [^\n]*re-probe #(\d+)', timeout=120)
         assert m.group(1) == '1', m.group(0)
         fg.stop_injecting()
@@ -87,15 +108,15 @@ def test_broken_queue_resets_and_traffic_resumes(ring, indirect):
         bad = re.findall(r' bad (\d+)', vsock_section(fg.g.command('virtio')))
         assert bad and all(b == '0' for b in bad), bad
         assert len(re.findall(r'queue broken by the device', fg.g.output)) == 1
-        if ring == 'packed' and indirect == 0:
+        if ring == 'packed' and indirect == 0 and port == SOURCE:
             # the multi-slot rule, long before half the ring was lost
             assert 1 <= injected < size // 2, (injected, size)
         else:
             # the lost-buffer rule: every fault up to the break was one
             # lost buffer, and the break came at exactly half the ring
             assert injected >= size // 2, (injected, size)
-        print('%s indirect=%d: %d exchanges, %d faults injected, queue size %d'
-              % (ring, indirect, n, injected, size))
+        print('%s indirect=%d port %d: %d exchanges or bytes, %d faults injected, '
+              'queue size %d' % (ring, indirect, port, n, injected, size))
         status = fg.g.poweroff()
     finally:
         fg.g.stop()

@@ -13,7 +13,10 @@ back, then sample the back end's open fds, mappings and memory.
 Flat means: fds and mappings after the last boot equal those after the
 first (a leaked eventfd, socket or mapping of an old memory table shows
 as one more per boot), and the back end's private memory (RssAnon) is
-within --rss-tolerance of the first boot's; the back end's counters at
+within --rss-tolerance of its value after the first reboot (the warm-up,
+as in host/soak: the first reset takes the back end through the ring
+stop and re-setup paths once, which touches a few hundred KiB of memory
+for good; a leak grows with every reboot after it); the back end's counters at
 exit show one vhost-user session (QEMU never reconnected: the reset went
 through the same session), no ring errors, every host connection closed.
 Exits 1 otherwise, or if any echo came back wrong or the back end exited.
@@ -44,7 +47,7 @@ def parse_args(argv):
                    help='echo bytes per boot (65536)')
     p.add_argument('--seed', type=int, default=1, help='the echo bytes (1)')
     p.add_argument('--rss-tolerance', type=int, default=256, metavar='KIB',
-                   help='back end RssAnon growth allowed over the first boot (256 KiB)')
+                   help='back end RssAnon growth allowed over the first reboot (256 KiB)')
     p.add_argument('--boot', choices=['iso', 'elf'], default='elf')
     p.add_argument('--json', metavar='FILE', help='also write every sample as JSON')
     p.add_argument('launcher_args', nargs='*', help=argparse.SUPPRESS)
@@ -108,9 +111,10 @@ def failures(samples, tolerance, backend_alive):
         if last[key] != first[key]:
             fails.append('back end %s %d after the first boot, %d after the last'
                          % (key, first[key], last[key]))
-    if last['anon_kib'] > first['anon_kib'] + tolerance:
-        fails.append('back end RssAnon %d KiB after the first boot, %d KiB after the last '
-                     '(tolerance %d)' % (first['anon_kib'], last['anon_kib'], tolerance))
+    warm = samples[1] if len(samples) > 1 else first
+    if last['anon_kib'] > warm['anon_kib'] + tolerance:
+        fails.append('back end RssAnon %d KiB after the first reboot, %d KiB after the last '
+                     '(tolerance %d)' % (warm['anon_kib'], last['anon_kib'], tolerance))
     if not backend_alive:
         fails.append('the back end exited')
     return fails

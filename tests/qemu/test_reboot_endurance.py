@@ -26,9 +26,16 @@ def test_failures_catch_leaks():
                        (dict(SAMPLE, anon_kib=150 + 257), 'RssAnon'),
                        (dict(SAMPLE, echo_ok=False), 'echo'),
                        (dict(SAMPLE, host_conns=1), 'host connection')):
-        fails = re_mod.failures([SAMPLE, last], 256, True)
+        fails = re_mod.failures([SAMPLE, SAMPLE, last], 256, True)
         assert any(what in f for f in fails), (what, fails)
     assert re_mod.failures([SAMPLE, SAMPLE], 256, False) == ['the back end exited']
+    # RssAnon counts from the first reboot (the warm-up), fds and maps from boot 1
+    warm = dict(SAMPLE, anon_kib=450)
+    assert re_mod.failures([SAMPLE, warm, dict(warm, anon_kib=450 + 256)], 256, True) == []
+    fails = re_mod.failures([SAMPLE, warm, dict(warm, anon_kib=450 + 257)], 256, True)
+    assert any('RssAnon' in f for f in fails), fails
+    fails = re_mod.failures([SAMPLE, dict(warm, fds=15), dict(warm, fds=15)], 256, True)
+    assert any('fds' in f for f in fails), fails
     c = {'vu_connects': 1, 'vu_bad_msgs': 0, 'ring_errors': 0, 'conns_host': 11,
          'conns_closed': 11}
     assert re_mod.counter_failures(c) == []

@@ -24,6 +24,13 @@ static struct {
 	uint64_t rng;
 	bool stopped;
 	enum inject_mode armed;
+	/*
+	 * A stale RX id drawn when none was to be had: owed, tried again on
+	 * every later RX packet (when no other fault is armed) until one is.
+	 * A guest that posts every RX buffer again in the pass that reaped it
+	 * leaves the device such an id only now and then.
+	 */
+	bool stale_rx_owed;
 	uint64_t done[INJ_NMODES];
 	struct virtio_vsock_hdr extra[EXTRA_MAX];
 	unsigned n_extra;
@@ -70,6 +77,7 @@ void inject_stop(void)
 		fprintf(stderr, "ringside-vhost-vsock: inject: stopped\n");
 	inj.stopped = true;
 	inj.armed = INJ_NONE;
+	inj.stale_rx_owed = false;
 	inj.n_extra = 0;
 }
 
@@ -235,13 +243,16 @@ static int stale_id(struct vsock_dev *d, unsigned q, const struct vq_elem *e)
 
 /*
  * Complete e under a wrong id: the chain is lost to the guest. With no
- * stale id to be had now, the fault is dropped, not held: an RX ring the
- * guest keeps full may not offer one for a long time.
+ * stale id to be had now, the fault is not held (other modes go on): an
+ * RX ring the guest keeps full may not offer one for a long time; a stale
+ * RX id is owed instead and tried on the next RX packets.
  */
 static bool garble_id(struct vsock_dev *d, unsigned q, struct vq_elem *e, bool stale)
 {
 	int id = stale ? stale_id(d, q, e) : bogus_id(d, q);
 
+	if (stale && q == VQ_RX)
+		inj.stale_rx_owed = id < 0;
 	if (id < 0) {
 		inj.armed = INJ_NONE;
 		return false;
@@ -290,6 +301,8 @@ uint32_t inject_rx_packet(struct vsock_dev *d, struct vq_elem *e, uint32_t len)
 
 	note_done(VQ_RX, e->id);
 	tick();
+	if (inj.armed == INJ_NONE && inj.stale_rx_owed && !inj.stopped)
+		inj.armed = INJ_stale_rx_id;
 	m = inj.armed;
 	if (m == INJ_NONE || len < VSOCK_HDR_LEN ||
 	    iov_to_buf(e->in, e->n_in, 0, &h, sizeof(h)) != sizeof(h))

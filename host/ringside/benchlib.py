@@ -5,6 +5,7 @@ the benchmark client, and waiting for vsock to answer."""
 import argparse
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -31,6 +32,38 @@ def run_bench(args, timeout, prog):
         raise SystemExit('%s: ringside-bench %s failed (%d): %s'
                          % (prog, ' '.join(args), proc.returncode, proc.stderr.strip()))
     return json.loads(proc.stdout)
+
+
+def hybrid_connect(path, port, timeout, kind=socket.SOCK_STREAM):
+    """CONNECT through the back end's hybrid socket; the socket after OK.
+
+    On SOCK_SEQPACKET the CONNECT line and the OK are one message each; on
+    a stream the reply is read to its newline. Raises ConnectionRefusedError
+    when the back end closes without OK, ConnectionError on another reply,
+    or the OSError (a timeout among them) the socket raised.
+    """
+    s = socket.socket(socket.AF_UNIX, kind)
+    try:
+        s.settimeout(timeout)
+        s.connect(path)
+        s.sendall(b'CONNECT %d\n' % port)
+        if kind == socket.SOCK_SEQPACKET:
+            line = s.recv(64)
+        else:
+            line = b''
+            while not line.endswith(b'\n') and len(line) < 64:
+                c = s.recv(1)
+                if not c:
+                    break
+                line += c
+        if not line.endswith(b'\n'):
+            raise ConnectionRefusedError('no OK for CONNECT %d: %r' % (port, line))
+        if not re.match(rb'OK \d+\n$', line):
+            raise ConnectionError('bad reply to CONNECT %d: %r' % (port, line))
+        return s
+    except BaseException:
+        s.close()
+        raise
 
 
 def wait_vsock_up(uds, port=1234, timeout=60, prog='bench'):

@@ -36,7 +36,7 @@ import time
 
 import ringside as rr
 
-from .benchlib import Parser
+from .benchlib import Parser, hybrid_connect
 from .images import DEFAULT_VSOCK_BACKEND, REPO
 
 GUESTS = ('ringside', 'linux')
@@ -76,30 +76,6 @@ def pattern(n, off=0):
     period = bytes(range(251))
     start = off % 251
     return (period * ((start + n) // 251 + 1))[start:start + n]
-
-
-def hybrid_connect(uds, port, timeout):
-    """CONNECT through the back end's hybrid socket; the socket after OK.
-
-    Raises ConnectionError (refused, closed, bad reply) or TimeoutError.
-    """
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    s.settimeout(timeout)
-    try:
-        s.connect(uds)
-        s.sendall(b'CONNECT %d\n' % port)
-        line = b''
-        while not line.endswith(b'\n'):
-            c = s.recv(1)
-            if not c:
-                raise ConnectionRefusedError('no OK for CONNECT %d' % port)
-            line += c
-        if not re.match(rb'OK \d+\n$', line):
-            raise ConnectionError('bad reply %r' % line)
-    except (OSError, socket.timeout):
-        s.close()
-        raise
-    return s
 
 
 def echo_exchange(s, data, timeout):

@@ -52,7 +52,7 @@ import time
 
 import ringside as rr
 
-from .benchlib import Parser, wait_vsock_up
+from .benchlib import Parser, hybrid_connect, wait_vsock_up
 from .images import REPO
 
 PROG = 'soak'
@@ -79,30 +79,6 @@ class SoakError(Exception):
 
 # ------------------------------------------------------------- host side
 
-def hybrid_connect(path, port, kind=socket.SOCK_STREAM):
-    """CONNECT through the back end's hybrid socket; the socket after OK."""
-    s = socket.socket(socket.AF_UNIX, kind)
-    try:
-        s.settimeout(IO_TIMEOUT)
-        s.connect(path)
-        s.sendall(b'CONNECT %d\n' % port)
-        if kind == socket.SOCK_SEQPACKET:
-            line = s.recv(64)
-        else:
-            line = b''
-            while not line.endswith(b'\n') and len(line) < 64:
-                c = s.recv(1)
-                if not c:
-                    break
-                line += c
-        if not re.match(rb'OK \d+\n$', line):
-            raise SoakError('CONNECT %d: %r' % (port, line))
-        return s
-    except BaseException:
-        s.close()
-        raise
-
-
 def pattern(off, n):
     """The source service's bytes off..off+n: byte i is i % 251."""
     start = off % 251
@@ -119,7 +95,7 @@ def recv_some(s, n):
 
 def echo_stream(uds, data):
     """Write `data` while reading the echo; True when sha256s match."""
-    s = hybrid_connect(uds, PORT_ECHO)
+    s = hybrid_connect(uds, PORT_ECHO, IO_TIMEOUT)
     sent, got = 0, hashlib.sha256()
     left = len(data)
     try:
@@ -149,7 +125,7 @@ def echo_stream(uds, data):
 
 def sink(uds, data):
     """Send `data`, half-close, wait for the guest's close (it has read all)."""
-    s = hybrid_connect(uds, PORT_SINK)
+    s = hybrid_connect(uds, PORT_SINK, IO_TIMEOUT)
     try:
         s.sendall(data)
         s.shutdown(socket.SHUT_WR)
@@ -162,7 +138,7 @@ def sink(uds, data):
 
 def source(uds, n):
     """Read n bytes of the source's pattern and hang up; True if they match."""
-    s = hybrid_connect(uds, PORT_SOURCE)
+    s = hybrid_connect(uds, PORT_SOURCE, IO_TIMEOUT)
     got = hashlib.sha256()
     left = n
     try:
@@ -177,7 +153,7 @@ def source(uds, n):
 
 def seqpacket(uds_seq, messages):
     """Each message must come back whole: one recv, the same bytes."""
-    s = hybrid_connect(uds_seq, PORT_ECHO, socket.SOCK_SEQPACKET)
+    s = hybrid_connect(uds_seq, PORT_ECHO, IO_TIMEOUT, socket.SOCK_SEQPACKET)
     ok = True
     try:
         for msg in messages:

@@ -105,31 +105,29 @@ def load_average():
 
 # ------------------------------------------------------------------ pinning
 
-def set_affinity(pid, cpus):
-    """Every thread of pid onto cpus (a set); threads that went away are fine."""
+def each_thread(pid, apply):
+    """apply(tid) for every thread of pid; threads that went away (or a
+    process that did) are fine."""
     try:
         tids = [int(t) for t in os.listdir('/proc/%d/task' % pid)]
     except OSError:
         return
     for tid in tids:
         try:
-            os.sched_setaffinity(tid, cpus)
+            apply(tid)
         except OSError:
             pass
+
+
+def set_affinity(pid, cpus):
+    """Every thread of pid onto cpus (a set)."""
+    each_thread(pid, lambda tid: os.sched_setaffinity(tid, cpus))
 
 
 def set_nice(pid, nice):
     """Every thread of pid to this nice value (a scheduler weight: a woken
     thread of higher weight preempts the running one sooner)."""
-    try:
-        tids = [int(t) for t in os.listdir('/proc/%d/task' % pid)]
-    except OSError:
-        return
-    for tid in tids:
-        try:
-            os.setpriority(os.PRIO_PROCESS, tid, nice)
-        except OSError:
-            pass
+    each_thread(pid, lambda tid: os.setpriority(os.PRIO_PROCESS, tid, nice))
 
 
 def placement(mode, cpus):

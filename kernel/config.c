@@ -64,11 +64,6 @@ void config_reset(void)
 		(*p)->value_set = false;
 }
 
-uint64_t config_get(const struct config_key *key)
-{
-	return key->value_set ? key->value : key->def;
-}
-
 static int parse_uint(const char *s, uint64_t *out)
 {
 	char *end;

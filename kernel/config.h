@@ -58,7 +58,11 @@ struct config_key {
 		__attribute__((used, section("config_keys"), aligned(8))) = &var; \
 	struct config_key var
 
-uint64_t config_get(const struct config_key *key);
+/* The key's value; inline because data paths read their switches per packet. */
+static inline uint64_t config_get(const struct config_key *key)
+{
+	return key->value_set ? key->value : key->def;
+}
 
 /*
  * Call @hook->fn after @key changed value (at run time, or on the command

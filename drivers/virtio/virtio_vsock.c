@@ -89,7 +89,7 @@ static void rx_refill(struct virtio_vsock *d)
 	bool added = false;
 
 	while (virtq_free_slots(d->rx)) {
-		struct vsock_pkt *pkt = vsock_pkt_alloc(size - VSOCK_HDR_LEN);
+		struct vsock_pkt *pkt = vsock_pkt_alloc_rx(size - VSOCK_HDR_LEN);
 		struct vbuf in;
 
 		if (!pkt) {

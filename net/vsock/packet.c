@@ -87,7 +87,7 @@ static int pool_keep(struct vsock_pkt *pkt)
 	return 1;
 }
 
-struct vsock_pkt *vsock_pkt_alloc(uint32_t cap)
+struct vsock_pkt *vsock_pkt_alloc_rx(uint32_t cap)
 {
 	uint8_t k = class_of(cap);
 	struct vsock_pkt *pkt = pool_take(k);
@@ -104,9 +104,17 @@ struct vsock_pkt *vsock_pkt_alloc(uint32_t cap)
 	pkt->cap = cap;
 	pkt->off = 0;
 	pkt->ext = NULL;
-	memset(&pkt->hdr, 0, sizeof(pkt->hdr));
 	live++;
 	live_bytes += cap;
+	return pkt;
+}
+
+struct vsock_pkt *vsock_pkt_alloc(uint32_t cap)
+{
+	struct vsock_pkt *pkt = vsock_pkt_alloc_rx(cap);
+
+	if (pkt)
+		memset(&pkt->hdr, 0, sizeof(pkt->hdr));
 	return pkt;
 }
 

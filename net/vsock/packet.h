@@ -59,6 +59,12 @@ static inline const uint8_t *vsock_pkt_payload(const struct vsock_pkt *pkt)
 
 /* A packet with room for @cap payload bytes; the header is zeroed. */
 struct vsock_pkt *vsock_pkt_alloc(uint32_t cap);
+/*
+ * The same for an RX buffer, header not zeroed: the device writes it, and
+ * a completion shorter than a header is dropped before anyone reads it
+ * (vsock_hdr_check), so zeroing 44 bytes per buffer bought nothing.
+ */
+struct vsock_pkt *vsock_pkt_alloc_rx(uint32_t cap);
 void vsock_pkt_free(struct vsock_pkt *pkt);
 
 /* Packet buffers alive now (TX in flight, RX posted or queued on sockets). */

@@ -58,7 +58,7 @@ struct vsock_sock {
 	enum vsock_type type;
 	bool owned; /* an application holds it (else: accept queue or orphan) */
 	uint32_t local_port, peer_port;
-	uint64_t peer_cid;
+	uint64_t local_cid, peer_cid; /* fixed while connected: a reset ends it */
 	struct vsock_sock *hnext; /* hash chain */
 	int error;
 	uint64_t deadline; /* connect or close timeout, 0: none */
@@ -239,7 +239,7 @@ static void fill_hdr(struct vsock_pkt *pkt, const struct vsock_sock *s, uint16_t
 {
 	struct virtio_vsock_hdr *h = &pkt->hdr;
 
-	h->src_cid = vsock_local_cid();
+	h->src_cid = s->local_cid;
 	h->dst_cid = s->peer_cid;
 	h->src_port = s->local_port;
 	h->dst_port = s->peer_port;
@@ -474,7 +474,7 @@ static bool try_smallcopy(struct vsock_sock *s, struct vsock_pkt *pkt)
 	struct vsock_pkt *tail = s->rx_tail;
 	uint32_t n = pkt->hdr.len;
 
-	if (!config_get(&cfg_smallcopy) || n > SMALLCOPY_MAX || !tail)
+	if (!tail || n > SMALLCOPY_MAX || !config_get(&cfg_smallcopy))
 		return false;
 	if (tail->cap - tail->hdr.len < n || (tail->hdr.flags & VSOCK_SEQ_EOM))
 		return false;
@@ -706,6 +706,7 @@ static void handle_request(struct vsock_sock *l, const struct virtio_vsock_hdr *
 	c->state = VSOCK_CONNECTED;
 	c->type = l->type;
 	c->local_port = l->local_port;
+	c->local_cid = h->dst_cid; /* addressed_to_us() checked it */
 	c->peer_cid = h->src_cid;
 	c->peer_port = h->src_port;
 	c->peer_buf_alloc = h->buf_alloc;
@@ -924,6 +925,7 @@ struct vsock_sock *vsock_connect(uint64_t cid, uint32_t port, enum vsock_type ty
 	s->type = type;
 	s->owned = true;
 	s->local_port = local;
+	s->local_cid = vsock_local_cid();
 	s->peer_cid = cid;
 	s->peer_port = port;
 	hash_add(s);

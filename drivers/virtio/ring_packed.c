@@ -84,17 +84,21 @@ static void packed_fill_desc(struct virtq_packed_desc *d, const struct vbuf *b, 
  * 2.8.7 Indirect Flag: the table holds packed descriptors read in order;
  * WRITE is the only flag allowed in it (2.8.19), ids are ignored.
  */
-static struct virtq_packed_desc *packed_indirect_table(const struct vbuf *out, unsigned int n_out,
+static struct virtq_packed_desc *packed_indirect_table(struct virtq *vq, uint16_t id,
+						       const struct vbuf *out, unsigned int n_out,
 						       const struct vbuf *in, unsigned int n_in)
 {
 	unsigned int total = n_out + n_in, i;
 	struct virtq_packed_desc *table;
 
-	table = dma_alloc(sizeof(*table) * total, VIRTQ_DESC_ALIGN);
+	table = virtq_table_alloc(vq, id, total);
 	if (!table)
 		return NULL;
-	for (i = 0; i < n_out; i++)
+	/* a table is reused (virtq_table_alloc): every flag is written */
+	for (i = 0; i < n_out; i++) {
 		packed_fill_desc(&table[i], &out[i], 0);
+		table[i].flags = 0;
+	}
 	for (i = 0; i < n_in; i++) {
 		packed_fill_desc(&table[n_out + i], &in[i], 0);
 		table[n_out + i].flags = VIRTQ_DESC_F_WRITE;
@@ -151,13 +155,12 @@ int virtq_add_packed(struct virtq *vq, const struct vbuf *out, unsigned int n_ou
 	struct virtq_chain *c;
 
 	if (indirect && vq->num_free > 0)
-		table = packed_indirect_table(out, n_out, in, n_in);
+		table = packed_indirect_table(vq, id, out, n_out, in, n_in);
 	if (table)
 		need = 1;
 	/* Every buffer takes a slot, so a free slot implies a free id. */
 	if (vq->num_free < need) {
-		if (table)
-			dma_free(table);
+		virtq_table_free(vq, table);
 		return -ENOSPC;
 	}
 
@@ -292,10 +295,8 @@ static void *packed_release(struct virtq *vq, uint16_t id, uint32_t used_len, ui
 
 	c->token = NULL;
 	*len = virtq_used_len(vq, c, used_len);
-	if (c->indirect) {
-		dma_free(c->indirect);
-		c->indirect = NULL;
-	}
+	virtq_table_free(vq, c->indirect);
+	c->indirect = NULL;
 	vq->num_free += c->ndescs;
 	if (c->ndescs > 1)
 		vq->packed.multi_slot--;

@@ -75,14 +75,15 @@ static void split_fill_desc(struct virtq_desc *d, const struct vbuf *b, uint16_t
  * 2.7.5.3 Indirect Descriptors: the chain lives in a table of its own,
  * linked by next like the main table; the ring spends one descriptor.
  */
-static struct virtq_desc *split_indirect_table(const struct vbuf *out, unsigned int n_out,
+static struct virtq_desc *split_indirect_table(struct virtq *vq, uint16_t head,
+					       const struct vbuf *out, unsigned int n_out,
 					       const struct vbuf *in, unsigned int n_in)
 {
 	unsigned int total = n_out + n_in, i;
 	struct virtq_desc *table;
 	uint16_t flags;
 
-	table = dma_alloc(sizeof(*table) * total, VIRTQ_DESC_ALIGN);
+	table = virtq_table_alloc(vq, head, total);
 	if (!table)
 		return NULL;
 	for (i = 0; i < total; i++) {
@@ -143,12 +144,11 @@ int virtq_add_split(struct virtq *vq, const struct vbuf *out, unsigned int n_out
 
 	/* Without memory for a table, fall back to a direct chain. */
 	if (indirect && vq->num_free > 0)
-		table = split_indirect_table(out, n_out, in, n_in);
+		table = split_indirect_table(vq, head, out, n_out, in, n_in);
 	if (table)
 		need = 1;
 	if (vq->num_free < need) {
-		if (table)
-			dma_free(table);
+		virtq_table_free(vq, table);
 		return -ENOSPC;
 	}
 
@@ -257,10 +257,8 @@ static void *split_detach(struct virtq *vq, uint32_t id, uint32_t used_len, uint
 	token = c->token;
 	c->token = NULL;
 	*len = virtq_used_len(vq, c, used_len);
-	if (c->indirect) {
-		dma_free(c->indirect);
-		c->indirect = NULL;
-	}
+	virtq_table_free(vq, c->indirect);
+	c->indirect = NULL;
 	s->next[c->link] = s->free_head;
 	s->desc[c->link].next = s->free_head;
 	s->free_head = (uint16_t)id;

@@ -55,6 +55,50 @@ fail:
 	return NULL;
 }
 
+/*
+ * Indirect tables of up to SLOT_TABLE_DESCS descriptors live in one block
+ * per queue, one table per head (split) or id (packed): a head or id names
+ * one buffer in flight, so its table is free whenever it is, and no list
+ * is needed. A table from the heap per packet cost about 170 of the 1,200
+ * instructions of a 64 KiB guest-to-host packet (dma_alloc, malloc and
+ * free). Longer tables, or a queue too large for a block of
+ * SLOT_TABLES_MAX bytes: the heap, as before; no memory for the block: a
+ * direct chain, as for any table. The block is allocated
+ * on first use, so queues that never go indirect do not pay for it.
+ */
+#define SLOT_TABLE_DESCS 4
+#define SLOT_TABLE_BYTES (SLOT_TABLE_DESCS * sizeof(struct virtq_desc))
+#define SLOT_TABLES_MAX (64u << 10)
+
+_Static_assert(sizeof(struct virtq_desc) == sizeof(struct virtq_packed_desc),
+	       "one table block serves both layouts");
+
+static bool in_slot_tables(const struct virtq *vq, const void *table)
+{
+	const uint8_t *base = vq->slot_tables, *t = table;
+
+	return base && t >= base && t < base + (size_t)vq->size * SLOT_TABLE_BYTES;
+}
+
+void *virtq_table_alloc(struct virtq *vq, uint16_t slot, unsigned int n)
+{
+	size_t bytes = (size_t)vq->size * SLOT_TABLE_BYTES;
+
+	if (n > SLOT_TABLE_DESCS || slot >= vq->size || bytes > SLOT_TABLES_MAX)
+		return dma_alloc(n * sizeof(struct virtq_desc), VIRTQ_DESC_ALIGN);
+	if (!vq->slot_tables)
+		vq->slot_tables = dma_alloc(bytes, VIRTQ_DESC_ALIGN);
+	if (!vq->slot_tables)
+		return NULL; /* no memory: the caller places a direct chain */
+	return (uint8_t *)vq->slot_tables + (size_t)slot * SLOT_TABLE_BYTES;
+}
+
+void virtq_table_free(struct virtq *vq, void *table)
+{
+	if (table && !in_slot_tables(vq, table))
+		dma_free(table);
+}
+
 /* The caller has reset the device: nothing it owned is touched again. */
 void virtq_destroy(struct virtq *vq)
 {
@@ -63,8 +107,9 @@ void virtq_destroy(struct virtq *vq)
 	if (!vq)
 		return;
 	for (i = 0; i < vq->size; i++)
-		if (vq->chain[i].indirect)
-			dma_free(vq->chain[i].indirect);
+		virtq_table_free(vq, vq->chain[i].indirect);
+	if (vq->slot_tables)
+		dma_free(vq->slot_tables);
 	if (vq->layout == VIRTQ_SPLIT)
 		virtq_free_split(vq);
 	else
@@ -82,10 +127,8 @@ void *virtq_detach_unused(struct virtq *vq)
 		if (!token)
 			continue;
 		c->token = NULL;
-		if (c->indirect) {
-			dma_free(c->indirect);
-			c->indirect = NULL;
-		}
+		virtq_table_free(vq, c->indirect);
+		c->indirect = NULL;
 		return token;
 	}
 	return NULL;

@@ -211,6 +211,7 @@ struct virtq {
 	void (*notify)(struct virtq *vq);
 	void *priv;
 	struct virtq_chain *chain; /* by head index (split) or id (packed) */
+	void *slot_tables; /* indirect tables by head or id (virtq_table_alloc) */
 	struct virtq_stats stats;
 	union {
 		struct virtq_split split;
@@ -247,6 +248,12 @@ void virtq_mark_broken(struct virtq *vq);
 /* A completion named no buffer in flight: count it; false if now broken. */
 bool virtq_count_lost(struct virtq *vq);
 uint32_t virtq_in_len(const struct vbuf *in, unsigned int n_in);
+/*
+ * An indirect table of @n descriptors for the buffer under head (split)
+ * or id (packed) @slot; NULL without memory. virtq_table_free gives it up.
+ */
+void *virtq_table_alloc(struct virtq *vq, uint16_t slot, unsigned int n);
+void virtq_table_free(struct virtq *vq, void *table);
 /* A completion's len checked against the chain's device-writable bytes. */
 uint32_t virtq_used_len(struct virtq *vq, const struct virtq_chain *c, uint32_t used_len);
 

@@ -203,6 +203,8 @@ def main():
     p.add_argument('--mib', type=int, default=32, help='MiB per stream run')
     p.add_argument('--cmdline', default=CMDLINE)
     p.add_argument('--top', type=int, default=10)
+    p.add_argument('--stream-top', type=int, default=0,
+                   help='also the top functions of each stream, per 64 KiB')
     p.add_argument('--linux', action='store_true',
                    help='measure the Linux guest instead (make linux-guest)')
     opts = p.parse_args()
@@ -228,14 +230,21 @@ def main():
             for key, vals in rows.items():
                 print_row('%d B round trip, %s' % (size, key), vals)
         total = opts.mib << 20
-        print_row('h2g stream 64 KiB, per KiB',
-                  [stream_h2g(block, g.vsock_uds, total)[0] for _ in range(opts.runs)])
-        print_row('g2h stream 64 KiB, per KiB',
-                  [stream_g2h(block, g.vsock_uds, total)[0] for _ in range(opts.runs)])
+        streams = {}
+        for name, fn in (('h2g', stream_h2g), ('g2h', stream_g2h)):
+            runs = [fn(block, g.vsock_uds, total) for _ in range(opts.runs)]
+            print_row('%s stream 64 KiB, per KiB' % name, [r[0] for r in runs])
+            streams[name] = runs[-1][1]
         last = spans64[-1]
         print('\ntop functions of a 64 B round trip (last run; idle wake-ups included):')
         for line in cost.report(last.delta, symbols, opts.count, opts.top, 'rt')[10:]:
             print(line)
+        if opts.stream_top:
+            for name, span in streams.items():
+                print('\ntop functions of a %s stream per 64 KiB (last run):' % name)
+                for line in cost.report(span.delta, symbols, total >> 16, opts.stream_top,
+                                        '64K')[10:]:
+                    print(line)
         status = g.poweroff()
         return 0 if status == 0 else 1
     finally:

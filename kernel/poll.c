@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include <errno.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -16,6 +17,7 @@
 static const struct poller *pollers[POLL_MAX];
 /* pollers[i]->poll, or one that does nothing: a pass loads one pointer */
 static unsigned int (*poll_fns[POLL_MAX])(unsigned int budget);
+static bool (*pending_fns[POLL_MAX])(void); /* pollers[i]->pending */
 static unsigned int n_pollers;
 static uint64_t next_wake = UINT64_MAX;
 
@@ -51,6 +53,7 @@ int poll_register(const struct poller *p)
 		return -ENOSPC;
 	bit = 1u << n_pollers;
 	poll_fns[n_pollers] = p->poll ? p->poll : nothing_to_poll;
+	pending_fns[n_pollers] = p->pending;
 	pollers[n_pollers++] = p;
 	if (p->poll && !p->on_raise)
 		every_pass |= bit;
@@ -129,8 +132,9 @@ bool poll_pending(void)
 		unsigned int i = __builtin_ctz(ask);
 
 		ask &= ask - 1;
-		if (pollers[i]->pending()) {
-			poll_raise(1u << i);
+		if (pending_fns[i]()) {
+			if (on_raise & (1u << i)) /* the others run next pass anyway */
+				poll_raise(1u << i);
 			work = true;
 			ask &= ~every_pass;
 		}

@@ -56,8 +56,8 @@ unsigned int poll_once(void);
 
 /*
  * Would a pass find work? Called with interrupts off by idle_wait(): a
- * poller raised, or a pending() that says yes (that poller is raised, so
- * an on_raise one runs in the next pass).
+ * poller raised, or a pending() that says yes (an on_raise poller's is
+ * then raised, so the next pass runs it).
  */
 bool poll_pending(void);
 

@@ -14,7 +14,10 @@
  * the first half and fills the second, until the client's TEST_END. One test at a time: a connection that is neither the control
  * connection nor one of its streams gets ACCESS_DENIED.
  *
- * A state machine driven by the poll loop; nothing blocks.
+ * A state machine driven by the poll loop; nothing blocks. The poller
+ * runs when the socket layer raised it (net/vsock/poller.h), and every
+ * pass while a test is on, since its step and drain timeouts go by the
+ * clock.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +30,7 @@
 #include "kernel/poll.h"
 #include "kernel/stats.h"
 #include "kernel/time.h"
+#include "net/vsock/poller.h"
 #include "net/vsock/vsock.h"
 
 CONFIG_KEY(cfg_iperf3_port) = {
@@ -673,6 +677,8 @@ static void accept_all(void)
 	}
 }
 
+static uint32_t poll_self; /* the poller's bit, poll_bit() */
+
 static unsigned int iperf3_poll(unsigned int budget)
 {
 	(void)budget;
@@ -682,12 +688,15 @@ static unsigned int iperf3_poll(unsigned int budget)
 		control();
 	if (srv.phase == PH_RUNNING || srv.phase == PH_DRAIN)
 		run_streams();
+	vsock_poller_watch(poll_self, srv.ctl || srv.n_pending);
+	poll_keep(poll_self, srv.ctl);
 	return 0;
 }
 
 static const struct poller iperf3_poller = {
 	.name = "iperf3",
 	.poll = iperf3_poll,
+	.on_raise = true,
 };
 
 /* ---- the listener follows iperf3_port ---- */
@@ -712,6 +721,7 @@ static void port_changed(struct config_key *key)
 		vsock_close(srv.listener);
 	srv.listener = NULL;
 	iperf3_start();
+	poll_raise(poll_self);
 }
 
 static void iperf3_stats(void)
@@ -734,5 +744,7 @@ void iperf3_init(void)
 	srv.port_hook.fn = port_changed;
 	config_on_change(&cfg_iperf3_port, &srv.port_hook);
 	poll_register(&iperf3_poller);
+	poll_self = poll_bit(&iperf3_poller);
+	vsock_poller_watch(poll_self, false);
 	stats_register("iperf3", iperf3_stats);
 }

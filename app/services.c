@@ -4,9 +4,10 @@
  * seqpacket), accepts up to MAX_CONNS connections and serves them from the
  * poll loop. Nothing blocks: a connection without credit or data waits.
  *
- * A pass serves only when the socket layer reports a change since the
- * last one (vsock_events), or when the last pass itself did work or must
- * retry: the loop passes many times per packet, and walking every service,
+ * The poller runs only when the socket layer raised it (a change since
+ * the last pass, net/vsock/poller.h: any change while a connection is
+ * open, else a connection to accept), or every pass while it must retry:
+ * the loop passes many times per packet, and walking every service,
  * listener and connection each time cost more than the echo itself.
  */
 #include <stdio.h>
@@ -17,6 +18,7 @@
 #include "kernel/config.h"
 #include "kernel/poll.h"
 #include "kernel/stats.h"
+#include "net/vsock/poller.h"
 #include "net/vsock/vsock.h"
 
 CONFIG_KEY(cfg_echo_port) = {
@@ -76,8 +78,8 @@ static struct service services[SVC_COUNT] = {
 };
 
 static uint8_t *pattern;
-static uint64_t seen_events;
-static bool again = true; /* the next pass must serve, events or not */
+static bool again; /* the next pass must serve, raised or not */
+static uint32_t my_bit; /* the poller's, poll_bit() */
 
 const uint8_t *vsock_pattern(void)
 {
@@ -232,19 +234,35 @@ static void accept_all(struct service *svc, struct vsock_sock *l, bool seqpacket
 	}
 }
 
+/*
+ * Raised on every socket change while a connection is open (poller.h),
+ * every pass while retrying; told only when that changes.
+ */
+static void services_watch(bool conns)
+{
+	static bool busy, kept;
+
+	if (conns != busy) {
+		busy = conns;
+		vsock_poller_watch(my_bit, busy);
+	}
+	if (again != kept) {
+		kept = again;
+		poll_keep(my_bit, kept);
+	}
+}
+
 static unsigned int services_poll(unsigned int budget)
 {
-	uint64_t ev = vsock_events();
+	/* six listeners to ask: only when one has a child */
+	bool children = vsock_accept_queued();
+	bool conns = false;
 
-	if (ev == seen_events && !again)
-		return 0;
-	seen_events = ev;
 	again = false;
 	for (int k = 0; k < SVC_COUNT; k++) {
 		struct service *svc = &services[k];
 
-		/* six listeners to ask on every packet: only when one has a child */
-		if (vsock_accept_queued()) {
+		if (children) {
 			accept_all(svc, svc->listen_stream, false);
 			accept_all(svc, svc->listen_seq, true);
 		}
@@ -255,13 +273,16 @@ static unsigned int services_poll(unsigned int budget)
 			else
 				i++;
 		}
+		conns |= svc->n_conns != 0;
 	}
+	services_watch(conns);
 	return 0;
 }
 
 static const struct poller services_poller = {
 	.name = "services",
 	.poll = services_poll,
+	.on_raise = true,
 };
 
 /* ---- listeners, following the *_port keys ---- */
@@ -279,7 +300,7 @@ static void service_stop(struct service *svc)
 
 static void service_start(struct service *svc, enum service_kind kind)
 {
-	again = true;
+	poll_raise(my_bit);
 	svc->port = config_get(svc->port_key);
 	if (!svc->port)
 		return;
@@ -318,11 +339,13 @@ void services_init(void)
 	pattern = malloc(VSOCK_PATTERN_LEN);
 	for (uint32_t i = 0; i < VSOCK_PATTERN_LEN; i++)
 		pattern[i] = vsock_pattern_byte(i);
+	poll_register(&services_poller);
+	my_bit = poll_bit(&services_poller);
+	vsock_poller_watch(my_bit, false);
 	for (int k = 0; k < SVC_COUNT; k++) {
 		service_start(&services[k], k);
 		services[k].port_hook.fn = port_changed;
 		config_on_change(services[k].port_key, &services[k].port_hook);
 	}
-	poll_register(&services_poller);
 	stats_register("services", services_stats);
 }

@@ -19,6 +19,7 @@
 #include "kernel/config.h"
 #include "kernel/poll.h"
 #include "kernel/stats.h"
+#include "net/vsock/poller.h"
 #include "net/vsock/vsock.h"
 
 CONFIG_KEY(cfg_sockperf_port) = {
@@ -140,6 +141,9 @@ static void accept_all(void)
 	}
 }
 
+static uint32_t poll_self; /* the poller's bit, poll_bit() */
+
+/* Raised by the socket layer (net/vsock/poller.h), never every pass. */
 static unsigned int sockperf_poll(unsigned int budget)
 {
 	(void)budget;
@@ -154,12 +158,14 @@ static unsigned int sockperf_poll(unsigned int budget)
 		else
 			i++;
 	}
+	vsock_poller_watch(poll_self, n_conns);
 	return 0;
 }
 
 static const struct poller sockperf_poller = {
 	.name = "sockperf",
 	.poll = sockperf_poll,
+	.on_raise = true,
 };
 
 /* Follow the key: close the old listener and its connections, listen anew. */
@@ -173,6 +179,7 @@ static void port_changed(struct config_key *key)
 	port = config_get(key);
 	if (port && !(listener = vsock_listen(port, VSOCK_TYPE_STREAM, SP_BACKLOG)))
 		printf("vsock: sockperf cannot listen on port %u\n", port);
+	poll_raise(poll_self);
 }
 
 static void sockperf_stats(void)
@@ -190,5 +197,7 @@ void sockperf_init(void)
 	port_hook.fn = port_changed;
 	config_on_change(&cfg_sockperf_port, &port_hook);
 	poll_register(&sockperf_poller);
+	poll_self = poll_bit(&sockperf_poller);
+	vsock_poller_watch(poll_self, false);
 	stats_register("sockperf", sockperf_stats);
 }

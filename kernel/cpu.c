@@ -222,16 +222,21 @@ static void __attribute__((noreturn)) die(const struct trap_frame *f)
 }
 
 void trap_dispatch(struct trap_frame *f);
+void irq_dispatch(unsigned int vector);
 
+/* Exceptions (vectors 0..31): isr.S sends only those here. */
 void trap_dispatch(struct trap_frame *f)
 {
-	struct irq_slot *s;
+	die(f);
+}
 
-	if (f->vector < IRQ_FIRST)
-		die(f);
-	if (f->vector == IRQ_SPURIOUS)
+/* Vectors 32..255, from isr.S's short path (no trap frame). */
+void irq_dispatch(unsigned int vector)
+{
+	struct irq_slot *s = &irqs[vector & 0xff];
+
+	if (vector == IRQ_SPURIOUS)
 		return; /* no EOI for spurious interrupts (SDM 3A 11.9) */
-	s = &irqs[f->vector];
 	s->count++;
 	if (s->handler)
 		s->handler(s->arg);

@@ -42,24 +42,41 @@ CONFIG_KEY(cfg_tick) = {
 #define CONSOLE_BUSY_NS 1000000ULL
 #define CONSOLE_BURST_NS 1000000000ULL
 
+/* the keys, as their hook last saw them: idle_wait runs on every pass */
+static bool halt_on_idle, tick_deadline;
 static uint64_t halts, early_wakes;
 static uint64_t console_busy_until;
 static uint64_t armed_until; /* when the one-shot timer fires; 0: not armed */
 static uint64_t armed_ticks; /* timer interrupts counted when it was armed */
 
 /*
- * When the loop must be awake again: a poller's deadline, a device that
- * raises no interrupt (poll_every), or the console.
+ * When the loop must be awake again: a poller's deadline (@asked), a
+ * device that raises no interrupt (poll_every), or the console.
  */
-static uint64_t next_wake(uint64_t now)
+static uint64_t next_wake(uint64_t now, uint64_t asked)
 {
-	uint64_t wake = poll_take_wake();
+	uint64_t wake = asked;
 	uint64_t period = poll_period();
 	uint64_t console = now + (now < console_busy_until ? CONSOLE_BUSY_NS : CONSOLE_IDLE_NS);
 
+	if (now >= console_busy_until)
+		console_busy_until = 0; /* the line is in: back to the fast path */
 	if (period != UINT64_MAX && now + period < wake)
 		wake = now + period;
 	return console < wake ? console : wake;
+}
+
+/*
+ * The common halt between round trips: nobody asked for a time, no
+ * device is polled by period, the console is quiet and the one-shot armed
+ * last has not fired. It was armed no later than the console's look from
+ * an earlier now, so it fires in time from this one too: keep it without
+ * reading the clock.
+ */
+static bool timer_still_good(uint64_t asked)
+{
+	return asked == UINT64_MAX && !console_busy_until && armed_until &&
+	       poll_period() == UINT64_MAX && lapic_timer_ticks() == armed_ticks;
 }
 
 /*
@@ -72,9 +89,13 @@ static uint64_t next_wake(uint64_t now)
  */
 static bool arm_deadline(void)
 {
-	uint64_t now = now_ns();
-	uint64_t wake = next_wake(now);
+	uint64_t asked = poll_take_wake();
+	uint64_t now, wake;
 
+	if (timer_still_good(asked))
+		return true;
+	now = now_ns();
+	wake = next_wake(now, asked);
 	if (wake <= now) {
 		early_wakes++;
 		return false;
@@ -95,9 +116,8 @@ static bool arm_deadline(void)
  */
 void idle_wait(void)
 {
-	bool deadline = config_get(&cfg_tick) == TICK_DEADLINE;
-
-	if (config_get(&cfg_idle) != IDLE_HALT) {
+	if (!halt_on_idle) {
+		poll_pending(); /* raises the on_raise pollers that have work */
 		poll_take_wake();
 		return;
 	}
@@ -107,7 +127,7 @@ void idle_wait(void)
 		irq_enable();
 		return;
 	}
-	if (!deadline)
+	if (!tick_deadline)
 		poll_take_wake();
 	else if (!arm_deadline()) {
 		irq_enable();
@@ -115,18 +135,20 @@ void idle_wait(void)
 	}
 	halts++;
 	__asm__ __volatile__("sti; hlt" ::: "memory");
-	/* the shell reads the UART after this: a line is coming in */
-	if (deadline && console_rx_ready())
+}
+
+void idle_console_input(void)
+{
+	if (tick_deadline)
 		console_busy_until = now_ns() + CONSOLE_BURST_NS;
 }
 
 static void idle_changed(struct config_key *key)
 {
-	bool halt = config_get(&cfg_idle) == IDLE_HALT;
-	bool periodic = config_get(&cfg_tick) != TICK_DEADLINE;
-
+	halt_on_idle = config_get(&cfg_idle) == IDLE_HALT;
+	tick_deadline = config_get(&cfg_tick) == TICK_DEADLINE;
 	armed_until = 0; /* periodic mode or a stop overwrote the one-shot */
-	lapic_timer_periodic(halt && periodic ? TICK_US : 0);
+	lapic_timer_periodic(halt_on_idle && !tick_deadline ? TICK_US : 0);
 }
 
 static void idle_stats(void)

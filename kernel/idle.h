@@ -15,5 +15,10 @@ void idle_init(void);
  * input or a registered poller's pending() says work is waiting.
  */
 void idle_wait(void);
+/*
+ * The shell read a character: a line is coming in, so with tick=deadline
+ * the loop looks at the UART every tick for a while, not every 100 ms.
+ */
+void idle_console_input(void);
 
 #endif

@@ -1,10 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Interrupt and exception entry stubs. Each pushes a dummy error code when
- * the CPU does not, then its vector, saves the general registers into a
- * struct trap_frame (kernel/cpu.h) and calls trap_dispatch(frame).
- * Handlers run on the interrupted stack (double fault: IST1), and SSE
- * state is saved around C code so an interrupt cannot corrupt it.
+ * Interrupt and exception entry stubs. An exception's pushes a dummy error
+ * code when the CPU does not, then its vector, saves the general registers
+ * into a struct trap_frame (kernel/cpu.h) and calls trap_dispatch(frame).
+ * A device or timer vector (32..255) only wakes the poll loop and counts,
+ * so its stub saves what a C call may clobber (the System V caller-saved
+ * registers and, with FXSAVE, the x87/SSE state), calls irq_dispatch
+ * (vector) and returns: the callee-saved registers are kept by the C
+ * code itself, and nothing reads a trap frame. Handlers run on the
+ * interrupted stack (double fault: IST1); the kernel is built without a
+ * red zone, so the CPU's pushes cannot overwrite live data.
  */
 	.text
 
@@ -57,10 +62,17 @@ ISR_ERR 29
 ISR_ERR 30
 ISR_NOERR 31
 
-/* Device interrupts (MSI-X) use vectors 32..255 through one table. */
+/* Device interrupts (MSI-X) and the timer use vectors 32..255. */
+.macro ISR_DEV vec
+	.globl isr_\vec
+isr_\vec:
+	pushq	$\vec
+	jmp	irq_common
+.endm
+
 	.altmacro
 .macro ISR_IRQ vec
-	ISR_NOERR %vec
+	ISR_DEV %vec
 .endm
 	.set vec, 32
 	.rept 224
@@ -110,6 +122,44 @@ isr_common:
 	popq	%rbx
 	popq	%rax
 	add	$16, %rsp		/* vector and error code */
+	iretq
+
+/*
+ * The vector sits above the ten saved registers. %rbp keeps the stack
+ * pointer across the call (callee-saved); the FXSAVE area is 16-byte
+ * aligned below it (SDM 1 10.5.1).
+ */
+irq_common:
+	pushq	%rax
+	pushq	%rcx
+	pushq	%rdx
+	pushq	%rsi
+	pushq	%rdi
+	pushq	%r8
+	pushq	%r9
+	pushq	%r10
+	pushq	%r11
+	pushq	%rbp
+	mov	80(%rsp), %edi
+	mov	%rsp, %rbp
+	sub	$512, %rsp
+	and	$~15, %rsp
+	fxsave	(%rsp)
+	cld
+	call	irq_dispatch
+	fxrstor	(%rsp)
+	mov	%rbp, %rsp
+	popq	%rbp
+	popq	%r11
+	popq	%r10
+	popq	%r9
+	popq	%r8
+	popq	%rdi
+	popq	%rsi
+	popq	%rdx
+	popq	%rcx
+	popq	%rax
+	add	$8, %rsp		/* vector */
 	iretq
 
 	.section .rodata

@@ -30,7 +30,9 @@ static void __attribute__((noreturn)) poll_loop(void)
 {
 	for (;;) {
 		poll_once();
-		shell_poll();
+		/* the UART raises no interrupt: one look per pass */
+		if (console_rx_ready())
+			shell_poll();
 		idle_wait();
 	}
 }

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include <errno.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -14,8 +15,18 @@
 #define POLL_WAIT_STEP_NS 1000000ULL
 
 static const struct poller *pollers[POLL_MAX];
+/* pollers[i]->poll, or one that does nothing: a pass loads one pointer */
+static unsigned int (*poll_fns[POLL_MAX])(unsigned int budget);
+static bool (*pending_fns[POLL_MAX])(void); /* pollers[i]->pending */
 static unsigned int n_pollers;
 static uint64_t next_wake = UINT64_MAX;
+
+/*
+ * Bit i stands for pollers[i]. A pass runs every_pass | raised in table
+ * order; idle_wait asks the pending() hooks in has_pending only.
+ */
+static uint32_t every_pass, has_pending, on_raise;
+static volatile uint32_t raised;
 
 struct poll_period_req {
 	const void *owner;
@@ -25,33 +36,110 @@ struct poll_period_req {
 static struct poll_period_req periods[POLL_MAX];
 static uint64_t shortest_period = UINT64_MAX;
 
-int poll_register(const struct poller *p)
+_Static_assert(POLL_MAX <= 32, "one bit per poller in a uint32_t");
+
+static unsigned int nothing_to_poll(unsigned int budget)
 {
-	for (unsigned int i = 0; i < n_pollers; i++)
-		if (pollers[i] == p)
-			return 0;
-	if (n_pollers == POLL_MAX)
-		return -ENOSPC;
-	pollers[n_pollers++] = p;
 	return 0;
 }
 
+int poll_register(const struct poller *p)
+{
+	uint32_t bit;
+
+	if (poll_bit(p))
+		return 0;
+	if (n_pollers == POLL_MAX)
+		return -ENOSPC;
+	bit = 1u << n_pollers;
+	poll_fns[n_pollers] = p->poll ? p->poll : nothing_to_poll;
+	pending_fns[n_pollers] = p->pending;
+	pollers[n_pollers++] = p;
+	if (p->poll && !p->on_raise)
+		every_pass |= bit;
+	if (p->poll && p->on_raise)
+		on_raise |= bit;
+	if (p->pending)
+		has_pending |= bit;
+	return 0;
+}
+
+uint32_t poll_bit(const struct poller *p)
+{
+	for (unsigned int i = 0; i < n_pollers; i++)
+		if (pollers[i] == p)
+			return 1u << i;
+	return 0;
+}
+
+void poll_raise(uint32_t bits)
+{
+	__atomic_fetch_or(&raised, bits, __ATOMIC_RELAXED);
+}
+
+void poll_keep(uint32_t bits, bool on)
+{
+	bits &= on_raise;
+	every_pass = on ? every_pass | bits : every_pass & ~bits;
+}
+
+/* Take the raised bits in @mask (one locked AND, only when there are). */
+static uint32_t take_raised(uint32_t mask)
+{
+	uint32_t r = raised & mask;
+
+	if (r)
+		__atomic_fetch_and(&raised, ~r, __ATOMIC_RELAXED);
+	return r;
+}
+
+/*
+ * Lowest bit first, so pollers run in table order; a poller may raise one
+ * after it (the socket layer's poller raising a service), which then runs
+ * in the same pass instead of costing another. One raised for an earlier
+ * slot (or itself) runs in the next pass.
+ */
 unsigned int poll_once(void)
 {
+	uint32_t todo = every_pass | take_raised(~0u);
 	unsigned int work = 0;
 
-	for (unsigned int i = 0; i < n_pollers; i++)
-		if (pollers[i]->poll)
-			work += pollers[i]->poll(POLL_BUDGET);
+	while (todo) {
+		unsigned int i = __builtin_ctz(todo);
+
+		todo &= todo - 1;
+		work += poll_fns[i](POLL_BUDGET);
+		if (raised)
+			todo |= take_raised(~0u << i << 1);
+	}
 	return work;
 }
 
+/*
+ * Once one says yes the loop stays awake, so only the on_raise pollers
+ * are still asked: they run on nothing else, and a device that keeps an
+ * every-pass poller busy (a TX ring a broken queue never drains) must not
+ * keep the recovery from being raised.
+ */
 bool poll_pending(void)
 {
-	for (unsigned int i = 0; i < n_pollers; i++)
-		if (pollers[i]->pending && pollers[i]->pending())
-			return true;
-	return false;
+	uint32_t ask = has_pending;
+	bool work = raised;
+
+	if (work)
+		ask &= ~every_pass;
+	while (ask) {
+		unsigned int i = __builtin_ctz(ask);
+
+		ask &= ask - 1;
+		if (pending_fns[i]()) {
+			if (on_raise & (1u << i)) /* the others run next pass anyway */
+				poll_raise(1u << i);
+			work = true;
+			ask &= ~every_pass;
+		}
+	}
+	return work;
 }
 
 void poll_wake_at(uint64_t deadline_ns)
@@ -121,6 +209,9 @@ bool poll_wait(enum poll_step (*step)(void *arg), void *arg, uint64_t deadline_n
 
 			poll_wake_at(step_at < deadline_ns ? step_at : deadline_ns);
 			idle_wait();
+		} else {
+			/* busy: idle_wait does not ask, the on_raise pollers must be */
+			poll_pending();
 		}
 	}
 }

@@ -6,6 +6,12 @@
  * interrupts off, whether a poll would find work (idle=halt asks every
  * pending() before it sleeps).
  *
+ * A poller that has nothing to do most passes (a service waiting for its
+ * sockets, the recovery of a broken queue) sets on_raise: a pass then
+ * skips it unless something raised it (poll_raise), it asked to run every
+ * pass for a while (poll_keep), or its pending() said so before a halt.
+ * A pass costs a bit test for it instead of a call.
+ *
  * The table is static and lock-free: one loop runs it. A later step runs
  * one loop per vCPU; the table then becomes per-CPU.
  */
@@ -22,15 +28,37 @@ struct poller {
 	const char *name;
 	unsigned int (*poll)(unsigned int budget); /* optional: NULL polls nothing */
 	bool (*pending)(void); /* optional: NULL never keeps the CPU awake */
+	bool on_raise; /* run only when raised, kept, or pending (see above) */
 };
 
 /* Add @p (static storage) to the loop; registering it again does nothing. */
 int poll_register(const struct poller *p);
 
+/* @p's bit for poll_raise() and poll_keep(); 0 when @p is not registered. */
+uint32_t poll_bit(const struct poller *p);
+
+/*
+ * Run the pollers in @bits: later in this pass when they come after the
+ * one running now, else in the next pass, and the loop does not sleep
+ * before. Safe from an interrupt handler (one locked OR).
+ */
+void poll_raise(uint32_t bits);
+
+/*
+ * While @on, the on_raise pollers in @bits run every pass like the others
+ * (e.g. a state with a timeout checked against the clock); the loop may
+ * still sleep. Off again: they run only when raised.
+ */
+void poll_keep(uint32_t bits, bool on);
+
 /* One pass over every poller: the work done (0: nothing to do). */
 unsigned int poll_once(void);
 
-/* Would a pass find work? Called with interrupts off by idle_wait(). */
+/*
+ * Would a pass find work? Called with interrupts off by idle_wait(): a
+ * poller raised, or a pending() that says yes (an on_raise poller's is
+ * then raised, so the next pass runs it).
+ */
 bool poll_pending(void);
 
 /*

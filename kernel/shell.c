@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "kernel/console.h"
+#include "kernel/idle.h"
 #include "kernel/line_edit.h"
 #include "kernel/shell.h"
 
@@ -109,6 +110,7 @@ void shell_poll(void)
 	while ((c = console_getc()) >= 0) {
 		bool done = line_edit_feed(&editor, c, echo, &echo_len);
 
+		idle_console_input();
 		fflush(stdout);
 		console_write(echo, echo_len);
 		if (c == 0x15) /* Ctrl-U erased the line: redraw the prompt */

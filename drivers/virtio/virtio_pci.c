@@ -502,6 +502,9 @@ static unsigned int marks_seen;
  * takes. The driver's remove() ends what lived on the old rings (vsock:
  * connections reset, listeners kept). A poller of its own, so it runs
  * outside every driver's poll function, since remove() frees their state.
+ * It runs only when its pending() found a queue broken before the loop
+ * halted (on_raise): a broken queue stops the traffic, so the loop soon
+ * goes idle and asks.
  */
 static unsigned int recover_broken_poll(unsigned int budget)
 {
@@ -537,6 +540,7 @@ static const struct poller recover_poller = {
 	.name = "virtio-recover",
 	.poll = recover_broken_poll,
 	.pending = recover_broken_pending,
+	.on_raise = true,
 };
 
 static uint16_t device_type(const struct pci_dev *d)

@@ -93,7 +93,7 @@ POLL_PASS = frozenset((
     'vsock_peek', 'conn_done', 'serve', 'virtio_vsock_poll',
     'virtio_vsock_pending', 'virtq_has_used', 'virtq_has_used_split',
     'virtq_has_used_packed', 'isr_common', 'trap_dispatch', 'lapic_eoi',
-    'timer_tick', 'isr_32', 'isr_33',
+    'timer_tick', 'isr_32', 'isr_33', 'irq_common', 'irq_dispatch',
 ))
 # newlib's allocator: its path per packet depends on the heap's layout, which
 # depends on how allocations and frees interleaved (timing again); a run

@@ -33,6 +33,29 @@ int poll_register(const struct poller *p)
 	return 0;
 }
 
+uint32_t poll_bit(const struct poller *p)
+{
+	(void)p;
+	return 1;
+}
+
+void poll_raise(uint32_t bits)
+{
+	(void)bits;
+}
+
+void poll_keep(uint32_t bits, bool on)
+{
+	(void)bits;
+	(void)on;
+}
+
+void vsock_poller_watch(uint32_t bits, bool busy)
+{
+	(void)bits;
+	(void)busy;
+}
+
 void stats_register(const char *name, void (*print)(void))
 {
 	(void)name;

@@ -2,7 +2,8 @@
 /*
  * The poll registry and blocking waits: every poller runs each pass,
  * idle_wait is reached only when a pass did nothing and the step asked to
- * wait, pending() of any poller counts, deadlines end a wait.
+ * wait, pending() of any poller counts, deadlines end a wait; an on_raise
+ * poller runs only when raised, kept, or its pending() said so.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -63,15 +64,109 @@ static const struct poller poller_a = { .name = "a", .poll = a_poll };
 static const struct poller poller_b = { .name = "b", .poll = b_poll, .pending = b_pending };
 static const struct poller poller_quiet = { .name = "quiet" }; /* neither hook */
 
+/* ---- an on_raise poller, and one before it that raises it ---- */
+
+static unsigned int r_polls, raiser_polls;
+static bool r_has_work, raise_r;
+static const struct poller poller_r;
+
+static unsigned int raiser_poll(unsigned int budget)
+{
+	raiser_polls++;
+	if (raise_r)
+		poll_raise(poll_bit(&poller_r));
+	return 0;
+}
+
+static unsigned int r_poll(unsigned int budget)
+{
+	r_polls++;
+	r_has_work = false;
+	return 0;
+}
+
+static bool r_pending(void)
+{
+	return r_has_work;
+}
+
+static const struct poller poller_raiser = { .name = "raiser", .poll = raiser_poll };
+static const struct poller poller_r = {
+	.name = "r",
+	.poll = r_poll,
+	.pending = r_pending,
+	.on_raise = true,
+};
+
 static int setup(void **state)
 {
 	assert_int_equal(poll_register(&poller_a), 0);
 	assert_int_equal(poll_register(&poller_b), 0);
 	assert_int_equal(poll_register(&poller_quiet), 0);
-	a_polls = b_polls = a_work = idles = 0;
-	b_has_work = false;
+	assert_int_equal(poll_register(&poller_raiser), 0);
+	assert_int_equal(poll_register(&poller_r), 0);
+	a_polls = b_polls = a_work = idles = r_polls = raiser_polls = 0;
+	b_has_work = r_has_work = raise_r = false;
 	fake_ns = 0;
 	return 0;
+}
+
+static void test_on_raise_runs_only_when_raised(void **state)
+{
+	assert_true(poll_bit(&poller_r) != 0);
+	assert_true(poll_bit(&poller_a) != poll_bit(&poller_r));
+	assert_int_equal(poll_bit(&poller_quiet) & poll_bit(&poller_r), 0);
+	poll_once();
+	poll_once();
+	assert_int_equal(raiser_polls, 2);
+	assert_int_equal(r_polls, 0);
+	assert_false(poll_pending());
+	/* raised from outside a pass: the loop may not sleep, the next pass runs it once */
+	poll_raise(poll_bit(&poller_r));
+	assert_true(poll_pending());
+	poll_once();
+	assert_int_equal(r_polls, 1);
+	poll_once();
+	assert_int_equal(r_polls, 1);
+	assert_false(poll_pending());
+}
+
+static void test_raised_by_an_earlier_poller_runs_in_the_same_pass(void **state)
+{
+	raise_r = true;
+	poll_once();
+	assert_int_equal(r_polls, 1);
+	raise_r = false;
+	assert_false(poll_pending()); /* nothing left raised for the next pass */
+	poll_once();
+	assert_int_equal(r_polls, 1);
+}
+
+static void test_pending_raises_an_on_raise_poller(void **state)
+{
+	r_has_work = true;
+	b_has_work = true; /* an earlier yes does not hide r's */
+	assert_true(poll_pending());
+	b_has_work = false;
+	poll_once();
+	assert_int_equal(r_polls, 1);
+	assert_false(poll_pending());
+}
+
+static void test_keep_runs_every_pass_and_may_sleep(void **state)
+{
+	poll_keep(poll_bit(&poller_r), true);
+	poll_once();
+	poll_once();
+	assert_int_equal(r_polls, 2);
+	assert_false(poll_pending()); /* kept is not raised: the loop may halt */
+	poll_keep(poll_bit(&poller_r), false);
+	poll_once();
+	assert_int_equal(r_polls, 2);
+	/* keep never turns a plain poller off */
+	poll_keep(poll_bit(&poller_a), false);
+	poll_once();
+	assert_int_equal(a_polls, 4);
 }
 
 static void test_pass_runs_every_poller_once(void **state)
@@ -149,7 +244,7 @@ static void test_table_is_bounded(void **state)
 	for (int i = 0; i < POLL_MAX; i++)
 		if (poll_register(&extra[i]))
 			full++;
-	assert_int_equal(full, 3); /* a, b and quiet hold three slots */
+	assert_int_equal(full, 5); /* a, b, quiet, raiser and r hold five slots */
 }
 
 static void test_periods_shortest_wins(void **state)
@@ -184,6 +279,11 @@ int main(void)
 		cmocka_unit_test_setup(test_wait_runs_the_loop_and_idles, setup),
 		cmocka_unit_test_setup(test_progress_never_idles, setup),
 		cmocka_unit_test_setup(test_deadline_ends_a_wait, setup),
+		cmocka_unit_test_setup(test_on_raise_runs_only_when_raised, setup),
+		cmocka_unit_test_setup(test_raised_by_an_earlier_poller_runs_in_the_same_pass,
+				       setup),
+		cmocka_unit_test_setup(test_pending_raises_an_on_raise_poller, setup),
+		cmocka_unit_test_setup(test_keep_runs_every_pass_and_may_sleep, setup),
 		cmocka_unit_test_setup(test_table_is_bounded, setup),
 		cmocka_unit_test_setup(test_periods_shortest_wins, setup),
 	};

@@ -63,6 +63,10 @@ void poll_wake_at(uint64_t deadline_ns)
 {
 }
 
+void poll_raise(uint32_t bits)
+{
+}
+
 void stats_register(const char *name, void (*print)(void))
 {
 	stats_print = print;

@@ -496,10 +496,12 @@ static unsigned int packed_fixed_put_run(struct virtq *vq, struct virtq_packed_d
 	const uint16_t *id = ids;
 
 	for (; d < end; d++, id++) {
-		if (*id >= size || chain[*id].token)
+		unsigned int i = *id;
+
+		if (i >= size || chain[i].token)
 			break;
-		chain[*id].token = virtq_fixed_token(&chain[*id]);
-		packed_fixed_put(d, &bufs[*id], flags_word);
+		chain[i].token = virtq_fixed_token(&chain[i]);
+		packed_fixed_put(d, &bufs[i], flags_word);
 	}
 	return (unsigned int)(id - ids);
 }
@@ -552,20 +554,21 @@ unsigned int virtq_fixed_add_packed(struct virtq *vq, const struct virtq_fixed_b
 
 /*
  * The fast part of 2.8.22 for a batch: used elements with good ids from
- * @d on, at most @n, none past the ring's end, @used their flags. Stops
- * before anything else (not used yet, broken flags, a bad id), leaving it
- * for the caller. Returns the ids taken.
+ * @d on, at most @n, none past the ring's end, @used their flags exactly
+ * (what QEMU and DPDK write for a device-readable buffer; other bits go
+ * the slow way). Stops before anything else (not used yet, other flags,
+ * a bad id), leaving it for the caller. Returns the ids taken.
  */
 static unsigned int packed_fixed_take(struct virtq *vq, const struct virtq_packed_desc *d,
 				      uint16_t used, uint16_t *ids, unsigned int n)
 {
 	const struct virtq_packed_desc *end = d + n;
 	struct virtq_chain *chain = vq->chain;
-	unsigned int size = vq->size;
-	uint16_t *out = ids, id;
+	unsigned int size = vq->size, id;
+	uint16_t *out = ids;
 
 	for (; d < end; d++) {
-		if ((READ_ONCE(d->flags) & PACKED_OWNER_MASK) != used)
+		if (READ_ONCE(d->flags) != used)
 			break;
 		/* Read id only after the flags say used. */
 		virt_rmb();
@@ -573,7 +576,7 @@ static unsigned int packed_fixed_take(struct virtq *vq, const struct virtq_packe
 		if (id >= size || !chain[id].token)
 			break;
 		chain[id].token = NULL;
-		*out++ = id;
+		*out++ = (uint16_t)id;
 	}
 	return (unsigned int)(out - ids);
 }
@@ -581,7 +584,8 @@ static unsigned int packed_fixed_take(struct virtq *vq, const struct virtq_packe
 /*
  * What stopped packed_fixed_take at last_used, looked at again, one slot
  * at most so every call makes progress: the device may have written the
- * element since, then it is taken as any other (into *@out, returns 1).
+ * element since, or set flag bits besides AVAIL and USED; then it is
+ * taken as any other (into *@out, returns 1).
  * An element with broken flags or with an id out of range or not in
  * flight is counted and its slot skipped (virtq_count_lost; returns 0).
  * -1: nothing more to look at (the device's, or the queue broke).

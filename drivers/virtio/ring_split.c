@@ -385,10 +385,12 @@ static unsigned int split_fixed_put(struct virtq *vq, unsigned int pos, const ui
 	const uint16_t *id = ids;
 
 	for (; ring < end; ring++, id++) {
-		if (*id >= size || chain[*id].token)
+		unsigned int i = *id;
+
+		if (i >= size || chain[i].token)
 			break;
-		chain[*id].token = virtq_fixed_token(&chain[*id]);
-		*ring = *id;
+		chain[i].token = virtq_fixed_token(&chain[i]);
+		*ring = (uint16_t)i;
 	}
 	return (unsigned int)(id - ids);
 }

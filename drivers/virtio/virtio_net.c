@@ -74,8 +74,7 @@ static const char *const net_feature_names[24] = {
 
 struct tx_slot {
 	uint8_t *buf;
-	/* the tagged frame buf holds, laid out as in net_frame; len 0: none */
-	uint32_t len, tag;
+	uint32_t len, tag; /* the frame buf holds (tag 0: none), laid out as in net_frame */
 };
 
 struct virtio_net {
@@ -276,8 +275,7 @@ static void tx_fill(struct virtio_net *vn, uint16_t slot, const struct net_frame
 
 	memcpy(s->buf + VIRTIO_NET_HDR_LEN, f->data, f->len);
 	s->tag = f->tag;
-	/* an untagged frame promises nothing: no frame matches len 0 */
-	s->len = f->tag ? f->len : 0;
+	s->len = f->len;
 	/* the slot is free (on the stack), so the ring takes it */
 	virtq_fixed_set(vn->txq, vn->tx_bufs, slot, &b);
 }
@@ -291,10 +289,10 @@ static bool tx_holds(const struct tx_slot *s, const struct net_frame *f)
 {
 	uint64_t have, want;
 
-	/* len and tag side by side in both: one compare */
+	/* len and tag side by side in both: one compare; tag 0 promises nothing */
 	__builtin_memcpy(&have, &s->len, sizeof(have));
 	__builtin_memcpy(&want, &f->len, sizeof(want));
-	return have == want;
+	return have == want && want >> 32;
 }
 
 static bool tx_frame_ok(struct virtio_net *vn, const struct net_frame *f)
@@ -333,13 +331,15 @@ static const struct net_frame *tx_take_held(const struct tx_slot *tx, const stru
 					    const uint16_t *id_end, uint64_t *sum)
 {
 	const uint16_t *id = *idp;
+	size_t k, n = (size_t)(end - f) < (size_t)(id_end - id) ? (size_t)(end - f) :
+								  (size_t)(id_end - id);
 	uint64_t bytes = 0;
 
-	for (; f < end && id < id_end && tx_holds(&tx[*id], f); f++, id++)
-		bytes += f->len;
-	*idp = id;
+	for (k = 0; k < n && tx_holds(&tx[id[k]], &f[k]); k++)
+		bytes += f[k].len;
+	*idp = id + k;
 	*sum += bytes;
-	return f;
+	return f + k;
 }
 
 /*

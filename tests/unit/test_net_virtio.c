@@ -571,6 +571,20 @@ static void test_tx_hostile_packed(void **s)
 	tx_hostile(VIRTQ_PACKED);
 }
 
+/* An empty frame matches no slot, not even one never filled: a runt, dropped. */
+static void test_tx_empty_frame_dropped(void **s)
+{
+	uint8_t f[64] = { 0 };
+	struct net_frame fr[2] = { { f, 0, 0 }, { f, 0, net_frame_tag() } };
+
+	start(VIRTQ_PACKED, F_MAC, NULL);
+	assert_int_equal(registered->ops->xmit_burst(registered, fr, 2), 2);
+	assert_int_equal(stats()->tx_too_long, 2);
+	assert_int_equal(stats()->tx_packets, 0);
+	assert_int_equal(ring_model_fetch_all(&models[1]), 0);
+	stop();
+}
+
 static void test_interrupts_counted(void **s)
 {
 	start(VIRTQ_SPLIT, F_MAC, NULL);
@@ -615,6 +629,7 @@ int main(void)
 		cmocka_unit_test(test_tx_tagged_packed),
 		cmocka_unit_test(test_tx_hostile_split),
 		cmocka_unit_test(test_tx_hostile_packed),
+		cmocka_unit_test(test_tx_empty_frame_dropped),
 		cmocka_unit_test(test_interrupts_counted),
 		cmocka_unit_test(test_tx_kick_suppressed_when_device_says_so),
 	};

@@ -335,6 +335,30 @@ static void test_packed_garbled_flags(void **s)
 	fixed_free(f);
 }
 
+/* Packed: a used element with another flag bit set is still a completion. */
+static void test_packed_extra_flag_bits(void **s)
+{
+	struct fixed *f = fixed_new(VIRTQ_PACKED, 8);
+	uint16_t ids[3] = { 6, 2, 4 }, got[8];
+	unsigned int bad;
+	struct ring_model *m = &f->fx->m;
+
+	assert_int_equal(virtq_fixed_add(f->fx->vq, f->bufs, ids, 3), 3);
+	assert_int_equal(ring_model_fetch_all(m), 3);
+	ring_model_use(m, 0, 0);
+	ring_model_use(m, 0, 0);
+	m->pdesc[0].flags |= VIRTQ_DESC_F_WRITE;
+	ring_model_use(m, 0, 0);
+	ring_model_publish(m);
+	assert_int_equal(virtq_fixed_reclaim(f->fx->vq, got, 8, &bad), 3);
+	assert_int_equal(bad, 0);
+	assert_int_equal(got[0], 6);
+	assert_int_equal(got[1], 2);
+	assert_int_equal(got[2], 4);
+	assert_int_equal(bad_count(f), 0);
+	fixed_free(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -349,6 +373,7 @@ int main(void)
 		cmocka_unit_test(test_lost_half_split),
 		cmocka_unit_test(test_lost_half_packed),
 		cmocka_unit_test(test_packed_garbled_flags),
+		cmocka_unit_test(test_packed_extra_flag_bits),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -457,3 +457,194 @@ bool virtq_enable_cb_packed(struct virtq *vq)
 	virt_mb();
 	return !virtq_has_used_packed(vq);
 }
+
+/*
+ * ---- Fixed layout (virtqueue.h): buffer id i is the driver's slot i ----
+ *
+ * Every buffer is one slot, so a garbled element is always skippable
+ * (multi_slot stays 0). The id free list above is not used: the driver
+ * owns which ids are free, and @bufs says what each id's descriptor holds.
+ */
+
+/*
+ * Buffer @id into descriptor @d, flags included (@flags_word: the flags
+ * shifted to bits 48..63): len, id and the zero pad of @b are the
+ * descriptor's second word (little-endian, as the ring is: 2.8.13), one
+ * load and one store.
+ */
+static void packed_fixed_put(struct virtq_packed_desc *d, const struct virtq_fixed_buf *b,
+			     uint64_t flags_word)
+{
+	uint64_t w;
+
+	__builtin_memcpy(&w, &b->len, sizeof(w));
+	d->addr = b->addr;
+	WRITE_ONCE(*(uint64_t *)(void *)&d->len, w | flags_word);
+}
+
+/*
+ * Ids into the descriptors from @d on, at most @n, none past the ring's
+ * end, their flags @flags_word; stops before an id out of range or still
+ * in flight (a driver bug: the device is never handed a buffer it owns).
+ */
+static unsigned int packed_fixed_put_run(struct virtq *vq, struct virtq_packed_desc *d,
+					 const struct virtq_fixed_buf *bufs, const uint16_t *ids,
+					 unsigned int n, uint64_t flags_word)
+{
+	struct virtq_packed_desc *end = d + n;
+	struct virtq_chain *chain = vq->chain;
+	unsigned int size = vq->size;
+	const uint16_t *id = ids;
+
+	for (; d < end; d++, id++) {
+		unsigned int i = *id;
+
+		if (i >= size || chain[i].token)
+			break;
+		chain[i].token = virtq_fixed_token(&chain[i]);
+		packed_fixed_put(d, &bufs[i], flags_word);
+	}
+	return (unsigned int)(id - ids);
+}
+
+/*
+ * 2.8.21.1 for a batch: every descriptor but the first is written whole,
+ * flags included; the device cannot look past the first before its flags
+ * say available, and those go last, after one barrier (2.8.21.1.1), so
+ * the device sees the batch whole or not at all. The ring wraps at most
+ * once: two runs of contiguous slots, the second with the flipped wrap
+ * counter.
+ */
+unsigned int virtq_fixed_add_packed(struct virtq *vq, const struct virtq_fixed_buf *bufs,
+				    const uint16_t *ids, unsigned int n)
+{
+	struct virtq_packed *p = &vq->packed;
+	unsigned int head = p->next_avail, size = vq->size, run, k;
+	struct virtq_packed_desc *d = &p->desc[head];
+	uint16_t head_flags = packed_avail_flags(p->avail_wrap), id = ids[0];
+
+	if (n > vq->num_free)
+		n = vq->num_free;
+	if (!n || id >= size || vq->chain[id].token)
+		return 0;
+	/* the head: its flags stay as they are until the end */
+	vq->chain[id].token = virtq_fixed_token(&vq->chain[id]);
+	d->addr = bufs[id].addr;
+	d->len = bufs[id].len;
+	d->id = id;
+	k = 1;
+	run = n < size - head ? n : size - head;
+	if (run > 1)
+		k += packed_fixed_put_run(vq, d + 1, bufs, ids + 1, run - 1,
+					  (uint64_t)head_flags << 48);
+	if (k == run && n > run)
+		k += packed_fixed_put_run(vq, p->desc, bufs, ids + run, n - run,
+					  (uint64_t)packed_avail_flags(!p->avail_wrap) << 48);
+	p->next_avail = (uint16_t)(head + k);
+	if (p->next_avail >= size) {
+		p->next_avail = (uint16_t)(p->next_avail - size);
+		p->avail_wrap = !p->avail_wrap;
+	}
+	vq->num_free -= k;
+	p->pending = (uint16_t)(p->pending + k);
+	vq->num_added += k;
+	virt_wmb();
+	WRITE_ONCE(p->desc[head].flags, head_flags);
+	return k;
+}
+
+/*
+ * The fast part of 2.8.22 for a batch: used elements with good ids from
+ * @d on, at most @n, none past the ring's end, @used their flags exactly
+ * (what QEMU and DPDK write for a device-readable buffer; other bits go
+ * the slow way). Stops before anything else (not used yet, other flags,
+ * a bad id), leaving it for the caller. Returns the ids taken.
+ */
+static unsigned int packed_fixed_take(struct virtq *vq, const struct virtq_packed_desc *d,
+				      uint16_t used, uint16_t *ids, unsigned int n)
+{
+	const struct virtq_packed_desc *end = d + n;
+	struct virtq_chain *chain = vq->chain;
+	unsigned int size = vq->size, id;
+	uint16_t *out = ids;
+
+	for (; d < end; d++) {
+		if (READ_ONCE(d->flags) != used)
+			break;
+		/* Read id only after the flags say used. */
+		virt_rmb();
+		id = READ_ONCE(d->id);
+		if (id >= size || !chain[id].token)
+			break;
+		chain[id].token = NULL;
+		*out++ = (uint16_t)id;
+	}
+	return (unsigned int)(out - ids);
+}
+
+/*
+ * What stopped packed_fixed_take at last_used, looked at again, one slot
+ * at most so every call makes progress: the device may have written the
+ * element since, or set flag bits besides AVAIL and USED; then it is
+ * taken as any other (into *@out, returns 1).
+ * An element with broken flags or with an id out of range or not in
+ * flight is counted and its slot skipped (virtq_count_lost; returns 0).
+ * -1: nothing more to look at (the device's, or the queue broke).
+ */
+static int packed_fixed_slow(struct virtq *vq, uint16_t *out, unsigned int *bad)
+{
+	struct virtq_packed *p = &vq->packed;
+	struct virtq_packed_desc *d = &p->desc[p->last_used];
+	uint16_t own = READ_ONCE(d->flags) & PACKED_OWNER_MASK, id;
+
+	if (own == packed_avail_flags(p->used_wrap))
+		return -1; /* still the device's */
+	if (own != packed_used_flags(p->used_wrap)) {
+		(*bad)++;
+		return packed_skip_garbled(vq) ? 0 : -1;
+	}
+	virt_rmb();
+	id = READ_ONCE(d->id);
+	packed_skip(vq, 1);
+	if (id < vq->size && vq->chain[id].token) {
+		vq->chain[id].token = NULL; /* it arrived after the first look */
+		*out = id;
+		return 1;
+	}
+	(*bad)++;
+	return virtq_count_lost(vq) ? 0 : -1;
+}
+
+/*
+ * 2.8.22 for a batch: one slot per used element (fixed buffers are one
+ * descriptor each, 2.8.6).
+ */
+unsigned int virtq_fixed_reclaim_packed(struct virtq *vq, uint16_t *ids, unsigned int max,
+					unsigned int *bad)
+{
+	struct virtq_packed *p = &vq->packed;
+	unsigned int n = 0, todo, k;
+
+	while (n < max && p->pending) {
+		todo = max - n < p->pending ? max - n : p->pending;
+		if (todo > (unsigned int)(vq->size - p->last_used))
+			todo = vq->size - p->last_used; /* to the ring's end; the loop goes on */
+		k = packed_fixed_take(vq, &p->desc[p->last_used], packed_used_flags(p->used_wrap),
+				      ids + n, todo);
+		n += k;
+		packed_skip(vq, (uint16_t)k);
+		if (k < todo) {
+			int r = packed_fixed_slow(vq, ids + n, bad);
+
+			if (r < 0)
+				break;
+			n += (unsigned int)r;
+		}
+	}
+	vq->num_free += n;
+	if (!p->pending && !vq->broken)
+		packed_check_idle_slot(vq);
+	if (n)
+		packed_after_used(vq);
+	return n;
+}

@@ -350,3 +350,135 @@ bool virtq_enable_cb_split(struct virtq *vq)
 	virt_mb();
 	return !virtq_has_used_split(vq);
 }
+
+/*
+ * ---- Fixed layout (virtqueue.h): descriptor i is buffer i for good ----
+ *
+ * The free list above is not used: the driver owns which ids are free.
+ * Adding writes only available ring entries; reclaiming reads only used
+ * ring ids.
+ */
+
+/* 2.7.5: one device-readable descriptor; written only while not in flight. */
+void virtq_fixed_set_split(struct virtq *vq, uint16_t id, const struct virtq_fixed_buf *fb)
+{
+	struct virtq_desc *d = &vq->split.desc[id];
+
+	d->addr = fb->addr;
+	d->len = fb->len;
+	d->flags = 0;
+}
+
+/*
+ * Ids into the available ring from entry @pos on, at most @n, none past
+ * the ring's end; stops before an id out of range or still in flight (a
+ * driver bug: the device is never handed a buffer it owns).
+ */
+static unsigned int split_fixed_put(struct virtq *vq, unsigned int pos, const uint16_t *ids,
+				    unsigned int n)
+{
+	uint16_t *ring = &vq->split.avail->ring[pos], *end = ring + n;
+	struct virtq_chain *chain = vq->chain;
+	unsigned int size = vq->size;
+	const uint16_t *id = ids;
+
+	for (; ring < end; ring++, id++) {
+		unsigned int i = *id;
+
+		if (i >= size || chain[i].token)
+			break;
+		chain[i].token = virtq_fixed_token(&chain[i]);
+		*ring = (uint16_t)i;
+	}
+	return (unsigned int)(id - ids);
+}
+
+/* 2.7.13.2-3 for a batch: n ring entries, one barrier, one idx write. */
+unsigned int virtq_fixed_add_split(struct virtq *vq, const uint16_t *ids, unsigned int n)
+{
+	struct virtq_split *s = &vq->split;
+	unsigned int pos = s->avail_idx & (vq->size - 1), run, k;
+
+	if (n > vq->num_free)
+		n = vq->num_free;
+	/* the ring wraps at most once: two runs of contiguous entries */
+	run = n < vq->size - pos ? n : vq->size - pos;
+	k = split_fixed_put(vq, pos, ids, run);
+	if (k == run && n > run)
+		k += split_fixed_put(vq, 0, ids + run, n - run);
+	if (!k)
+		return 0;
+	/* 2.7.13.3.1: the entries are visible before idx. */
+	virt_wmb();
+	s->avail_idx = (uint16_t)(s->avail_idx + k);
+	WRITE_ONCE(s->avail->idx, s->avail_idx);
+	s->in_flight = (uint16_t)(s->in_flight + k);
+	vq->num_free -= k;
+	vq->num_added += k;
+	return k;
+}
+
+/*
+ * The fast part of 2.7.14 for a batch: used entries from @pos on with
+ * good ids, at most @n, none past the ring's end; stops before a bad one.
+ * Returns the ids taken.
+ */
+static unsigned int split_fixed_take(struct virtq *vq, unsigned int pos, uint16_t *ids,
+				     unsigned int n)
+{
+	const struct virtq_used_elem *e = &vq->split.used->ring[pos], *end = e + n;
+	struct virtq_chain *chain = vq->chain;
+	unsigned int size = vq->size;
+	uint16_t *out = ids;
+
+	for (; e < end; e++) {
+		uint32_t id = READ_ONCE(e->id);
+
+		if (id >= size || !chain[id].token)
+			break;
+		chain[id].token = NULL;
+		*out++ = (uint16_t)id;
+	}
+	return (unsigned int)(out - ids);
+}
+
+/*
+ * 2.7.14 for a batch: used->idx read and checked once (it may move only
+ * as far as the buffers in flight), then each entry's id checked: out of
+ * range or not in flight is counted and dropped (virtq_count_lost).
+ */
+unsigned int virtq_fixed_reclaim_split(struct virtq *vq, uint16_t *ids, unsigned int max,
+				       unsigned int *bad)
+{
+	struct virtq_split *s = &vq->split;
+	uint16_t used_idx = READ_ONCE(s->used->idx);
+	unsigned int n = 0, todo, pos, k;
+
+	if (used_idx == s->last_used || !split_used_idx_ok(vq, used_idx))
+		return 0;
+	/* 2.7.8: entries only after idx says they are there. */
+	virt_rmb();
+	while (s->last_used != used_idx && n < max) {
+		todo = (uint16_t)(used_idx - s->last_used);
+		if (todo > max - n)
+			todo = max - n;
+		pos = s->last_used & (vq->size - 1);
+		if (todo > vq->size - pos)
+			todo = vq->size - pos; /* to the ring's end; the loop goes on */
+		k = split_fixed_take(vq, pos, ids + n, todo);
+		n += k;
+		s->last_used = (uint16_t)(s->last_used + k);
+		if (k == todo)
+			continue;
+		/* the entry at last_used named no buffer in flight */
+		s->last_used++;
+		(*bad)++;
+		if (!virtq_count_lost(vq))
+			break;
+	}
+	s->in_flight = (uint16_t)(s->in_flight - n);
+	vq->num_free += n;
+	if (vq->event_idx)
+		split_update_used_event(vq);
+	return n;
+}

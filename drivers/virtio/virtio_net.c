@@ -10,10 +10,13 @@
  * and num_buffers come from the device and are checked before use.
  *
  * TX (5.1.6.2): each frame is one descriptor, header and frame together
- * (VERSION_1 implies any layout, 2.6.4). A burst is added whole and kicked
- * once. With txpoll=1 (seed 001) sent buffers are reclaimed only in the
- * poll path and the device is asked for no TX interrupts; with txpoll=0
- * the transmit path also reclaims before adding, as Linux did before.
+ * (VERSION_1 implies any layout, 2.6.4). The TX queue has a fixed layout
+ * (virtqueue.h): slot i is buffer id i, its descriptor points at the
+ * slot's buffer for good, so a burst is its ids added in one batch (one
+ * publish, one kick) and reclaiming is ids coming back. With txpoll=1
+ * (seed 001) sent buffers are reclaimed only in the poll path and the
+ * device is asked for no TX interrupts; with txpoll=0 the transmit path
+ * also reclaims before adding, as Linux did before.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -71,8 +74,7 @@ static const char *const net_feature_names[24] = {
 
 struct tx_slot {
 	uint8_t *buf;
-	uint32_t tag, len; /* the tagged frame buf holds (tag 0: none) */
-	bool busy;
+	uint32_t len, tag; /* the frame buf holds (tag 0: none), laid out as in net_frame */
 };
 
 struct virtio_net {
@@ -95,7 +97,8 @@ struct virtio_net {
 	bool merge_bad;
 
 	struct tx_slot *tx;
-	uint16_t *tx_free; /* stack of free slot indices */
+	struct virtq_fixed_buf *tx_bufs; /* what each slot's descriptor holds */
+	uint16_t *tx_free; /* stack of free slot indices: the ring's ids */
 	uint32_t tx_count, tx_nfree;
 };
 
@@ -222,32 +225,19 @@ static unsigned int rx_poll(struct virtio_net *vn, unsigned int budget)
 /* ---- TX ---- */
 
 /*
- * A TX buffer's token is its slot index + 1 (tokens are never NULL): the
- * check of what comes back is one compare, and the free stack takes the
- * index as it is.
+ * Returns the buffers taken back: work for the poll loop (a sender waits
+ * on it). The ring checks each id the device names (in range, in flight)
+ * and writes the good ones straight onto the free stack: at most the
+ * slots in flight come back, so the stack cannot overflow.
  */
-static void *tx_token(uint16_t slot)
-{
-	return (void *)((uintptr_t)slot + 1);
-}
-
-/* Returns the buffers taken back: work for the poll loop (a sender waits on it). */
 static unsigned int tx_reclaim(struct virtio_net *vn, bool in_xmit)
 {
-	unsigned int n = 0;
-	void *token;
+	unsigned int n, bad;
 
-	while ((token = virtq_get_used(vn->txq, NULL))) {
-		uintptr_t slot = (uintptr_t)token - 1;
-
-		if (slot >= vn->tx_count || !vn->tx[slot].busy) {
-			vn->dev.stats.tx_bad_token++;
-			continue;
-		}
-		vn->tx[slot].busy = false;
-		vn->tx_free[vn->tx_nfree++] = (uint16_t)slot;
-		n++;
-	}
+	n = virtq_fixed_reclaim(vn->txq, &vn->tx_free[vn->tx_nfree], vn->tx_count - vn->tx_nfree,
+				&bad);
+	vn->tx_nfree += n;
+	vn->dev.stats.tx_bad_token += bad;
 	vn->dev.stats.tx_reclaimed += n;
 	if (in_xmit)
 		vn->dev.stats.tx_reclaim_in_xmit += n;
@@ -274,57 +264,141 @@ static void tx_apply_txpoll(struct virtio_net *vn, bool force)
 
 /*
  * The frame into a slot's buffer, after the header that stays zero (set
- * once at probe). A tagged frame the slot already holds is not copied
- * again: the tag promises the same bytes (struct net_frame). The device
- * only reads TX buffers (2.7.4); one that writes them anyway garbles
- * only what it is sent itself.
+ * once at probe), and the slot's descriptor to its length. The device
+ * only reads TX buffers (2.7.4); one that writes them anyway garbles only
+ * what it is sent itself.
  */
-static void tx_fill(struct tx_slot *s, const struct net_frame *f)
+static void tx_fill(struct virtio_net *vn, uint16_t slot, const struct net_frame *f)
 {
-	if (f->tag && s->tag == f->tag && s->len == f->len)
-		return;
+	struct tx_slot *s = &vn->tx[slot];
+	struct vbuf b = { s->buf, VIRTIO_NET_HDR_LEN + f->len };
+
 	memcpy(s->buf + VIRTIO_NET_HDR_LEN, f->data, f->len);
 	s->tag = f->tag;
 	s->len = f->len;
+	/* the slot is free (on the stack), so the ring takes it */
+	virtq_fixed_set(vn->txq, vn->tx_bufs, slot, &b);
 }
 
+/*
+ * A tagged frame the slot already holds need not be copied again: the
+ * tag promises the same bytes (struct net_frame). Its length was checked
+ * when it was copied.
+ */
+static bool tx_holds(const struct tx_slot *s, const struct net_frame *f)
+{
+	uint64_t have, want;
+
+	/* len and tag side by side in both: one compare; tag 0 promises nothing */
+	__builtin_memcpy(&have, &s->len, sizeof(have));
+	__builtin_memcpy(&want, &f->len, sizeof(want));
+	return have == want && want >> 32;
+}
+
+static bool tx_frame_ok(struct virtio_net *vn, const struct net_frame *f)
+{
+	if (f->len <= TX_BUF_SIZE - VIRTIO_NET_HDR_LEN && f->len >= ETH_HLEN)
+		return true;
+	vn->dev.stats.tx_too_long++; /* taken and dropped: resending would not help */
+	return false;
+}
+
+/*
+ * The ring took fewer than were filled (it broke): the frames that went
+ * are the first @added good ones; returns how many frames that consumed.
+ */
+static unsigned int tx_consumed(const struct net_frame *frames, unsigned int added, uint64_t *bytes)
+{
+	unsigned int i, good = 0;
+
+	*bytes = 0;
+	for (i = 0; good < added; i++) {
+		if (frames[i].len > TX_BUF_SIZE - VIRTIO_NET_HDR_LEN || frames[i].len < ETH_HLEN)
+			continue;
+		*bytes += frames[i].len;
+		good++;
+	}
+	return i;
+}
+
+/*
+ * The common case (pktgen) alone, with no call in the loop so everything
+ * stays in registers: from @f on, frames the slots from *@idp on already
+ * hold. Returns where it stopped; *@idp and *@sum move on.
+ */
+static const struct net_frame *tx_take_held(const struct tx_slot *tx, const struct net_frame *f,
+					    const struct net_frame *end, const uint16_t **idp,
+					    const uint16_t *id_end, uint64_t *sum)
+{
+	const uint16_t *id = *idp;
+	size_t k, n = (size_t)(end - f) < (size_t)(id_end - id) ? (size_t)(end - f) :
+								  (size_t)(id_end - id);
+	uint64_t bytes = 0;
+
+	for (k = 0; k < n && tx_holds(&tx[id[k]], &f[k]); k++)
+		bytes += f[k].len;
+	*idp = id + k;
+	*sum += bytes;
+	return f + k;
+}
+
+/*
+ * Frames into the slots ids[0..m-1] in order, frame k into ids[k]
+ * (dropped frames take none). Returns the frames consumed; *taken the
+ * slots filled, *bytes their frame bytes.
+ */
+static unsigned int tx_take(struct virtio_net *vn, const struct net_frame *frames, unsigned int n,
+			    const uint16_t *ids, unsigned int m, unsigned int *taken,
+			    uint64_t *bytes)
+{
+	const struct net_frame *f = frames, *end = frames + n;
+	const uint16_t *id = ids, *id_end = ids + m;
+	uint64_t sum = 0;
+
+	for (;;) {
+		f = tx_take_held(vn->tx, f, end, &id, id_end, &sum);
+		if (f == end)
+			break;
+		if (tx_frame_ok(vn, f)) {
+			if (id == id_end) {
+				vn->dev.stats.tx_ring_full++;
+				break;
+			}
+			tx_fill(vn, *id++, f);
+			sum += f->len;
+		}
+		f++;
+	}
+	*taken = (unsigned int)(id - ids);
+	*bytes = sum;
+	return (unsigned int)(f - frames);
+}
+
+/*
+ * The burst takes the top @m ids of the free stack, and the ring gets
+ * them in one batch. Ids the ring did not take stay on the stack.
+ */
 static unsigned int vnet_xmit_burst(struct net_dev *dev, const struct net_frame *frames,
 				    unsigned int n)
 {
 	struct virtio_net *vn = dev->priv;
-	unsigned int i, added = 0;
-	uint64_t bytes = 0;
+	unsigned int i, m, taken, added;
+	uint64_t bytes;
+	uint16_t *ids;
 
 	tx_apply_txpoll(vn, false);
 	if (!vn->txpoll)
 		tx_reclaim(vn, true);
-	for (i = 0; i < n; i++) {
-		uint32_t len = frames[i].len;
-		struct tx_slot *s;
-		struct vbuf out;
-		uint16_t slot;
-
-		if (len > TX_BUF_SIZE - VIRTIO_NET_HDR_LEN || len < ETH_HLEN) {
-			dev->stats.tx_too_long++;
-			continue; /* taken and dropped: resending would not help */
-		}
-		if (!vn->tx_nfree) {
-			dev->stats.tx_ring_full++;
-			break;
-		}
-		slot = vn->tx_free[vn->tx_nfree - 1];
-		s = &vn->tx[slot];
-		tx_fill(s, &frames[i]);
-		out.addr = s->buf;
-		out.len = VIRTIO_NET_HDR_LEN + len;
-		if (virtq_add(vn->txq, &out, 1, NULL, 0, tx_token(slot))) {
-			dev->stats.tx_ring_full++;
-			break;
-		}
-		vn->tx_nfree--;
-		s->busy = true;
-		bytes += len;
-		added++;
+	m = n < vn->tx_nfree ? n : vn->tx_nfree;
+	ids = &vn->tx_free[vn->tx_nfree - m];
+	i = tx_take(vn, frames, n, ids, m, &taken, &bytes);
+	added = virtq_fixed_add(vn->txq, vn->tx_bufs, ids, taken);
+	if (added < m)
+		memmove(ids, ids + added, (m - added) * sizeof(*ids));
+	vn->tx_nfree -= added;
+	if (added < taken) {
+		dev->stats.tx_ring_full++;
+		i = tx_consumed(frames, added, &bytes);
 	}
 	dev->stats.tx_packets += added;
 	dev->stats.tx_bytes += bytes;
@@ -427,6 +501,7 @@ static void vnet_free(struct virtio_net *vn)
 		for (uint32_t i = 0; i < vn->tx_count; i++)
 			dma_free(vn->tx[i].buf);
 	free(vn->tx);
+	free(vn->tx_bufs);
 	free(vn->tx_free);
 	dma_free(vn->rx_mem);
 	free(vn->rx_posted);
@@ -474,8 +549,9 @@ static int vnet_probe(struct virtio_device *vdev)
 	vn->rx_posted = calloc(vn->rx_count, sizeof(*vn->rx_posted));
 	vn->tx_count = virtq_size(vn->txq);
 	vn->tx = calloc(vn->tx_count, sizeof(*vn->tx));
+	vn->tx_bufs = calloc(vn->tx_count, sizeof(*vn->tx_bufs));
 	vn->tx_free = calloc(vn->tx_count, sizeof(*vn->tx_free));
-	if (!vn->rx_mem || !vn->rx_posted || !vn->tx || !vn->tx_free)
+	if (!vn->rx_mem || !vn->rx_posted || !vn->tx || !vn->tx_bufs || !vn->tx_free)
 		goto fail;
 	for (uint32_t i = 0; i < vn->tx_count; i++) {
 		vn->tx[i].buf = dma_alloc(TX_BUF_SIZE, 64);

@@ -373,3 +373,62 @@ void virtq_get_stats(const struct virtq *vq, struct virtq_stats *st)
 {
 	*st = vq->stats;
 }
+
+/* ---- Fixed layout (virtqueue.h): ids are slots, set once, added in batches ---- */
+
+int virtq_fixed_set(struct virtq *vq, struct virtq_fixed_buf *bufs, uint16_t id,
+		    const struct vbuf *b)
+{
+	struct virtq_chain *c;
+
+	if (id >= vq->size || !b->len)
+		return -EINVAL;
+	c = &vq->chain[id];
+	if (c->token)
+		return -EBUSY;
+	bufs[id].addr = virt_to_phys(b->addr);
+	bufs[id].len = b->len;
+	bufs[id].id = id;
+	bufs[id].pad = 0;
+	/* device-readable only: a used length means nothing (2.7.8, 2.8.4) */
+	c->in_len = 0;
+	c->ndescs = 1;
+	if (vq->layout == VIRTQ_SPLIT)
+		virtq_fixed_set_split(vq, id, &bufs[id]);
+	return 0;
+}
+
+unsigned int virtq_fixed_add(struct virtq *vq, const struct virtq_fixed_buf *bufs,
+			     const uint16_t *ids, unsigned int n)
+{
+	unsigned int added;
+
+	if (vq->broken || !n)
+		return 0;
+	if (vq->layout == VIRTQ_SPLIT)
+		added = virtq_fixed_add_split(vq, ids, n);
+	else
+		added = virtq_fixed_add_packed(vq, bufs, ids, n);
+	if (added < n)
+		vq->stats.full++;
+	vq->stats.added += added;
+	return added;
+}
+
+unsigned int virtq_fixed_reclaim(struct virtq *vq, uint16_t *ids, unsigned int max,
+				 unsigned int *bad)
+{
+	unsigned int n, dummy;
+
+	if (!bad)
+		bad = &dummy;
+	*bad = 0;
+	if (vq->broken)
+		return 0;
+	if (vq->layout == VIRTQ_SPLIT)
+		n = virtq_fixed_reclaim_split(vq, ids, max, bad);
+	else
+		n = virtq_fixed_reclaim_packed(vq, ids, max, bad);
+	vq->stats.completed += n;
+	return n;
+}

@@ -257,4 +257,69 @@ void virtq_table_free(struct virtq *vq, void *table);
 /* A completion's len checked against the chain's device-writable bytes. */
 uint32_t virtq_used_len(struct virtq *vq, const struct virtq_chain *c, uint32_t used_len);
 
+/*
+ * ---- Fixed layout: a queue whose buffers never move ----
+ *
+ * For a transmit queue whose every buffer is one device-readable
+ * descriptor in a buffer the driver keeps for good (virtio-net TX slots):
+ * buffer id i is slot i, so adding is writing ids, not descriptors, and a
+ * completion needs only its id checked. A queue either uses these calls
+ * for all its buffers from creation on, or never; virtq_add on it is a
+ * bug. detach_unused, has_used, kick and the broken-queue rules behave as
+ * for any queue (an id that comes back out of range or not in flight is
+ * counted in bad_completions and dropped, virtq_count_lost).
+ *
+ * @bufs is the driver's table, one entry per id (virtq_size of them),
+ * written only by virtq_fixed_set: what the descriptor of each id holds.
+ */
+struct virtq_fixed_buf {
+	uint64_t addr; /* guest-physical */
+	uint32_t len;
+	uint16_t id; /* packed: len, id and a zero pad are copied as one word */
+	uint16_t pad;
+};
+
+/*
+ * Point buffer @id at @b (device-readable). Only while @id is not in
+ * flight; -EINVAL for an id out of range or an empty buffer, -EBUSY if
+ * the device owns it.
+ */
+int virtq_fixed_set(struct virtq *vq, struct virtq_fixed_buf *bufs, uint16_t id,
+		    const struct vbuf *b);
+/*
+ * Make @n buffers available, ids[0..n-1] (each set, none in flight), with
+ * one barrier and one index or head-flags publish for the batch. Returns
+ * how many were added: fewer when the ring is full or an id is in flight
+ * already (counted in stats.full), 0 on a broken queue.
+ */
+unsigned int virtq_fixed_add(struct virtq *vq, const struct virtq_fixed_buf *bufs,
+			     const uint16_t *ids, unsigned int n);
+/*
+ * Take back up to @max completed buffers: their ids into @ids. The used
+ * index (split) is read once per call; used lengths mean nothing here.
+ * @bad (if not NULL) gets the garbled completions dropped by this call.
+ */
+unsigned int virtq_fixed_reclaim(struct virtq *vq, uint16_t *ids, unsigned int max,
+				 unsigned int *bad);
+
+/* Twins, called by virtqueue.c only. */
+void virtq_fixed_set_split(struct virtq *vq, uint16_t id, const struct virtq_fixed_buf *fb);
+unsigned int virtq_fixed_add_split(struct virtq *vq, const uint16_t *ids, unsigned int n);
+unsigned int virtq_fixed_reclaim_split(struct virtq *vq, uint16_t *ids, unsigned int max,
+				       unsigned int *bad);
+unsigned int virtq_fixed_add_packed(struct virtq *vq, const struct virtq_fixed_buf *bufs,
+				    const uint16_t *ids, unsigned int n);
+unsigned int virtq_fixed_reclaim_packed(struct virtq *vq, uint16_t *ids, unsigned int max,
+					unsigned int *bad);
+
+/*
+ * The token of a fixed buffer while it is in flight: its chain entry, so
+ * marking it costs no instruction beyond the store (what
+ * virtq_detach_unused returns for a fixed buffer; id = entry - vq->chain).
+ */
+static inline void *virtq_fixed_token(struct virtq_chain *c)
+{
+	return c;
+}
+
 #endif

@@ -137,7 +137,13 @@ def test_macswap_echo(macswap_guest, rxbuf, size):
         got = after['udp_no_port'] - before['udp_no_port']
         if (got >= st['tx'] and st['rx'] == n) or time.monotonic() > deadline:
             break
-    assert st['tx'] >= n // 10, 'testpmd sent back only %d of %d' % (st['tx'], n)
+    # How many come back depends on how often the guest drains its RX ring
+    # while pktgen sends: at rxbuf=128 a 1514 B frame takes 12 of its 256
+    # buffers, so about 20 fit at a time. Since the TX ring's fixed layout
+    # pktgen sends about 5x faster (fewer loop passes per frame): 267 to 376
+    # of 3000 came back here at 128/1514 (609 to 930 before), so the floor
+    # is n // 20, still 7 ring-fulls of frames spanning buffers.
+    assert st['tx'] >= n // 20, 'testpmd sent back only %d of %d' % (st['tx'], n)
     assert got == st['tx']
     assert after['rx_packets'] - before['rx_packets'] == st['tx']
     for bad in ('rx_drop_short', 'rx_drop_long', 'rx_drop_num_buffers', 'rx_drop_bad_token',

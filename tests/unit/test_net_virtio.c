@@ -514,6 +514,77 @@ static void test_tx_tagged_packed(void **s)
 	tx_tagged(VIRTQ_PACKED);
 }
 
+/*
+ * A hostile device on TX: a completion with an id out of range and one
+ * for a buffer not in flight are counted in tx_bad_token and dropped; the
+ * slots they stood for are lost, the others come back once and the queue
+ * goes on sending.
+ */
+static void tx_hostile(enum virtq_layout l)
+{
+	uint8_t f[64];
+	struct net_frame fr[4];
+	struct ring_model *m = &models[1];
+	uint32_t tag = net_frame_tag();
+	uint16_t first;
+
+	start(l, F_MAC, NULL);
+	make_frame(f, 64, 7);
+	for (int i = 0; i < 4; i++)
+		fr[i] = (struct net_frame){ f, 64, tag };
+	assert_int_equal(registered->ops->xmit_burst(registered, fr, 4), 4);
+	assert_int_equal(ring_model_fetch_all(m), 4);
+	first = m->held[0].id;
+	ring_model_complete(m, 0, 0);
+	ring_model_drop(m, 0);
+	ring_model_use_raw(m, 5000, 0, 1);
+	ring_model_publish(m);
+	poll();
+	assert_int_equal(stats()->tx_reclaimed, 1);
+	assert_int_equal(stats()->tx_bad_token, 1);
+	/* the slot reclaimed above, named again while it is not in flight */
+	ring_model_drop(m, 0);
+	ring_model_use_raw(m, first, 0, 1);
+	ring_model_complete(m, 0, 0);
+	poll();
+	assert_int_equal(stats()->tx_bad_token, 2);
+	assert_int_equal(stats()->tx_reclaimed, 2);
+	/* 16 slots, 2 lost: 14 go out, every one whole */
+	for (int i = 0; i < 4; i++) {
+		unsigned int n = registered->ops->xmit_burst(registered, fr, 4);
+
+		assert_int_equal(n, i < 3 ? 4 : 2);
+	}
+	assert_int_equal(ring_model_fetch_all(m), 14);
+	for (unsigned int i = 0; i < m->n_held; i++)
+		tx_held_is(m, i, f, 64);
+	stop();
+}
+
+static void test_tx_hostile_split(void **s)
+{
+	tx_hostile(VIRTQ_SPLIT);
+}
+
+static void test_tx_hostile_packed(void **s)
+{
+	tx_hostile(VIRTQ_PACKED);
+}
+
+/* An empty frame matches no slot, not even one never filled: a runt, dropped. */
+static void test_tx_empty_frame_dropped(void **s)
+{
+	uint8_t f[64] = { 0 };
+	struct net_frame fr[2] = { { f, 0, 0 }, { f, 0, net_frame_tag() } };
+
+	start(VIRTQ_PACKED, F_MAC, NULL);
+	assert_int_equal(registered->ops->xmit_burst(registered, fr, 2), 2);
+	assert_int_equal(stats()->tx_too_long, 2);
+	assert_int_equal(stats()->tx_packets, 0);
+	assert_int_equal(ring_model_fetch_all(&models[1]), 0);
+	stop();
+}
+
 static void test_interrupts_counted(void **s)
 {
 	start(VIRTQ_SPLIT, F_MAC, NULL);
@@ -556,6 +627,9 @@ int main(void)
 		cmocka_unit_test(test_tx_packed_txpoll0),
 		cmocka_unit_test(test_tx_tagged_split),
 		cmocka_unit_test(test_tx_tagged_packed),
+		cmocka_unit_test(test_tx_hostile_split),
+		cmocka_unit_test(test_tx_hostile_packed),
+		cmocka_unit_test(test_tx_empty_frame_dropped),
 		cmocka_unit_test(test_interrupts_counted),
 		cmocka_unit_test(test_tx_kick_suppressed_when_device_says_so),
 	};

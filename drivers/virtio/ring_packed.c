@@ -193,9 +193,21 @@ int virtq_add_packed(struct virtq *vq, const struct vbuf *out, unsigned int n_ou
 	return 0;
 }
 
+/* Why a one-descriptor add cannot go ahead, counted like virtq_add_chain. */
+static int packed_add_refused(struct virtq *vq, void *token)
+{
+	if (!token)
+		return -EINVAL;
+	if (vq->broken)
+		return -EIO;
+	vq->stats.full++;
+	return -ENOSPC;
+}
+
 /*
  * 2.8.21.1 for a buffer of one descriptor, the common case (vsock RX
- * buffers and TX packets): no chain to place, never indirect.
+ * buffers and TX packets): no chain to place, never indirect
+ * (chain.indirect is already NULL for a free id).
  */
 int virtq_add_one_packed(struct virtq *vq, const struct vbuf *b, bool write, void *token)
 {
@@ -203,8 +215,8 @@ int virtq_add_one_packed(struct virtq *vq, const struct vbuf *b, bool write, voi
 	uint16_t id = p->free_id, head = p->next_avail, flags;
 	struct virtq_chain *c;
 
-	if (!vq->num_free)
-		return -ENOSPC;
+	if (!token || vq->broken || !vq->num_free)
+		return packed_add_refused(vq, token);
 	packed_fill_desc(&p->desc[head], b, id);
 	flags = packed_avail_flags(p->avail_wrap) | (write ? VIRTQ_DESC_F_WRITE : 0);
 	if (++p->next_avail == vq->size) {
@@ -214,12 +226,12 @@ int virtq_add_one_packed(struct virtq *vq, const struct vbuf *b, bool write, voi
 	c = &vq->chain[id];
 	p->free_id = c->link;
 	c->token = token;
-	c->indirect = NULL;
 	c->in_len = write ? b->len : 0;
 	c->ndescs = 1;
 	vq->num_free--;
 	p->pending++;
 	vq->num_added++;
+	vq->stats.added++;
 	/* 2.8.21.1.1: addr, len and id are visible before the flags. */
 	virt_wmb();
 	WRITE_ONCE(p->desc[head].flags, flags);
@@ -227,7 +239,7 @@ int virtq_add_one_packed(struct virtq *vq, const struct vbuf *b, bool write, voi
 }
 
 /* 2.8.21.2 Sending Available Buffer Notifications, with 2.8.10. */
-bool virtq_kick_prepare_packed(struct virtq *vq)
+static bool packed_kick_needed(struct virtq *vq)
 {
 	struct virtq_packed *p = &vq->packed;
 	uint16_t new_idx = p->next_avail;
@@ -258,6 +270,27 @@ bool virtq_kick_prepare_packed(struct virtq *vq)
 	if ((bool)(ev.off_wrap >> RING_EVENT_WRAP_SHIFT) != p->avail_wrap)
 		event -= vq->size;
 	return virtq_need_event(event, new_idx, old_idx);
+}
+
+bool virtq_kick_prepare_packed(struct virtq *vq)
+{
+	bool need;
+
+	if (!vq->num_added)
+		return false;
+	need = packed_kick_needed(vq);
+	vq->num_added = 0;
+	if (!need)
+		vq->stats.kicks_suppressed++;
+	return need;
+}
+
+bool virtq_kick_packed(struct virtq *vq)
+{
+	if (!virtq_kick_prepare_packed(vq))
+		return false;
+	virtq_notify(vq);
+	return true;
 }
 
 static void packed_skip(struct virtq *vq, uint16_t n)
@@ -291,7 +324,9 @@ static void *packed_release(struct virtq *vq, uint16_t id, uint32_t used_len, ui
 	void *token = c->token;
 
 	c->token = NULL;
-	*len = virtq_used_len(vq, c, used_len);
+	used_len = virtq_used_len(vq, c, used_len);
+	if (len)
+		*len = used_len;
 	if (c->indirect) {
 		dma_free(c->indirect);
 		c->indirect = NULL;
@@ -301,6 +336,7 @@ static void *packed_release(struct virtq *vq, uint16_t id, uint32_t used_len, ui
 		vq->packed.multi_slot--;
 	c->link = vq->packed.free_id;
 	vq->packed.free_id = id;
+	vq->stats.completed++;
 	return token;
 }
 
@@ -389,6 +425,8 @@ void *virtq_get_used_packed(struct virtq *vq, uint32_t *len)
 	void *token;
 	uint16_t id;
 
+	if (vq->broken)
+		return NULL;
 	for (;;) {
 		if (!packed_next_used(vq))
 			return NULL;
@@ -414,8 +452,11 @@ void *virtq_get_used_packed(struct virtq *vq, uint32_t *len)
 bool virtq_has_used_packed(struct virtq *vq)
 {
 	struct virtq_packed *p = &vq->packed;
-	uint16_t own = READ_ONCE(p->desc[p->last_used].flags) & PACKED_OWNER_MASK;
+	uint16_t own;
 
+	if (vq->broken)
+		return false;
+	own = READ_ONCE(p->desc[p->last_used].flags) & PACKED_OWNER_MASK;
 	/* With buffers pending, anything but "available" needs a look. */
 	if (p->pending)
 		return own != packed_avail_flags(p->used_wrap);

@@ -248,10 +248,16 @@ bool virtq_kick_prepare_split(struct virtq *vq)
 	return need;
 }
 
+/* The inline virtq_kick saw num_added != 0. */
 bool virtq_kick_split(struct virtq *vq)
 {
-	if (!virtq_kick_prepare_split(vq))
+	bool need = split_kick_needed(vq);
+
+	vq->num_added = 0;
+	if (!need) {
+		vq->stats.kicks_suppressed++;
 		return false;
+	}
 	virtq_notify(vq);
 	return true;
 }

@@ -213,9 +213,11 @@ struct virtq {
 	bool cb_disabled;
 	bool broken; /* see virtq_is_broken */
 	uint16_t indirect_min; /* 0: never indirect */
+	/* num_free and num_added apart: gcc -O2 would merge the two updates
+	 * of an add into one vector add costing twice the instructions. */
+	unsigned int num_free; /* free descriptor slots */
 	unsigned int lost; /* buffers lost to garbled completions */
 	uint32_t num_added; /* slots (packed) / chains (split) since kick */
-	unsigned int num_free; /* free descriptor slots */
 	void (*notify)(struct virtq *vq);
 	void *priv;
 	struct virtq_chain *chain; /* by head index (split) or id (packed) */

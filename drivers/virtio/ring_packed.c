@@ -333,16 +333,14 @@ static void *packed_release(struct virtq *vq, uint16_t id, uint32_t used_len, ui
 	used_len = virtq_used_len(vq, c, used_len);
 	if (len)
 		*len = used_len;
-	if (c->indirect) {
-		dma_free(c->indirect);
-		c->indirect = NULL;
-	}
 	vq->num_free += c->ndescs;
 	if (c->ndescs > 1)
 		vq->packed.multi_slot--;
 	c->link = vq->packed.free_id;
 	vq->packed.free_id = id;
 	vq->stats.completed++;
+	if (c->indirect)
+		return virtq_free_indirect(c, token);
 	return token;
 }
 
@@ -422,8 +420,8 @@ static void packed_after_used(struct virtq *vq)
 	}
 }
 
-/* 2.8.22 Receiving Used Buffers From The Device */
-void *virtq_get_used_packed(struct virtq *vq, uint32_t *len)
+/* The whole walk: garbled elements, the idle slot check. */
+static __attribute__((noinline)) void *packed_get_used_slow(struct virtq *vq, uint32_t *len)
 {
 	struct virtq_packed *p = &vq->packed;
 	struct virtq_packed_desc *d;
@@ -431,8 +429,6 @@ void *virtq_get_used_packed(struct virtq *vq, uint32_t *len)
 	void *token;
 	uint16_t id;
 
-	if (vq->broken)
-		return NULL;
 	for (;;) {
 		if (!packed_next_used(vq))
 			return NULL;
@@ -453,6 +449,45 @@ void *virtq_get_used_packed(struct virtq *vq, uint32_t *len)
 		if (token)
 			return token;
 	}
+}
+
+/*
+ * 2.8.22 Receiving Used Buffers From The Device. The common cases, a
+ * used element naming a buffer in flight and the slot still the
+ * device's, take no call but to what they free; anything else (nothing
+ * pending, flags neither used nor available, an id not in flight) is
+ * looked at again by the whole walk, which counts and skips.
+ */
+void *virtq_get_used_packed(struct virtq *vq, uint32_t *len)
+{
+	struct virtq_packed *p = &vq->packed;
+	struct virtq_packed_desc *d = &p->desc[p->last_used];
+	const struct virtq_chain *c;
+	uint32_t used_len;
+	uint16_t own, id;
+
+	if (vq->broken)
+		return NULL;
+	if (!p->pending)
+		return packed_get_used_slow(vq, len);
+	own = READ_ONCE(d->flags) & PACKED_OWNER_MASK;
+	if (own == packed_avail_flags(p->used_wrap))
+		return NULL; /* still the device's */
+	if (own != packed_used_flags(p->used_wrap))
+		return packed_get_used_slow(vq, len);
+	/* Read id and len only after the flags say used. */
+	virt_rmb();
+	id = READ_ONCE(d->id);
+	used_len = READ_ONCE(d->len);
+	if (id >= vq->size)
+		return packed_get_used_slow(vq, len);
+	c = &vq->chain[id];
+	if (!c->token || c->ndescs > p->pending)
+		return packed_get_used_slow(vq, len);
+	/* 2.8.6: the device skips the rest of the chain; so do we. */
+	packed_skip(vq, c->ndescs);
+	packed_after_used(vq);
+	return packed_release(vq, id, used_len, len);
 }
 
 bool virtq_has_used_packed(struct virtq *vq)

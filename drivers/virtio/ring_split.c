@@ -311,14 +311,6 @@ bool virtq_has_used_split(struct virtq *vq)
 	return true;
 }
 
-/* A chain's indirect table goes back once the device is done with it. */
-static __attribute__((noinline)) void *split_free_indirect(struct virtq_chain *c, void *token)
-{
-	dma_free(c->indirect);
-	c->indirect = NULL;
-	return token;
-}
-
 /*
  * 2.7.14: return a chain's descriptors to the free list. The caller
  * checked that @id is a head in flight. Our copy of the links only:
@@ -340,7 +332,7 @@ static void *split_detach(struct virtq *vq, uint32_t id, uint32_t used_len, uint
 	s->in_flight--;
 	vq->stats.completed++;
 	if (c->indirect)
-		return split_free_indirect(c, token);
+		return virtq_free_indirect(c, token);
 	return token;
 }
 
@@ -424,6 +416,24 @@ void *virtq_get_used_split(struct virtq *vq, uint32_t *len)
 	if (split_id_ok(vq, id))
 		return split_detach(vq, id, used_len, len);
 	return split_lost(vq, len);
+}
+
+/* virtq_get_used_split's walk for many buffers, without a call for each. */
+unsigned int virtq_get_used_batch_split(struct virtq *vq, void **tokens, unsigned int max)
+{
+	uint32_t id, used_len;
+	unsigned int n = 0;
+
+	while (n < max) {
+		if (split_batch_empty(vq) && !virtq_has_used_split(vq))
+			break;
+		split_pop(vq, &id, &used_len);
+		if (split_id_ok(vq, id))
+			tokens[n++] = split_detach(vq, id, used_len, NULL);
+		else
+			virtq_count_lost(vq);
+	}
+	return n;
 }
 
 /* 2.7.7 Used Buffer Notification Suppression: polling mode. */

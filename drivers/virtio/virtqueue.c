@@ -91,6 +91,13 @@ void *virtq_detach_unused(struct virtq *vq)
 	return NULL;
 }
 
+void *virtq_free_indirect(struct virtq_chain *c, void *token)
+{
+	dma_free(c->indirect);
+	c->indirect = NULL;
+	return token;
+}
+
 uint32_t virtq_in_len(const struct vbuf *in, unsigned int n_in)
 {
 	uint64_t sum = 0;
@@ -136,6 +143,19 @@ bool virtq_kick_prepare(struct virtq *vq)
 	if (vq->layout == VIRTQ_SPLIT)
 		return virtq_kick_prepare_split(vq);
 	return virtq_kick_prepare_packed(vq);
+}
+
+unsigned int virtq_get_used_batch(struct virtq *vq, void **tokens, unsigned int max)
+{
+	unsigned int n = 0;
+	void *token;
+
+	if (vq->layout == VIRTQ_SPLIT)
+		return virtq_get_used_batch_split(vq, tokens, max);
+	/* Packed: each element has its own flags to read anyway. */
+	while (n < max && (token = virtq_get_used_packed(vq, NULL)))
+		tokens[n++] = token;
+	return n;
 }
 
 void virtq_disable_cb(struct virtq *vq)

@@ -103,6 +103,13 @@ static inline bool virtq_kick(struct virtq *vq);
 static inline void *virtq_get_used(struct virtq *vq, uint32_t *len);
 /* True if virtq_get_used has something (or a bad entry) to look at. */
 static inline bool virtq_has_used(struct virtq *vq);
+/*
+ * Up to @max completed buffers' tokens into @tokens, in completion order,
+ * for a caller that needs no used length (TX reclaim): virtq_get_used in
+ * a loop, with the split ring's index read and used_event written once
+ * per batch and no call per buffer. Returns how many; 0 when none.
+ */
+unsigned int virtq_get_used_batch(struct virtq *vq, void **tokens, unsigned int max);
 
 /* Polling mode: ask for no used buffer notifications (a hint, 2.7.7/2.8.10). */
 void virtq_disable_cb(struct virtq *vq);
@@ -242,6 +249,7 @@ int virtq_add_one_split(struct virtq *vq, const struct vbuf *b, bool write, void
 bool virtq_kick_prepare_split(struct virtq *vq);
 bool virtq_kick_split(struct virtq *vq);
 void *virtq_get_used_split(struct virtq *vq, uint32_t *len);
+unsigned int virtq_get_used_batch_split(struct virtq *vq, void **tokens, unsigned int max);
 /* used->idx moved past last_used: check it and take it as the shadow. */
 bool virtq_has_used_split(struct virtq *vq);
 void virtq_disable_cb_split(struct virtq *vq);
@@ -269,6 +277,8 @@ void virtq_mark_broken(struct virtq *vq);
 /* A completion named no buffer in flight: count it; false if now broken. */
 bool virtq_count_lost(struct virtq *vq);
 uint32_t virtq_in_len(const struct vbuf *in, unsigned int n_in);
+/* A completed chain's indirect table goes back; returns @token. */
+void *virtq_free_indirect(struct virtq_chain *c, void *token);
 
 /*
  * A completion's len checked against the chain's device-writable bytes

@@ -122,12 +122,16 @@ static uint16_t split_place_chain(struct virtq_split *s, uint16_t head, const st
 static void split_publish(struct virtq *vq, uint16_t head)
 {
 	struct virtq_split *s = &vq->split;
+	struct virtq_avail *avail = s->avail;
+	uint16_t idx = s->avail_idx;
 
-	s->avail->ring[s->avail_idx & (vq->size - 1)] = head;
+	/* Locals: after a store the compiler must reload whatever vq holds. */
+	avail->ring[idx & (vq->size - 1)] = head;
 	/* 2.7.13.3.1: descriptors and ring entry are visible before idx. */
 	virt_wmb();
-	s->avail_idx++;
-	WRITE_ONCE(s->avail->idx, s->avail_idx);
+	idx++;
+	WRITE_ONCE(avail->idx, idx);
+	s->avail_idx = idx;
 	s->in_flight++;
 	vq->num_added++;
 }

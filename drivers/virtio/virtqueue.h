@@ -349,6 +349,22 @@ static inline void *virtq_get_used(struct virtq *vq, uint32_t *len)
 }
 
 /*
+ * Packed, buffers pending, the slot at last_used still marked available
+ * (2.8.1; the idle case): one read, no call. Everything else, a broken
+ * queue included, is looked at by virtq_has_used_packed.
+ */
+static inline bool virtq_has_used_packed_inline(struct virtq *vq)
+{
+	const struct virtq_packed *p = &vq->packed;
+	uint16_t own = READ_ONCE(p->desc[p->last_used].flags) &
+		       (VIRTQ_DESC_F_AVAIL | VIRTQ_DESC_F_USED);
+
+	if (p->pending && own == (p->used_wrap ? VIRTQ_DESC_F_AVAIL : VIRTQ_DESC_F_USED))
+		return false;
+	return virtq_has_used_packed(vq);
+}
+
+/*
  * Split: entries known from the last index read need no memory access of
  * the device's; an unchanged used->idx (the idle case) needs one read and
  * no call. Only a moved index goes to be checked (and a broken queue
@@ -359,7 +375,7 @@ static inline bool virtq_has_used(struct virtq *vq)
 	const struct virtq_split *s = &vq->split;
 
 	if (vq->layout != VIRTQ_SPLIT)
-		return virtq_has_used_packed(vq);
+		return virtq_has_used_packed_inline(vq);
 	if (s->used_shadow != s->last_used)
 		return true;
 	if (READ_ONCE(s->used->idx) == s->last_used)

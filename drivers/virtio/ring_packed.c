@@ -196,9 +196,21 @@ int virtq_add_packed(struct virtq *vq, const struct vbuf *out, unsigned int n_ou
 	return 0;
 }
 
+/* Why a one-descriptor add cannot go ahead, counted like virtq_add_chain. */
+static int packed_add_refused(struct virtq *vq, void *token)
+{
+	if (!token)
+		return -EINVAL;
+	if (vq->broken)
+		return -EIO;
+	vq->stats.full++;
+	return -ENOSPC;
+}
+
 /*
  * 2.8.21.1 for a buffer of one descriptor, the common case (vsock RX
- * buffers and TX packets): no chain to place, never indirect.
+ * buffers and TX packets): no chain to place, never indirect
+ * (chain.indirect is already NULL for a free id).
  */
 int virtq_add_one_packed(struct virtq *vq, const struct vbuf *b, bool write, void *token)
 {
@@ -206,8 +218,8 @@ int virtq_add_one_packed(struct virtq *vq, const struct vbuf *b, bool write, voi
 	uint16_t id = p->free_id, head = p->next_avail, flags;
 	struct virtq_chain *c;
 
-	if (!vq->num_free)
-		return -ENOSPC;
+	if (!token || vq->broken || !vq->num_free)
+		return packed_add_refused(vq, token);
 	packed_fill_desc(&p->desc[head], b, id);
 	flags = packed_avail_flags(p->avail_wrap) | (write ? VIRTQ_DESC_F_WRITE : 0);
 	if (++p->next_avail == vq->size) {
@@ -217,12 +229,12 @@ int virtq_add_one_packed(struct virtq *vq, const struct vbuf *b, bool write, voi
 	c = &vq->chain[id];
 	p->free_id = c->link;
 	c->token = token;
-	c->indirect = NULL;
 	c->in_len = write ? b->len : 0;
 	c->ndescs = 1;
 	vq->num_free--;
 	p->pending++;
 	vq->num_added++;
+	vq->stats.added++;
 	/* 2.8.21.1.1: addr, len and id are visible before the flags. */
 	virt_wmb();
 	WRITE_ONCE(p->desc[head].flags, flags);
@@ -230,7 +242,7 @@ int virtq_add_one_packed(struct virtq *vq, const struct vbuf *b, bool write, voi
 }
 
 /* 2.8.21.2 Sending Available Buffer Notifications, with 2.8.10. */
-bool virtq_kick_prepare_packed(struct virtq *vq)
+static bool packed_kick_needed(struct virtq *vq)
 {
 	struct virtq_packed *p = &vq->packed;
 	uint16_t new_idx = p->next_avail;
@@ -261,6 +273,33 @@ bool virtq_kick_prepare_packed(struct virtq *vq)
 	if ((bool)(ev.off_wrap >> RING_EVENT_WRAP_SHIFT) != p->avail_wrap)
 		event -= vq->size;
 	return virtq_need_event(event, new_idx, old_idx);
+}
+
+bool virtq_kick_prepare_packed(struct virtq *vq)
+{
+	bool need;
+
+	if (!vq->num_added)
+		return false;
+	need = packed_kick_needed(vq);
+	vq->num_added = 0;
+	if (!need)
+		vq->stats.kicks_suppressed++;
+	return need;
+}
+
+/* The inline virtq_kick saw num_added != 0. */
+bool virtq_kick_packed(struct virtq *vq)
+{
+	bool need = packed_kick_needed(vq);
+
+	vq->num_added = 0;
+	if (!need) {
+		vq->stats.kicks_suppressed++;
+		return false;
+	}
+	virtq_notify(vq);
+	return true;
 }
 
 static void packed_skip(struct virtq *vq, uint16_t n)
@@ -294,14 +333,17 @@ static void *packed_release(struct virtq *vq, uint16_t id, uint32_t used_len, ui
 	void *token = c->token;
 
 	c->token = NULL;
-	*len = virtq_used_len(vq, c, used_len);
-	virtq_table_free(vq, c->indirect);
-	c->indirect = NULL;
+	used_len = virtq_used_len(vq, c, used_len);
+	if (len)
+		*len = used_len;
 	vq->num_free += c->ndescs;
 	if (c->ndescs > 1)
 		vq->packed.multi_slot--;
 	c->link = vq->packed.free_id;
 	vq->packed.free_id = id;
+	vq->stats.completed++;
+	if (c->indirect)
+		return virtq_free_indirect(vq, c, token);
 	return token;
 }
 
@@ -381,8 +423,8 @@ static void packed_after_used(struct virtq *vq)
 	}
 }
 
-/* 2.8.22 Receiving Used Buffers From The Device */
-void *virtq_get_used_packed(struct virtq *vq, uint32_t *len)
+/* The whole walk: garbled elements, the idle slot check. */
+static __attribute__((noinline)) void *packed_get_used_slow(struct virtq *vq, uint32_t *len)
 {
 	struct virtq_packed *p = &vq->packed;
 	struct virtq_packed_desc *d;
@@ -412,11 +454,53 @@ void *virtq_get_used_packed(struct virtq *vq, uint32_t *len)
 	}
 }
 
+/*
+ * 2.8.22 Receiving Used Buffers From The Device. The common cases, a
+ * used element naming a buffer in flight and the slot still the
+ * device's, take no call but to what they free; anything else (nothing
+ * pending, flags neither used nor available, an id not in flight) is
+ * looked at again by the whole walk, which counts and skips.
+ */
+void *virtq_get_used_packed(struct virtq *vq, uint32_t *len)
+{
+	struct virtq_packed *p = &vq->packed;
+	struct virtq_packed_desc *d = &p->desc[p->last_used];
+	const struct virtq_chain *c;
+	uint32_t used_len;
+	uint16_t own, id;
+
+	if (vq->broken)
+		return NULL;
+	if (!p->pending)
+		return packed_get_used_slow(vq, len);
+	own = READ_ONCE(d->flags) & PACKED_OWNER_MASK;
+	if (own == packed_avail_flags(p->used_wrap))
+		return NULL; /* still the device's */
+	if (own != packed_used_flags(p->used_wrap))
+		return packed_get_used_slow(vq, len);
+	/* Read id and len only after the flags say used. */
+	virt_rmb();
+	id = READ_ONCE(d->id);
+	used_len = READ_ONCE(d->len);
+	if (id >= vq->size)
+		return packed_get_used_slow(vq, len);
+	c = &vq->chain[id];
+	if (!c->token || c->ndescs > p->pending)
+		return packed_get_used_slow(vq, len);
+	/* 2.8.6: the device skips the rest of the chain; so do we. */
+	packed_skip(vq, c->ndescs);
+	packed_after_used(vq);
+	return packed_release(vq, id, used_len, len);
+}
+
 bool virtq_has_used_packed(struct virtq *vq)
 {
 	struct virtq_packed *p = &vq->packed;
-	uint16_t own = READ_ONCE(p->desc[p->last_used].flags) & PACKED_OWNER_MASK;
+	uint16_t own;
 
+	if (vq->broken)
+		return false;
+	own = READ_ONCE(p->desc[p->last_used].flags) & PACKED_OWNER_MASK;
 	/* With buffers pending, anything but "available" needs a look. */
 	if (p->pending)
 		return own != packed_avail_flags(p->used_wrap);

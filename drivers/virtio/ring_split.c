@@ -123,12 +123,16 @@ static uint16_t split_place_chain(struct virtq_split *s, uint16_t head, const st
 static void split_publish(struct virtq *vq, uint16_t head)
 {
 	struct virtq_split *s = &vq->split;
+	struct virtq_avail *avail = s->avail;
+	uint16_t idx = s->avail_idx;
 
-	s->avail->ring[s->avail_idx & (vq->size - 1)] = head;
+	/* Locals: after a store the compiler must reload whatever vq holds. */
+	avail->ring[idx & (vq->size - 1)] = head;
 	/* 2.7.13.3.1: descriptors and ring entry are visible before idx. */
 	virt_wmb();
-	s->avail_idx++;
-	WRITE_ONCE(s->avail->idx, s->avail_idx);
+	idx++;
+	WRITE_ONCE(avail->idx, idx);
+	s->avail_idx = idx;
 	s->in_flight++;
 	vq->num_added++;
 }
@@ -174,33 +178,48 @@ int virtq_add_split(struct virtq *vq, const struct vbuf *out, unsigned int n_out
 	return 0;
 }
 
+/* Why a one-descriptor add cannot go ahead, counted like virtq_add_chain. */
+static int split_add_refused(struct virtq *vq, void *token)
+{
+	if (!token)
+		return -EINVAL;
+	if (vq->broken)
+		return -EIO;
+	vq->stats.full++;
+	return -ENOSPC;
+}
+
 /*
  * 2.7.13.1 for a buffer of one descriptor, the common case (vsock RX
- * buffers and TX packets): no chain to walk, never indirect.
+ * buffers and TX packets): no chain to walk, never indirect. Without
+ * VIRTQ_DESC_F_NEXT the device ignores desc.next (2.7.5), so it is left
+ * as it was; chain.indirect is already NULL for a free head.
  */
 int virtq_add_one_split(struct virtq *vq, const struct vbuf *b, bool write, void *token)
 {
 	struct virtq_split *s = &vq->split;
 	uint16_t head = s->free_head;
-	struct virtq_chain *c;
+	struct virtq_desc *d = &s->desc[head];
+	struct virtq_chain *c = &vq->chain[head];
 
-	if (!vq->num_free)
-		return -ENOSPC;
-	split_fill_desc(&s->desc[head], b, write ? VIRTQ_DESC_F_WRITE : 0, s->next[head]);
+	if (!token || vq->broken || !vq->num_free)
+		return split_add_refused(vq, token);
+	d->addr = virt_to_phys(b->addr);
+	d->len = b->len;
+	d->flags = write ? VIRTQ_DESC_F_WRITE : 0;
 	s->free_head = s->next[head];
 	vq->num_free--;
-	c = &vq->chain[head];
 	c->token = token;
-	c->indirect = NULL;
 	c->in_len = write ? b->len : 0;
 	c->ndescs = 1;
 	c->link = head;
+	vq->stats.added++;
 	split_publish(vq, head);
 	return 0;
 }
 
 /* 2.7.13.4 Notifying The Device, with 2.7.10 suppression. */
-bool virtq_kick_prepare_split(struct virtq *vq)
+static bool split_kick_needed(struct virtq *vq)
 {
 	struct virtq_split *s = &vq->split;
 	uint16_t new_idx = s->avail_idx;
@@ -218,6 +237,39 @@ bool virtq_kick_prepare_split(struct virtq *vq)
 	if (vq->event_idx)
 		return virtq_need_event(READ_ONCE(*split_avail_event(vq)), new_idx, old_idx);
 	return !(READ_ONCE(s->used->flags) & VIRTQ_USED_F_NO_NOTIFY);
+}
+
+bool virtq_kick_prepare_split(struct virtq *vq)
+{
+	bool need;
+
+	if (!vq->num_added)
+		return false;
+	need = split_kick_needed(vq);
+	vq->num_added = 0;
+	if (!need)
+		vq->stats.kicks_suppressed++;
+	return need;
+}
+
+/* The inline virtq_kick saw num_added != 0. */
+bool virtq_kick_split(struct virtq *vq)
+{
+	bool need = split_kick_needed(vq);
+
+	vq->num_added = 0;
+	if (!need) {
+		vq->stats.kicks_suppressed++;
+		return false;
+	}
+	virtq_notify(vq);
+	return true;
+}
+
+/* Every entry the last used->idx read announced is taken. */
+static bool split_batch_empty(const struct virtq *vq)
+{
+	return vq->split.used_shadow == vq->split.last_used;
 }
 
 /*
@@ -241,29 +293,50 @@ static bool split_used_idx_ok(struct virtq *vq, uint16_t used_idx)
 	return false;
 }
 
-/* 2.7.14: return a chain's descriptors to the free list. */
+/*
+ * Read used->idx, check it and keep it as the shadow. Between the check
+ * and the last entry taken, used_shadow - last_used <= in_flight holds:
+ * each entry taken moves last_used up by one and in_flight down by at
+ * most one. False when nothing new (or nothing believable) is there.
+ */
+bool virtq_has_used_split(struct virtq *vq)
+{
+	struct virtq_split *s = &vq->split;
+	uint16_t used_idx;
+
+	if (vq->broken)
+		return false;
+	used_idx = READ_ONCE(s->used->idx);
+	if (used_idx == s->last_used || !split_used_idx_ok(vq, used_idx))
+		return false;
+	s->used_shadow = used_idx;
+	/* 2.7.8: read the entries only after idx says they are there. */
+	virt_rmb();
+	return true;
+}
+
+/*
+ * 2.7.14: return a chain's descriptors to the free list. The caller
+ * checked that @id is a head in flight. Our copy of the links only:
+ * desc.next matters under VIRTQ_DESC_F_NEXT alone.
+ */
 static void *split_detach(struct virtq *vq, uint32_t id, uint32_t used_len, uint32_t *len)
 {
 	struct virtq_split *s = &vq->split;
-	struct virtq_chain *c;
-	void *token;
+	struct virtq_chain *c = &vq->chain[id];
+	void *token = c->token;
 
-	/* 2.7.8: id is the head of the used chain; one the device holds. */
-	if (id >= vq->size || !vq->chain[id].token) {
-		virtq_count_lost(vq);
-		return NULL;
-	}
-	c = &vq->chain[id];
-	token = c->token;
 	c->token = NULL;
-	*len = virtq_used_len(vq, c, used_len);
-	virtq_table_free(vq, c->indirect);
-	c->indirect = NULL;
+	used_len = virtq_used_len(vq, c, used_len);
+	if (len)
+		*len = used_len;
 	s->next[c->link] = s->free_head;
-	s->desc[c->link].next = s->free_head;
 	s->free_head = (uint16_t)id;
 	vq->num_free += c->ndescs;
 	s->in_flight--;
+	vq->stats.completed++;
+	if (c->indirect)
+		return virtq_free_indirect(vq, c, token);
 	return token;
 }
 
@@ -282,37 +355,89 @@ static void split_update_used_event(struct virtq *vq)
 	virt_mb();
 }
 
-void *virtq_get_used_split(struct virtq *vq, uint32_t *len)
+/*
+ * Take the next entry of the batch the shadow knows of.
+ *
+ * used_event is written once a batch, when its last entry is taken: the
+ * next look at used->idx (get_used or has_used) follows that write and
+ * its full barrier, the re-check 2.7.7.2 asks for so no interrupt is
+ * lost. While the batch lasts the device sees an older used_event it
+ * already passed and does not interrupt for entries we are about to take.
+ */
+static inline void split_pop(struct virtq *vq, uint32_t *id, uint32_t *used_len)
 {
 	struct virtq_split *s = &vq->split;
-	struct virtq_used_elem *e;
-	uint16_t used_idx;
+	struct virtq_used_elem *e = &s->used->ring[s->last_used & (vq->size - 1)];
+
+	*id = READ_ONCE(e->id);
+	*used_len = READ_ONCE(e->len);
+	s->last_used++;
+	if (vq->event_idx && split_batch_empty(vq))
+		split_update_used_event(vq);
+}
+
+/* 2.7.8: id is the head of a chain the device holds. */
+static inline bool split_id_ok(const struct virtq *vq, uint32_t id)
+{
+	return id < vq->size && vq->chain[id].token;
+}
+
+/* The whole walk: refresh the shadow, skip lost entries (counted). */
+static __attribute__((noinline)) void *split_get_used_slow(struct virtq *vq, uint32_t *len)
+{
 	uint32_t id, used_len;
-	void *token;
 
 	for (;;) {
-		used_idx = READ_ONCE(s->used->idx);
-		if (used_idx == s->last_used || !split_used_idx_ok(vq, used_idx))
+		if (split_batch_empty(vq) && !virtq_has_used_split(vq))
 			return NULL;
-		/* 2.7.8: read the entry only after idx says it is there. */
-		virt_rmb();
-		e = &s->used->ring[s->last_used & (vq->size - 1)];
-		id = READ_ONCE(e->id);
-		used_len = READ_ONCE(e->len);
-		s->last_used++;
-		token = split_detach(vq, id, used_len, len);
-		if (vq->event_idx)
-			split_update_used_event(vq);
-		if (token || vq->broken)
-			return token;
+		split_pop(vq, &id, &used_len);
+		if (split_id_ok(vq, id))
+			return split_detach(vq, id, used_len, len);
+		/* Its buffer is lost for good; may mark the queue broken. */
+		virtq_count_lost(vq);
 	}
 }
 
-bool virtq_has_used_split(struct virtq *vq)
+static __attribute__((noinline)) void *split_lost(struct virtq *vq, uint32_t *len)
 {
-	uint16_t used_idx = READ_ONCE(vq->split.used->idx);
+	virtq_count_lost(vq);
+	return split_get_used_slow(vq, len);
+}
 
-	return used_idx != vq->split.last_used && split_used_idx_ok(vq, used_idx);
+/*
+ * 2.7.14 Receiving Used Buffers. used->idx is read once per batch (the
+ * shadow; the inline virtq_get_used returns NULL itself when neither it
+ * nor used->idx has anything). An entry of a known batch naming a buffer
+ * in flight, the common case, takes no call but to what it frees.
+ */
+void *virtq_get_used_split(struct virtq *vq, uint32_t *len)
+{
+	uint32_t id, used_len;
+
+	if (split_batch_empty(vq))
+		return split_get_used_slow(vq, len);
+	split_pop(vq, &id, &used_len);
+	if (split_id_ok(vq, id))
+		return split_detach(vq, id, used_len, len);
+	return split_lost(vq, len);
+}
+
+/* virtq_get_used_split's walk for many buffers, without a call for each. */
+unsigned int virtq_get_used_batch_split(struct virtq *vq, void **tokens, unsigned int max)
+{
+	uint32_t id, used_len;
+	unsigned int n = 0;
+
+	while (n < max) {
+		if (split_batch_empty(vq) && !virtq_has_used_split(vq))
+			break;
+		split_pop(vq, &id, &used_len);
+		if (split_id_ok(vq, id))
+			tokens[n++] = split_detach(vq, id, used_len, NULL);
+		else
+			virtq_count_lost(vq);
+	}
+	return n;
 }
 
 /* 2.7.7 Used Buffer Notification Suppression: polling mode. */
@@ -348,7 +473,7 @@ bool virtq_enable_cb_split(struct virtq *vq)
 		WRITE_ONCE(s->avail->flags, s->avail_flags);
 	}
 	virt_mb();
-	return !virtq_has_used_split(vq);
+	return split_batch_empty(vq) && !virtq_has_used_split(vq);
 }
 
 /*
@@ -478,6 +603,8 @@ unsigned int virtq_fixed_reclaim_split(struct virtq *vq, uint16_t *ids, unsigned
 	}
 	s->in_flight = (uint16_t)(s->in_flight - n);
 	vq->num_free += n;
+	/* nothing known beyond what was taken: has_used reads used->idx again */
+	s->used_shadow = s->last_used;
 	if (vq->event_idx)
 		split_update_used_event(vq);
 	return n;

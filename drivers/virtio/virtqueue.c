@@ -134,20 +134,11 @@ void *virtq_detach_unused(struct virtq *vq)
 	return NULL;
 }
 
-/*
- * 2.7.8.2 / 2.8.4: len counts the bytes written into the device-writable
- * buffers. A len past them is a lie: the buffer comes back with no data,
- * counted. For a chain with nothing writable len means nothing; some back
- * ends (DPDK's packed vhost, older Linux vhost) report the bytes they read
- * there, so it is ignored rather than counted as bad.
- */
-uint32_t virtq_used_len(struct virtq *vq, const struct virtq_chain *c, uint32_t used_len)
+void *virtq_free_indirect(struct virtq *vq, struct virtq_chain *c, void *token)
 {
-	if (used_len <= c->in_len)
-		return used_len;
-	if (c->in_len)
-		vq->stats.bad_completions++;
-	return 0;
+	virtq_table_free(vq, c->indirect);
+	c->indirect = NULL;
+	return token;
 }
 
 uint32_t virtq_in_len(const struct vbuf *in, unsigned int n_in)
@@ -160,8 +151,12 @@ uint32_t virtq_in_len(const struct vbuf *in, unsigned int n_in)
 	return sum > UINT32_MAX ? UINT32_MAX : (uint32_t)sum;
 }
 
-int virtq_add(struct virtq *vq, const struct vbuf *out, unsigned int n_out, const struct vbuf *in,
-	      unsigned int n_in, void *token)
+/*
+ * The inline virtq_add takes one-descriptor buffers straight to the twins;
+ * everything else (chains, and what no ring can take) comes here.
+ */
+int virtq_add_chain(struct virtq *vq, const struct vbuf *out, unsigned int n_out,
+		    const struct vbuf *in, unsigned int n_in, void *token)
 {
 	unsigned int total = n_out + n_in;
 	bool indirect;
@@ -170,15 +165,12 @@ int virtq_add(struct virtq *vq, const struct vbuf *out, unsigned int n_out, cons
 	/* 2.7.5.3.1 / 2.8.19: no chain longer than the Queue Size. */
 	if (!token || total == 0 || total > vq->size || total < n_out)
 		return -EINVAL;
+	if (total == 1)
+		return virtq_add_one(vq, n_out ? out : in, !n_out, token);
 	if (vq->broken)
 		return -EIO;
 	indirect = vq->indirect_min && total >= vq->indirect_min;
-	/* one descriptor (never indirect: indirect_min >= 2) takes the short way */
-	if (total == 1 && vq->layout == VIRTQ_SPLIT)
-		err = virtq_add_one_split(vq, n_out ? out : in, !n_out, token);
-	else if (total == 1)
-		err = virtq_add_one_packed(vq, n_out ? out : in, !n_out, token);
-	else if (vq->layout == VIRTQ_SPLIT)
+	if (vq->layout == VIRTQ_SPLIT)
 		err = virtq_add_split(vq, out, n_out, in, n_in, token, indirect);
 	else
 		err = virtq_add_packed(vq, out, n_out, in, n_in, token, indirect);
@@ -191,60 +183,22 @@ int virtq_add(struct virtq *vq, const struct vbuf *out, unsigned int n_out, cons
 
 bool virtq_kick_prepare(struct virtq *vq)
 {
-	bool need;
-
-	if (vq->num_added == 0)
-		return false;
 	if (vq->layout == VIRTQ_SPLIT)
-		need = virtq_kick_prepare_split(vq);
-	else
-		need = virtq_kick_prepare_packed(vq);
-	vq->num_added = 0;
-	if (!need)
-		vq->stats.kicks_suppressed++;
-	return need;
+		return virtq_kick_prepare_split(vq);
+	return virtq_kick_prepare_packed(vq);
 }
 
-void virtq_notify(struct virtq *vq)
+unsigned int virtq_get_used_batch(struct virtq *vq, void **tokens, unsigned int max)
 {
-	vq->stats.kicks++;
-	if (vq->notify)
-		vq->notify(vq);
-}
-
-bool virtq_kick(struct virtq *vq)
-{
-	if (!virtq_kick_prepare(vq))
-		return false;
-	virtq_notify(vq);
-	return true;
-}
-
-void *virtq_get_used(struct virtq *vq, uint32_t *len)
-{
+	unsigned int n = 0;
 	void *token;
-	uint32_t dummy;
 
-	if (!len)
-		len = &dummy;
-	if (vq->broken)
-		return NULL;
 	if (vq->layout == VIRTQ_SPLIT)
-		token = virtq_get_used_split(vq, len);
-	else
-		token = virtq_get_used_packed(vq, len);
-	if (token)
-		vq->stats.completed++;
-	return token;
-}
-
-bool virtq_has_used(struct virtq *vq)
-{
-	if (vq->broken)
-		return false;
-	if (vq->layout == VIRTQ_SPLIT)
-		return virtq_has_used_split(vq);
-	return virtq_has_used_packed(vq);
+		return virtq_get_used_batch_split(vq, tokens, max);
+	/* Packed: each element has its own flags to read anyway. */
+	while (n < max && (token = virtq_get_used_packed(vq, NULL)))
+		tokens[n++] = token;
+	return n;
 }
 
 void virtq_disable_cb(struct virtq *vq)
@@ -277,6 +231,9 @@ void virtq_mark_broken(struct virtq *vq)
 	if (vq->broken)
 		return;
 	vq->broken = true;
+	/* The inline has_used trusts the shadow: no entry is known any more. */
+	if (vq->layout == VIRTQ_SPLIT)
+		vq->split.used_shadow = vq->split.last_used;
 	broken_marks++;
 	vq->stats.broken++;
 	vq->stats.bad_completions++;

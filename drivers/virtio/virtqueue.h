@@ -42,6 +42,7 @@
 #include <stdint.h>
 
 #include "drivers/virtio/virtio_ring_defs.h"
+#include "kernel/barrier.h"
 
 enum virtq_layout {
 	VIRTQ_SPLIT,
@@ -88,20 +89,27 @@ void virtq_destroy(struct virtq *vq);
  * virtq_get_used. Returns 0, -ENOSPC when the ring has no room now, or
  * -EINVAL for a buffer no ring can take (empty, longer than the queue).
  */
-int virtq_add(struct virtq *vq, const struct vbuf *out, unsigned int n_out, const struct vbuf *in,
-	      unsigned int n_in, void *token);
+static inline int virtq_add(struct virtq *vq, const struct vbuf *out, unsigned int n_out,
+			    const struct vbuf *in, unsigned int n_in, void *token);
 
 /* True if the device wants a notification for what was added since. */
 bool virtq_kick_prepare(struct virtq *vq);
 /* Send the notification (calls the transport's notify hook). */
-void virtq_notify(struct virtq *vq);
+static inline void virtq_notify(struct virtq *vq);
 /* kick_prepare + notify; returns whether a notification was sent. */
-bool virtq_kick(struct virtq *vq);
+static inline bool virtq_kick(struct virtq *vq);
 
-/* One completed buffer's token and used length, or NULL if none. */
-void *virtq_get_used(struct virtq *vq, uint32_t *len);
+/* One completed buffer's token and used length (@len may be NULL), or NULL if none. */
+static inline void *virtq_get_used(struct virtq *vq, uint32_t *len);
 /* True if virtq_get_used has something (or a bad entry) to look at. */
-bool virtq_has_used(struct virtq *vq);
+static inline bool virtq_has_used(struct virtq *vq);
+/*
+ * Up to @max completed buffers' tokens into @tokens, in completion order,
+ * for a caller that needs no used length (TX reclaim): virtq_get_used in
+ * a loop, with the split ring's index read and used_event written once
+ * per batch and no call per buffer. Returns how many; 0 when none.
+ */
+unsigned int virtq_get_used_batch(struct virtq *vq, void **tokens, unsigned int max);
 
 /* Polling mode: ask for no used buffer notifications (a hint, 2.7.7/2.8.10). */
 void virtq_disable_cb(struct virtq *vq);
@@ -152,8 +160,9 @@ void *virtq_priv(const struct virtq *vq);
 void virtq_get_stats(const struct virtq *vq, struct virtq_stats *st);
 
 /*
- * ---- Private: only virtqueue.c, ring_split.c and ring_packed.c look
- * below this line. Callers use the functions above.
+ * ---- Private: only virtqueue.c, ring_split.c, ring_packed.c and the
+ * inline functions at the end of this file look below this line. Callers
+ * use the functions above.
  */
 
 /* What the driver remembers about one buffer in flight. */
@@ -174,6 +183,12 @@ struct virtq_split {
 	uint16_t free_head;
 	uint16_t avail_idx; /* our copy of avail->idx */
 	uint16_t last_used; /* next used->ring entry to look at */
+	/*
+	 * used->idx as last read and checked: entries up to it are there to
+	 * take without reading the index again (one read per batch). Equal
+	 * to last_used when none are known, and always on a broken queue.
+	 */
+	uint16_t used_shadow;
 	uint16_t avail_flags; /* our copy of avail->flags */
 	uint16_t in_flight; /* chains the device owns */
 	uint16_t bad_used_idx; /* last bogus used->idx counted */
@@ -205,9 +220,11 @@ struct virtq {
 	bool cb_disabled;
 	bool broken; /* see virtq_is_broken */
 	uint16_t indirect_min; /* 0: never indirect */
+	/* num_free and num_added apart: gcc -O2 would merge the two updates
+	 * of an add into one vector add costing twice the instructions. */
+	unsigned int num_free; /* free descriptor slots */
 	unsigned int lost; /* buffers lost to garbled completions */
 	uint32_t num_added; /* slots (packed) / chains (split) since kick */
-	unsigned int num_free; /* free descriptor slots */
 	void (*notify)(struct virtq *vq);
 	void *priv;
 	struct virtq_chain *chain; /* by head index (split) or id (packed) */
@@ -219,14 +236,22 @@ struct virtq {
 	};
 };
 
-/* Twins, called by virtqueue.c only. */
+/*
+ * Twins, called by virtqueue.c and the inline functions below only. The
+ * _one adds take a single descriptor (never indirect); kick_prepare
+ * twins clear num_added and count suppressed kicks; add, get_used and
+ * has_used twins check vq->broken and keep the stats themselves.
+ */
 int virtq_init_split(struct virtq *vq);
 void virtq_free_split(struct virtq *vq);
 int virtq_add_split(struct virtq *vq, const struct vbuf *out, unsigned int n_out,
 		    const struct vbuf *in, unsigned int n_in, void *token, bool indirect);
 int virtq_add_one_split(struct virtq *vq, const struct vbuf *b, bool write, void *token);
 bool virtq_kick_prepare_split(struct virtq *vq);
+bool virtq_kick_split(struct virtq *vq);
 void *virtq_get_used_split(struct virtq *vq, uint32_t *len);
+unsigned int virtq_get_used_batch_split(struct virtq *vq, void **tokens, unsigned int max);
+/* used->idx moved past last_used: check it and take it as the shadow. */
 bool virtq_has_used_split(struct virtq *vq);
 void virtq_disable_cb_split(struct virtq *vq);
 bool virtq_enable_cb_split(struct virtq *vq);
@@ -237,10 +262,15 @@ int virtq_add_packed(struct virtq *vq, const struct vbuf *out, unsigned int n_ou
 		     const struct vbuf *in, unsigned int n_in, void *token, bool indirect);
 int virtq_add_one_packed(struct virtq *vq, const struct vbuf *b, bool write, void *token);
 bool virtq_kick_prepare_packed(struct virtq *vq);
+bool virtq_kick_packed(struct virtq *vq);
 void *virtq_get_used_packed(struct virtq *vq, uint32_t *len);
 bool virtq_has_used_packed(struct virtq *vq);
 void virtq_disable_cb_packed(struct virtq *vq);
 bool virtq_enable_cb_packed(struct virtq *vq);
+
+/* Buffers of more or fewer than one descriptor (virtqueue.c). */
+int virtq_add_chain(struct virtq *vq, const struct vbuf *out, unsigned int n_out,
+		    const struct vbuf *in, unsigned int n_in, void *token);
 
 /* Shared helpers (virtqueue.c). */
 /* Stop the queue for good (counted in stats.broken). */
@@ -254,8 +284,111 @@ uint32_t virtq_in_len(const struct vbuf *in, unsigned int n_in);
  */
 void *virtq_table_alloc(struct virtq *vq, uint16_t slot, unsigned int n);
 void virtq_table_free(struct virtq *vq, void *table);
-/* A completion's len checked against the chain's device-writable bytes. */
-uint32_t virtq_used_len(struct virtq *vq, const struct virtq_chain *c, uint32_t used_len);
+/* A completed chain's indirect table goes back; returns @token. */
+void *virtq_free_indirect(struct virtq *vq, struct virtq_chain *c, void *token);
+
+/*
+ * A completion's len checked against the chain's device-writable bytes
+ * (2.7.8.2 / 2.8.4). A len past them is a lie: the buffer comes back with
+ * no data, counted. For a chain with nothing writable len means nothing;
+ * some back ends (DPDK's packed vhost, older Linux vhost) report the bytes
+ * they read there, so it is ignored rather than counted as bad.
+ */
+static inline uint32_t virtq_used_len(struct virtq *vq, const struct virtq_chain *c,
+				      uint32_t used_len)
+{
+	if (used_len <= c->in_len)
+		return used_len;
+	if (c->in_len)
+		vq->stats.bad_completions++;
+	return 0;
+}
+
+/*
+ * ---- The hot calls, inline: the choice between the twins costs a
+ * compare here instead of a call through virtqueue.c on every buffer.
+ */
+
+static inline int virtq_add_one(struct virtq *vq, const struct vbuf *b, bool write, void *token)
+{
+	if (vq->layout == VIRTQ_SPLIT)
+		return virtq_add_one_split(vq, b, write, token);
+	return virtq_add_one_packed(vq, b, write, token);
+}
+
+static inline int virtq_add(struct virtq *vq, const struct vbuf *out, unsigned int n_out,
+			    const struct vbuf *in, unsigned int n_in, void *token)
+{
+	/* One descriptor, the common case (never indirect: indirect_min >= 2). */
+	if (n_out == 1 && n_in == 0)
+		return virtq_add_one(vq, out, false, token);
+	if (n_out == 0 && n_in == 1)
+		return virtq_add_one(vq, in, true, token);
+	return virtq_add_chain(vq, out, n_out, in, n_in, token);
+}
+
+static inline void virtq_notify(struct virtq *vq)
+{
+	vq->stats.kicks++;
+	if (vq->notify)
+		vq->notify(vq);
+}
+
+static inline bool virtq_kick(struct virtq *vq)
+{
+	if (!vq->num_added)
+		return false;
+	if (vq->layout == VIRTQ_SPLIT)
+		return virtq_kick_split(vq);
+	return virtq_kick_packed(vq);
+}
+
+/* Split: the end of every reap (nothing known, used->idx unchanged) costs no call. */
+static inline void *virtq_get_used(struct virtq *vq, uint32_t *len)
+{
+	const struct virtq_split *s = &vq->split;
+
+	if (vq->layout != VIRTQ_SPLIT)
+		return virtq_get_used_packed(vq, len);
+	if (s->used_shadow == s->last_used && READ_ONCE(s->used->idx) == s->last_used)
+		return NULL;
+	return virtq_get_used_split(vq, len);
+}
+
+/*
+ * Packed, buffers pending, the slot at last_used still marked available
+ * (2.8.1; the idle case): one read, no call. Everything else, a broken
+ * queue included, is looked at by virtq_has_used_packed.
+ */
+static inline bool virtq_has_used_packed_inline(struct virtq *vq)
+{
+	const struct virtq_packed *p = &vq->packed;
+	uint16_t own = READ_ONCE(p->desc[p->last_used].flags) &
+		       (VIRTQ_DESC_F_AVAIL | VIRTQ_DESC_F_USED);
+
+	if (p->pending && own == (p->used_wrap ? VIRTQ_DESC_F_AVAIL : VIRTQ_DESC_F_USED))
+		return false;
+	return virtq_has_used_packed(vq);
+}
+
+/*
+ * Split: entries known from the last index read need no memory access of
+ * the device's; an unchanged used->idx (the idle case) needs one read and
+ * no call. Only a moved index goes to be checked (and a broken queue
+ * keeps used_shadow == last_used, so it is caught there).
+ */
+static inline bool virtq_has_used(struct virtq *vq)
+{
+	const struct virtq_split *s = &vq->split;
+
+	if (vq->layout != VIRTQ_SPLIT)
+		return virtq_has_used_packed_inline(vq);
+	if (s->used_shadow != s->last_used)
+		return true;
+	if (READ_ONCE(s->used->idx) == s->last_used)
+		return false;
+	return virtq_has_used_split(vq);
+}
 
 /*
  * ---- Fixed layout: a queue whose buffers never move ----

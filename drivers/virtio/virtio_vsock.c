@@ -3,7 +3,8 @@
  * virtio-vsock (virtio 1.2, 5.10): the transport under net/vsock/.
  *
  * Queues: rx (0) takes buffers of `rxbuf` bytes, header and payload in one
- * descriptor; tx (1) sends header and payload in one descriptor too, or
+ * descriptor, refilled an eighth of the ring at a time; a sent packet in
+ * such a buffer (an echo's) is posted again as it comes back; tx (1) sends header and payload in one descriptor too, or
  * as two (chained, or indirect when negotiated) when the payload is kept
  * outside the packet; event (2) reports transport resets.
  *
@@ -57,7 +58,7 @@ CONFIG_KEY(cfg_rxbuf) = {
 
 struct vsock_drv_counters {
 	uint64_t rx_pkts, tx_pkts, tx_queued, tx_fastpath, tx_reclaimed;
-	uint64_t rx_refill_fail;
+	uint64_t rx_refill_fail, rx_reposted;
 	uint64_t rx_dropped[VSOCK_HDR_VERDICTS]; /* by vsock_hdr_check() verdict */
 	uint64_t events, resets, event_unknown;
 };
@@ -133,15 +134,44 @@ static void rx_reap(struct virtio_vsock *d)
 
 /* ---- TX ---- */
 
-static void tx_reclaim(struct virtio_vsock *d)
+/*
+ * A sent packet in an RX-sized buffer (an echo replies in the buffer it
+ * received) goes straight back onto the RX ring, not through the packet
+ * pool and rx_refill: a free and an allocation less per echo.
+ */
+static bool rx_repost(struct virtio_vsock *d, struct vsock_pkt *pkt, uint32_t size)
 {
+	struct vbuf in = { &pkt->hdr, size };
+
+	if (pkt->ext || pkt->cap != size - VSOCK_HDR_LEN || !virtq_free_slots(d->rx) ||
+	    virtq_add(d->rx, NULL, 0, &in, 1, pkt))
+		return false;
+	d->rx_posted++;
+	d->c.rx_reposted++;
+	return true;
+}
+
+/*
+ * Reposts are not kicked for while at least seven eighths of the RX ring
+ * stay posted: the device is not waiting then, and rx_refill's next kick
+ * covers them. Below that (refills that found no memory) they are.
+ */
+static void tx_reclaim(struct virtio_vsock *d, bool repost)
+{
+	uint32_t size = repost ? config_get(&cfg_rxbuf) : 0;
 	struct vsock_pkt *pkt;
+	bool reposted = false;
 	uint32_t len;
 
 	while ((pkt = virtq_get_used(d->tx, &len))) {
 		d->c.tx_reclaimed++;
-		vsock_pkt_free(pkt);
+		if (repost && rx_repost(d, pkt, size))
+			reposted = true;
+		else
+			vsock_pkt_free(pkt);
 	}
+	if (reposted && virtq_free_slots(d->rx) >= d->rx_batch)
+		virtq_kick(d->rx);
 }
 
 /*
@@ -166,7 +196,7 @@ static int tx_add(struct virtio_vsock *d, struct vsock_pkt *pkt)
 		n = 2;
 	/* txpoll=0: the Linux behaviour seed 001 removed, kept for A/B */
 	if (!config_get(&cfg_txpoll))
-		tx_reclaim(d);
+		tx_reclaim(d, true);
 	return virtq_add(d->tx, out, n, NULL, 0, pkt);
 }
 
@@ -308,7 +338,7 @@ static unsigned int vsock_dev_poll(unsigned int budget)
 		work++;
 	}
 	if (virtq_has_used(d->tx)) {
-		tx_reclaim(d);
+		tx_reclaim(d, true);
 		work++;
 	}
 	if (d->txq_head) {
@@ -388,7 +418,7 @@ static void vsock_remove(struct virtio_device *vdev)
 		d->txq_head = pkt->next;
 		vsock_pkt_free(pkt);
 	}
-	tx_reclaim(d);
+	tx_reclaim(d, false); /* the device is reset: nothing goes back to it */
 	/* the device is reset: what it still held comes back to us */
 	while ((pkt = virtq_detach_unused(d->rx)))
 		vsock_pkt_free(pkt);
@@ -404,10 +434,11 @@ static void print_counters(struct virtio_vsock *d)
 
 	printf("  guest cid %llu, rx posted %u, txq %u pkts %u bytes\n",
 	       (unsigned long long)d->guest_cid, d->rx_posted, d->txq_pkts, d->txq_bytes);
-	printf("  rx_pkts %llu tx_pkts %llu tx_fastpath %llu tx_queued %llu tx_reclaimed %llu\n",
+	printf("  rx_pkts %llu tx_pkts %llu tx_fastpath %llu tx_queued %llu tx_reclaimed %llu "
+	       "rx_reposted %llu\n",
 	       (unsigned long long)c->rx_pkts, (unsigned long long)c->tx_pkts,
 	       (unsigned long long)c->tx_fastpath, (unsigned long long)c->tx_queued,
-	       (unsigned long long)c->tx_reclaimed);
+	       (unsigned long long)c->tx_reclaimed, (unsigned long long)c->rx_reposted);
 	printf("  drop:");
 	for (int v = VSOCK_HDR_OK + 1; v < VSOCK_HDR_VERDICTS; v++)
 		printf(" %s %llu", vsock_hdr_verdict_names[v],

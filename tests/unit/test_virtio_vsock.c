@@ -353,6 +353,57 @@ static void rx_refill_batched(enum virtq_layout l)
 	stop();
 }
 
+/*
+ * An echo replies in the buffer it received (vsock_send_rx_head); once
+ * sent, that buffer goes straight back onto the RX ring, not to the pool.
+ */
+static void echo_buffer_reposted(enum virtq_layout l)
+{
+	uint8_t msg[64], back[64];
+	struct virtio_vsock_hdr h;
+	struct vsock_sock *c;
+	uint64_t live;
+
+	for (unsigned int i = 0; i < sizeof(msg); i++)
+		msg[i] = (uint8_t)(i * 3 + 1);
+	start(l);
+	c = connect_from_host(1234, 5000);
+	device_rx(VSOCK_OP_RW, 5000, 1234, msg, sizeof(msg));
+	assert_true(poll() > 0);
+	assert_int_equal(vsock_recv(c, back, sizeof(back), NULL), sizeof(msg));
+	device_rx(VSOCK_OP_RW, 5000, 1234, msg, sizeof(msg)); /* leaves one RX slot free */
+	assert_true(poll() > 0);
+	assert_int_equal(virtq_free_slots(queues[RXQ]), 1);
+	assert_int_equal(vsock_send_rx_head(c), sizeof(msg));
+	assert_int_equal(device_tx(&h, back, sizeof(back)), 1);
+	assert_int_equal(h.len, sizeof(msg));
+	assert_memory_equal(back, msg, sizeof(msg));
+	live = vsock_pkt_live();
+	poll();
+	/* the sent buffer is posted again: no slot free, no buffer freed */
+	assert_int_equal(virtq_free_slots(queues[RXQ]), 0);
+	assert_int_equal(vsock_pkt_live(), live);
+	/* and it receives: the device writes into it like any other */
+	for (int i = 0; i < 2; i++) {
+		device_rx(VSOCK_OP_RW, 5000, 1234, msg, sizeof(msg));
+		assert_true(poll() > 0);
+		assert_int_equal(vsock_recv(c, back, sizeof(back), NULL), sizeof(msg));
+		assert_memory_equal(back, msg, sizeof(msg));
+	}
+	vsock_close(c);
+	stop();
+}
+
+static void test_echo_buffer_reposted_split(void **s)
+{
+	echo_buffer_reposted(VIRTQ_SPLIT);
+}
+
+static void test_echo_buffer_reposted_packed(void **s)
+{
+	echo_buffer_reposted(VIRTQ_PACKED);
+}
+
 static void test_rx_refill_batched_split(void **s)
 {
 	rx_refill_batched(VIRTQ_SPLIT);
@@ -584,6 +635,8 @@ int main(void)
 		cmocka_unit_test(test_echo_packed),
 		cmocka_unit_test(test_rx_refill_batched_split),
 		cmocka_unit_test(test_rx_refill_batched_packed),
+		cmocka_unit_test(test_echo_buffer_reposted_split),
+		cmocka_unit_test(test_echo_buffer_reposted_packed),
 		cmocka_unit_test(test_bad_headers_split),
 		cmocka_unit_test(test_bad_headers_packed),
 		cmocka_unit_test(test_tx_queue_split),

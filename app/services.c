@@ -4,11 +4,11 @@
  * seqpacket), accepts up to MAX_CONNS connections and serves them from the
  * poll loop. Nothing blocks: a connection without credit or data waits.
  *
- * The poller runs only when the socket layer raised it (a change since
- * the last pass, net/vsock/poller.h: any change while a connection is
- * open, else a connection to accept), or every pass while it must retry:
- * the loop passes many times per packet, and walking every service,
- * listener and connection each time cost more than the echo itself.
+ * Every listener and connection is tagged with the poller's bit, its
+ * connection (or service) as the owner pointer (vsock_set_owner): the
+ * poller runs only while the socket layer has ready sockets for it, and
+ * serves just those. Walking every connection on every change cost more
+ * than the echo itself, and grew with the sessions bench-rr opens.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,7 +18,6 @@
 #include "kernel/config.h"
 #include "kernel/poll.h"
 #include "kernel/stats.h"
-#include "net/vsock/poller.h"
 #include "net/vsock/vsock.h"
 
 CONFIG_KEY(cfg_echo_port) = {
@@ -51,7 +50,8 @@ CONFIG_KEY(cfg_source_port) = {
 enum service_kind { SVC_ECHO, SVC_SINK, SVC_SOURCE, SVC_COUNT };
 
 struct conn {
-	struct vsock_sock *sock;
+	struct vsock_sock *sock; /* its owner pointer is this conn */
+	enum service_kind kind;
 	uint64_t offset; /* source: pattern bytes sent */
 	bool seqpacket; /* the connection's type, fixed at accept */
 	uint8_t *msg; /* echo seqpacket: a message waiting for credit */
@@ -65,7 +65,7 @@ struct service {
 	struct config_key *port_key;
 	struct config_hook port_hook;
 	uint32_t port;
-	struct vsock_sock *listen_stream, *listen_seq;
+	struct vsock_sock *listen_stream, *listen_seq; /* owner pointer: the service */
 	struct conn conns[MAX_CONNS];
 	unsigned int n_conns;
 	uint64_t accepted, closed, refused, bytes_in, bytes_out;
@@ -78,8 +78,7 @@ static struct service services[SVC_COUNT] = {
 };
 
 static uint8_t *pattern;
-static bool again; /* the next pass must serve, raised or not */
-static uint32_t my_bit; /* the poller's, poll_bit() */
+static uint32_t my_bit; /* the poller's, poll_bit(): the sockets' tag */
 
 const uint8_t *vsock_pattern(void)
 {
@@ -125,7 +124,7 @@ static void echo_seqpacket(struct service *svc, struct conn *c)
 
 			/* no memory at accept: try again, never serve as a stream */
 			if (!c->msg && !(c->msg = malloc(c->msg_cap))) {
-				again = true;
+				vsock_set_ready(c->sock);
 				return;
 			}
 			n = vsock_recv(c->sock, c->msg, c->msg_cap, &c->msg_eor);
@@ -208,10 +207,14 @@ static void conn_close(struct service *svc, unsigned int i)
 	free(c->msg);
 	svc->conns[i] = svc->conns[--svc->n_conns];
 	svc->closed++;
+	/* the last one moved into the hole: its socket must point there */
+	if (i < svc->n_conns)
+		vsock_set_owner(c->sock, my_bit, c);
 }
 
 static void accept_all(struct service *svc, struct vsock_sock *l, bool seqpacket)
 {
+	enum service_kind kind = svc - services;
 	struct vsock_sock *s;
 
 	while (l && (s = vsock_accept(l))) {
@@ -225,57 +228,51 @@ static void accept_all(struct service *svc, struct vsock_sock *l, bool seqpacket
 		c = &svc->conns[svc->n_conns++];
 		memset(c, 0, sizeof(*c));
 		c->sock = s;
+		c->kind = kind;
 		c->seqpacket = seqpacket;
 		if (seqpacket) {
 			c->msg_cap = config_get(&cfg_vsock_buf);
 			c->msg = malloc(c->msg_cap);
 		}
 		svc->accepted++;
+		/* it may hold data, or be closed, already: serve it this pass */
+		vsock_set_owner(s, my_bit, c);
+		vsock_set_ready(s);
 	}
+}
+
+static void serve_sock(struct vsock_sock *s)
+{
+	struct service *svc;
+	struct conn *c;
+
+	if (vsock_state(s) == VSOCK_LISTEN) {
+		svc = vsock_owner(s);
+		accept_all(svc, s, s == svc->listen_seq);
+		return;
+	}
+	c = vsock_owner(s);
+	svc = &services[c->kind];
+	serve(svc, c->kind, c);
+	if (conn_done(c))
+		conn_close(svc, c - svc->conns);
 }
 
 /*
- * Raised on every socket change while a connection is open (poller.h),
- * every pass while retrying; told only when that changes.
+ * At most @budget sockets a pass: the rest wait for the next, and one
+ * queued again (no memory yet) cannot keep the pass here.
  */
-static void services_watch(bool conns)
-{
-	static bool busy, kept;
-
-	if (conns != busy) {
-		busy = conns;
-		vsock_poller_watch(my_bit, busy);
-	}
-	if (again != kept) {
-		kept = again;
-		poll_keep(my_bit, kept);
-	}
-}
-
 static unsigned int services_poll(unsigned int budget)
 {
-	/* six listeners to ask: only when one has a child */
-	bool children = vsock_accept_queued();
-	bool conns = false;
+	struct vsock_sock *s;
 
-	again = false;
-	for (int k = 0; k < SVC_COUNT; k++) {
-		struct service *svc = &services[k];
-
-		if (children) {
-			accept_all(svc, svc->listen_stream, false);
-			accept_all(svc, svc->listen_seq, true);
+	while ((s = vsock_take_ready(my_bit))) {
+		serve_sock(s);
+		if (!--budget) {
+			poll_raise(my_bit); /* the rest in the next pass */
+			break;
 		}
-		for (unsigned int i = 0; i < svc->n_conns;) {
-			serve(svc, k, &svc->conns[i]);
-			if (conn_done(&svc->conns[i]))
-				conn_close(svc, i);
-			else
-				i++;
-		}
-		conns |= svc->n_conns != 0;
 	}
-	services_watch(conns);
 	return 0;
 }
 
@@ -307,6 +304,10 @@ static void service_start(struct service *svc, enum service_kind kind)
 	svc->listen_stream = vsock_listen(svc->port, VSOCK_TYPE_STREAM, BACKLOG);
 	if (kind == SVC_ECHO)
 		svc->listen_seq = vsock_listen(svc->port, VSOCK_TYPE_SEQPACKET, BACKLOG);
+	if (svc->listen_stream)
+		vsock_set_owner(svc->listen_stream, my_bit, svc);
+	if (svc->listen_seq)
+		vsock_set_owner(svc->listen_seq, my_bit, svc);
 	if (!svc->listen_stream)
 		printf("vsock: %s cannot listen on port %u\n", svc->name, svc->port);
 }
@@ -341,7 +342,6 @@ void services_init(void)
 		pattern[i] = vsock_pattern_byte(i);
 	poll_register(&services_poller);
 	my_bit = poll_bit(&services_poller);
-	vsock_poller_watch(my_bit, false);
 	for (int k = 0; k < SVC_COUNT; k++) {
 		service_start(&services[k], k);
 		services[k].port_hook.fn = port_changed;

@@ -41,16 +41,25 @@ struct net_proto_stats net_stats;
 
 static struct net_dev *the_dev;
 
+static const struct poller net_poller;
+
+/*
+ * The poller keeps its place in the table from net_init() (the protocols
+ * after it are raised in the same pass) but runs every pass only while a
+ * device exists: without one a pass pays a bit test, not a call.
+ */
 void net_register(struct net_dev *dev)
 {
 	if (!the_dev)
 		the_dev = dev;
+	poll_keep(poll_bit(&net_poller), true);
 }
 
 void net_unregister(struct net_dev *dev)
 {
 	if (the_dev == dev)
 		the_dev = NULL;
+	poll_keep(poll_bit(&net_poller), the_dev != NULL);
 }
 
 struct net_dev *net_device(void)
@@ -78,11 +87,13 @@ static const struct poller net_poller = {
 	.name = "net",
 	.poll = net_poll_dev,
 	.pending = net_pending,
+	.on_raise = true, /* kept while a device exists (net_register) */
 };
 
 void net_init(void)
 {
 	poll_register(&net_poller);
+	poll_keep(poll_bit(&net_poller), the_dev != NULL);
 }
 
 uint32_t net_frame_tag(void)

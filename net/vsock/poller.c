@@ -11,8 +11,8 @@
 #include "net/vsock/poller.h"
 #include "net/vsock/vsock.h"
 
-static uint64_t seen_events;
 static uint32_t watch_busy, watch_idle;
+static uint32_t my_bit; /* the poller's own */
 
 void vsock_poller_watch(uint32_t bits, bool busy)
 {
@@ -22,34 +22,60 @@ void vsock_poller_watch(uint32_t bits, bool busy)
 
 /*
  * After the driver's poller in the table, so a packet it handed up raises
- * the application in the same pass. An application without connections
- * has nothing to do until a child waits in a listener.
+ * the application in the same pass. It runs when the socket layer
+ * notified it (vsock_set_notify), and every pass while a timer runs or a
+ * send waits for TX room; one call into the socket layer then: applications that tag their sockets with their poller's bit
+ * (vsock_set_owner) are raised while they have ready sockets; the others
+ * (vsock_poller_watch) on any change while busy, else only when a
+ * connection waits to be accepted.
  */
 static unsigned int vsock_timers_poll(unsigned int budget)
 {
-	uint64_t next = vsock_poll();
-	uint64_t ev = vsock_events();
+	static bool kept;
+	struct vsock_pass p;
 	uint32_t wake;
 
-	/* timers fire on time alone: the loop must be awake when one is due */
-	if (next != UINT64_MAX)
-		poll_wake_at(next);
-	if (ev == seen_events)
+	if (!vsock_poll_pass(&p)) {
+		if (kept) {
+			kept = false;
+			poll_keep(my_bit, false);
+		}
 		return 0;
-	seen_events = ev;
-	wake = watch_busy;
-	if (watch_idle && vsock_accept_queued())
-		wake |= watch_idle;
-	poll_raise(wake);
+	}
+	/* timers and TX waits need every pass; otherwise only when notified */
+	if (p.again != kept) {
+		kept = p.again;
+		poll_keep(my_bit, kept);
+	}
+	/* timers fire on time alone: the loop must be awake when one is due */
+	if (p.next_timer != UINT64_MAX)
+		poll_wake_at(p.next_timer);
+	wake = p.ready;
+	if (p.changed) {
+		wake |= watch_busy;
+		if (p.accept_queued)
+			wake |= watch_idle;
+	}
+	if (wake)
+		poll_raise(wake);
 	return 0;
 }
 
 static const struct poller vsock_poller = {
 	.name = "vsock",
 	.poll = vsock_timers_poll,
+	.on_raise = true,
 };
+
+static void vsock_notified(void)
+{
+	poll_raise(my_bit);
+}
 
 void vsock_poller_init(void)
 {
 	poll_register(&vsock_poller);
+	my_bit = poll_bit(&vsock_poller);
+	vsock_set_notify(vsock_notified);
+	poll_raise(my_bit);
 }

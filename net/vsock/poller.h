@@ -5,6 +5,10 @@
  * (vsock_events) while @busy, i.e. while they hold connections, else only
  * when a connection waits to be accepted. A server with no connection
  * costs nothing per packet that is not its own.
+ *
+ * Or the application tags its sockets with its poller's bit
+ * (vsock_set_owner in vsock.h): it is then raised while one of them is
+ * ready, and serves only those (vsock_take_ready).
  */
 #ifndef NET_VSOCK_POLLER_H
 #define NET_VSOCK_POLLER_H

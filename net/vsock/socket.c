@@ -83,6 +83,16 @@ struct vsock_sock {
 	uint32_t shutdown_local, shutdown_peer;
 	uint32_t rx_msgs; /* SEQPACKET: complete messages queued */
 	uint64_t rx_bytes, tx_bytes;
+
+	/* readiness (vsock_set_owner), see ---- readiness ---- */
+	uint32_t owner_tag; /* one bit, 0: untracked */
+	void *owner_ctx;
+	bool on_ready, on_tx_wait;
+	struct vsock_sock *ready_next, *tx_wait_next;
+};
+
+struct sock_list {
+	struct vsock_sock *head, *tail;
 };
 
 static const struct vsock_transport *transport;
@@ -96,6 +106,24 @@ static unsigned int n_timers; /* sockets with a deadline */
 static uint64_t events; /* vsock_events() */
 static unsigned int accept_queued; /* children waiting in every listener */
 static bool tx_blocked; /* a send found the transport full */
+/* Tagged sockets that changed, one list per tag bit; and those waiting for TX room. */
+static struct sock_list ready[32];
+static struct sock_list tx_wait;
+static uint32_t ready_bits; /* the tags whose list is not empty */
+static void nothing_to_notify(void)
+{
+}
+
+static void (*notify_fn)(void) = nothing_to_notify; /* vsock_set_notify() */
+static bool notified; /* since the last vsock_poll_pass(): once is enough */
+
+static inline void notify(void)
+{
+	if (!notified) {
+		notified = true;
+		notify_fn();
+	}
+}
 
 const struct vsock_counters *vsock_counters(void)
 {
@@ -113,6 +141,159 @@ const char *vsock_state_name(enum vsock_state st)
 					     "connected", "closing", "closed" };
 
 	return (unsigned int)st < sizeof(names) / sizeof(names[0]) ? names[st] : "?";
+}
+
+/* ---- readiness ---- */
+
+/*
+ * Singly linked FIFOs: a packet appends, the owner takes the head, each
+ * in a few instructions. Taking a socket out of the middle (closed or
+ * re-tagged while listed) walks its list: once per connection at most.
+ */
+static void ready_del(struct vsock_sock *s)
+{
+	unsigned int t = __builtin_ctz(s->owner_tag);
+	struct vsock_sock **pp = &ready[t].head, *prev = NULL;
+
+	while (*pp != s) {
+		prev = *pp;
+		pp = &prev->ready_next;
+	}
+	*pp = s->ready_next;
+	if (ready[t].tail == s)
+		ready[t].tail = prev;
+	if (!ready[t].head)
+		ready_bits &= ~s->owner_tag;
+	s->on_ready = false;
+}
+
+static void tx_wait_del(struct vsock_sock *s)
+{
+	struct vsock_sock **pp = &tx_wait.head, *prev = NULL;
+
+	while (*pp != s) {
+		prev = *pp;
+		pp = &prev->tx_wait_next;
+	}
+	*pp = s->tx_wait_next;
+	if (tx_wait.tail == s)
+		tx_wait.tail = prev;
+	s->on_tx_wait = false;
+}
+
+/* Off both lists: before the tag changes or the socket goes. */
+static void unlist(struct vsock_sock *s)
+{
+	if (s->on_ready)
+		ready_del(s);
+	if (s->on_tx_wait)
+		tx_wait_del(s);
+}
+
+/*
+ * Something an owner may act on changed: queue @s once for it. Runs on
+ * every packet of a tagged socket, so it is an append and no more; one
+ * also waiting for TX room stays there (served once more then, harmless).
+ */
+static inline void mark_ready(struct vsock_sock *s)
+{
+	struct sock_list *l;
+
+	if (!s->owner_tag || s->on_ready)
+		return;
+	l = &ready[__builtin_ctz(s->owner_tag)];
+	s->ready_next = NULL;
+	if (l->tail)
+		l->tail->ready_next = s;
+	else
+		l->head = s;
+	l->tail = s;
+	ready_bits |= s->owner_tag;
+	s->on_ready = true;
+}
+
+/* A send found the transport full: ready again once TX room returns. */
+static void wait_tx(struct vsock_sock *s)
+{
+	if (!s->owner_tag || s->on_tx_wait)
+		return;
+	s->tx_wait_next = NULL;
+	if (tx_wait.tail)
+		tx_wait.tail->tx_wait_next = s;
+	else
+		tx_wait.head = s;
+	tx_wait.tail = s;
+	s->on_tx_wait = true;
+}
+
+static void wake_tx_waiters(void)
+{
+	struct vsock_sock *s = tx_wait.head;
+
+	tx_wait.head = tx_wait.tail = NULL;
+	while (s) {
+		struct vsock_sock *next = s->tx_wait_next;
+
+		s->on_tx_wait = false;
+		mark_ready(s);
+		s = next;
+	}
+}
+
+void vsock_set_owner(struct vsock_sock *s, uint32_t tag, void *ctx)
+{
+	tag &= -tag; /* one bit: the lowest */
+	if (tag != s->owner_tag)
+		unlist(s);
+	s->owner_tag = tag;
+	s->owner_ctx = ctx;
+}
+
+void *vsock_owner(const struct vsock_sock *s)
+{
+	return s->owner_ctx;
+}
+
+void vsock_set_ready(struct vsock_sock *s)
+{
+	mark_ready(s);
+	notify();
+}
+
+void vsock_set_notify(void (*fn)(void))
+{
+	notify_fn = fn ? fn : nothing_to_notify;
+}
+
+/* The head comes off: once per served change. */
+struct vsock_sock *vsock_take_ready(uint32_t tag)
+{
+	struct sock_list *l;
+	struct vsock_sock *s;
+
+	if (!(ready_bits & tag))
+		return NULL;
+	l = &ready[__builtin_ctz(tag)];
+	s = l->head;
+	if (!s || s->owner_tag != tag) /* @tag of more than one bit */
+		return NULL;
+	l->head = s->ready_next;
+	if (!l->head) {
+		l->tail = NULL;
+		ready_bits &= ~tag;
+	}
+	s->on_ready = false;
+	return s;
+}
+
+unsigned int vsock_ready_count(uint32_t tag)
+{
+	const struct vsock_sock *s = ready[__builtin_ctz(tag | 1u << 31)].head;
+	unsigned int n = 0;
+
+	for (; s && s->owner_tag == tag; s = s->ready_next)
+		n++;
+	return n;
 }
 
 /* ---- table ---- */
@@ -204,10 +385,12 @@ static bool orphan(const struct vsock_sock *s)
 
 static void set_deadline(struct vsock_sock *s, uint64_t ns)
 {
-	if (!s->deadline && ns)
-		n_timers++;
-	else if (s->deadline && !ns)
+	if (!s->deadline && ns) {
+		if (!n_timers++)
+			notify(); /* the first timer: the pass must run to fire it */
+	} else if (s->deadline && !ns) {
 		n_timers--;
+	}
 	s->deadline = ns;
 }
 
@@ -226,6 +409,8 @@ static void drop_rx(struct vsock_sock *s)
 
 static void sock_free(struct vsock_sock *s)
 {
+	unlist(s);
+	s->owner_tag = 0;
 	if (s->state != VSOCK_LISTEN && s->state != VSOCK_FREE)
 		hash_del(s);
 	set_deadline(s, 0);
@@ -311,28 +496,45 @@ static bool can_send(const struct vsock_sock *s)
 	       !(s->shutdown_peer & VSOCK_SHUTDOWN_RCV);
 }
 
-/* The driver frees TX slots without telling us: vsock_events() asks. */
-static bool tx_full(void)
+/*
+ * The driver frees TX slots without telling us: the pass (vsock_poll_pass)
+ * asks, and readies @s then.
+ */
+static void tx_blocked_by(struct vsock_sock *s)
 {
-	bool full = transport->tx_full();
+	if (!tx_blocked)
+		notify();
+	tx_blocked = true;
+	wait_tx(s);
+}
 
-	tx_blocked |= full;
-	return full;
+static inline bool tx_full(struct vsock_sock *s)
+{
+	if (!transport->tx_full())
+		return false;
+	tx_blocked_by(s);
+	return true;
 }
 
 size_t vsock_send_space(struct vsock_sock *s)
 {
-	if (!can_send(s) || tx_full())
+	if (!can_send(s) || tx_full(s))
 		return 0;
 	return peer_free(s);
 }
 
-uint64_t vsock_events(void)
+static void check_tx_room(void)
 {
 	if (tx_blocked && !transport->tx_full()) {
 		tx_blocked = false;
 		events++;
+		wake_tx_waiters();
 	}
+}
+
+uint64_t vsock_events(void)
+{
+	check_tx_room();
 	return events;
 }
 
@@ -372,7 +574,7 @@ static ssize_t send_data(struct vsock_sock *s, const void *buf, size_t len, bool
 
 	if (!can_send(s))
 		return s->state == VSOCK_CONNECTED ? -EPIPE : -ENOTCONN;
-	if (tx_full()) {
+	if (tx_full(s)) {
 		ctr.tx_full++;
 		return -EAGAIN;
 	}
@@ -402,7 +604,11 @@ static ssize_t send_data(struct vsock_sock *s, const void *buf, size_t len, bool
 			break;
 		done += n;
 	} while (done < len);
-	return done ? (ssize_t)done : -ENOMEM;
+	if (done)
+		return done;
+	/* the pool refills as the device returns packets: retry then */
+	tx_blocked_by(s);
+	return -ENOMEM;
 }
 
 /*
@@ -420,7 +626,7 @@ ssize_t vsock_send_rx_head(struct vsock_sock *s)
 		return 0;
 	if (!can_send(s))
 		return s->state == VSOCK_CONNECTED ? -EPIPE : -ENOTCONN;
-	if (tx_full()) {
+	if (tx_full(s)) {
 		ctr.tx_full++;
 		return -EAGAIN;
 	}
@@ -720,6 +926,7 @@ static void handle_request(struct vsock_sock *l, const struct virtio_vsock_hdr *
 	l->accept_tail = c;
 	l->n_pending++;
 	accept_queued++;
+	mark_ready(l);
 	send_ctrl(c, VSOCK_OP_RESPONSE, 0);
 }
 
@@ -816,6 +1023,7 @@ void vsock_rx(struct vsock_pkt *pkt)
 	ctr.rx_pkts++;
 	ctr.rx_bytes += h->len;
 	events++;
+	notify();
 	if (!addressed_to_us(h)) {
 		vsock_pkt_free(pkt);
 		return;
@@ -852,6 +1060,8 @@ void vsock_rx(struct vsock_pkt *pkt)
 	if (peer_free(s) || h->op == VSOCK_OP_CREDIT_UPDATE)
 		s->credit_requested = false;
 
+	/* any packet may bring data, credit, a state change or EOF */
+	mark_ready(s);
 	if (s->state == VSOCK_CONNECTING) {
 		rx_connecting(s, h);
 		vsock_pkt_free(pkt);
@@ -948,6 +1158,9 @@ int vsock_shutdown(struct vsock_sock *s, uint32_t how)
 
 void vsock_close(struct vsock_sock *s)
 {
+	/* the owner gives it up: never handed out again */
+	unlist(s);
+	s->owner_tag = 0;
 	switch (s->state) {
 	case VSOCK_LISTEN:
 		while (s->accept_head) {
@@ -981,12 +1194,10 @@ void vsock_close(struct vsock_sock *s)
 	}
 }
 
-uint64_t vsock_poll(void)
+static uint64_t run_timers(void)
 {
 	uint64_t now, next = UINT64_MAX;
 
-	if (!n_timers)
-		return next;
 	now = now_ns();
 	for (unsigned int i = 0; i < MAX_SOCKS && n_timers; i++) {
 		struct vsock_sock *s = &socks[i];
@@ -1005,12 +1216,37 @@ uint64_t vsock_poll(void)
 			hash_del(s);
 			s->state = VSOCK_CLOSED;
 			s->error = -ETIMEDOUT;
+			mark_ready(s);
 		} else if (s->state == VSOCK_CLOSING) {
 			ctr.close_timeouts++;
 			sock_free(s);
 		}
 	}
 	return next;
+}
+
+uint64_t vsock_poll(void)
+{
+	return n_timers ? run_timers() : UINT64_MAX;
+}
+
+bool vsock_poll_pass(struct vsock_pass *p)
+{
+	static uint64_t events_passed; /* events at the last pass */
+
+	notified = false;
+	/* most passes: no timer, no TX wait, nothing new */
+	if (!(n_timers | tx_blocked | ready_bits) && events == events_passed)
+		return false;
+	p->next_timer = n_timers ? run_timers() : UINT64_MAX;
+	if (tx_blocked)
+		check_tx_room();
+	p->again = n_timers || tx_blocked;
+	p->changed = events != events_passed;
+	events_passed = events;
+	p->ready = ready_bits;
+	p->accept_queued = accept_queued;
+	return true;
 }
 
 /*
@@ -1021,6 +1257,7 @@ void vsock_transport_reset(void)
 {
 	ctr.transport_resets++;
 	events++;
+	notify();
 	for (unsigned int i = 0; i < MAX_SOCKS; i++) {
 		struct vsock_sock *s = &socks[i];
 
@@ -1034,6 +1271,7 @@ void vsock_transport_reset(void)
 		set_deadline(s, 0);
 		s->state = VSOCK_CLOSED;
 		s->error = -ECONNRESET;
+		mark_ready(s);
 	}
 }
 

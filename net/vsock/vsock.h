@@ -70,8 +70,12 @@ void vsock_init(const struct vsock_transport *t);
 void vsock_rx(struct vsock_pkt *pkt);
 /* The transport was reset (5.10.6.7): connections go, listeners stay. */
 void vsock_transport_reset(void);
-/* Timers: connect and close timeouts, pending credit updates. */
+/*
+ * Timers: connect and close timeouts. Returns the next deadline
+ * (UINT64_MAX: none).
+ */
 uint64_t vsock_poll(void);
+
 /*
  * Changes an application may act on: it counts up on every packet
  * received, timer fired and transport reset, and when TX room returns
@@ -79,6 +83,29 @@ uint64_t vsock_poll(void);
  * readable data, credit, state and accept queue are as they were.
  */
 uint64_t vsock_events(void);
+
+/* What one pass of the loop needs from the socket layer, in one call. */
+struct vsock_pass {
+	uint64_t next_timer; /* vsock_poll() */
+	bool changed; /* vsock_events() moved since the last pass */
+	uint32_t ready; /* the tags with ready sockets (vsock_take_ready) */
+	unsigned int accept_queued; /* vsock_accept_queued() */
+	bool again; /* a timer or a wait for TX room: call again every pass */
+};
+
+/*
+ * vsock_poll(), vsock_events() and the rest of struct vsock_pass at once;
+ * false (and @p untouched) when no timer runs, no send waits for TX room
+ * and nothing changed or is ready: the loop's usual pass.
+ */
+bool vsock_poll_pass(struct vsock_pass *p);
+/*
+ * @fn is called whenever vsock_poll_pass() may have something new to say
+ * (a packet, a reset, the first timer, a send that found no TX room, an
+ * owner's vsock_set_ready): the loop may skip the pass otherwise.
+ */
+void vsock_set_notify(void (*fn)(void));
+
 /* Puts vsock_poll() into the poll loop (poller.c). */
 void vsock_poller_init(void);
 const struct vsock_counters *vsock_counters(void);
@@ -142,6 +169,24 @@ void vsock_close(struct vsock_sock *s);
 enum vsock_state vsock_state(const struct vsock_sock *s);
 int vsock_error(const struct vsock_sock *s); /* why CLOSED: -ECONNRESET, ... */
 const char *vsock_state_name(enum vsock_state st);
+
+/*
+ * Readiness, so an application serves only the sockets that changed: it
+ * tags its sockets with one bit of its own (its poller's bit, say) and a
+ * pointer of its own (its connection). A tagged socket goes on its tag's
+ * ready list, once until taken, when a packet arrives for it (data,
+ * credit, a state change, EOF), a timer or reset closes it, TX room or
+ * packet memory returns after a send found none, or, for a listener, a
+ * connection waits to be accepted. Closing it takes it off for good.
+ */
+void vsock_set_owner(struct vsock_sock *s, uint32_t tag, void *ctx);
+void *vsock_owner(const struct vsock_sock *s);
+/* Queue @s as if it changed (an owner that must come back to it). */
+void vsock_set_ready(struct vsock_sock *s);
+/* The next ready socket of @tag, off the list (NULL: none). */
+struct vsock_sock *vsock_take_ready(uint32_t tag);
+/* How many of @tag's sockets are ready now. */
+unsigned int vsock_ready_count(uint32_t tag);
 
 /* Per-socket numbers for `vsock` and the services. */
 struct vsock_info {

@@ -103,6 +103,24 @@ static void peer_packet(struct input *in)
 	vsock_rx(pkt);
 }
 
+/*
+ * Readiness: a ready socket must be one the application holds, with the
+ * owner pointer it set (a closed one never comes back).
+ */
+static void take_ready(struct vsock_sock **app, uint32_t tag)
+{
+	struct vsock_pass p;
+	struct vsock_sock *s;
+
+	vsock_poll_pass(&p);
+	while ((s = vsock_take_ready(1u << (tag & 3)))) {
+		struct vsock_sock **owner = vsock_owner(s);
+
+		if (owner < app || owner >= app + MAX_APP || *owner != s)
+			abort();
+	}
+}
+
 static void app_action(struct input *in, struct vsock_sock **app, struct vsock_sock **listeners)
 {
 	static uint8_t buf[70000];
@@ -110,10 +128,10 @@ static void app_action(struct input *in, struct vsock_sock **app, struct vsock_s
 	struct vsock_sock *s = app[slot];
 	bool eor;
 
-	switch (take(in, 1) % 9) {
+	switch (take(in, 1) % 10) {
 	case 0:
-		if (!s)
-			app[slot] = vsock_accept(listeners[take(in, 1) & 1]);
+		if (!s && (app[slot] = vsock_accept(listeners[take(in, 1) & 1])))
+			vsock_set_owner(app[slot], 1u << (slot & 3), &app[slot]);
 		break;
 	case 1:
 		if (s && vsock_recv(s, buf, take(in, 3) % sizeof(buf), &eor) < 0)
@@ -143,6 +161,9 @@ static void app_action(struct input *in, struct vsock_sock **app, struct vsock_s
 		break;
 	case 7:
 		full = !full;
+		break;
+	case 8:
+		take_ready(app, take(in, 1));
 		break;
 	default:
 		flush_sent();

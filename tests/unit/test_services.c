@@ -119,9 +119,12 @@ static int echo_seq_teardown(void **state)
 	while (vsock_next(NULL)) {
 		struct vsock_sock *s = vsock_next(NULL);
 
+		struct vsock_info in;
+
+		vsock_get_info(s, &in);
 		vsock_close(s);
 		if (vsock_next(NULL) == s)
-			host_pkt(VSOCK_TYPE_SEQPACKET, VSOCK_OP_RST, 0, NULL, 0);
+			host_pkt(in.type, VSOCK_OP_RST, 0, NULL, 0);
 	}
 	clear_sent();
 	return 0;
@@ -185,12 +188,81 @@ static void test_echo_seqpacket_capacity_fixed_at_accept(void **state)
 	assert_int_equal(echoed(msg), sizeof(msg));
 }
 
+/* A stream packet from the host with its credit (buf_alloc, fwd_cnt). */
+static void host_stream(uint16_t op, const void *data, uint32_t len, uint32_t buf_alloc,
+			uint32_t fwd_cnt)
+{
+	struct vsock_pkt *pkt = vsock_pkt_alloc(len);
+
+	memset(&pkt->hdr, 0, sizeof(pkt->hdr));
+	pkt->hdr.src_cid = VSOCK_CID_HOST;
+	pkt->hdr.dst_cid = GUEST_CID;
+	pkt->hdr.src_port = 7000;
+	pkt->hdr.dst_port = 1234;
+	pkt->hdr.type = VSOCK_TYPE_STREAM;
+	pkt->hdr.op = op;
+	pkt->hdr.len = len;
+	pkt->hdr.buf_alloc = buf_alloc;
+	pkt->hdr.fwd_cnt = fwd_cnt;
+	if (len)
+		memcpy(pkt->data, data, len);
+	vsock_rx(pkt);
+}
+
+static uint32_t rw_bytes_sent(void)
+{
+	uint32_t n = 0;
+
+	for (unsigned int i = 0; i < n_sent; i++)
+		if (sent[i]->hdr.op == VSOCK_OP_RW)
+			n += sent[i]->hdr.len;
+	return n;
+}
+
+/*
+ * The services serve only ready sockets: an echo short of the peer's
+ * credit stops, is not served again while nothing changes, and finishes
+ * when a credit update readies it.
+ */
+static void test_echo_starved_served_when_credit_returns(void **state)
+{
+	static uint8_t msg[150];
+	uint64_t out;
+
+	config_reset();
+	vsock_init(&fake);
+	services_init();
+	out = services[SVC_ECHO].bytes_out; /* the service counts across tests */
+	host_stream(VSOCK_OP_REQUEST, NULL, 0, 100, 0);
+	assert_int_equal(sent[n_sent - 1]->hdr.op, VSOCK_OP_RESPONSE);
+	services_poll(POLL_BUDGET);
+	assert_int_equal(services[SVC_ECHO].n_conns, 1);
+	clear_sent();
+	for (size_t i = 0; i < sizeof(msg); i++)
+		msg[i] = (uint8_t)(i * 7);
+	host_stream(VSOCK_OP_RW, msg, sizeof(msg), 100, 0);
+	services_poll(POLL_BUDGET);
+	assert_int_equal(rw_bytes_sent(), 100);
+	assert_memory_equal(sent[0]->data, msg, 100);
+	clear_sent();
+	services_poll(POLL_BUDGET); /* nothing changed: nothing to serve */
+	assert_int_equal(n_sent, 0);
+	assert_null(vsock_take_ready(my_bit));
+	host_stream(VSOCK_OP_CREDIT_UPDATE, NULL, 0, 100, 100);
+	services_poll(POLL_BUDGET);
+	assert_int_equal(rw_bytes_sent(), 50);
+	assert_memory_equal(sent[n_sent - 1]->data, msg + 100, 50);
+	assert_int_equal(services[SVC_ECHO].bytes_out - out, 150);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(test_echo_seqpacket_without_buffer_at_accept,
 					  echo_seq_teardown),
 		cmocka_unit_test_teardown(test_echo_seqpacket_capacity_fixed_at_accept,
+					  echo_seq_teardown),
+		cmocka_unit_test_teardown(test_echo_starved_served_when_credit_returns,
 					  echo_seq_teardown),
 	};
 

@@ -857,6 +857,114 @@ static void test_rx_compact_small_payloads(void **state)
 	assert_int_equal(vsock_counters()->rx_compacted, before);
 }
 
+/* ---- readiness (vsock_set_owner, vsock_take_ready) ---- */
+
+#define TAG 0x10u
+
+/*
+ * A listener with a child is ready; a tagged connection is ready once per
+ * change however many packets made it, then not until the next one.
+ */
+static void test_ready_once_per_change(void **state)
+{
+	struct vsock_sock *l = vsock_listen(1234, S, 4), *c;
+	struct vsock_pass p;
+	int owner;
+
+	vsock_set_owner(l, TAG, l);
+	assert_null(vsock_take_ready(TAG));
+	peer(5000, 1234, VSOCK_OP_REQUEST, 0);
+	assert_true(vsock_poll_pass(&p));
+	assert_int_equal(p.ready, TAG);
+	assert_int_equal(p.accept_queued, 1);
+	assert_int_equal(vsock_ready_count(TAG), 1);
+	assert_ptr_equal(vsock_take_ready(TAG), l);
+	assert_null(vsock_take_ready(TAG));
+	c = vsock_accept(l);
+	vsock_set_owner(c, TAG, &owner);
+	assert_int_equal(vsock_ready_count(TAG), 0);
+
+	peer_pkt(5000, 1234, S, VSOCK_OP_RW, 0, "ab", 2, PEER_BUF, 0);
+	peer_pkt(5000, 1234, S, VSOCK_OP_RW, 0, "cd", 2, PEER_BUF, 0);
+	assert_int_equal(vsock_ready_count(TAG), 1);
+	assert_null(vsock_take_ready(TAG << 1)); /* another owner has nothing */
+	assert_ptr_equal(vsock_take_ready(TAG), c);
+	assert_ptr_equal(vsock_owner(c), &owner);
+	assert_null(vsock_take_ready(TAG));
+	assert_false(vsock_poll_pass(&p) && p.ready);
+	assert_int_equal(vsock_rx_queued(c), 4);
+
+	/* EOF readies it too, and an owner may queue it again itself */
+	peer(5000, 1234, VSOCK_OP_SHUTDOWN, VSOCK_SHUTDOWN_SEND);
+	assert_ptr_equal(vsock_take_ready(TAG), c);
+	vsock_set_ready(c);
+	vsock_set_ready(c);
+	assert_int_equal(vsock_ready_count(TAG), 1);
+}
+
+/* A sender short of credit or TX room is ready when either returns. */
+static void test_ready_starved_sender(void **state)
+{
+	struct vsock_sock *l = vsock_listen(1234, S, 4), *c;
+	static uint8_t data[200];
+	struct vsock_pass p;
+
+	peer_pkt(7000, 1234, S, VSOCK_OP_REQUEST, 0, NULL, 0, 100, 0);
+	c = vsock_accept(l);
+	vsock_set_owner(c, TAG, c);
+	assert_int_equal(vsock_send(c, data, sizeof(data), false), 100);
+	assert_int_equal(vsock_send(c, data, 1, false), -EAGAIN);
+	assert_null(vsock_take_ready(TAG));
+	peer_pkt(7000, 1234, S, VSOCK_OP_CREDIT_UPDATE, 0, NULL, 0, 100, 100);
+	assert_ptr_equal(vsock_take_ready(TAG), c);
+
+	transport_full = true;
+	assert_int_equal(vsock_send(c, data, 1, false), -EAGAIN);
+	assert_int_equal(vsock_send_space(c), 0);
+	assert_false(vsock_poll_pass(&p) && p.ready); /* still full: not yet */
+	transport_full = false;
+	assert_true(vsock_poll_pass(&p));
+	assert_int_equal(p.ready, TAG);
+	assert_ptr_equal(vsock_take_ready(TAG), c);
+	assert_null(vsock_take_ready(TAG));
+	assert_int_equal(vsock_send(c, data, 1, false), 1);
+}
+
+/*
+ * Closed or re-tagged while on a list: off it for good, and the others
+ * on the same list stay in order.
+ */
+static void test_ready_close_while_listed(void **state)
+{
+	struct vsock_sock *l = vsock_listen(1234, S, 4), *c[3];
+	struct vsock_pass p;
+
+	for (int i = 0; i < 3; i++) {
+		c[i] = accept_one(l, 1234, 6000 + i);
+		vsock_set_owner(c[i], TAG, c[i]);
+		peer_pkt(6000 + i, 1234, S, VSOCK_OP_RW, 0, "x", 1, PEER_BUF, 0);
+	}
+	assert_int_equal(vsock_ready_count(TAG), 3);
+	vsock_close(c[1]);
+	assert_int_equal(vsock_ready_count(TAG), 2);
+	/* closing: the peer's packets no longer ready it */
+	peer(6001, 1234, VSOCK_OP_SHUTDOWN, 3);
+	assert_int_equal(vsock_ready_count(TAG), 2);
+	vsock_set_owner(c[0], TAG << 1, c[0]); /* a new owner: off the old list */
+	assert_ptr_equal(vsock_take_ready(TAG), c[2]);
+	assert_null(vsock_take_ready(TAG));
+	vsock_close(c[2]);
+	peer(6002, 1234, VSOCK_OP_RST, 0); /* frees it */
+	assert_false(vsock_poll_pass(&p) && p.ready);
+
+	/* a socket freed while waiting for TX room is never handed out */
+	transport_full = true;
+	assert_int_equal(vsock_send(c[0], "y", 1, false), -EAGAIN);
+	vsock_close(c[0]);
+	transport_full = false;
+	assert_false(vsock_poll_pass(&p) && p.ready);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 int main(void)
@@ -887,6 +995,9 @@ int main(void)
 		T(test_send_rx_head_in_place),
 		T(test_last_connection_forgotten),
 		T(test_rx_compact_small_payloads),
+		T(test_ready_once_per_change),
+		T(test_ready_starved_sender),
+		T(test_ready_close_while_listed),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

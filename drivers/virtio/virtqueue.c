@@ -19,6 +19,8 @@ static bool virtq_size_ok(enum virtq_layout layout, uint16_t size)
 	return layout == VIRTQ_PACKED;
 }
 
+static void slot_tables_create(struct virtq *vq);
+
 struct virtq *virtq_create(enum virtq_layout layout, uint16_t index, uint16_t size,
 			   uint64_t features, void (*notify)(struct virtq *), void *priv)
 {
@@ -48,6 +50,7 @@ struct virtq *virtq_create(enum virtq_layout layout, uint16_t index, uint16_t si
 		err = virtq_init_packed(vq);
 	if (err)
 		goto fail;
+	slot_tables_create(vq); /* no memory now: tried again at first use */
 	return vq;
 fail:
 	free(vq->chain);
@@ -63,8 +66,10 @@ fail:
  * instructions of a 64 KiB guest-to-host packet (dma_alloc, malloc and
  * free). Longer tables, or a queue too large for a block of
  * SLOT_TABLES_MAX bytes: the heap, as before; no memory for the block: a
- * direct chain, as for any table. The block is allocated
- * on first use, so queues that never go indirect do not pay for it.
+ * direct chain, as for any table. The block is allocated with the queue
+ * when indirect descriptors are negotiated, so the heap in use does not
+ * grow the first time a table is needed (the soak compares it), and goes
+ * when a driver turns indirect off (virtq_set_indirect_min).
  */
 #define SLOT_TABLE_DESCS 4
 #define SLOT_TABLE_BYTES (SLOT_TABLE_DESCS * sizeof(struct virtq_desc))
@@ -73,21 +78,42 @@ fail:
 _Static_assert(sizeof(struct virtq_desc) == sizeof(struct virtq_packed_desc),
 	       "one table block serves both layouts");
 
+static size_t slot_tables_bytes(const struct virtq *vq)
+{
+	return (size_t)vq->size * SLOT_TABLE_BYTES;
+}
+
 static bool in_slot_tables(const struct virtq *vq, const void *table)
 {
 	const uint8_t *base = vq->slot_tables, *t = table;
 
-	return base && t >= base && t < base + (size_t)vq->size * SLOT_TABLE_BYTES;
+	return base && t >= base && t < base + slot_tables_bytes(vq);
+}
+
+static void slot_tables_create(struct virtq *vq)
+{
+	if (vq->indirect_min && slot_tables_bytes(vq) <= SLOT_TABLES_MAX)
+		vq->slot_tables = dma_alloc(slot_tables_bytes(vq), VIRTQ_DESC_ALIGN);
+}
+
+/* Only while no table in it is in flight. */
+static void slot_tables_destroy(struct virtq *vq)
+{
+	for (unsigned int i = 0; i < vq->size; i++)
+		if (in_slot_tables(vq, vq->chain[i].indirect))
+			return;
+	dma_free(vq->slot_tables);
+	vq->slot_tables = NULL;
 }
 
 void *virtq_table_alloc(struct virtq *vq, uint16_t slot, unsigned int n)
 {
-	size_t bytes = (size_t)vq->size * SLOT_TABLE_BYTES;
+	size_t bytes = slot_tables_bytes(vq);
 
 	if (n > SLOT_TABLE_DESCS || slot >= vq->size || bytes > SLOT_TABLES_MAX)
 		return dma_alloc(n * sizeof(struct virtq_desc), VIRTQ_DESC_ALIGN);
 	if (!vq->slot_tables)
-		vq->slot_tables = dma_alloc(bytes, VIRTQ_DESC_ALIGN);
+		slot_tables_create(vq); /* none at creation, or turned off and on */
 	if (!vq->slot_tables)
 		return NULL; /* no memory: the caller places a direct chain */
 	return (uint8_t *)vq->slot_tables + (size_t)slot * SLOT_TABLE_BYTES;
@@ -278,6 +304,8 @@ void virtq_set_indirect_min(struct virtq *vq, unsigned int min_descs)
 		min_descs = 0;
 	/* A table of one descriptor saves nothing: 1 means 2. */
 	vq->indirect_min = min_descs == 1 ? 2 : min_descs;
+	if (!vq->indirect_min && vq->slot_tables)
+		slot_tables_destroy(vq);
 }
 
 uint64_t virtq_desc_addr(const struct virtq *vq)

@@ -18,6 +18,7 @@ void vsock_poller_watch(uint32_t bits, bool busy)
 {
 	watch_busy = busy ? watch_busy | bits : watch_busy & ~bits;
 	watch_idle = busy ? watch_idle & ~bits : watch_idle | bits;
+	vsock_notify_every_event(watch_busy != 0);
 }
 
 /*
@@ -77,5 +78,6 @@ void vsock_poller_init(void)
 	poll_register(&vsock_poller);
 	my_bit = poll_bit(&vsock_poller);
 	vsock_set_notify(vsock_notified);
+	vsock_set_raise(poll_raise);
 	poll_raise(my_bit);
 }

@@ -114,7 +114,13 @@ static void nothing_to_notify(void)
 {
 }
 
+static void nothing_to_raise(uint32_t tags)
+{
+}
+
 static void (*notify_fn)(void) = nothing_to_notify; /* vsock_set_notify() */
+static void (*raise_fn)(uint32_t tags) = nothing_to_raise; /* vsock_set_raise() */
+static bool notify_every; /* vsock_notify_every_event() */
 static bool notified; /* since the last vsock_poll_pass(): once is enough */
 
 static inline void notify(void)
@@ -210,6 +216,7 @@ static inline void mark_ready(struct vsock_sock *s)
 	l->tail = s;
 	ready_bits |= s->owner_tag;
 	s->on_ready = true;
+	raise_fn(s->owner_tag); /* the owner runs without the pass in between */
 }
 
 /* A send found the transport full: ready again once TX room returns. */
@@ -263,6 +270,16 @@ void vsock_set_ready(struct vsock_sock *s)
 void vsock_set_notify(void (*fn)(void))
 {
 	notify_fn = fn ? fn : nothing_to_notify;
+}
+
+void vsock_set_raise(void (*fn)(uint32_t tags))
+{
+	raise_fn = fn ? fn : nothing_to_raise;
+}
+
+void vsock_notify_every_event(bool on)
+{
+	notify_every = on;
 }
 
 /* The head comes off: once per served change. */
@@ -927,6 +944,7 @@ static void handle_request(struct vsock_sock *l, const struct virtio_vsock_hdr *
 	l->n_pending++;
 	accept_queued++;
 	mark_ready(l);
+	notify(); /* owners that watch accept queues without tags */
 	send_ctrl(c, VSOCK_OP_RESPONSE, 0);
 }
 
@@ -1023,7 +1041,8 @@ void vsock_rx(struct vsock_pkt *pkt)
 	ctr.rx_pkts++;
 	ctr.rx_bytes += h->len;
 	events++;
-	notify();
+	if (notify_every)
+		notify();
 	if (!addressed_to_us(h)) {
 		vsock_pkt_free(pkt);
 		return;

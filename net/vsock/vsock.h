@@ -101,10 +101,22 @@ struct vsock_pass {
 bool vsock_poll_pass(struct vsock_pass *p);
 /*
  * @fn is called whenever vsock_poll_pass() may have something new to say
- * (a packet, a reset, the first timer, a send that found no TX room, an
- * owner's vsock_set_ready): the loop may skip the pass otherwise.
+ * (a reset, the first timer, a send that found no TX room, a connection to
+ * accept, an owner's vsock_set_ready, and every packet while
+ * vsock_notify_every_event is on): the loop may skip the pass otherwise.
  */
 void vsock_set_notify(void (*fn)(void));
+/*
+ * @fn(tags) runs when a socket tagged with @tags becomes ready, so its
+ * owner is raised at once (the poll loop's poll_raise).
+ */
+void vsock_set_raise(void (*fn)(uint32_t tags));
+/*
+ * On: the notify hook runs on every packet too (an owner watching every
+ * change, vsock_poller_watch). Off: only on timers, TX room, accept
+ * queues, resets and vsock_set_ready; tagged sockets raise their owner.
+ */
+void vsock_notify_every_event(bool on);
 
 /* Puts vsock_poll() into the poll loop (poller.c). */
 void vsock_poller_init(void);

@@ -92,13 +92,13 @@ def test_roundtrip_cost_repeatable(pguest):
 
 
 # The guest's cost of one isolated 64 B echo round trip (irq=msix
-# idle=halt tick=deadline, cost_measure.py): about 1,950 to 2,040 instructions in all and
-# none in newlib's allocator, since the echo replies in the received buffer
-# and a TX packet needs no indirect table (before: 2,700 to 3,100, of which
-# 130 in the allocator; before the packet pool 3,100 and 511). The bounds
-# leave room for timing (how many poll passes a round trip takes varies by
-# several %) and fail on a real regression.
-RT64_TOTAL_MAX = 2500
+# idle=halt tick=deadline, cost_measure.py): about 1,300 instructions in all
+# and none in newlib's allocator, since the echo replies in the received
+# buffer, which then goes straight back onto the RX ring (before: 1,950 to
+# 2,040; 2,700 to 3,100 with 130 in the allocator; before the packet pool
+# 3,100 and 511). The bounds leave about a quarter for timing (how many
+# poll passes a round trip takes) and fail on a real regression.
+RT64_TOTAL_MAX = 1600
 RT64_HEAP_MAX = 50
 
 

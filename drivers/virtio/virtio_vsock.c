@@ -3,10 +3,12 @@
  * virtio-vsock (virtio 1.2, 5.10): the transport under net/vsock/.
  *
  * Queues: rx (0) takes buffers of `rxbuf` bytes, header and payload in one
- * descriptor, refilled an eighth of the ring at a time; a sent packet in
- * such a buffer (an echo's) is posted again as it comes back; tx (1) sends header and payload in one descriptor too, or
- * as two (chained, or indirect when negotiated) when the payload is kept
- * outside the packet; event (2) reports transport resets.
+ * descriptor, refilled an eighth of the ring at a time (and topped up by
+ * a pass that received nothing); a sent packet in such a buffer (an
+ * echo's) is posted again as it comes back. tx (1) sends header and
+ * payload in one descriptor too, or as two (chained, or indirect when
+ * negotiated) when the payload is kept outside the packet. event (2)
+ * reports transport resets.
  *
  * TX is polled by design: the device is asked for no TX interrupts, and
  * with txpoll=1 (seed 001) finished buffers are reclaimed only in the poll
@@ -14,8 +16,9 @@
  * the virtqueue at once when nothing waits in the software queue.
  *
  * Every header from the device is checked before the socket layer sees it
- * (seed 002): short buffers, a payload length beyond the buffer, the wrong destination CID, unknown types and
- * ops are dropped, each with its own counter.
+ * (seed 002): short buffers, a payload length beyond the buffer, the
+ * wrong destination CID, unknown types and ops are dropped, each with its
+ * own counter.
  */
 #include <stdio.h>
 #include <stdlib.h>

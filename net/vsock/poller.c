@@ -25,10 +25,12 @@ void vsock_poller_watch(uint32_t bits, bool busy)
  * After the driver's poller in the table, so a packet it handed up raises
  * the application in the same pass. It runs when the socket layer
  * notified it (vsock_set_notify), and every pass while a timer runs or a
- * send waits for TX room; one call into the socket layer then: applications that tag their sockets with their poller's bit
- * (vsock_set_owner) are raised while they have ready sockets; the others
- * (vsock_poller_watch) on any change while busy, else only when a
- * connection waits to be accepted.
+ * send waits for TX room; one call into the socket layer then.
+ * Applications that tag their sockets with their poller's bit
+ * (vsock_set_owner) are raised by the socket layer itself as a socket
+ * becomes ready (vsock_set_raise), and here while they still have ready
+ * sockets; the others (vsock_poller_watch) on any change while busy, else
+ * only when a connection waits to be accepted.
  */
 static unsigned int vsock_timers_poll(unsigned int budget)
 {

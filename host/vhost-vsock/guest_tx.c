@@ -35,6 +35,10 @@ static void stream_from_guest(struct vsock_dev *d, struct conn *c, const struct 
 		w = sendmsg(c->fd, &(struct msghdr){ .msg_iov = iov, .msg_iovlen = n },
 			    MSG_NOSIGNAL | MSG_DONTWAIT);
 		if (w < 0 && errno != EAGAIN && errno != EINTR) {
+			/* as conn_flush: this send may be what sees the client's RST */
+			if (errno != EPIPE && errno != ECONNRESET)
+				stats.host_io_errors++;
+			tcp_note_reset(c, errno);
 			conn_reset(d, c);
 			return;
 		}

@@ -288,16 +288,11 @@ bool virtq_kick_prepare_packed(struct virtq *vq)
 	return need;
 }
 
-/* The inline virtq_kick saw num_added != 0. */
+/* kick_prepare + notify in one call for the inline virtq_kick. */
 bool virtq_kick_packed(struct virtq *vq)
 {
-	bool need = packed_kick_needed(vq);
-
-	vq->num_added = 0;
-	if (!need) {
-		vq->stats.kicks_suppressed++;
+	if (!virtq_kick_prepare_packed(vq))
 		return false;
-	}
 	virtq_notify(vq);
 	return true;
 }

@@ -252,16 +252,11 @@ bool virtq_kick_prepare_split(struct virtq *vq)
 	return need;
 }
 
-/* The inline virtq_kick saw num_added != 0. */
+/* kick_prepare + notify in one call for the inline virtq_kick. */
 bool virtq_kick_split(struct virtq *vq)
 {
-	bool need = split_kick_needed(vq);
-
-	vq->num_added = 0;
-	if (!need) {
-		vq->stats.kicks_suppressed++;
+	if (!virtq_kick_prepare_split(vq))
 		return false;
-	}
 	virtq_notify(vq);
 	return true;
 }

@@ -9,7 +9,12 @@ ringside-bench ping-pong and stream cells against each, and print both with
 the ratio ringside/Linux per cell. Latency ratios below 1 and throughput
 ratios above 1 favour ringside.
 
-Needs `make` and `make linux-guest`. Under TCG only the ratios mean much.
+Needs `make` and `make linux-guest`. Under TCG only the ratios mean much,
+and one boot's cells move a lot on a busy 2-core host: --rounds N boots
+each pair N times, alternating which guest goes first, and prints per cell
+the median of the N ratios with their lowest and highest. --cmdline adds
+configuration keys to ringside's command line (e.g. idle=poll), so one
+invocation measures a configuration other than the defaults.
 
 With --cost both guests run under the ringside-cost plugin (README, cost
 accounting) and halt when idle (ringside with `irq=msix idle=halt`, Linux by
@@ -21,6 +26,7 @@ idle rate measured before the cell (ringside/cost_measure.py).
 
 import json
 import os
+import statistics
 import tempfile
 
 import ringside as rr
@@ -125,8 +131,10 @@ def run_guest(launcher, accel, which, packed, poll, opts):
                  '--qemu-arg=-initrd', '--qemu-arg=%s' % LINUX_INITRD]
     else:
         args += ['--boot', 'elf']
-        if opts.cost is not None:
-            args += ['--cmdline', COST_CMDLINE]
+        cmdline = ' '.join(w for w in (COST_CMDLINE if opts.cost is not None else '',
+                                       opts.cmdline) if w)
+        if cmdline:
+            args += ['--cmdline', cmdline]
     lopts = launcher.parse_args(args)
     log = open(os.path.join(REPO, 'build', 'bench-compare-%s.log' % which), 'a')
     with launcher.Launch(lopts, accel, qemu_stderr=log) as launch:
@@ -158,7 +166,16 @@ def main(argv):
     p.add_argument('--configs', default=','.join(CONFIGS),
                    help='ring layout and back-end mode pairs (default: all four, '
                         '"split sleep,split poll,packed sleep,packed poll")')
+    p.add_argument('--rounds', type=int, default=1,
+                   help='boot each ringside/Linux pair this many times; medians (1)')
+    p.add_argument('--cmdline', default='',
+                   help='configuration keys added to ringside\'s command line, '
+                        'e.g. "idle=poll"')
     opts = p.parse_args(argv)
+    if opts.rounds < 1:
+        p.error('--rounds takes a number >= 1')
+    if any('=' not in w for w in opts.cmdline.split()):
+        p.error('--cmdline takes KEY=VALUE words, e.g. "idle=poll tick=periodic"')
     opts.configs = [c.strip() for c in opts.configs.split(',')]
     if any(c not in CONFIGS for c in opts.configs):
         p.error('--configs takes %s' % ', '.join(CONFIGS))
@@ -174,20 +191,32 @@ def main(argv):
     rows, out = [], {}
     for conf in opts.configs:
         packed, poll = conf.startswith('packed'), conf.endswith('poll')
-        res = {w: run_guest(rr, accel, w, packed, poll, opts)
-               for w in ('ringside', 'linux')}
-        out[conf] = {w: {'%s %s %s' % k: v for k, v in res[w].items()} for w in res}
-        for key in res['ringside']:
-            r, lx = res['ringside'][key], res['linux'][key]
-            rows.append((conf, key, r, lx, r / lx if lx else float('nan')))
-    print('ringside vs Linux guest, same QEMU (%s), back end and client' % accel)
-    print('%-14s %-8s %6s %4s %12s %12s %8s' % ('config', 'metric', 'size', 'dir', 'ringside',
-                                                'linux', 'ratio'))
-    for conf, (metric, size, d), r, lx, ratio in rows:
-        print('%-14s %-8s %6d %4s %12.3f %12.3f %8.2f' % (conf, metric, size, d, r, lx, ratio))
+        rounds = []
+        for n in range(opts.rounds):
+            # alternate who boots first, so a drifting host load is shared
+            order = ('ringside', 'linux') if n % 2 == 0 else ('linux', 'ringside')
+            res = {w: run_guest(rr, accel, w, packed, poll, opts) for w in order}
+            rounds.append(res)
+        out[conf] = [{w: {'%s %s %s' % k: v for k, v in res[w].items()} for w in res}
+                     for res in rounds]
+        for key in rounds[0]['ringside']:
+            rs = [res['ringside'][key] for res in rounds]
+            lx = [res['linux'][key] for res in rounds]
+            ratios = [a / b if b else float('nan') for a, b in zip(rs, lx)]
+            rows.append((conf, key, statistics.median(rs), statistics.median(lx),
+                         statistics.median(ratios), min(ratios), max(ratios)))
+    print('ringside vs Linux guest, same QEMU (%s), back end and client; %d round%s%s'
+          % (accel, opts.rounds, '' if opts.rounds == 1 else 's (medians)',
+             '; ringside cmdline: ' + opts.cmdline if opts.cmdline else ''))
+    print('%-14s %-8s %6s %4s %12s %12s %8s %15s' % ('config', 'metric', 'size', 'dir',
+                                                     'ringside', 'linux', 'ratio',
+                                                     'ratio range'))
+    for conf, (metric, size, d), r, lx, ratio, lo, hi in rows:
+        print('%-14s %-8s %6d %4s %12.3f %12.3f %8.2f %7.2f-%-7.2f'
+              % (conf, metric, size, d, r, lx, ratio, lo, hi))
     if opts.json:
-        out['rows'] = [[conf, list(key), r, lx] for conf, key, r, lx, _ in rows]
-    if opts.json:
+        out['rows'] = [[conf, list(key), r, lx, ratio, lo, hi]
+                       for conf, key, r, lx, ratio, lo, hi in rows]
         with open(opts.json, 'w') as f:
             json.dump(out, f, indent=1)
     return 0

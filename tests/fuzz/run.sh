@@ -2,18 +2,28 @@
 # Build the libFuzzer targets (`make fuzz-build`: clang, ASan + UBSan, rules
 # and sources in tests/fuzz/fuzz.mk) and run each for a bounded time, then
 # print a table of executions per target (libFuzzer's final stats).
-# Usage: tests/fuzz/run.sh [SECONDS [TARGET[=SECONDS]...]]
+# Usage: tests/fuzz/run.sh [SECONDS] [TARGET[=SECONDS]...]
 #   SECONDS per target (default 30); all targets unless named; NAME=S gives
-#   one target its own duration: tests/fuzz/run.sh 20 vhost_user=600 ring
+#   one target its own duration: tests/fuzz/run.sh 20 vhost_user=600 ring,
+#   or tests/fuzz/run.sh guest_vsock=60 iperf3
 # Corpora stay in build/fuzz/corpus-NAME between runs. Needs: clang.
 set -eu
 cd "$(dirname "$0")/../.."
-secs=${1:-30}
-[ $# -gt 0 ] && shift
-case $secs in
-'' | *[!0-9]*)
-	echo "run.sh: '$secs' is not a number of seconds" >&2
-	exit 2
+secs=30
+case ${1:-} in
+'') ;;
+*[!0-9]*)
+	# a target first: every named target runs for the default or its =S
+	case $1 in
+	*[!a-z0-9_=]* | =*)
+		echo "run.sh: '$1' is neither seconds nor a target (NAME or NAME=SECONDS)" >&2
+		exit 2
+		;;
+	esac
+	;;
+*)
+	secs=$1
+	shift
 	;;
 esac
 targets=${*:-desc_chain vsock_hdr guest_vsock ring json iperf3 vhost_user}

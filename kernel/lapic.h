@@ -5,6 +5,13 @@
 
 #include <stdint.h>
 
+#include "kernel/cpu.h"
+
+/* The xAPIC EOI register, NULL when unmapped (isr.S writes it itself). */
+extern volatile uint32_t *lapic_eoi_reg;
+/* The timer's vector, -1 until the timer is first used. */
+extern int lapic_timer_vector;
+
 void lapic_init(void);
 uint32_t lapic_id(void);
 uint64_t lapic_base(void);
@@ -16,6 +23,9 @@ void lapic_eoi(void);
 void lapic_timer_periodic(uint32_t period_us);
 /* One interrupt on the same vector after @us (at least one timer count). */
 void lapic_timer_oneshot(uint64_t us);
-uint64_t lapic_timer_ticks(void);
+static inline uint64_t lapic_timer_ticks(void)
+{
+	return lapic_timer_vector < 0 ? 0 : irq_count(lapic_timer_vector);
+}
 
 #endif

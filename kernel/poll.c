@@ -19,14 +19,16 @@ static const struct poller *pollers[POLL_MAX];
 static unsigned int (*poll_fns[POLL_MAX])(unsigned int budget);
 static bool (*pending_fns[POLL_MAX])(void); /* pollers[i]->pending */
 static unsigned int n_pollers;
-static uint64_t next_wake = UINT64_MAX;
+uint64_t poll_next_wake = UINT64_MAX; /* poll_take_wake(), inline */
 
 /*
  * Bit i stands for pollers[i]. A pass runs every_pass | raised in table
- * order; idle_wait asks the pending() hooks in has_pending only.
+ * order; idle_wait asks the pending() hooks in has_pending & ask_pending
+ * only.
  */
 static uint32_t every_pass, has_pending, on_raise;
-static volatile uint32_t raised;
+static uint32_t ask_pending = ~0u;
+volatile uint32_t poll_raised;
 
 struct poll_period_req {
 	const void *owner;
@@ -34,7 +36,7 @@ struct poll_period_req {
 };
 
 static struct poll_period_req periods[POLL_MAX];
-static uint64_t shortest_period = UINT64_MAX;
+uint64_t poll_shortest_period = UINT64_MAX; /* poll_period(), inline */
 
 _Static_assert(POLL_MAX <= 32, "one bit per poller in a uint32_t");
 
@@ -74,7 +76,12 @@ uint32_t poll_bit(const struct poller *p)
 
 void poll_raise(uint32_t bits)
 {
-	__atomic_fetch_or(&raised, bits, __ATOMIC_RELAXED);
+	__atomic_fetch_or(&poll_raised, bits, __ATOMIC_RELAXED);
+}
+
+void poll_ask_pending(uint32_t bits, bool on)
+{
+	ask_pending = on ? ask_pending | bits : ask_pending & ~bits;
 }
 
 void poll_keep(uint32_t bits, bool on)
@@ -86,10 +93,10 @@ void poll_keep(uint32_t bits, bool on)
 /* Take the raised bits in @mask (one locked AND, only when there are). */
 static uint32_t take_raised(uint32_t mask)
 {
-	uint32_t r = raised & mask;
+	uint32_t r = poll_raised & mask;
 
 	if (r)
-		__atomic_fetch_and(&raised, ~r, __ATOMIC_RELAXED);
+		__atomic_fetch_and(&poll_raised, ~r, __ATOMIC_RELAXED);
 	return r;
 }
 
@@ -101,7 +108,8 @@ static uint32_t take_raised(uint32_t mask)
  */
 unsigned int poll_once(void)
 {
-	uint32_t todo = every_pass | take_raised(~0u);
+	/* all of them at once: one xchg, no test */
+	uint32_t todo = every_pass | __atomic_exchange_n(&poll_raised, 0, __ATOMIC_RELAXED);
 	unsigned int work = 0;
 
 	while (todo) {
@@ -109,7 +117,7 @@ unsigned int poll_once(void)
 
 		todo &= todo - 1;
 		work += poll_fns[i](POLL_BUDGET);
-		if (raised)
+		if (poll_raised)
 			todo |= take_raised(~0u << i << 1);
 	}
 	return work;
@@ -121,13 +129,8 @@ unsigned int poll_once(void)
  * every-pass poller busy (a TX ring a broken queue never drains) must not
  * keep the recovery from being raised.
  */
-bool poll_pending(void)
+static bool ask_pollers(uint32_t ask, bool work)
 {
-	uint32_t ask = has_pending;
-	bool work = raised;
-
-	if (work)
-		ask &= ~every_pass;
 	while (ask) {
 		unsigned int i = __builtin_ctz(ask);
 
@@ -142,26 +145,34 @@ bool poll_pending(void)
 	return work;
 }
 
-void poll_wake_at(uint64_t deadline_ns)
+/*
+ * The common check before a halt: nothing raised and one hook to ask, an
+ * every-pass poller's (the vsock driver's TX queue), which is then the
+ * answer: a tail call, no walk.
+ */
+bool poll_pending(void)
 {
-	if (deadline_ns < next_wake)
-		next_wake = deadline_ns;
+	uint32_t ask = has_pending & ask_pending;
+
+	if (poll_raised)
+		return ask & ~every_pass ? ask_pollers(ask & ~every_pass, true) : true;
+	if (ask && !(ask & (ask - 1)) && !(ask & on_raise))
+		return pending_fns[__builtin_ctz(ask)]();
+	return ask_pollers(ask, false);
 }
 
-uint64_t poll_take_wake(void)
+void poll_wake_at(uint64_t deadline_ns)
 {
-	uint64_t t = next_wake;
-
-	next_wake = UINT64_MAX;
-	return t;
+	if (deadline_ns < poll_next_wake)
+		poll_next_wake = deadline_ns;
 }
 
 static void periods_update(void)
 {
-	shortest_period = UINT64_MAX;
+	poll_shortest_period = UINT64_MAX;
 	for (unsigned int i = 0; i < POLL_MAX; i++)
-		if (periods[i].owner && periods[i].period_ns < shortest_period)
-			shortest_period = periods[i].period_ns;
+		if (periods[i].owner && periods[i].period_ns < poll_shortest_period)
+			poll_shortest_period = periods[i].period_ns;
 }
 
 /* The owner's slot, else a free one; NULL when neither exists. */
@@ -188,11 +199,6 @@ int poll_every(const void *owner, uint64_t period_ns)
 			 (struct poll_period_req){ NULL, 0 };
 	periods_update();
 	return 0;
-}
-
-uint64_t poll_period(void)
-{
-	return shortest_period;
 }
 
 bool poll_wait(enum poll_step (*step)(void *arg), void *arg, uint64_t deadline_ns)

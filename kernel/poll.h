@@ -45,6 +45,20 @@ uint32_t poll_bit(const struct poller *p);
 void poll_raise(uint32_t bits);
 
 /*
+ * The raised bits themselves: interrupt entries that only wake the loop
+ * OR into them directly (kernel/isr.S), not through poll_raise().
+ */
+extern volatile uint32_t poll_raised;
+
+/*
+ * Whether idle_wait asks the pending() hooks of the pollers in @bits (on
+ * at registration). A driver turns its hook off while it cannot have
+ * work no interrupt announces (no device, no request out), so the check
+ * before every halt does not pay a call for it.
+ */
+void poll_ask_pending(uint32_t bits, bool on);
+
+/*
  * While @on, the on_raise pollers in @bits run every pass like the others
  * (e.g. a state with a timeout checked against the clock); the loop may
  * still sleep. Off again: they run only when raised.
@@ -90,7 +104,14 @@ bool poll_wait(enum poll_step (*step)(void *arg), void *arg, uint64_t deadline_n
  */
 void poll_wake_at(uint64_t deadline_ns);
 /* The earliest wake-up asked for since the last call (UINT64_MAX: none). */
-uint64_t poll_take_wake(void);
+static inline uint64_t poll_take_wake(void)
+{
+	extern uint64_t poll_next_wake;
+	uint64_t t = poll_next_wake;
+
+	poll_next_wake = UINT64_MAX;
+	return t;
+}
 
 /*
  * Sources that raise no interrupt (a virtqueue without an MSI-X vector):
@@ -102,7 +123,12 @@ uint64_t poll_take_wake(void);
  */
 int poll_every(const void *owner, uint64_t period_ns);
 /* The shortest period asked for (UINT64_MAX: none). */
-uint64_t poll_period(void);
+static inline uint64_t poll_period(void)
+{
+	extern uint64_t poll_shortest_period;
+
+	return poll_shortest_period;
+}
 
 /* Wait until @deadline_ns (ns since boot), serving everything meanwhile. */
 void poll_sleep_until(uint64_t deadline_ns);

@@ -31,7 +31,9 @@
 static volatile uint8_t *regs;
 static uint64_t base;
 static uint64_t timer_hz; /* LAPIC timer ticks per second at divide 16 */
-int lapic_timer_vector = -1;
+static int timer_vector = -1;
+static const uint64_t no_ticks;
+const volatile uint64_t *lapic_timer_count = &no_ticks;
 volatile uint32_t *lapic_eoi_reg;
 
 static void pic_mask_all(void)
@@ -97,9 +99,12 @@ static bool timer_ready(void)
 		return false;
 	if (!timer_hz)
 		timer_calibrate();
-	if (lapic_timer_vector < 0)
-		lapic_timer_vector = irq_alloc_vector(timer_tick, NULL);
-	return lapic_timer_vector >= 0;
+	if (timer_vector < 0) {
+		timer_vector = irq_alloc_vector(timer_tick, NULL);
+		if (timer_vector >= 0)
+			lapic_timer_count = &irq_slots[timer_vector].count;
+	}
+	return timer_vector >= 0;
 }
 
 /* Timer counts for @us, at least 1, at most the 32-bit register holds. */
@@ -124,7 +129,7 @@ void lapic_timer_periodic(uint32_t period_us)
 	if (!timer_ready())
 		return;
 	mmio_write32(regs + APIC_TIMER_DIV, TIMER_DIV_16);
-	mmio_write32(regs + APIC_LVT_TIMER, LVT_PERIODIC | (uint32_t)lapic_timer_vector);
+	mmio_write32(regs + APIC_LVT_TIMER, LVT_PERIODIC | (uint32_t)timer_vector);
 	mmio_write32(regs + APIC_TIMER_INIT, timer_count(period_us));
 }
 
@@ -138,6 +143,6 @@ void lapic_timer_oneshot(uint64_t us)
 	if (!timer_ready())
 		return;
 	mmio_write32(regs + APIC_TIMER_DIV, TIMER_DIV_16);
-	mmio_write32(regs + APIC_LVT_TIMER, (uint32_t)lapic_timer_vector);
+	mmio_write32(regs + APIC_LVT_TIMER, (uint32_t)timer_vector);
 	mmio_write32(regs + APIC_TIMER_INIT, timer_count(us));
 }

@@ -29,6 +29,16 @@ uint64_t poll_next_wake = UINT64_MAX; /* poll_take_wake(), inline */
 static uint32_t every_pass, has_pending, on_raise;
 static uint32_t ask_pending = ~0u;
 volatile uint32_t poll_raised;
+/*
+ * The one hook to ask when nothing is raised and it is the only one on,
+ * of a poller that is not on_raise: its answer is then the check's (the
+ * vsock driver's TX queue, the common case before a halt). NULL: walk.
+ */
+static bool (*only_hook)(void);
+static bool no_hook(void)
+{
+	return false;
+}
 
 struct poll_period_req {
 	const void *owner;
@@ -43,6 +53,17 @@ _Static_assert(POLL_MAX <= 32, "one bit per poller in a uint32_t");
 static unsigned int nothing_to_poll(unsigned int budget)
 {
 	return 0;
+}
+
+static void only_hook_update(void)
+{
+	uint32_t ask = has_pending & ask_pending;
+
+	only_hook = NULL;
+	if (!ask)
+		only_hook = no_hook;
+	else if (!(ask & (ask - 1)) && !(ask & on_raise))
+		only_hook = pending_fns[__builtin_ctz(ask)];
 }
 
 int poll_register(const struct poller *p)
@@ -63,6 +84,7 @@ int poll_register(const struct poller *p)
 		on_raise |= bit;
 	if (p->pending)
 		has_pending |= bit;
+	only_hook_update();
 	return 0;
 }
 
@@ -82,6 +104,7 @@ void poll_raise(uint32_t bits)
 void poll_ask_pending(uint32_t bits, bool on)
 {
 	ask_pending = on ? ask_pending | bits : ask_pending & ~bits;
+	only_hook_update();
 }
 
 void poll_keep(uint32_t bits, bool on)
@@ -145,19 +168,16 @@ static bool ask_pollers(uint32_t ask, bool work)
 	return work;
 }
 
-/*
- * The common check before a halt: nothing raised and one hook to ask, an
- * every-pass poller's (the vsock driver's TX queue), which is then the
- * answer: a tail call, no walk.
- */
+/* The common check before a halt: nothing raised, only_hook's answer. */
 bool poll_pending(void)
 {
-	uint32_t ask = has_pending & ask_pending;
+	uint32_t ask;
 
+	if (!poll_raised && only_hook)
+		return only_hook();
+	ask = has_pending & ask_pending;
 	if (poll_raised)
 		return ask & ~every_pass ? ask_pollers(ask & ~every_pass, true) : true;
-	if (ask && !(ask & (ask - 1)) && !(ask & on_raise))
-		return pending_fns[__builtin_ctz(ask)]();
 	return ask_pollers(ask, false);
 }
 

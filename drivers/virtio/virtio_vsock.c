@@ -331,15 +331,22 @@ static const struct poller vsock_dev_poller;
  * interrupts off; arriving after cli, the interrupt stays pending and
  * ends the hlt right after sti. Without a device the hook turns itself off.
  */
-static bool vsock_dev_pending(void)
+static __attribute__((noinline)) bool vsock_dev_pending_slow(struct virtio_vsock *d)
 {
-	struct virtio_vsock *d = vsock_dev;
-
 	if (!d) {
 		poll_ask_pending(poll_bit(&vsock_dev_poller), false);
 		return false;
 	}
-	return d->txq_head || (rings_polled && (virtq_has_used(d->rx) || virtq_has_used(d->ev)));
+	return d->txq_head || virtq_has_used(d->rx) || virtq_has_used(d->ev);
+}
+
+static bool vsock_dev_pending(void)
+{
+	struct virtio_vsock *d = vsock_dev;
+
+	if (d && !rings_polled)
+		return d->txq_head; /* the common case: no frame, no ring */
+	return vsock_dev_pending_slow(d);
 }
 
 /* The driver's share of the poll loop: RX, TX completions, events. */

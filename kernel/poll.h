@@ -3,8 +3,9 @@
  * The poll registry: drivers, protocols and services register a poller,
  * and the one loop runs them all. Like NAPI, poll(budget) does at most
  * @budget units of work and returns the work it did; pending() says, with
- * interrupts off, whether a poll would find work (idle=halt asks every
- * pending() before it sleeps).
+ * interrupts off, whether a poll would find work no interrupt announces
+ * (idle=halt asks the hooks turned on before it sleeps; an interrupt that
+ * only wakes the loop raises its poller instead).
  *
  * A poller that has nothing to do most passes (a service waiting for its
  * sockets, the recovery of a broken queue) sets on_raise: a pass then

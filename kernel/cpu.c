@@ -141,6 +141,21 @@ void cpu_init(void)
 	idt_init();
 }
 
+/*
+ * A gate changed at run time is written with interrupts off: a vector
+ * that fired halfway through the 16-byte write would jump to a torn
+ * address.
+ */
+static void idt_switch(int vec, uint64_t handler)
+{
+	uint64_t flags;
+
+	__asm__ __volatile__("pushfq; popq %0; cli" : "=r"(flags)::"memory");
+	idt_set(vec, handler, 0);
+	if (flags & (1u << 9)) /* IF */
+		irq_enable();
+}
+
 static bool irq_free(int v)
 {
 	return !irq_slots[v].handler && !irq_slots[v].counter;
@@ -170,7 +185,7 @@ int irq_alloc_raise(uint64_t *counter, uint32_t raise)
 		if (irq_free(v)) {
 			irq_slots[v].counter = counter;
 			irq_slots[v].raise = raise;
-			idt_set(v, isr_raise_table[v], 0);
+			idt_switch(v, isr_raise_table[v]);
 			return v;
 		}
 	}
@@ -182,7 +197,7 @@ void irq_free_vector(int vector)
 	if (vector < IRQ_FIRST || vector >= IRQ_SPURIOUS)
 		return;
 	if (irq_slots[vector].counter)
-		idt_set(vector, isr_table[vector], 0);
+		idt_switch(vector, isr_table[vector]);
 	irq_slots[vector].handler = NULL;
 	irq_slots[vector].arg = NULL;
 	irq_slots[vector].counter = NULL;

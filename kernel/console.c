@@ -50,10 +50,8 @@ void console_write(const char *buf, size_t len)
 	}
 }
 
-bool console_rx_ready(void)
-{
-	return inb(COM1 + UART_LSR) & LSR_DATA_READY;
-}
+_Static_assert(CONSOLE_LSR_PORT == COM1 + UART_LSR && CONSOLE_LSR_DATA_READY == LSR_DATA_READY,
+	       "console_rx_ready (console.h) reads the LSR");
 
 int console_getc(void)
 {

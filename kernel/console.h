@@ -6,11 +6,20 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "kernel/io.h"
+
+/* COM1's line status register and its data-ready bit (console_rx_ready). */
+#define CONSOLE_LSR_PORT 0x3fd
+#define CONSOLE_LSR_DATA_READY 0x01
+
 void console_init(void);
 void console_write(const char *buf, size_t len);
 /* One received byte, or -1 when none is waiting. Never blocks. */
 int console_getc(void);
-/* A received byte is waiting. */
-bool console_rx_ready(void);
+/* A received byte is waiting: one port read, inline (the loop asks every pass). */
+static inline bool console_rx_ready(void)
+{
+	return inb(CONSOLE_LSR_PORT) & CONSOLE_LSR_DATA_READY;
+}
 
 #endif

@@ -5,6 +5,7 @@
  * overflow would otherwise triple-fault silently), and 256 interrupt gates.
  */
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -44,18 +45,18 @@ struct table_ptr {
 	uint64_t base;
 } __attribute__((packed));
 
-struct irq_slot {
-	void (*handler)(void *arg);
-	void *arg;
-	uint64_t count;
-};
-
 extern const uint64_t isr_table[256];
+extern const uint64_t isr_raise_table[256];
+
+_Static_assert(sizeof(struct irq_slot) == IRQ_SLOT_SIZE, "isr.S indexes irq_slots");
+_Static_assert(offsetof(struct irq_slot, count) == IRQ_SLOT_COUNT, "isr.S: count");
+_Static_assert(offsetof(struct irq_slot, counter) == IRQ_SLOT_COUNTER, "isr.S: counter");
+_Static_assert(offsetof(struct irq_slot, raise) == IRQ_SLOT_RAISE, "isr.S: raise");
 
 static uint64_t gdt[5];
 static struct tss tss;
 static struct idt_gate idt[256];
-static struct irq_slot irqs[256];
+struct irq_slot irq_slots[256];
 static uint8_t double_fault_stack[16384] __attribute__((aligned(16)));
 
 static const char *const exception_names[32] = {
@@ -140,12 +141,51 @@ void cpu_init(void)
 	idt_init();
 }
 
+/*
+ * A gate changed at run time is written with interrupts off: a vector
+ * that fired halfway through the 16-byte write would jump to a torn
+ * address.
+ */
+static void idt_switch(int vec, uint64_t handler)
+{
+	uint64_t flags;
+
+	__asm__ __volatile__("pushfq; popq %0; cli" : "=r"(flags)::"memory");
+	idt_set(vec, handler, 0);
+	if (flags & (1u << 9)) /* IF */
+		irq_enable();
+}
+
+static bool irq_free(int v)
+{
+	return !irq_slots[v].handler && !irq_slots[v].counter;
+}
+
 int irq_alloc_vector(void (*handler)(void *arg), void *arg)
 {
 	for (int v = IRQ_FIRST; v < IRQ_SPURIOUS; v++) {
-		if (!irqs[v].handler) {
-			irqs[v].handler = handler;
-			irqs[v].arg = arg;
+		if (irq_free(v)) {
+			irq_slots[v].handler = handler;
+			irq_slots[v].arg = arg;
+			return v;
+		}
+	}
+	return -1;
+}
+
+/*
+ * The gate is switched while nothing can send the vector yet (the caller
+ * routes it afterwards) and back only after its source was reset.
+ */
+int irq_alloc_raise(uint64_t *counter, uint32_t raise)
+{
+	if (!counter || !lapic_eoi_reg)
+		return -1; /* isr.S EOIs through the xAPIC register */
+	for (int v = IRQ_FIRST; v < IRQ_SPURIOUS; v++) {
+		if (irq_free(v)) {
+			irq_slots[v].counter = counter;
+			irq_slots[v].raise = raise;
+			idt_switch(v, isr_raise_table[v]);
 			return v;
 		}
 	}
@@ -154,15 +194,14 @@ int irq_alloc_vector(void (*handler)(void *arg), void *arg)
 
 void irq_free_vector(int vector)
 {
-	if (vector >= IRQ_FIRST && vector < IRQ_SPURIOUS) {
-		irqs[vector].handler = NULL;
-		irqs[vector].arg = NULL;
-	}
-}
-
-uint64_t irq_count(int vector)
-{
-	return (unsigned int)vector < 256 ? irqs[vector].count : 0;
+	if (vector < IRQ_FIRST || vector >= IRQ_SPURIOUS)
+		return;
+	if (irq_slots[vector].counter)
+		idt_switch(vector, isr_table[vector]);
+	irq_slots[vector].handler = NULL;
+	irq_slots[vector].arg = NULL;
+	irq_slots[vector].counter = NULL;
+	irq_slots[vector].raise = 0;
 }
 
 static uint64_t read_cr2(void)
@@ -233,7 +272,7 @@ void trap_dispatch(struct trap_frame *f)
 /* Vectors 32..255, from isr.S's short path (no trap frame). */
 void irq_dispatch(unsigned int vector)
 {
-	struct irq_slot *s = &irqs[vector & 0xff];
+	struct irq_slot *s = &irq_slots[vector & 0xff];
 
 	if (vector == IRQ_SPURIOUS)
 		return; /* no EOI for spurious interrupts (SDM 3A 11.9) */

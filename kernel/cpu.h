@@ -3,6 +3,16 @@
 #ifndef KERNEL_CPU_H
 #define KERNEL_CPU_H
 
+/*
+ * struct irq_slot as kernel/isr.S reads it (a raise vector's count,
+ * counter and raise); cpu.c asserts the offsets.
+ */
+#define IRQ_SLOT_SIZE 40
+#define IRQ_SLOT_COUNT 0
+#define IRQ_SLOT_COUNTER 8
+#define IRQ_SLOT_RAISE 16
+
+#ifndef __ASSEMBLER__
 #include <stdint.h>
 
 /* Pushed by kernel/isr.S; the layout must match it. */
@@ -13,12 +23,34 @@ struct trap_frame {
 	uint64_t rip, cs, rflags, rsp, ss;
 };
 
+/* One per vector; the first three fields at the IRQ_SLOT_* offsets. */
+struct irq_slot {
+	uint64_t count; /* interrupts taken: irq_count() */
+	uint64_t *counter; /* a raise vector's second count (a queue's stat) */
+	uint32_t raise; /* a raise vector's poll_raise() bits */
+	uint32_t pad;
+	void (*handler)(void *arg); /* general vectors */
+	void *arg;
+};
+
+extern struct irq_slot irq_slots[256];
+
 void cpu_init(void);
 
 /* A free vector for a device interrupt (MSI-X), or -1. */
 int irq_alloc_vector(void (*handler)(void *arg), void *arg);
+/*
+ * A free vector for an interrupt that only wakes the poll loop, or -1:
+ * its entry (isr.S) counts it here and in *@counter, ORs @raise into the
+ * loop's raised bits (poll_raised), EOIs and returns, with no C call.
+ */
+int irq_alloc_raise(uint64_t *counter, uint32_t raise);
 void irq_free_vector(int vector); /* ignores -1 */
-uint64_t irq_count(int vector);
+
+static inline uint64_t irq_count(int vector)
+{
+	return (unsigned int)vector < 256 ? irq_slots[vector].count : 0;
+}
 
 static inline void irq_enable(void)
 {
@@ -33,4 +65,5 @@ static inline void irq_disable(void)
 /* CPU vendor and brand string for `info`. */
 void cpu_describe(char *buf, unsigned int len);
 
+#endif /* __ASSEMBLER__ */
 #endif

@@ -11,8 +11,9 @@
 
 void idle_init(void);
 /*
- * Nothing was done in the last pass: with idle=halt, sleep unless console
- * input or a registered poller's pending() says work is waiting.
+ * Nothing was done in the last pass: with idle=halt, sleep unless a poller
+ * was raised or a pending() hook asked says work is waiting (the caller
+ * looks at the console: the UART raises no interrupt).
  */
 void idle_wait(void);
 /*

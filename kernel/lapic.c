@@ -32,6 +32,9 @@ static volatile uint8_t *regs;
 static uint64_t base;
 static uint64_t timer_hz; /* LAPIC timer ticks per second at divide 16 */
 static int timer_vector = -1;
+static const uint64_t no_ticks;
+const volatile uint64_t *lapic_timer_count = &no_ticks;
+volatile uint32_t *lapic_eoi_reg;
 
 static void pic_mask_all(void)
 {
@@ -51,6 +54,7 @@ void lapic_init(void)
 		return;
 	mmio_write32(regs + APIC_TPR, 0);
 	mmio_write32(regs + APIC_SVR, SVR_ENABLE | 0xff);
+	lapic_eoi_reg = (volatile uint32_t *)(regs + APIC_EOI);
 }
 
 uint32_t lapic_id(void)
@@ -95,8 +99,11 @@ static bool timer_ready(void)
 		return false;
 	if (!timer_hz)
 		timer_calibrate();
-	if (timer_vector < 0)
+	if (timer_vector < 0) {
 		timer_vector = irq_alloc_vector(timer_tick, NULL);
+		if (timer_vector >= 0)
+			lapic_timer_count = &irq_slots[timer_vector].count;
+	}
 	return timer_vector >= 0;
 }
 
@@ -138,9 +145,4 @@ void lapic_timer_oneshot(uint64_t us)
 	mmio_write32(regs + APIC_TIMER_DIV, TIMER_DIV_16);
 	mmio_write32(regs + APIC_LVT_TIMER, (uint32_t)timer_vector);
 	mmio_write32(regs + APIC_TIMER_INIT, timer_count(us));
-}
-
-uint64_t lapic_timer_ticks(void)
-{
-	return timer_vector < 0 ? 0 : irq_count(timer_vector);
 }

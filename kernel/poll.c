@@ -19,14 +19,26 @@ static const struct poller *pollers[POLL_MAX];
 static unsigned int (*poll_fns[POLL_MAX])(unsigned int budget);
 static bool (*pending_fns[POLL_MAX])(void); /* pollers[i]->pending */
 static unsigned int n_pollers;
-static uint64_t next_wake = UINT64_MAX;
+uint64_t poll_next_wake = UINT64_MAX; /* poll_take_wake(), inline */
 
 /*
  * Bit i stands for pollers[i]. A pass runs every_pass | raised in table
- * order; idle_wait asks the pending() hooks in has_pending only.
+ * order; idle_wait asks the pending() hooks in has_pending & ask_pending
+ * only.
  */
 static uint32_t every_pass, has_pending, on_raise;
-static volatile uint32_t raised;
+static uint32_t ask_pending = ~0u;
+volatile uint32_t poll_raised;
+/*
+ * The one hook to ask when nothing is raised and it is the only one on,
+ * of a poller that is not on_raise: its answer is then the check's (the
+ * vsock driver's TX queue, the common case before a halt). NULL: walk.
+ */
+static bool (*only_hook)(void);
+static bool no_hook(void)
+{
+	return false;
+}
 
 struct poll_period_req {
 	const void *owner;
@@ -34,13 +46,24 @@ struct poll_period_req {
 };
 
 static struct poll_period_req periods[POLL_MAX];
-static uint64_t shortest_period = UINT64_MAX;
+uint64_t poll_shortest_period = UINT64_MAX; /* poll_period(), inline */
 
 _Static_assert(POLL_MAX <= 32, "one bit per poller in a uint32_t");
 
 static unsigned int nothing_to_poll(unsigned int budget)
 {
 	return 0;
+}
+
+static void only_hook_update(void)
+{
+	uint32_t ask = has_pending & ask_pending;
+
+	only_hook = NULL;
+	if (!ask)
+		only_hook = no_hook;
+	else if (!(ask & (ask - 1)) && !(ask & on_raise))
+		only_hook = pending_fns[__builtin_ctz(ask)];
 }
 
 int poll_register(const struct poller *p)
@@ -61,6 +84,7 @@ int poll_register(const struct poller *p)
 		on_raise |= bit;
 	if (p->pending)
 		has_pending |= bit;
+	only_hook_update();
 	return 0;
 }
 
@@ -74,7 +98,13 @@ uint32_t poll_bit(const struct poller *p)
 
 void poll_raise(uint32_t bits)
 {
-	__atomic_fetch_or(&raised, bits, __ATOMIC_RELAXED);
+	__atomic_fetch_or(&poll_raised, bits, __ATOMIC_RELAXED);
+}
+
+void poll_ask_pending(uint32_t bits, bool on)
+{
+	ask_pending = on ? ask_pending | bits : ask_pending & ~bits;
+	only_hook_update();
 }
 
 void poll_keep(uint32_t bits, bool on)
@@ -86,10 +116,10 @@ void poll_keep(uint32_t bits, bool on)
 /* Take the raised bits in @mask (one locked AND, only when there are). */
 static uint32_t take_raised(uint32_t mask)
 {
-	uint32_t r = raised & mask;
+	uint32_t r = poll_raised & mask;
 
 	if (r)
-		__atomic_fetch_and(&raised, ~r, __ATOMIC_RELAXED);
+		__atomic_fetch_and(&poll_raised, ~r, __ATOMIC_RELAXED);
 	return r;
 }
 
@@ -101,7 +131,8 @@ static uint32_t take_raised(uint32_t mask)
  */
 unsigned int poll_once(void)
 {
-	uint32_t todo = every_pass | take_raised(~0u);
+	/* all of them at once: one xchg, no test */
+	uint32_t todo = every_pass | __atomic_exchange_n(&poll_raised, 0, __ATOMIC_RELAXED);
 	unsigned int work = 0;
 
 	while (todo) {
@@ -109,7 +140,7 @@ unsigned int poll_once(void)
 
 		todo &= todo - 1;
 		work += poll_fns[i](POLL_BUDGET);
-		if (raised)
+		if (poll_raised)
 			todo |= take_raised(~0u << i << 1);
 	}
 	return work;
@@ -121,13 +152,8 @@ unsigned int poll_once(void)
  * every-pass poller busy (a TX ring a broken queue never drains) must not
  * keep the recovery from being raised.
  */
-bool poll_pending(void)
+static bool ask_pollers(uint32_t ask, bool work)
 {
-	uint32_t ask = has_pending;
-	bool work = raised;
-
-	if (work)
-		ask &= ~every_pass;
 	while (ask) {
 		unsigned int i = __builtin_ctz(ask);
 
@@ -142,26 +168,31 @@ bool poll_pending(void)
 	return work;
 }
 
-void poll_wake_at(uint64_t deadline_ns)
+/* The common check before a halt: nothing raised, only_hook's answer. */
+bool poll_pending(void)
 {
-	if (deadline_ns < next_wake)
-		next_wake = deadline_ns;
+	uint32_t ask;
+
+	if (!poll_raised && only_hook)
+		return only_hook();
+	ask = has_pending & ask_pending;
+	if (poll_raised)
+		return ask & ~every_pass ? ask_pollers(ask & ~every_pass, true) : true;
+	return ask_pollers(ask, false);
 }
 
-uint64_t poll_take_wake(void)
+void poll_wake_at(uint64_t deadline_ns)
 {
-	uint64_t t = next_wake;
-
-	next_wake = UINT64_MAX;
-	return t;
+	if (deadline_ns < poll_next_wake)
+		poll_next_wake = deadline_ns;
 }
 
 static void periods_update(void)
 {
-	shortest_period = UINT64_MAX;
+	poll_shortest_period = UINT64_MAX;
 	for (unsigned int i = 0; i < POLL_MAX; i++)
-		if (periods[i].owner && periods[i].period_ns < shortest_period)
-			shortest_period = periods[i].period_ns;
+		if (periods[i].owner && periods[i].period_ns < poll_shortest_period)
+			poll_shortest_period = periods[i].period_ns;
 }
 
 /* The owner's slot, else a free one; NULL when neither exists. */
@@ -188,11 +219,6 @@ int poll_every(const void *owner, uint64_t period_ns)
 			 (struct poll_period_req){ NULL, 0 };
 	periods_update();
 	return 0;
-}
-
-uint64_t poll_period(void)
-{
-	return shortest_period;
 }
 
 bool poll_wait(enum poll_step (*step)(void *arg), void *arg, uint64_t deadline_ns)

@@ -3,8 +3,9 @@
  * The poll registry: drivers, protocols and services register a poller,
  * and the one loop runs them all. Like NAPI, poll(budget) does at most
  * @budget units of work and returns the work it did; pending() says, with
- * interrupts off, whether a poll would find work (idle=halt asks every
- * pending() before it sleeps).
+ * interrupts off, whether a poll would find work no interrupt announces
+ * (idle=halt asks the hooks turned on before it sleeps; an interrupt that
+ * only wakes the loop raises its poller instead).
  *
  * A poller that has nothing to do most passes (a service waiting for its
  * sockets, the recovery of a broken queue) sets on_raise: a pass then
@@ -43,6 +44,20 @@ uint32_t poll_bit(const struct poller *p);
  * before. Safe from an interrupt handler (one locked OR).
  */
 void poll_raise(uint32_t bits);
+
+/*
+ * The raised bits themselves: interrupt entries that only wake the loop
+ * OR into them directly (kernel/isr.S), not through poll_raise().
+ */
+extern volatile uint32_t poll_raised;
+
+/*
+ * Whether idle_wait asks the pending() hooks of the pollers in @bits (on
+ * at registration). A driver turns its hook off while it cannot have
+ * work no interrupt announces (no device, no request out), so the check
+ * before every halt does not pay a call for it.
+ */
+void poll_ask_pending(uint32_t bits, bool on);
 
 /*
  * While @on, the on_raise pollers in @bits run every pass like the others
@@ -90,7 +105,14 @@ bool poll_wait(enum poll_step (*step)(void *arg), void *arg, uint64_t deadline_n
  */
 void poll_wake_at(uint64_t deadline_ns);
 /* The earliest wake-up asked for since the last call (UINT64_MAX: none). */
-uint64_t poll_take_wake(void);
+static inline uint64_t poll_take_wake(void)
+{
+	extern uint64_t poll_next_wake;
+	uint64_t t = poll_next_wake;
+
+	poll_next_wake = UINT64_MAX;
+	return t;
+}
 
 /*
  * Sources that raise no interrupt (a virtqueue without an MSI-X vector):
@@ -102,7 +124,12 @@ uint64_t poll_take_wake(void);
  */
 int poll_every(const void *owner, uint64_t period_ns);
 /* The shortest period asked for (UINT64_MAX: none). */
-uint64_t poll_period(void);
+static inline uint64_t poll_period(void)
+{
+	extern uint64_t poll_shortest_period;
+
+	return poll_shortest_period;
+}
 
 /* Wait until @deadline_ns (ns since boot), serving everything meanwhile. */
 void poll_sleep_until(uint64_t deadline_ns);

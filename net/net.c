@@ -45,21 +45,30 @@ static const struct poller net_poller;
 
 /*
  * The poller keeps its place in the table from net_init() (the protocols
- * after it are raised in the same pass) but runs every pass only while a
- * device exists: without one a pass pays a bit test, not a call.
+ * after it are raised in the same pass) but runs every pass, and idle_wait
+ * asks its pending(), only while a device exists: without one neither a
+ * pass nor the check before a halt pays a call for it.
  */
+static void net_dev_changed(void)
+{
+	uint32_t bit = poll_bit(&net_poller);
+
+	poll_keep(bit, the_dev != NULL);
+	poll_ask_pending(bit, the_dev != NULL);
+}
+
 void net_register(struct net_dev *dev)
 {
 	if (!the_dev)
 		the_dev = dev;
-	poll_keep(poll_bit(&net_poller), true);
+	net_dev_changed();
 }
 
 void net_unregister(struct net_dev *dev)
 {
 	if (the_dev == dev)
 		the_dev = NULL;
-	poll_keep(poll_bit(&net_poller), the_dev != NULL);
+	net_dev_changed();
 }
 
 struct net_dev *net_device(void)
@@ -93,7 +102,7 @@ static const struct poller net_poller = {
 void net_init(void)
 {
 	poll_register(&net_poller);
-	poll_keep(poll_bit(&net_poller), the_dev != NULL);
+	net_dev_changed();
 }
 
 uint32_t net_frame_tag(void)

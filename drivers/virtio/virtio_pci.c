@@ -280,14 +280,23 @@ static bool use_msix(struct virtio_device *v)
 	return config_get(&cfg_irq) == 1 && v->pci->msix_cap;
 }
 
+/* It wants interrupts: a callback, or pollers to raise. */
+static bool queue_wakes(const struct virtio_queue *q)
+{
+	return q->callback || q->raise;
+}
+
 /* A LAPIC vector for @q routed through MSI-X entry @entry; -1 if none. */
 static int queue_vector(struct virtio_device *v, struct virtio_queue *q, uint16_t entry)
 {
 	int vec;
 
-	if (!q->callback || !use_msix(v) || entry >= v->pci->msix_size)
+	if (!queue_wakes(q) || !use_msix(v) || entry >= v->pci->msix_size)
 		return -1;
-	vec = irq_alloc_vector(queue_interrupt, q);
+	if (q->raise)
+		vec = irq_alloc_raise(virtq_interrupt_counter(q->vq), q->raise);
+	else
+		vec = irq_alloc_vector(queue_interrupt, q);
 	if (vec < 0 || pci_msix_route(v->pci, entry, vec)) {
 		irq_free_vector(vec);
 		return -1;
@@ -295,8 +304,8 @@ static int queue_vector(struct virtio_device *v, struct virtio_queue *q, uint16_
 	return vec;
 }
 
-struct virtq *virtio_setup_queue(struct virtio_device *v, uint16_t index, uint16_t max_size,
-				 void (*callback)(struct virtq *vq))
+static struct virtq *setup_queue(struct virtio_device *v, uint16_t index, uint16_t max_size,
+				 void (*callback)(struct virtq *vq), uint32_t raise)
 {
 	bool packed = virtio_has_feature(v, VIRTIO_F_RING_PACKED);
 	struct virtio_queue *q;
@@ -326,6 +335,7 @@ struct virtq *virtio_setup_queue(struct virtio_device *v, uint16_t index, uint16
 
 	q->vdev = v;
 	q->callback = callback;
+	q->raise = raise;
 	q->notify = (volatile uint16_t *)(v->notify_base + notify_off);
 	q->vq = virtq_create(packed ? VIRTQ_PACKED : VIRTQ_SPLIT, index, size, v->features,
 			     queue_notify, q);
@@ -358,6 +368,18 @@ struct virtq *virtio_setup_queue(struct virtio_device *v, uint16_t index, uint16
 	}
 	c_write16(v, COMMON_Q_ENABLE, 1);
 	return q->vq;
+}
+
+struct virtq *virtio_setup_queue(struct virtio_device *v, uint16_t index, uint16_t max_size,
+				 void (*callback)(struct virtq *vq))
+{
+	return setup_queue(v, index, max_size, callback, 0);
+}
+
+struct virtq *virtio_setup_queue_raise(struct virtio_device *v, uint16_t index, uint16_t max_size,
+				       uint32_t raise)
+{
+	return setup_queue(v, index, max_size, NULL, raise);
 }
 
 static void free_queues(struct virtio_device *v)
@@ -422,7 +444,7 @@ static unsigned int polled_queues(const struct virtio_device *v)
 	unsigned int n = 0;
 
 	for (int i = 0; i < VIRTIO_MAX_QUEUES; i++)
-		if (v->queues[i].vq && v->queues[i].callback && v->queues[i].vector < 0)
+		if (v->queues[i].vq && queue_wakes(&v->queues[i]) && v->queues[i].vector < 0)
 			n++;
 	return n;
 }
@@ -502,9 +524,9 @@ static unsigned int marks_seen;
  * takes. The driver's remove() ends what lived on the old rings (vsock:
  * connections reset, listeners kept). A poller of its own, so it runs
  * outside every driver's poll function, since remove() frees their state.
- * It runs only when its pending() found a queue broken before the loop
- * halted (on_raise): a broken queue stops the traffic, so the loop soon
- * goes idle and asks.
+ * It runs only when a queue was marked broken: the ring calls
+ * recover_raise, which raises it (on_raise), so neither a pass nor the
+ * check before a halt pays anything for it until then.
  */
 static unsigned int recover_broken_poll(unsigned int budget)
 {
@@ -531,17 +553,16 @@ static unsigned int recover_broken_poll(unsigned int budget)
 	return done;
 }
 
-static bool recover_broken_pending(void)
-{
-	return virtq_broken_marks() != marks_seen;
-}
-
 static const struct poller recover_poller = {
 	.name = "virtio-recover",
 	.poll = recover_broken_poll,
-	.pending = recover_broken_pending,
 	.on_raise = true,
 };
+
+static void recover_raise(void)
+{
+	poll_raise(poll_bit(&recover_poller));
+}
 
 static uint16_t device_type(const struct pci_dev *d)
 {
@@ -610,4 +631,5 @@ void virtio_pci_init(void)
 	config_on_change(&cfg_indirect, &hooks[2]);
 	config_on_change(&cfg_irq, &hooks[3]);
 	poll_register(&recover_poller);
+	virtq_on_broken(recover_raise);
 }

@@ -45,6 +45,7 @@ struct virtio_queue {
 	volatile uint16_t *notify;
 	int vector; /* LAPIC vector, or -1 when polled */
 	void (*callback)(struct virtq *vq); /* in interrupt context */
+	uint32_t raise; /* virtio_setup_queue_raise: the pollers its interrupt raises */
 };
 
 struct virtio_device {
@@ -85,6 +86,26 @@ static inline bool virtio_has_feature(const struct virtio_device *vdev, unsigned
  */
 struct virtq *virtio_setup_queue(struct virtio_device *vdev, uint16_t index, uint16_t max_size,
 				 void (*callback)(struct virtq *vq));
+/*
+ * The same for a queue whose interrupt has nothing to do but wake the
+ * loop: it raises the pollers in @raise (poll_raise, not 0) through a
+ * short entry with no C call (irq_alloc_raise), or is polled like any
+ * queue without a vector.
+ */
+struct virtq *virtio_setup_queue_raise(struct virtio_device *vdev, uint16_t index,
+				       uint16_t max_size, uint32_t raise);
+
+/*
+ * The queue has a working interrupt (an MSI-X vector the device took):
+ * a completion is announced, so the loop's check before it halts need
+ * not look at the used ring for one (see vsock_dev_pending).
+ */
+static inline bool virtio_queue_interrupts(struct virtq *vq)
+{
+	const struct virtio_queue *q = virtq_priv(vq);
+
+	return q->vector >= 0;
+}
 
 /* Config space reads that retry across config_generation changes (4.1.4.3.1). */
 void virtio_config_read(struct virtio_device *vdev, uint32_t off, void *buf, uint32_t len);

@@ -23,13 +23,12 @@ struct virtio_rng {
 };
 
 static struct virtio_rng *rng;
+static const struct poller rng_poller;
 
-/*
- * The interrupt only ends idle_wait's hlt (the transport counts it); the
- * waiting command collects the completion.
- */
-static void wake_waiter(struct virtq *vq)
+/* idle_wait asks rng_pending only while a request is out. */
+static void ask_pending(bool on)
 {
+	poll_ask_pending(poll_bit(&rng_poller), on);
 }
 
 static int rng_probe(struct virtio_device *vdev)
@@ -40,7 +39,8 @@ static int rng_probe(struct virtio_device *vdev)
 		return -1;
 	r->buf = malloc(VIRTIO_RNG_MAX_READ);
 	r->vdev = vdev;
-	r->vq = virtio_setup_queue(vdev, 0, 0, wake_waiter);
+	/* the interrupt only ends idle_wait's hlt; the waiting command collects */
+	r->vq = virtio_setup_queue_raise(vdev, 0, 0, poll_bit(&rng_poller));
 	if (!r->buf || !r->vq) {
 		free(r->buf);
 		free(r);
@@ -55,8 +55,10 @@ static void rng_remove(struct virtio_device *vdev)
 {
 	struct virtio_rng *r = vdev->priv;
 
-	if (rng == r)
+	if (rng == r) {
 		rng = NULL;
+		ask_pending(false);
+	}
 	free(r->buf);
 	free(r);
 	vdev->priv = NULL;
@@ -70,7 +72,11 @@ static void rng_show(struct virtio_device *vdev)
 	       (unsigned long long)r->requests, (unsigned long long)r->short_reads);
 }
 
-/* idle=halt must not sleep past a completion the waiting command wants */
+/*
+ * idle=halt must not sleep past a completion the waiting command wants:
+ * its interrupt may come between the command's look and the pass, which
+ * takes the raised bit, so the ring is looked at.
+ */
 static bool rng_pending(void)
 {
 	return rng && virtq_has_used(rng->vq);
@@ -101,6 +107,7 @@ int virtio_rng_request(uint32_t len)
 		return -ENOSPC;
 	virtq_kick(rng->vq);
 	rng->outstanding = len;
+	ask_pending(true);
 	rng->requests++;
 	return 0;
 }
@@ -119,6 +126,7 @@ int virtio_rng_collect(const uint8_t **data, uint32_t *got)
 	if (*got < rng->outstanding)
 		rng->short_reads++;
 	rng->outstanding = 0;
+	ask_pending(false);
 	rng->bytes += *got;
 	*data = rng->buf;
 	return 1;
@@ -136,4 +144,5 @@ void virtio_rng_init(void)
 {
 	virtio_register_driver(&rng_driver);
 	poll_register(&rng_poller);
+	ask_pending(false);
 }

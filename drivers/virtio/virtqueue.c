@@ -246,6 +246,12 @@ bool virtq_enable_cb(struct virtq *vq)
 
 /* Queues marked broken since boot: lets the transport skip its walk. */
 static unsigned int broken_marks;
+static void (*broken_hook)(void);
+
+void virtq_on_broken(void (*fn)(void))
+{
+	broken_hook = fn;
+}
 
 unsigned int virtq_broken_marks(void)
 {
@@ -263,6 +269,8 @@ void virtq_mark_broken(struct virtq *vq)
 	broken_marks++;
 	vq->stats.broken++;
 	vq->stats.bad_completions++;
+	if (broken_hook)
+		broken_hook();
 }
 
 /*
@@ -291,6 +299,11 @@ bool virtq_is_broken(const struct virtq *vq)
 void virtq_interrupt(struct virtq *vq)
 {
 	vq->stats.interrupts++;
+}
+
+uint64_t *virtq_interrupt_counter(struct virtq *vq)
+{
+	return &vq->stats.interrupts;
 }
 
 unsigned int virtq_free_slots(const struct virtq *vq)

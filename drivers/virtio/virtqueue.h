@@ -126,9 +126,13 @@ bool virtq_enable_cb(struct virtq *vq);
 bool virtq_is_broken(const struct virtq *vq);
 /* How many queues were ever marked broken: changes when one breaks. */
 unsigned int virtq_broken_marks(void);
+/* @fn is called each time a queue is marked broken (the transport's recovery). */
+void virtq_on_broken(void (*fn)(void));
 
 /* The transport calls this on each interrupt for this queue (counts it). */
 void virtq_interrupt(struct virtq *vq);
+/* What virtq_interrupt counts, for an interrupt entry that counts itself. */
+uint64_t *virtq_interrupt_counter(struct virtq *vq);
 
 /*
  * After the device was reset: the token of one buffer still made

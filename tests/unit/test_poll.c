@@ -36,7 +36,7 @@ void idle_wait(void)
 
 /* ---- two pollers ---- */
 
-static unsigned int a_polls, b_polls, a_work, last_budget;
+static unsigned int a_polls, b_polls, a_work, last_budget, b_asked;
 static bool b_has_work;
 
 static unsigned int a_poll(unsigned int budget)
@@ -57,6 +57,7 @@ static unsigned int b_poll(unsigned int budget)
 
 static bool b_pending(void)
 {
+	b_asked++;
 	return b_has_work;
 }
 
@@ -67,7 +68,7 @@ static const struct poller poller_quiet = { .name = "quiet" }; /* neither hook *
 /* ---- an on_raise poller, and one before it that raises it ---- */
 
 static unsigned int r_polls, raiser_polls;
-static bool r_has_work, raise_r;
+static bool r_has_work, raise_r, raise_a;
 static const struct poller poller_r;
 
 static unsigned int raiser_poll(unsigned int budget)
@@ -75,6 +76,8 @@ static unsigned int raiser_poll(unsigned int budget)
 	raiser_polls++;
 	if (raise_r)
 		poll_raise(poll_bit(&poller_r));
+	if (raise_a) /* like a device interrupt during the pass, for an earlier poller */
+		poll_raise(poll_bit(&poller_a));
 	return 0;
 }
 
@@ -105,8 +108,9 @@ static int setup(void **state)
 	assert_int_equal(poll_register(&poller_quiet), 0);
 	assert_int_equal(poll_register(&poller_raiser), 0);
 	assert_int_equal(poll_register(&poller_r), 0);
-	a_polls = b_polls = a_work = idles = r_polls = raiser_polls = 0;
-	b_has_work = r_has_work = raise_r = false;
+	a_polls = b_polls = a_work = idles = r_polls = raiser_polls = b_asked = 0;
+	b_has_work = r_has_work = raise_r = raise_a = false;
+	poll_ask_pending(~0u, true);
 	fake_ns = 0;
 	return 0;
 }
@@ -151,6 +155,53 @@ static void test_pending_raises_an_on_raise_poller(void **state)
 	poll_once();
 	assert_int_equal(r_polls, 1);
 	assert_false(poll_pending());
+}
+
+/*
+ * A bit raised during a pass for a poller that already ran stays raised:
+ * the check before a halt sees it (an interrupt entry only raises), and
+ * the next pass runs that poller.
+ */
+static void test_raised_for_an_earlier_poller_keeps_the_loop_awake(void **state)
+{
+	raise_a = true;
+	poll_once();
+	raise_a = false;
+	assert_int_equal(a_polls, 1);
+	assert_true(poll_pending());
+	poll_once();
+	assert_int_equal(a_polls, 2);
+	assert_false(poll_pending());
+}
+
+/*
+ * A hook turned off is not called; with one hook left (an every-pass
+ * poller's) its answer is the check's, and a raised bit answers alone.
+ */
+static void test_ask_pending_off_skips_the_hook(void **state)
+{
+	b_has_work = true;
+	poll_ask_pending(poll_bit(&poller_b), false);
+	assert_false(poll_pending());
+	assert_int_equal(b_asked, 0);
+	poll_ask_pending(poll_bit(&poller_b), true);
+	assert_true(poll_pending());
+	assert_int_equal(b_asked, 1);
+	/* only b's hook: still b's answer */
+	poll_ask_pending(poll_bit(&poller_r), false);
+	assert_true(poll_pending());
+	b_has_work = false;
+	assert_false(poll_pending());
+	assert_int_equal(b_asked, 3);
+	/* r's hook off: its work waits for a raise, which is enough alone */
+	r_has_work = true;
+	assert_false(poll_pending());
+	poll_raise(poll_bit(&poller_r));
+	assert_true(poll_pending());
+	assert_int_equal(b_asked, 4); /* raised: the every-pass hook is not asked */
+	poll_once();
+	assert_int_equal(r_polls, 1);
+	poll_ask_pending(poll_bit(&poller_r), true);
 }
 
 static void test_keep_runs_every_pass_and_may_sleep(void **state)
@@ -284,6 +335,9 @@ int main(void)
 				       setup),
 		cmocka_unit_test_setup(test_pending_raises_an_on_raise_poller, setup),
 		cmocka_unit_test_setup(test_keep_runs_every_pass_and_may_sleep, setup),
+		cmocka_unit_test_setup(test_raised_for_an_earlier_poller_keeps_the_loop_awake,
+				       setup),
+		cmocka_unit_test_setup(test_ask_pending_off_skips_the_hook, setup),
 		cmocka_unit_test_setup(test_table_is_bounded, setup),
 		cmocka_unit_test_setup(test_periods_shortest_wins, setup),
 	};

@@ -982,6 +982,13 @@ static void test_bad_id(void **state)
  * at half it is marked broken, so the driver resets the device instead
  * of draining the ring to a stall no completion ends.
  */
+static unsigned int broken_calls;
+
+static void count_broken(void)
+{
+	broken_calls++;
+}
+
 static void test_lost_half_breaks(void **state)
 {
 	const struct param *p = *state;
@@ -990,6 +997,10 @@ static void test_lost_half_breaks(void **state)
 	struct virtq_stats st;
 	unsigned int i;
 	uint32_t len;
+
+	/* the transport's recovery is told once, when the queue breaks */
+	broken_calls = 0;
+	virtq_on_broken(count_broken);
 
 	/* buffer 0 comes back properly: id 0 is now stale */
 	ring_model_complete(&fx->m, held_index(&fx->m, data), 8);
@@ -1000,6 +1011,7 @@ static void test_lost_half_breaks(void **state)
 		ring_model_publish(&fx->m);
 		assert_null(virtq_get_used(fx->vq, &len));
 		assert_int_equal(virtq_is_broken(fx->vq), i == p->size / 2);
+		assert_int_equal(broken_calls, i == p->size / 2);
 	}
 	virtq_get_stats(fx->vq, &st);
 	assert_int_equal(st.broken, 1);
@@ -1009,6 +1021,8 @@ static void test_lost_half_breaks(void **state)
 				   2, data),
 			 -EIO);
 	assert_false(virtq_has_used(fx->vq));
+	assert_int_equal(broken_calls, 1);
+	virtq_on_broken(NULL);
 	ring_fixture_free(fx);
 }
 

@@ -42,18 +42,33 @@ int poll_register(const struct poller *p)
 	return 0;
 }
 
+uint32_t poll_bit(const struct poller *p)
+{
+	return p == rng_poller ? 4 : 0;
+}
+
+static int asked = -1; /* the driver's last poll_ask_pending(4, on): -1 none */
+
+void poll_ask_pending(uint32_t bits, bool on)
+{
+	assert_int_equal(bits, 4);
+	asked = on;
+}
+
 static void notify(struct virtq *vq)
 {
 }
 
-struct virtq *virtio_setup_queue(struct virtio_device *vdev, uint16_t index, uint16_t max_size,
-				 void (*callback)(struct virtq *vq))
+/* Its interrupt raises the rng poller's bit. */
+struct virtq *virtio_setup_queue_raise(struct virtio_device *vdev, uint16_t index,
+				       uint16_t max_size, uint32_t raise)
 {
+	assert_int_equal(raise, 4);
 	if (setup_fails)
 		return NULL;
 	queue = virtq_create(layout, index, QSIZE, vdev->features, notify, &vdev->queues[index]);
 	vdev->queues[index].vq = queue;
-	vdev->queues[index].callback = callback;
+	vdev->queues[index].raise = raise;
 	ring_model_init(&model, queue);
 	return queue;
 }
@@ -101,15 +116,20 @@ static void read_and_short_read(enum virtq_layout l)
 
 	start(l);
 	assert_int_equal(virtio_rng_collect(&data, &got), 0); /* nothing asked */
+	assert_int_equal(asked, 0); /* idle: the check before a halt skips the hook */
 	assert_int_equal(virtio_rng_request(0), -EINVAL);
 	assert_int_equal(virtio_rng_request(VIRTIO_RNG_MAX_READ + 1), -EINVAL);
+	assert_int_equal(asked, 0);
 	assert_int_equal(virtio_rng_request(64), 0);
+	assert_int_equal(asked, 1);
 	assert_int_equal(virtio_rng_request(64), -EBUSY); /* one in flight */
 	assert_false(rng_poller->pending());
 	assert_int_equal(virtio_rng_collect(&data, &got), 0);
+	assert_int_equal(asked, 1);
 	device_fill(64);
 	assert_true(rng_poller->pending());
 	assert_int_equal(virtio_rng_collect(&data, &got), 1);
+	assert_int_equal(asked, 0);
 	assert_int_equal(got, 64);
 	for (uint32_t i = 0; i < 64; i++)
 		assert_int_equal(data[i], (uint8_t)(i * 31 + 7));
@@ -119,7 +139,11 @@ static void read_and_short_read(enum virtq_layout l)
 	assert_int_equal(virtio_rng_collect(&data, &got), 1);
 	assert_int_equal(got, 10);
 	drv->show(&vdev);
+	/* removed with a request out: nothing is left to ask */
+	assert_int_equal(virtio_rng_request(16), 0);
+	assert_int_equal(asked, 1);
 	stop();
+	assert_int_equal(asked, 0);
 }
 
 static void test_read_split(void **s)

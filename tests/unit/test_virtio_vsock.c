@@ -77,6 +77,13 @@ void poll_keep(uint32_t bits, bool on)
 {
 }
 
+static int ask_pending = -1; /* the driver's last poll_ask_pending(): -1 none */
+
+void poll_ask_pending(uint32_t bits, bool on)
+{
+	ask_pending = on;
+}
+
 void stats_register(const char *name, void (*print)(void))
 {
 	stats_print = print;
@@ -114,6 +121,22 @@ struct virtq *virtio_setup_queue(struct virtio_device *vdev, uint16_t index, uin
 	queues[index] = vq;
 	ring_model_init(&models[index], vq);
 	ring_model_set_kick_mode(&models[index], MODEL_KICK_ALWAYS);
+	return vq;
+}
+
+/* The vector the transport gives a raise queue: -1 polls it (irq=poll). */
+static int raise_vector = -1;
+
+struct virtq *virtio_setup_queue_raise(struct virtio_device *vdev, uint16_t index,
+				       uint16_t max_size, uint32_t raise)
+{
+	struct virtq *vq = virtio_setup_queue(vdev, index, max_size, NULL);
+
+	if (vq && raise_vector >= 0) {
+		vdev->queues[index].vector = raise_vector;
+		vdev->queues[index].raise = raise;
+		virtq_enable_cb(vq);
+	}
 	return vq;
 }
 
@@ -601,6 +624,54 @@ static void test_events_packed(void **s)
 }
 
 /*
+ * RX and events with an interrupt: the check before a halt does not look
+ * at their rings, because the device interrupts for every entry the pass
+ * did not see (and the interrupt raises the poller); polled, it must look.
+ */
+static void pending_with_interrupts(enum virtq_layout l, int vector)
+{
+	struct ring_model *rx = &models[RXQ], *ev = &models[EVQ];
+	struct virtio_vsock_hdr h;
+	uint32_t unknown = 42;
+
+	raise_vector = vector;
+	start(l);
+	assert_int_equal(ask_pending, 1);
+	assert_false(dev_poller->pending());
+	assert_int_equal(ring_model_fetch_all(ev), 8);
+	for (int round = 0; round < 2; round++) {
+		/* a request for a port nobody listens on, and an unknown event */
+		host_hdr(&h, VSOCK_OP_REQUEST, 1234, 4321, 0);
+		assert_int_equal(ring_model_fetch(rx), 1);
+		assert_int_equal(model_buf_write(&rx->held[rx->n_held - 1], &h, VSOCK_HDR_LEN),
+				 VSOCK_HDR_LEN);
+		assert_int_equal(ring_model_complete(rx, rx->n_held - 1, VSOCK_HDR_LEN),
+				 vector >= 0);
+		assert_int_equal(model_buf_write(&ev->held[0], &unknown, 4), 4);
+		assert_int_equal(ring_model_complete(ev, 0, 4), vector >= 0);
+		assert_int_equal(dev_poller->pending(), vector < 0);
+		/* the pass takes both and re-arms: the next entries interrupt too */
+		assert_true(poll() > 0);
+		assert_false(dev_poller->pending());
+		assert_int_equal(ring_model_fetch_all(ev), 1); /* reposted */
+	}
+	stop();
+	raise_vector = -1;
+}
+
+static void test_pending_with_interrupts_split(void **s)
+{
+	pending_with_interrupts(VIRTQ_SPLIT, 40);
+	pending_with_interrupts(VIRTQ_SPLIT, -1);
+}
+
+static void test_pending_with_interrupts_packed(void **s)
+{
+	pending_with_interrupts(VIRTQ_PACKED, 40);
+	pending_with_interrupts(VIRTQ_PACKED, -1);
+}
+
+/*
  * Without a device the transport drops what is sent; a guest connect then
  * times out through the socket layer's poller (net/vsock/poller.c).
  */
@@ -614,6 +685,7 @@ static void test_no_device(void **s)
 	assert_non_null(timers_poller);
 	assert_int_equal(poll(), 0);
 	assert_false(dev_poller->pending());
+	assert_int_equal(ask_pending, 0); /* the hook turned itself off */
 	assert_int_equal(vsock_local_cid(), VSOCK_CID_ANY);
 	stats_print();
 	c = vsock_connect(VSOCK_CID_HOST, 99, VSOCK_TYPE_STREAM);
@@ -664,6 +736,8 @@ int main(void)
 		cmocka_unit_test(test_events_split),
 		cmocka_unit_test(test_events_packed),
 		cmocka_unit_test(test_remove_with_packets_in_flight),
+		cmocka_unit_test(test_pending_with_interrupts_split),
+		cmocka_unit_test(test_pending_with_interrupts_packed),
 		cmocka_unit_test(test_no_device),
 	};
 

@@ -106,6 +106,14 @@ static unsigned int n_timers; /* sockets with a deadline */
 static uint64_t events; /* vsock_events() */
 static unsigned int accept_queued; /* children waiting in every listener */
 static bool tx_blocked; /* a send found the transport full */
+/*
+ * The last send went straight to the device with nothing queued behind
+ * it (send_pkt said so): the transport cannot be full before the next
+ * send, so tx_full() need not be asked. Its queue grows only by our sends.
+ */
+static bool tx_room_known;
+/* The transport checks dst_cid itself (dst_cid_checked): vsock_rx does not. */
+static bool check_dst_cid = true;
 /* Tagged sockets that changed, one list per tag bit; and those waiting for TX room. */
 static struct sock_list ready[32];
 static struct sock_list tx_wait;
@@ -283,7 +291,7 @@ void vsock_notify_every_event(bool on)
 }
 
 /* The head comes off: once per served change. */
-struct vsock_sock *vsock_take_ready(uint32_t tag)
+struct vsock_sock *vsock_take_ready(uint32_t tag, void **owner)
 {
 	struct sock_list *l;
 	struct vsock_sock *s;
@@ -300,6 +308,8 @@ struct vsock_sock *vsock_take_ready(uint32_t tag)
 		ready_bits &= ~tag;
 	}
 	s->on_ready = false;
+	if (owner)
+		*owner = s->owner_ctx;
 	return s;
 }
 
@@ -458,7 +468,7 @@ static void transmit(struct vsock_sock *s, struct vsock_pkt *pkt)
 	s->last_fwd_cnt = s->fwd_cnt;
 	ctr.tx_pkts++;
 	ctr.tx_bytes += pkt->hdr.len;
-	transport->send_pkt(pkt);
+	tx_room_known = transport->send_pkt(pkt);
 }
 
 static void send_ctrl(struct vsock_sock *s, uint16_t op, uint32_t flags)
@@ -497,7 +507,7 @@ static void reply_rst(const struct virtio_vsock_hdr *in)
 	pkt->hdr.op = VSOCK_OP_RST;
 	ctr.rst_sent++;
 	ctr.tx_pkts++;
-	transport->send_pkt(pkt);
+	tx_room_known = transport->send_pkt(pkt);
 }
 
 static uint32_t peer_free(const struct vsock_sock *s)
@@ -527,7 +537,7 @@ static void tx_blocked_by(struct vsock_sock *s)
 
 static inline bool tx_full(struct vsock_sock *s)
 {
-	if (!transport->tx_full())
+	if (tx_room_known || !transport->tx_full())
 		return false;
 	tx_blocked_by(s);
 	return true;
@@ -547,12 +557,6 @@ static void check_tx_room(void)
 		events++;
 		wake_tx_waiters();
 	}
-}
-
-uint64_t vsock_events(void)
-{
-	check_tx_room();
-	return events;
 }
 
 /* Out of credit: ask once; credit on the peer's next packet clears the flag. */
@@ -637,9 +641,12 @@ static ssize_t send_data(struct vsock_sock *s, const void *buf, size_t len, bool
 ssize_t vsock_send_rx_head(struct vsock_sock *s)
 {
 	struct vsock_pkt *p = s->rx_head;
+	struct virtio_vsock_hdr *h;
 	uint32_t n;
 
-	if (!p || p->off || s->type != VSOCK_TYPE_STREAM)
+	if (!p)
+		return -ENODATA; /* the echo's usual way out of its loop */
+	if (p->off || s->type != VSOCK_TYPE_STREAM)
 		return 0;
 	if (!can_send(s))
 		return s->state == VSOCK_CONNECTED ? -EPIPE : -ENOTCONN;
@@ -656,7 +663,19 @@ ssize_t vsock_send_rx_head(struct vsock_sock *s)
 	s->rx_mem -= p->cap;
 	s->fwd_cnt += n;
 	p->next = NULL;
-	fill_hdr(p, s, VSOCK_OP_RW, 0);
+	/*
+	 * What fill_hdr would write, less what the received header already
+	 * says: len is n, type is ours (vsock_rx checked it), op is RW (only
+	 * RW payloads are queued). The addresses turn round, flags clear.
+	 */
+	h = &p->hdr;
+	h->src_cid = s->local_cid;
+	h->dst_cid = s->peer_cid;
+	h->src_port = s->local_port;
+	h->dst_port = s->peer_port;
+	h->flags = 0;
+	h->buf_alloc = s->buf_alloc;
+	h->fwd_cnt = s->fwd_cnt;
 	s->tx_cnt += n;
 	s->tx_bytes += n;
 	transmit(s, p);
@@ -909,6 +928,11 @@ bool vsock_eof(const struct vsock_sock *s)
 	return s->state == VSOCK_CLOSED || (s->shutdown_peer & VSOCK_SHUTDOWN_SEND);
 }
 
+bool vsock_done(const struct vsock_sock *s)
+{
+	return s->state == VSOCK_CLOSED || vsock_eof(s);
+}
+
 /* ---- the state machine ---- */
 
 static void handle_request(struct vsock_sock *l, const struct virtio_vsock_hdr *h)
@@ -929,7 +953,7 @@ static void handle_request(struct vsock_sock *l, const struct virtio_vsock_hdr *
 	c->state = VSOCK_CONNECTED;
 	c->type = l->type;
 	c->local_port = l->local_port;
-	c->local_cid = h->dst_cid; /* addressed_to_us() checked it */
+	c->local_cid = h->dst_cid; /* checked: addressed_to_us() or the transport */
 	c->peer_cid = h->src_cid;
 	c->peer_port = h->src_port;
 	c->peer_buf_alloc = h->buf_alloc;
@@ -1022,7 +1046,7 @@ static void rx_connected(struct vsock_sock *s, struct vsock_pkt *pkt)
  */
 static bool addressed_to_us(const struct virtio_vsock_hdr *h)
 {
-	if (h->dst_cid != vsock_local_cid()) {
+	if (check_dst_cid && h->dst_cid != vsock_local_cid()) {
 		ctr.rx_bad_dst_cid++;
 		return false;
 	}
@@ -1276,6 +1300,7 @@ void vsock_transport_reset(void)
 {
 	ctr.transport_resets++;
 	events++;
+	tx_room_known = false; /* the device may be gone: ask again */
 	notify();
 	for (unsigned int i = 0; i < MAX_SOCKS; i++) {
 		struct vsock_sock *s = &socks[i];
@@ -1297,6 +1322,8 @@ void vsock_transport_reset(void)
 void vsock_init(const struct vsock_transport *t)
 {
 	transport = t;
+	tx_room_known = false;
+	check_dst_cid = !t || !t->dst_cid_checked;
 }
 
 enum vsock_state vsock_state(const struct vsock_sock *s)

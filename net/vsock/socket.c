@@ -53,6 +53,10 @@ CONFIG_KEY(cfg_vsock_buf) = {
 #define RX_HOLD_RATIO 4
 #define LAZY_CREDIT_THRESHOLD VSOCK_MAX_PKT_PAYLOAD
 
+struct sock_list {
+	struct vsock_sock *head, *tail;
+};
+
 struct vsock_sock {
 	enum vsock_state state;
 	enum vsock_type type;
@@ -87,12 +91,9 @@ struct vsock_sock {
 	/* readiness (vsock_set_owner), see ---- readiness ---- */
 	uint32_t owner_tag; /* one bit, 0: untracked */
 	void *owner_ctx;
+	struct sock_list *ready_list; /* ready[] of owner_tag, while it is set */
 	bool on_ready, on_tx_wait;
 	struct vsock_sock *ready_next, *tx_wait_next;
-};
-
-struct sock_list {
-	struct vsock_sock *head, *tail;
 };
 
 static const struct vsock_transport *transport;
@@ -215,7 +216,7 @@ static inline void mark_ready(struct vsock_sock *s)
 
 	if (!s->owner_tag || s->on_ready)
 		return;
-	l = &ready[__builtin_ctz(s->owner_tag)];
+	l = s->ready_list;
 	s->ready_next = NULL;
 	if (l->tail)
 		l->tail->ready_next = s;
@@ -261,6 +262,7 @@ void vsock_set_owner(struct vsock_sock *s, uint32_t tag, void *ctx)
 	if (tag != s->owner_tag)
 		unlist(s);
 	s->owner_tag = tag;
+	s->ready_list = tag ? &ready[__builtin_ctz(tag)] : NULL;
 	s->owner_ctx = ctx;
 }
 

@@ -104,7 +104,7 @@ static struct vsock_sock *last_conn;
 static struct vsock_counters ctr;
 static uint32_t next_ephemeral = EPHEMERAL_FIRST;
 static unsigned int n_timers; /* sockets with a deadline */
-static uint64_t events; /* vsock_events() */
+static uint64_t events; /* changes: vsock_poll_pass() reports when it moved */
 static unsigned int accept_queued; /* children waiting in every listener */
 static bool tx_blocked; /* a send found the transport full */
 /*

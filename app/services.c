@@ -89,7 +89,8 @@ const uint8_t *vsock_pattern(void)
 
 /*
  * A received packet goes back in its own buffer when it can; one the peer
- * has too little credit for is copied, as much as the credit allows.
+ * has too little credit for is copied, as much as the credit allows. An
+ * empty queue ends the loop at vsock_send_rx_head (-ENODATA).
  */
 static void echo_stream(struct service *svc, struct conn *c)
 {
@@ -176,18 +177,17 @@ static void source(struct service *svc, struct conn *c)
 	}
 }
 
+/* Closed, or EOF with no message left to send back. */
 static bool conn_done(const struct conn *c)
 {
-	enum vsock_state st = vsock_state(c->sock);
-
-	if (st == VSOCK_CLOSED)
-		return true;
-	return vsock_eof(c->sock) && !c->msg_len;
+	if (c->msg_len)
+		return vsock_state(c->sock) == VSOCK_CLOSED;
+	return vsock_done(c->sock);
 }
 
-static void serve(struct service *svc, enum service_kind kind, struct conn *c)
+static void serve(struct service *svc, enum service_kind kind, struct conn *c, enum vsock_state st)
 {
-	if (vsock_state(c->sock) == VSOCK_CONNECTED) {
+	if (st == VSOCK_CONNECTED) {
 		if (kind == SVC_ECHO && c->seqpacket)
 			echo_seqpacket(svc, c);
 		else if (kind == SVC_ECHO)
@@ -241,19 +241,21 @@ static void accept_all(struct service *svc, struct vsock_sock *l, bool seqpacket
 	}
 }
 
-static void serve_sock(struct vsock_sock *s)
+/* @owner: the socket's owner pointer, a service (listener) or a conn. */
+static void serve_sock(struct vsock_sock *s, void *owner)
 {
+	enum vsock_state st = vsock_state(s);
 	struct service *svc;
 	struct conn *c;
 
-	if (vsock_state(s) == VSOCK_LISTEN) {
-		svc = vsock_owner(s);
+	if (st == VSOCK_LISTEN) {
+		svc = owner;
 		accept_all(svc, s, s == svc->listen_seq);
 		return;
 	}
-	c = vsock_owner(s);
+	c = owner;
 	svc = &services[c->kind];
-	serve(svc, c->kind, c);
+	serve(svc, c->kind, c, st);
 	if (conn_done(c))
 		conn_close(svc, c - svc->conns);
 }
@@ -265,9 +267,10 @@ static void serve_sock(struct vsock_sock *s)
 static unsigned int services_poll(unsigned int budget)
 {
 	struct vsock_sock *s;
+	void *owner;
 
-	while ((s = vsock_take_ready(my_bit))) {
-		serve_sock(s);
+	while ((s = vsock_take_ready(my_bit, &owner))) {
+		serve_sock(s, owner);
 		if (!--budget) {
 			poll_raise(my_bit); /* the rest in the next pass */
 			break;

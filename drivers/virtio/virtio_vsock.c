@@ -185,22 +185,23 @@ static void tx_reclaim(struct virtio_vsock *d, bool repost)
  * indirect table (an allocation and a free per packet). A payload kept
  * elsewhere (vsock_send_static) needs a descriptor of its own.
  */
-static int tx_add(struct virtio_vsock *d, struct vsock_pkt *pkt)
+static inline int tx_add(struct virtio_vsock *d, struct vsock_pkt *pkt)
 {
-	struct vbuf out[2] = {
-		{ &pkt->hdr, VSOCK_HDR_LEN },
-		{ (void *)pkt->ext, pkt->hdr.len },
-	};
-	unsigned int n = 1;
+	struct vbuf out[2];
 
-	if (!pkt->ext)
-		out[0].len += pkt->hdr.len;
-	else if (pkt->hdr.len)
-		n = 2;
 	/* txpoll=0: the Linux behaviour seed 001 removed, kept for A/B */
 	if (!config_get(&cfg_txpoll))
 		tx_reclaim(d, true);
-	return virtq_add(d->tx, out, n, NULL, 0, pkt);
+	out[0].addr = &pkt->hdr;
+	out[0].len = VSOCK_HDR_LEN;
+	/* the usual packet, an echo's or a copy's: one descriptor, built alone */
+	if (!pkt->ext) {
+		out[0].len += pkt->hdr.len;
+		return virtq_add(d->tx, out, 1, NULL, 0, pkt);
+	}
+	out[1].addr = (void *)pkt->ext;
+	out[1].len = pkt->hdr.len;
+	return virtq_add(d->tx, out, pkt->hdr.len ? 2 : 1, NULL, 0, pkt);
 }
 
 static void txq_append(struct virtio_vsock *d, struct vsock_pkt *pkt)
@@ -238,21 +239,23 @@ static void tx_flush(struct virtio_vsock *d)
 		virtq_kick(d->tx);
 }
 
-static void vsock_send_pkt(struct vsock_pkt *pkt)
+/* True: straight into the ring, nothing queued (struct vsock_transport). */
+static bool vsock_send_pkt(struct vsock_pkt *pkt)
 {
 	struct virtio_vsock *d = vsock_dev;
 
 	if (!d) {
 		vsock_pkt_free(pkt); /* no device: like a wire without a peer */
-		return;
+		return false;
 	}
 	if (config_get(&cfg_fastpath) && !d->txq_head && !tx_add(d, pkt)) {
 		d->c.tx_pkts++;
 		d->c.tx_fastpath++;
 		virtq_kick(d->tx);
-		return;
+		return true;
 	}
 	txq_append(d, pkt);
+	return false;
 }
 
 static bool vsock_tx_full(void)
@@ -272,6 +275,7 @@ static const struct vsock_transport virtio_vsock_transport = {
 	.local_cid = vsock_guest_cid,
 	.send_pkt = vsock_send_pkt,
 	.tx_full = vsock_tx_full,
+	.dst_cid_checked = true, /* rx_reap: vsock_hdr_check against guest_cid */
 };
 
 /* ---- events (5.10.6.7) ---- */

@@ -47,9 +47,24 @@ enum vsock_hdr_verdict {
 	VSOCK_HDR_VERDICTS,
 };
 
-enum vsock_hdr_verdict vsock_hdr_check(const struct virtio_vsock_hdr *h, uint32_t used,
-				       uint64_t local_cid);
 extern const char *const vsock_hdr_verdict_names[VSOCK_HDR_VERDICTS];
+
+/* Inline: it runs on every received packet, in the driver's RX loop. */
+static inline enum vsock_hdr_verdict vsock_hdr_check(const struct virtio_vsock_hdr *h,
+						     uint32_t used, uint64_t local_cid)
+{
+	if (used < VSOCK_HDR_LEN)
+		return VSOCK_HDR_SHORT;
+	if (h->len > used - VSOCK_HDR_LEN)
+		return VSOCK_HDR_LEN_BAD;
+	if (h->dst_cid != local_cid)
+		return VSOCK_HDR_CID_BAD;
+	if (h->type != VSOCK_TYPE_STREAM && h->type != VSOCK_TYPE_SEQPACKET)
+		return VSOCK_HDR_TYPE_BAD;
+	if (h->op < VSOCK_OP_REQUEST || h->op > VSOCK_OP_CREDIT_REQUEST)
+		return VSOCK_HDR_OP_BAD;
+	return VSOCK_HDR_OK;
+}
 
 /* Where the payload is: in the buffer, or where vsock_send_static left it. */
 static inline const uint8_t *vsock_pkt_payload(const struct vsock_pkt *pkt)

@@ -2,7 +2,7 @@
 /*
  * Applications on vsock sockets register on_raise pollers (kernel/poll.h)
  * and say here when to be raised: on every change the socket layer counts
- * (vsock_events) while @busy, i.e. while they hold connections, else only
+ * (vsock_poll_pass) while @busy, i.e. while they hold connections, else only
  * when a connection waits to be accepted. A server with no connection
  * costs nothing per packet that is not its own.
  *

@@ -34,9 +34,19 @@ struct vsock_transport {
 	 * with vsock_pkt_free() once the device is done. Always takes it:
 	 * control packets must not be lost, and data is only generated
 	 * while tx_full() is false, which bounds what can queue up.
+	 * Returns true when the packet went straight to the device and
+	 * nothing waits in the transport's own queue: tx_full() is false
+	 * then until the next send, so the socket layer does not ask it.
+	 * False (queued, or dropped without a device) is always safe.
 	 */
-	void (*send_pkt)(struct vsock_pkt *pkt);
+	bool (*send_pkt)(struct vsock_pkt *pkt);
 	bool (*tx_full)(void);
+	/*
+	 * The transport drops every packet whose dst_cid is not local_cid()
+	 * before vsock_rx() (virtio-vsock: vsock_hdr_check), so the socket
+	 * layer does not check it again. False: the socket layer checks.
+	 */
+	bool dst_cid_checked;
 };
 
 struct vsock_sock;
@@ -76,25 +86,22 @@ void vsock_transport_reset(void);
  */
 uint64_t vsock_poll(void);
 
-/*
- * Changes an application may act on: it counts up on every packet
- * received, timer fired and transport reset, and when TX room returns
- * after a send found the transport full. Unchanged: every socket's
- * readable data, credit, state and accept queue are as they were.
- */
-uint64_t vsock_events(void);
-
 /* What one pass of the loop needs from the socket layer, in one call. */
 struct vsock_pass {
 	uint64_t next_timer; /* vsock_poll() */
-	bool changed; /* vsock_events() moved since the last pass */
+	/*
+	 * Something an application may act on changed since the last pass:
+	 * a packet received, a timer fired, a transport reset, or TX room
+	 * back after a send found the transport full.
+	 */
+	bool changed;
 	uint32_t ready; /* the tags with ready sockets (vsock_take_ready) */
 	unsigned int accept_queued; /* vsock_accept_queued() */
 	bool again; /* a timer or a wait for TX room: call again every pass */
 };
 
 /*
- * vsock_poll(), vsock_events() and the rest of struct vsock_pass at once;
+ * vsock_poll(), the changes and the rest of struct vsock_pass at once;
  * false (and @p untouched) when no timer runs, no send waits for TX room
  * and nothing changed or is ready: the loop's usual pass.
  */
@@ -148,10 +155,10 @@ ssize_t vsock_send_static(struct vsock_sock *s, const void *buf, size_t len);
 /*
  * STREAM: send the next received packet back to the peer in its own
  * buffer (an echo without copy or allocation), when it is unread and the
- * peer has credit for all of it. Returns the bytes sent and read, 0 when
- * the packet cannot go this way (nothing queued, partly read, SEQPACKET,
- * short of credit: use vsock_peek and vsock_send), or -EAGAIN/-EPIPE/
- * -ENOTCONN as vsock_send.
+ * peer has credit for all of it. Returns the bytes sent and read,
+ * -ENODATA when nothing is queued, 0 when the packet cannot go this way
+ * (partly read, SEQPACKET, short of credit: use vsock_peek and
+ * vsock_send), or -EAGAIN/-EPIPE/-ENOTCONN as vsock_send.
  */
 ssize_t vsock_send_rx_head(struct vsock_sock *s);
 /* Bytes vsock_send could take now. */
@@ -173,6 +180,8 @@ ssize_t vsock_recv(struct vsock_sock *s, void *buf, size_t len, bool *eor);
 size_t vsock_rx_queued(const struct vsock_sock *s);
 /* The peer will send no more and everything it sent was read. */
 bool vsock_eof(const struct vsock_sock *s);
+/* Nothing more will happen on @s: CLOSED, or vsock_eof(); one call for both. */
+bool vsock_done(const struct vsock_sock *s);
 
 int vsock_shutdown(struct vsock_sock *s, uint32_t how); /* VSOCK_SHUTDOWN_* */
 /* Give the socket up: SHUTDOWN now, RST if the peer does not finish in time. */
@@ -195,8 +204,11 @@ void vsock_set_owner(struct vsock_sock *s, uint32_t tag, void *ctx);
 void *vsock_owner(const struct vsock_sock *s);
 /* Queue @s as if it changed (an owner that must come back to it). */
 void vsock_set_ready(struct vsock_sock *s);
-/* The next ready socket of @tag, off the list (NULL: none). */
-struct vsock_sock *vsock_take_ready(uint32_t tag);
+/*
+ * The next ready socket of @tag, off the list (NULL: none); *@owner (if
+ * not NULL) gets its vsock_owner(), so the owner needs no second call.
+ */
+struct vsock_sock *vsock_take_ready(uint32_t tag, void **owner);
 /* How many of @tag's sockets are ready now. */
 unsigned int vsock_ready_count(uint32_t tag);
 

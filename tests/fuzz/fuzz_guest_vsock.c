@@ -34,16 +34,21 @@ static uint64_t cid(void)
 	return GUEST_CID;
 }
 
-/* The device side: TX packets complete at once, as a fast device would. */
-static void send_pkt(struct vsock_pkt *pkt)
+/*
+ * The device side: TX packets complete at once, as a fast device would.
+ * Never "sent directly": `full` changes at the input's whim, so the
+ * socket layer must ask tx_full() every time.
+ */
+static bool send_pkt(struct vsock_pkt *pkt)
 {
 	if (pkt->hdr.len > VSOCK_MAX_PKT_PAYLOAD || pkt->hdr.len > pkt->cap)
 		abort();
 	if (n_sent == 256) {
 		vsock_pkt_free(pkt);
-		return;
+		return false;
 	}
 	sent[n_sent++] = pkt;
+	return false;
 }
 
 static bool tx_full(void)
@@ -111,12 +116,13 @@ static void take_ready(struct vsock_sock **app, uint32_t tag)
 {
 	struct vsock_pass p;
 	struct vsock_sock *s;
+	void *ctx;
 
 	vsock_poll_pass(&p);
-	while ((s = vsock_take_ready(1u << (tag & 3)))) {
+	while ((s = vsock_take_ready(1u << (tag & 3), &ctx))) {
 		struct vsock_sock **owner = vsock_owner(s);
 
-		if (owner < app || owner >= app + MAX_APP || *owner != s)
+		if (ctx != owner || owner < app || owner >= app + MAX_APP || *owner != s)
 			abort();
 	}
 }

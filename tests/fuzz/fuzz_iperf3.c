@@ -67,9 +67,10 @@ static uint64_t fake_cid(void)
 	return GUEST_CID;
 }
 
-static void fake_send(struct vsock_pkt *pkt)
+static bool fake_send(struct vsock_pkt *pkt)
 {
 	vsock_pkt_free(pkt); /* the host side reads nothing back */
+	return false;
 }
 
 static bool fake_full(void)

@@ -10,20 +10,25 @@
 struct vsock_pkt *sent[MAX_SENT];
 unsigned int n_sent;
 bool transport_full;
+bool transport_direct;
+unsigned int tx_full_asked, local_cid_asked;
 
 static uint64_t fake_cid(void)
 {
+	local_cid_asked++;
 	return GUEST_CID;
 }
 
-static void fake_send(struct vsock_pkt *pkt)
+static bool fake_send(struct vsock_pkt *pkt)
 {
 	assert_true(n_sent < MAX_SENT);
 	sent[n_sent++] = pkt;
+	return transport_direct;
 }
 
 static bool fake_full(void)
 {
+	tx_full_asked++;
 	return transport_full;
 }
 

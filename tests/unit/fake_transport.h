@@ -17,6 +17,10 @@
 extern struct vsock_pkt *sent[MAX_SENT];
 extern unsigned int n_sent;
 extern bool transport_full;
+/* What fake_send answers: true says "sent directly, nothing queued". */
+extern bool transport_direct;
+/* How often the socket layer called tx_full() and local_cid(). */
+extern unsigned int tx_full_asked, local_cid_asked;
 extern const struct vsock_transport fake;
 
 /* Free every kept packet and start counting again. */

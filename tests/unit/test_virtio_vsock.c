@@ -559,6 +559,30 @@ static void test_tx_queue_packed(void **s)
 	tx_queue_flush(VIRTQ_PACKED, "1");
 }
 
+/*
+ * The driver tells the socket layer a packet went straight into the ring
+ * (send_pkt returns true), which then skips tx_full() until the next
+ * send. Once the ring is full, packets queue and it must not say so: the
+ * queue's bound (4096 packets) still stops the sender with -EAGAIN.
+ */
+static void test_tx_bound_with_fastpath(void **s)
+{
+	uint64_t full = vsock_counters()->tx_full;
+	struct vsock_sock *c;
+	uint8_t byte = 0;
+	int sent = 0;
+
+	start(VIRTQ_SPLIT);
+	c = connect_from_host(1234, 5000);
+	while (sent < 3 * 4096 && vsock_send(c, &byte, 1, false) == 1)
+		sent++;
+	assert_true(sent >= 4096 && sent <= 4096 + QSIZE);
+	assert_int_equal(vsock_send(c, &byte, 1, false), -EAGAIN);
+	assert_true(vsock_counters()->tx_full > full);
+	vsock_close(c);
+	stop();
+}
+
 /* txpoll=0 reclaims sent buffers on send too, not only in the poll loop. */
 static void test_txpoll_off_reclaims_on_send(void **s)
 {
@@ -733,6 +757,7 @@ int main(void)
 		cmocka_unit_test(test_tx_queue_split),
 		cmocka_unit_test(test_tx_queue_packed),
 		cmocka_unit_test(test_txpoll_off_reclaims_on_send),
+		cmocka_unit_test(test_tx_bound_with_fastpath),
 		cmocka_unit_test(test_events_split),
 		cmocka_unit_test(test_events_packed),
 		cmocka_unit_test(test_remove_with_packets_in_flight),

@@ -42,7 +42,7 @@ static uint64_t fake_cid(void)
 	return GUEST_CID;
 }
 
-static void fake_send(struct vsock_pkt *pkt)
+static bool fake_send(struct vsock_pkt *pkt)
 {
 	if (pkt->hdr.op == VSOCK_OP_CREDIT_UPDATE) {
 		n_updates++;
@@ -51,6 +51,7 @@ static void fake_send(struct vsock_pkt *pkt)
 		n_other++;
 	}
 	vsock_pkt_free(pkt);
+	return false;
 }
 
 static bool fake_full(void)

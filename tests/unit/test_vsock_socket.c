@@ -81,6 +81,7 @@ static int setup(void **state)
 	config_reset();
 	vsock_init(&fake);
 	transport_full = false;
+	transport_direct = false;
 	fake_now = 1000;
 	return 0;
 }
@@ -143,15 +144,15 @@ static void test_listen_accept_second_after_close(void **state)
 
 /*
  * vsock_send_static: the packets point at the caller's bytes (no copy),
- * split at 64 KiB like vsock_send; and every received packet counts as an
- * event for the services (vsock_events).
+ * split at 64 KiB like vsock_send; and every received packet is a change
+ * the next vsock_poll_pass reports, once.
  */
 static void test_send_static_points_at_data(void **state)
 {
 	static uint8_t data[70000];
 	struct vsock_sock *l = vsock_listen(1234, S, 4), *c;
 	struct vsock_info in;
-	uint64_t ev;
+	struct vsock_pass p;
 
 	c = accept_one(l, 1234, 5000);
 	assert_non_null(c);
@@ -166,10 +167,12 @@ static void test_send_static_points_at_data(void **state)
 	assert_int_equal(in.tx_bytes, sizeof(data));
 	clear_sent();
 
-	ev = vsock_events();
-	assert_int_equal(vsock_events(), ev); /* nothing happened */
+	vsock_poll_pass(&p); /* what the test did so far */
+	assert_false(vsock_poll_pass(&p)); /* nothing happened since */
 	peer(5000, 1234, VSOCK_OP_CREDIT_UPDATE, 0);
-	assert_int_equal(vsock_events(), ev + 1);
+	assert_true(vsock_poll_pass(&p));
+	assert_true(p.changed);
+	assert_false(vsock_poll_pass(&p)); /* reported once */
 }
 
 static void test_backlog_full_and_no_listener(void **state)
@@ -636,6 +639,86 @@ static void test_address_checks(void **state)
 }
 
 /*
+ * A transport that drops packets not for its CID itself (dst_cid_checked)
+ * is trusted with that: the socket layer asks no local_cid() per packet
+ * and counts no rx_bad_dst_cid. The source is still checked here.
+ */
+static void test_dst_cid_checked_by_transport(void **state)
+{
+	static struct vsock_transport checked;
+	uint64_t bad_src = vsock_counters()->rx_bad_src_cid;
+	struct vsock_sock *l, *c;
+	const uint8_t *data;
+	unsigned int asked;
+
+	checked = fake;
+	checked.dst_cid_checked = true;
+	vsock_init(&checked);
+	l = vsock_listen(1234, S, 4);
+	c = accept_one(l, 1234, 5000);
+	assert_non_null(c);
+	asked = local_cid_asked;
+	peer_pkt(5000, 1234, S, VSOCK_OP_RW, 0, "ab", 2, PEER_BUF, 0);
+	assert_int_equal(vsock_peek(c, &data, NULL), 2);
+	assert_int_equal(local_cid_asked, asked);
+	addressed_pkt(7, GUEST_CID, 5000, 1234, VSOCK_OP_RST);
+	assert_int_equal(vsock_counters()->rx_bad_src_cid, bad_src + 1);
+	assert_int_equal(vsock_state(c), VSOCK_CONNECTED);
+	/* the fake transport checks nothing: the socket layer asks again */
+	vsock_init(&fake);
+	peer_pkt(5000, 1234, S, VSOCK_OP_RW, 0, "cd", 2, PEER_BUF, 0);
+	assert_true(local_cid_asked > asked);
+}
+
+/*
+ * A send that went straight to the device (send_pkt said so) left the
+ * transport's queue empty, so the next send does not ask tx_full(); one
+ * after a queued send does, and a full transport refuses data then.
+ */
+static void test_tx_full_asked_after_queued_send(void **state)
+{
+	struct vsock_sock *l = vsock_listen(1234, S, 4), *c;
+	unsigned int asked;
+
+	c = accept_one(l, 1234, 5000); /* its RESPONSE was "queued" */
+	assert_non_null(c);
+	transport_direct = true;
+	asked = tx_full_asked;
+	assert_int_equal(vsock_send(c, "a", 1, false), 1);
+	assert_int_equal(tx_full_asked, asked + 1);
+	assert_int_equal(vsock_send(c, "b", 1, false), 1);
+	assert_int_equal(tx_full_asked, asked + 1); /* not asked: "a" went direct */
+	transport_direct = false;
+	assert_int_equal(vsock_send(c, "c", 1, false), 1);
+	assert_int_equal(tx_full_asked, asked + 1); /* "b" went direct too */
+	transport_full = true;
+	assert_int_equal(vsock_send(c, "d", 1, false), -EAGAIN); /* "c" was queued */
+	assert_int_equal(tx_full_asked, asked + 2);
+	transport_full = false;
+}
+
+/* vsock_done: CLOSED, or the peer's EOF with everything read. */
+static void test_done(void **state)
+{
+	struct vsock_sock *l = vsock_listen(1234, S, 4), *c, *d;
+
+	c = accept_one(l, 1234, 5000);
+	d = accept_one(l, 1234, 5001);
+	assert_false(vsock_done(c));
+	peer_pkt(5000, 1234, S, VSOCK_OP_RW, 0, "ab", 2, PEER_BUF, 0);
+	peer(5000, 1234, VSOCK_OP_SHUTDOWN, VSOCK_SHUTDOWN_SEND);
+	assert_false(vsock_done(c)); /* still two bytes to read */
+	vsock_consume(c, 2);
+	assert_int_equal(vsock_state(c), VSOCK_CONNECTED);
+	assert_true(vsock_done(c));
+	assert_false(vsock_done(d));
+	peer_pkt(5001, 1234, S, VSOCK_OP_RW, 0, "ab", 2, PEER_BUF, 0);
+	peer(5001, 1234, VSOCK_OP_RST, 0);
+	assert_int_equal(vsock_state(d), VSOCK_CLOSED);
+	assert_true(vsock_done(d)); /* closed, read or not */
+}
+
+/*
  * SEQPACKET truncation, one rule (README, vsock section): a read returns
  * the start of the next message, as much as fits, always with end of
  * record; the rest of that message is discarded. Every buffer length
@@ -745,7 +828,7 @@ static void test_send_rx_head_in_place(void **state)
 	assert_int_equal(config_set("smallcopy", "0", err, sizeof(err)), 0);
 	c = accept_one(l, 1234, 9200);
 	clear_sent();
-	assert_int_equal(vsock_send_rx_head(c), 0); /* nothing queued */
+	assert_int_equal(vsock_send_rx_head(c), -ENODATA); /* nothing queued */
 	peer_pkt(9200, 1234, S, VSOCK_OP_RW, 0, "hello", 5, PEER_BUF, 0);
 	peer_pkt(9200, 1234, S, VSOCK_OP_RW, 0, "world!", 6, PEER_BUF, 0);
 	assert_int_equal(vsock_peek(c, &data, NULL), 5);
@@ -770,13 +853,23 @@ static void test_send_rx_head_in_place(void **state)
 	assert_int_equal(vsock_send_rx_head(c), 0);
 	vsock_consume(c, 5);
 	/* beyond the peer's credit: not this way, and nothing sent */
-	peer_pkt(9200, 1234, S, VSOCK_OP_RW, 0, "abcdefgh", 8, 8, 0);
+	peer_pkt(9200, 1234, S, VSOCK_OP_RW, 3, "abcdefgh", 8, 8, 0);
 	assert_int_equal(vsock_send_rx_head(c), 0);
 	assert_int_equal(n_sent, 1);
-	/* credit for it: it goes */
+	/* credit for it: it goes, the peer's stray flags not echoed */
 	peer_pkt(9200, 1234, S, VSOCK_OP_CREDIT_UPDATE, 0, NULL, 0, PEER_BUF, 0);
 	assert_int_equal(vsock_send_rx_head(c), 8);
 	assert_int_equal(vsock_rx_queued(c), 0);
+	tx = last_sent(VSOCK_OP_RW);
+	assert_int_equal(tx->hdr.op, VSOCK_OP_RW);
+	assert_int_equal(tx->hdr.type, S);
+	assert_int_equal(tx->hdr.len, 8);
+	assert_int_equal(tx->hdr.flags, 0);
+	assert_int_equal(tx->hdr.src_port, 1234);
+	assert_int_equal(tx->hdr.dst_port, 9200);
+	assert_int_equal(tx->hdr.buf_alloc, config_get(&cfg_vsock_buf));
+	assert_int_equal(tx->hdr.fwd_cnt, 19);
+	assert_int_equal(vsock_send_rx_head(c), -ENODATA);
 	/* the transport full: -EAGAIN */
 	peer_pkt(9200, 1234, S, VSOCK_OP_RW, 0, "x", 1, PEER_BUF, 0);
 	transport_full = true;
@@ -869,17 +962,18 @@ static void test_ready_once_per_change(void **state)
 {
 	struct vsock_sock *l = vsock_listen(1234, S, 4), *c;
 	struct vsock_pass p;
+	void *ctx = NULL;
 	int owner;
 
 	vsock_set_owner(l, TAG, l);
-	assert_null(vsock_take_ready(TAG));
+	assert_null(vsock_take_ready(TAG, NULL));
 	peer(5000, 1234, VSOCK_OP_REQUEST, 0);
 	assert_true(vsock_poll_pass(&p));
 	assert_int_equal(p.ready, TAG);
 	assert_int_equal(p.accept_queued, 1);
 	assert_int_equal(vsock_ready_count(TAG), 1);
-	assert_ptr_equal(vsock_take_ready(TAG), l);
-	assert_null(vsock_take_ready(TAG));
+	assert_ptr_equal(vsock_take_ready(TAG, NULL), l);
+	assert_null(vsock_take_ready(TAG, NULL));
 	c = vsock_accept(l);
 	vsock_set_owner(c, TAG, &owner);
 	assert_int_equal(vsock_ready_count(TAG), 0);
@@ -887,16 +981,17 @@ static void test_ready_once_per_change(void **state)
 	peer_pkt(5000, 1234, S, VSOCK_OP_RW, 0, "ab", 2, PEER_BUF, 0);
 	peer_pkt(5000, 1234, S, VSOCK_OP_RW, 0, "cd", 2, PEER_BUF, 0);
 	assert_int_equal(vsock_ready_count(TAG), 1);
-	assert_null(vsock_take_ready(TAG << 1)); /* another owner has nothing */
-	assert_ptr_equal(vsock_take_ready(TAG), c);
+	assert_null(vsock_take_ready(TAG << 1, NULL)); /* another owner has nothing */
+	assert_ptr_equal(vsock_take_ready(TAG, &ctx), c);
+	assert_ptr_equal(ctx, &owner); /* its owner pointer comes with it */
 	assert_ptr_equal(vsock_owner(c), &owner);
-	assert_null(vsock_take_ready(TAG));
+	assert_null(vsock_take_ready(TAG, NULL));
 	assert_false(vsock_poll_pass(&p) && p.ready);
 	assert_int_equal(vsock_rx_queued(c), 4);
 
 	/* EOF readies it too, and an owner may queue it again itself */
 	peer(5000, 1234, VSOCK_OP_SHUTDOWN, VSOCK_SHUTDOWN_SEND);
-	assert_ptr_equal(vsock_take_ready(TAG), c);
+	assert_ptr_equal(vsock_take_ready(TAG, NULL), c);
 	vsock_set_ready(c);
 	vsock_set_ready(c);
 	assert_int_equal(vsock_ready_count(TAG), 1);
@@ -914,9 +1009,9 @@ static void test_ready_starved_sender(void **state)
 	vsock_set_owner(c, TAG, c);
 	assert_int_equal(vsock_send(c, data, sizeof(data), false), 100);
 	assert_int_equal(vsock_send(c, data, 1, false), -EAGAIN);
-	assert_null(vsock_take_ready(TAG));
+	assert_null(vsock_take_ready(TAG, NULL));
 	peer_pkt(7000, 1234, S, VSOCK_OP_CREDIT_UPDATE, 0, NULL, 0, 100, 100);
-	assert_ptr_equal(vsock_take_ready(TAG), c);
+	assert_ptr_equal(vsock_take_ready(TAG, NULL), c);
 
 	transport_full = true;
 	assert_int_equal(vsock_send(c, data, 1, false), -EAGAIN);
@@ -925,8 +1020,8 @@ static void test_ready_starved_sender(void **state)
 	transport_full = false;
 	assert_true(vsock_poll_pass(&p));
 	assert_int_equal(p.ready, TAG);
-	assert_ptr_equal(vsock_take_ready(TAG), c);
-	assert_null(vsock_take_ready(TAG));
+	assert_ptr_equal(vsock_take_ready(TAG, NULL), c);
+	assert_null(vsock_take_ready(TAG, NULL));
 	assert_int_equal(vsock_send(c, data, 1, false), 1);
 }
 
@@ -951,8 +1046,8 @@ static void test_ready_close_while_listed(void **state)
 	peer(6001, 1234, VSOCK_OP_SHUTDOWN, 3);
 	assert_int_equal(vsock_ready_count(TAG), 2);
 	vsock_set_owner(c[0], TAG << 1, c[0]); /* a new owner: off the old list */
-	assert_ptr_equal(vsock_take_ready(TAG), c[2]);
-	assert_null(vsock_take_ready(TAG));
+	assert_ptr_equal(vsock_take_ready(TAG, NULL), c[2]);
+	assert_null(vsock_take_ready(TAG, NULL));
 	vsock_close(c[2]);
 	peer(6002, 1234, VSOCK_OP_RST, 0); /* frees it */
 	assert_false(vsock_poll_pass(&p) && p.ready);
@@ -989,6 +1084,9 @@ int main(void)
 		T(test_header_checks),
 		T(test_credit_request_after_rw_credit),
 		T(test_address_checks),
+		T(test_dst_cid_checked_by_transport),
+		T(test_tx_full_asked_after_queued_send),
+		T(test_done),
 		T(test_seqpacket_truncation_every_boundary),
 		T(test_request_refused_table_full),
 		T(test_pool_trim),

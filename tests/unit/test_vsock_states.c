@@ -39,12 +39,13 @@ static uint64_t fake_cid(void)
 	return GUEST_CID;
 }
 
-static void fake_send(struct vsock_pkt *pkt)
+static bool fake_send(struct vsock_pkt *pkt)
 {
 	assert_true(n_sent < MAX_SENT);
 	sent_op[n_sent] = pkt->hdr.op;
 	sent_flags[n_sent++] = pkt->hdr.flags;
 	vsock_pkt_free(pkt);
+	return false;
 }
 
 static bool fake_full(void)

@@ -14,7 +14,11 @@ and one boot's cells move a lot on a busy 2-core host: --rounds N boots
 each pair N times, alternating which guest goes first, and prints per cell
 the median of the N ratios with their lowest and highest. --cmdline adds
 configuration keys to ringside's command line (e.g. idle=poll), so one
-invocation measures a configuration other than the defaults.
+invocation measures a configuration other than the defaults. --baseline
+ELF boots a second ringside (another build's build/ringside.elf) in every
+round too, with the same keys, and adds its column and the ratio
+ringside/baseline: whether a change made any cell worse, measured in one
+run against the same QEMU, back end, client and Linux.
 
 With --cost both guests run under the ringside-cost plugin (README, cost
 accounting) and halt when idle (ringside with `irq=msix idle=halt`, Linux by
@@ -108,6 +112,12 @@ def measure(uds, opts, meter=None, irqs=None):
     return cells
 
 
+def median_ratio(a, b):
+    """[median, lowest, highest] of the per-round ratios a[i] / b[i]."""
+    ratios = [x / y if y else float('nan') for x, y in zip(a, b)]
+    return [statistics.median(ratios), min(ratios), max(ratios)]
+
+
 def add_cost(cells, c, size, d, unit):
     if c is None:
         return
@@ -131,6 +141,8 @@ def run_guest(launcher, accel, which, packed, poll, opts):
                  '--qemu-arg=-initrd', '--qemu-arg=%s' % LINUX_INITRD]
     else:
         args += ['--boot', 'elf']
+        if which == 'baseline':
+            args += ['--kernel', opts.baseline]
         cmdline = ' '.join(w for w in (COST_CMDLINE if opts.cost is not None else '',
                                        opts.cmdline) if w)
         if cmdline:
@@ -171,7 +183,12 @@ def main(argv):
     p.add_argument('--cmdline', default='',
                    help='configuration keys added to ringside\'s command line, '
                         'e.g. "idle=poll"')
+    p.add_argument('--baseline', metavar='ELF',
+                   help='also boot this ringside ELF (another build) every round and '
+                        'print ringside/baseline per cell')
     opts = p.parse_args(argv)
+    if opts.baseline and not os.path.isfile(opts.baseline):
+        p.error('--baseline %s: no such file' % opts.baseline)
     if opts.rounds < 1:
         p.error('--rounds takes a number >= 1')
     if any('=' not in w for w in opts.cmdline.split()):
@@ -188,35 +205,47 @@ def main(argv):
             p.error('%s missing: run make and make linux-guest' % os.path.relpath(path, REPO))
     accel = 'kvm' if rr.kvm_usable() and rr.probe_kvm(
             rr.parse_args(['--boot', 'elf'])) else 'tcg'
+    guests = ['ringside', 'linux'] + (['baseline'] if opts.baseline else [])
     rows, out = [], {}
     for conf in opts.configs:
         packed, poll = conf.startswith('packed'), conf.endswith('poll')
         rounds = []
         for n in range(opts.rounds):
-            # alternate who boots first, so a drifting host load is shared
-            order = ('ringside', 'linux') if n % 2 == 0 else ('linux', 'ringside')
+            # rotate who boots first, so a drifting host load is shared
+            order = guests[n % len(guests):] + guests[:n % len(guests)]
             res = {w: run_guest(rr, accel, w, packed, poll, opts) for w in order}
             rounds.append(res)
         out[conf] = [{w: {'%s %s %s' % k: v for k, v in res[w].items()} for w in res}
                      for res in rounds]
         for key in rounds[0]['ringside']:
-            rs = [res['ringside'][key] for res in rounds]
-            lx = [res['linux'][key] for res in rounds]
-            ratios = [a / b if b else float('nan') for a, b in zip(rs, lx)]
-            rows.append((conf, key, statistics.median(rs), statistics.median(lx),
-                         statistics.median(ratios), min(ratios), max(ratios)))
+            cols = {w: [res[w][key] for res in rounds] for w in guests}
+            row = [conf, key, statistics.median(cols['ringside']),
+                   statistics.median(cols['linux'])]
+            row += median_ratio(cols['ringside'], cols['linux'])
+            if opts.baseline:
+                row.append(statistics.median(cols['baseline']))
+                row += median_ratio(cols['ringside'], cols['baseline'])
+            rows.append(row)
     print('ringside vs Linux guest, same QEMU (%s), back end and client; %d round%s%s'
           % (accel, opts.rounds, '' if opts.rounds == 1 else 's (medians)',
              '; ringside cmdline: ' + opts.cmdline if opts.cmdline else ''))
-    print('%-14s %-8s %6s %4s %12s %12s %8s %15s' % ('config', 'metric', 'size', 'dir',
-                                                     'ringside', 'linux', 'ratio',
-                                                     'ratio range'))
-    for conf, (metric, size, d), r, lx, ratio, lo, hi in rows:
-        print('%-14s %-8s %6d %4s %12.3f %12.3f %8.2f %7.2f-%-7.2f'
-              % (conf, metric, size, d, r, lx, ratio, lo, hi))
+    if opts.baseline:
+        print('baseline: %s (same keys); vs base: ringside/baseline' % opts.baseline)
+    head = '%-14s %-8s %6s %4s %12s %12s %8s %15s' % ('config', 'metric', 'size', 'dir',
+                                                      'ringside', 'linux', 'ratio',
+                                                      'ratio range')
+    if opts.baseline:
+        head += ' %12s %8s %15s' % ('baseline', 'vs base', 'range')
+    print(head)
+    for row in rows:
+        conf, (metric, size, d) = row[:2]
+        line = '%-14s %-8s %6d %4s %12.3f %12.3f %8.2f %7.2f-%-7.2f' % (
+            (conf, metric, size, d) + tuple(row[2:7]))
+        if opts.baseline:
+            line += ' %12.3f %8.2f %7.2f-%-7.2f' % tuple(row[7:11])
+        print(line)
     if opts.json:
-        out['rows'] = [[conf, list(key), r, lx, ratio, lo, hi]
-                       for conf, key, r, lx, ratio, lo, hi in rows]
+        out['rows'] = [[row[0], list(row[1])] + row[2:] for row in rows]
         with open(opts.json, 'w') as f:
             json.dump(out, f, indent=1)
     return 0

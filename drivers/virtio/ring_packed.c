@@ -196,32 +196,23 @@ int virtq_add_packed(struct virtq *vq, const struct vbuf *out, unsigned int n_ou
 	return 0;
 }
 
-/* Why a one-descriptor add cannot go ahead, counted like virtq_add_chain. */
-static int packed_add_refused(struct virtq *vq, void *token)
-{
-	if (!token)
-		return -EINVAL;
-	if (vq->broken)
-		return -EIO;
-	vq->stats.full++;
-	return -ENOSPC;
-}
-
 /*
  * 2.8.21.1 for a buffer of one descriptor, the common case (vsock RX
  * buffers and TX packets): no chain to place, never indirect
  * (chain.indirect is already NULL for a free id).
  */
-int virtq_add_one_packed(struct virtq *vq, const struct vbuf *b, bool write, void *token)
+void virtq_add_one_packed(struct virtq *vq, void *addr, uint32_t len, uint16_t flags,
+			  uint32_t in_len, void *token)
 {
 	struct virtq_packed *p = &vq->packed;
-	uint16_t id = p->free_id, head = p->next_avail, flags;
+	uint16_t id = p->free_id, head = p->next_avail;
+	struct virtq_packed_desc *d = &p->desc[head];
 	struct virtq_chain *c;
 
-	if (!token || vq->broken || !vq->num_free)
-		return packed_add_refused(vq, token);
-	packed_fill_desc(&p->desc[head], b, id);
-	flags = packed_avail_flags(p->avail_wrap) | (write ? VIRTQ_DESC_F_WRITE : 0);
+	d->addr = virt_to_phys(addr);
+	d->len = len;
+	d->id = id;
+	flags |= packed_avail_flags(p->avail_wrap);
 	if (++p->next_avail == vq->size) {
 		p->next_avail = 0;
 		p->avail_wrap = !p->avail_wrap;
@@ -229,7 +220,7 @@ int virtq_add_one_packed(struct virtq *vq, const struct vbuf *b, bool write, voi
 	c = &vq->chain[id];
 	p->free_id = c->link;
 	c->token = token;
-	c->in_len = write ? b->len : 0;
+	c->in_len = in_len;
 	c->ndescs = 1;
 	vq->num_free--;
 	p->pending++;
@@ -237,8 +228,7 @@ int virtq_add_one_packed(struct virtq *vq, const struct vbuf *b, bool write, voi
 	vq->stats.added++;
 	/* 2.8.21.1.1: addr, len and id are visible before the flags. */
 	virt_wmb();
-	WRITE_ONCE(p->desc[head].flags, flags);
-	return 0;
+	WRITE_ONCE(d->flags, flags);
 }
 
 /* 2.8.21.2 Sending Available Buffer Notifications, with 2.8.10. */

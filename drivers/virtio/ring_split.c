@@ -178,44 +178,31 @@ int virtq_add_split(struct virtq *vq, const struct vbuf *out, unsigned int n_out
 	return 0;
 }
 
-/* Why a one-descriptor add cannot go ahead, counted like virtq_add_chain. */
-static int split_add_refused(struct virtq *vq, void *token)
-{
-	if (!token)
-		return -EINVAL;
-	if (vq->broken)
-		return -EIO;
-	vq->stats.full++;
-	return -ENOSPC;
-}
-
 /*
  * 2.7.13.1 for a buffer of one descriptor, the common case (vsock RX
  * buffers and TX packets): no chain to walk, never indirect. Without
  * VIRTQ_DESC_F_NEXT the device ignores desc.next (2.7.5), so it is left
  * as it was; chain.indirect is already NULL for a free head.
  */
-int virtq_add_one_split(struct virtq *vq, const struct vbuf *b, bool write, void *token)
+void virtq_add_one_split(struct virtq *vq, void *addr, uint32_t len, uint16_t flags,
+			 uint32_t in_len, void *token)
 {
 	struct virtq_split *s = &vq->split;
 	uint16_t head = s->free_head;
 	struct virtq_desc *d = &s->desc[head];
 	struct virtq_chain *c = &vq->chain[head];
 
-	if (!token || vq->broken || !vq->num_free)
-		return split_add_refused(vq, token);
-	d->addr = virt_to_phys(b->addr);
-	d->len = b->len;
-	d->flags = write ? VIRTQ_DESC_F_WRITE : 0;
+	d->addr = virt_to_phys(addr);
+	d->len = len;
+	d->flags = flags;
 	s->free_head = s->next[head];
 	vq->num_free--;
 	c->token = token;
-	c->in_len = write ? b->len : 0;
+	c->in_len = in_len;
 	c->ndescs = 1;
 	c->link = head;
 	vq->stats.added++;
 	split_publish(vq, head);
-	return 0;
 }
 
 /* 2.7.13.4 Notifying The Device, with 2.7.10 suppression. */
@@ -315,7 +302,8 @@ bool virtq_has_used_split(struct virtq *vq)
  * checked that @id is a head in flight. Our copy of the links only:
  * desc.next matters under VIRTQ_DESC_F_NEXT alone.
  */
-static void *split_detach(struct virtq *vq, uint32_t id, uint32_t used_len, uint32_t *len)
+static inline __attribute__((always_inline)) void *split_detach(struct virtq *vq, uint32_t id,
+								uint32_t used_len, uint32_t *len)
 {
 	struct virtq_split *s = &vq->split;
 	struct virtq_chain *c = &vq->chain[id];

@@ -177,6 +177,16 @@ uint32_t virtq_in_len(const struct vbuf *in, unsigned int n_in)
 	return sum > UINT32_MAX ? UINT32_MAX : (uint32_t)sum;
 }
 
+int virtq_add_refused(struct virtq *vq, const void *token)
+{
+	if (!token)
+		return -EINVAL;
+	if (vq->broken)
+		return -EIO;
+	vq->stats.full++;
+	return -ENOSPC;
+}
+
 /*
  * The inline virtq_add takes one-descriptor buffers straight to the twins;
  * everything else (chains, and what no ring can take) comes here.
@@ -293,11 +303,6 @@ void virtq_interrupt(struct virtq *vq)
 	vq->stats.interrupts++;
 }
 
-unsigned int virtq_free_slots(const struct virtq *vq)
-{
-	return vq->num_free;
-}
-
 void virtq_set_indirect_min(struct virtq *vq, unsigned int min_descs)
 {
 	if (!(vq->features & VIRTIO_BIT(VIRTIO_F_INDIRECT_DESC)) || min_descs > vq->size)
@@ -339,19 +344,9 @@ uint16_t virtq_size(const struct virtq *vq)
 	return vq->size;
 }
 
-uint16_t virtq_index(const struct virtq *vq)
-{
-	return vq->index;
-}
-
 uint64_t virtq_features(const struct virtq *vq)
 {
 	return vq->features;
-}
-
-void *virtq_priv(const struct virtq *vq)
-{
-	return vq->priv;
 }
 
 void virtq_get_stats(const struct virtq *vq, struct virtq_stats *st)

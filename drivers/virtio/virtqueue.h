@@ -139,7 +139,7 @@ void virtq_interrupt(struct virtq *vq);
 void *virtq_detach_unused(struct virtq *vq);
 
 /* Descriptor slots free now (a chain of n takes n, or 1 if indirect). */
-unsigned int virtq_free_slots(const struct virtq *vq);
+static inline unsigned int virtq_free_slots(const struct virtq *vq);
 
 /*
  * Chains of at least @min_descs descriptors go into an indirect table when
@@ -154,9 +154,9 @@ uint64_t virtq_device_addr(const struct virtq *vq);
 
 enum virtq_layout virtq_layout(const struct virtq *vq);
 uint16_t virtq_size(const struct virtq *vq);
-uint16_t virtq_index(const struct virtq *vq);
+static inline uint16_t virtq_index(const struct virtq *vq);
 uint64_t virtq_features(const struct virtq *vq);
-void *virtq_priv(const struct virtq *vq);
+static inline void *virtq_priv(const struct virtq *vq);
 void virtq_get_stats(const struct virtq *vq, struct virtq_stats *st);
 
 /*
@@ -238,7 +238,10 @@ struct virtq {
 
 /*
  * Twins, called by virtqueue.c and the inline functions below only. The
- * _one adds take a single descriptor (never indirect); kick_prepare
+ * _one adds take a single descriptor (never indirect) the inline
+ * virtq_add_one has checked (a token, room, a queue not broken), as
+ * values: @flags is 0 or VIRTQ_DESC_F_WRITE (the same bit in both
+ * layouts), @in_len the bytes the device may write (0 or @len); kick_prepare
  * twins clear num_added and count suppressed kicks; add, get_used and
  * has_used twins check vq->broken and keep the stats themselves.
  */
@@ -246,7 +249,8 @@ int virtq_init_split(struct virtq *vq);
 void virtq_free_split(struct virtq *vq);
 int virtq_add_split(struct virtq *vq, const struct vbuf *out, unsigned int n_out,
 		    const struct vbuf *in, unsigned int n_in, void *token, bool indirect);
-int virtq_add_one_split(struct virtq *vq, const struct vbuf *b, bool write, void *token);
+void virtq_add_one_split(struct virtq *vq, void *addr, uint32_t len, uint16_t flags,
+			 uint32_t in_len, void *token);
 bool virtq_kick_prepare_split(struct virtq *vq);
 bool virtq_kick_split(struct virtq *vq);
 void *virtq_get_used_split(struct virtq *vq, uint32_t *len);
@@ -260,7 +264,8 @@ int virtq_init_packed(struct virtq *vq);
 void virtq_free_packed(struct virtq *vq);
 int virtq_add_packed(struct virtq *vq, const struct vbuf *out, unsigned int n_out,
 		     const struct vbuf *in, unsigned int n_in, void *token, bool indirect);
-int virtq_add_one_packed(struct virtq *vq, const struct vbuf *b, bool write, void *token);
+void virtq_add_one_packed(struct virtq *vq, void *addr, uint32_t len, uint16_t flags,
+			  uint32_t in_len, void *token);
 bool virtq_kick_prepare_packed(struct virtq *vq);
 bool virtq_kick_packed(struct virtq *vq);
 void *virtq_get_used_packed(struct virtq *vq, uint32_t *len);
@@ -273,6 +278,8 @@ int virtq_add_chain(struct virtq *vq, const struct vbuf *out, unsigned int n_out
 		    const struct vbuf *in, unsigned int n_in, void *token);
 
 /* Shared helpers (virtqueue.c). */
+/* Why a one-descriptor add cannot go ahead: its error, counted like virtq_add_chain. */
+int virtq_add_refused(struct virtq *vq, const void *token);
 /* Stop the queue for good (counted in stats.broken). */
 void virtq_mark_broken(struct virtq *vq);
 /* A completion named no buffer in flight: count it; false if now broken. */
@@ -309,11 +316,42 @@ static inline uint32_t virtq_used_len(struct virtq *vq, const struct virtq_chain
  * compare here instead of a call through virtqueue.c on every buffer.
  */
 
+/*
+ * Read on every round trip (the RX repost and its kick decision, the
+ * transport's notify): a load each, not a call.
+ */
+static inline unsigned int virtq_free_slots(const struct virtq *vq)
+{
+	return vq->num_free;
+}
+
+static inline uint16_t virtq_index(const struct virtq *vq)
+{
+	return vq->index;
+}
+
+static inline void *virtq_priv(const struct virtq *vq)
+{
+	return vq->priv;
+}
+
+/*
+ * The checks are made here, where a caller's token it already knows is
+ * not NULL and its constant @write cost nothing, and the twin gets the
+ * buffer as values, not through memory.
+ */
 static inline int virtq_add_one(struct virtq *vq, const struct vbuf *b, bool write, void *token)
 {
+	uint16_t flags = write ? VIRTQ_DESC_F_WRITE : 0;
+	uint32_t in_len = write ? b->len : 0;
+
+	if (!token || vq->broken || !vq->num_free)
+		return virtq_add_refused(vq, token);
 	if (vq->layout == VIRTQ_SPLIT)
-		return virtq_add_one_split(vq, b, write, token);
-	return virtq_add_one_packed(vq, b, write, token);
+		virtq_add_one_split(vq, b->addr, b->len, flags, in_len, token);
+	else
+		virtq_add_one_packed(vq, b->addr, b->len, flags, in_len, token);
+	return 0;
 }
 
 static inline int virtq_add(struct virtq *vq, const struct vbuf *out, unsigned int n_out,

@@ -201,8 +201,7 @@ int virtq_add_packed(struct virtq *vq, const struct vbuf *out, unsigned int n_ou
  * buffers and TX packets): no chain to place, never indirect
  * (chain.indirect is already NULL for a free id).
  */
-void virtq_add_one_packed(struct virtq *vq, void *addr, uint32_t len, uint16_t flags,
-			  uint32_t in_len, void *token)
+void virtq_add_one_packed(struct virtq *vq, void *addr, uint32_t len, uint16_t flags, void *token)
 {
 	struct virtq_packed *p = &vq->packed;
 	uint16_t id = p->free_id, head = p->next_avail;
@@ -220,7 +219,7 @@ void virtq_add_one_packed(struct virtq *vq, void *addr, uint32_t len, uint16_t f
 	c = &vq->chain[id];
 	p->free_id = c->link;
 	c->token = token;
-	c->in_len = in_len;
+	c->in_len = virtq_one_in_len(len, flags);
 	c->ndescs = 1;
 	vq->num_free--;
 	p->pending++;
@@ -265,23 +264,26 @@ static bool packed_kick_needed(struct virtq *vq)
 	return virtq_need_event(event, new_idx, old_idx);
 }
 
-bool virtq_kick_prepare_packed(struct virtq *vq)
+/* kick_prepare once something was added. */
+static bool packed_kick_decide(struct virtq *vq)
 {
-	bool need;
+	bool need = packed_kick_needed(vq);
 
-	if (!vq->num_added)
-		return false;
-	need = packed_kick_needed(vq);
 	vq->num_added = 0;
 	if (!need)
 		vq->stats.kicks_suppressed++;
 	return need;
 }
 
-/* kick_prepare + notify in one call for the inline virtq_kick. */
+bool virtq_kick_prepare_packed(struct virtq *vq)
+{
+	return vq->num_added && packed_kick_decide(vq);
+}
+
+/* kick_prepare + notify for the inline virtq_kick, which checked num_added. */
 bool virtq_kick_packed(struct virtq *vq)
 {
-	if (!virtq_kick_prepare_packed(vq))
+	if (!packed_kick_decide(vq))
 		return false;
 	virtq_notify(vq);
 	return true;

@@ -224,19 +224,6 @@ bool virtq_kick_prepare(struct virtq *vq)
 	return virtq_kick_prepare_packed(vq);
 }
 
-unsigned int virtq_get_used_batch(struct virtq *vq, void **tokens, unsigned int max)
-{
-	unsigned int n = 0;
-	void *token;
-
-	if (vq->layout == VIRTQ_SPLIT)
-		return virtq_get_used_batch_split(vq, tokens, max);
-	/* Packed: each element has its own flags to read anyway. */
-	while (n < max && (token = virtq_get_used_packed(vq, NULL)))
-		tokens[n++] = token;
-	return n;
-}
-
 void virtq_disable_cb(struct virtq *vq)
 {
 	vq->cb_disabled = true;
@@ -349,9 +336,17 @@ uint64_t virtq_features(const struct virtq *vq)
 	return vq->features;
 }
 
+/*
+ * Split: every buffer added is in flight until it completes, and one
+ * whose completion was garbled stays in flight (lost), so what completed
+ * is what was added less what is in flight: a count the hot path need not
+ * keep.
+ */
 void virtq_get_stats(const struct virtq *vq, struct virtq_stats *st)
 {
 	*st = vq->stats;
+	if (vq->layout == VIRTQ_SPLIT)
+		st->completed = vq->stats.added - vq->split.in_flight;
 }
 
 /* ---- Fixed layout (virtqueue.h): ids are slots, set once, added in batches ---- */
@@ -409,6 +404,6 @@ unsigned int virtq_fixed_reclaim(struct virtq *vq, uint16_t *ids, unsigned int m
 		n = virtq_fixed_reclaim_split(vq, ids, max, bad);
 	else
 		n = virtq_fixed_reclaim_packed(vq, ids, max, bad);
-	vq->stats.completed += n;
+	vq->stats.completed += n; /* split: unused (virtq_get_stats) */
 	return n;
 }

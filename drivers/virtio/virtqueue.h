@@ -62,7 +62,7 @@ struct vbuf {
 
 struct virtq_stats {
 	uint64_t added; /* buffers (chains) made available */
-	uint64_t completed; /* buffers returned by virtq_get_used */
+	uint64_t completed; /* buffers returned by virtq_get_used (split: derived) */
 	uint64_t kicks; /* available buffer notifications sent */
 	uint64_t kicks_suppressed; /* adds the device said need no kick */
 	uint64_t interrupts; /* used buffer notifications received */
@@ -103,14 +103,6 @@ static inline bool virtq_kick(struct virtq *vq);
 static inline void *virtq_get_used(struct virtq *vq, uint32_t *len);
 /* True if virtq_get_used has something (or a bad entry) to look at. */
 static inline bool virtq_has_used(struct virtq *vq);
-/*
- * Up to @max completed buffers' tokens into @tokens, in completion order,
- * for a caller that needs no used length (TX reclaim): virtq_get_used in
- * a loop, with the split ring's index read and used_event written once
- * per batch and no call per buffer. Returns how many; 0 when none.
- */
-unsigned int virtq_get_used_batch(struct virtq *vq, void **tokens, unsigned int max);
-
 /* Polling mode: ask for no used buffer notifications (a hint, 2.7.7/2.8.10). */
 void virtq_disable_cb(struct virtq *vq);
 /* Interrupt mode; false if used buffers are already there: poll again. */
@@ -241,7 +233,7 @@ struct virtq {
  * _one adds take a single descriptor (never indirect) the inline
  * virtq_add_one has checked (a token, room, a queue not broken), as
  * values: @flags is 0 or VIRTQ_DESC_F_WRITE (the same bit in both
- * layouts), @in_len the bytes the device may write (0 or @len); kick_prepare
+ * layouts: device-writable, @len bounds the used length); kick_prepare
  * twins clear num_added and count suppressed kicks; add, get_used and
  * has_used twins check vq->broken and keep the stats themselves.
  */
@@ -249,12 +241,10 @@ int virtq_init_split(struct virtq *vq);
 void virtq_free_split(struct virtq *vq);
 int virtq_add_split(struct virtq *vq, const struct vbuf *out, unsigned int n_out,
 		    const struct vbuf *in, unsigned int n_in, void *token, bool indirect);
-void virtq_add_one_split(struct virtq *vq, void *addr, uint32_t len, uint16_t flags,
-			 uint32_t in_len, void *token);
+void virtq_add_one_split(struct virtq *vq, void *addr, uint32_t len, uint16_t flags, void *token);
 bool virtq_kick_prepare_split(struct virtq *vq);
 bool virtq_kick_split(struct virtq *vq);
 void *virtq_get_used_split(struct virtq *vq, uint32_t *len);
-unsigned int virtq_get_used_batch_split(struct virtq *vq, void **tokens, unsigned int max);
 /* used->idx moved past last_used: check it and take it as the shadow. */
 bool virtq_has_used_split(struct virtq *vq);
 void virtq_disable_cb_split(struct virtq *vq);
@@ -264,8 +254,7 @@ int virtq_init_packed(struct virtq *vq);
 void virtq_free_packed(struct virtq *vq);
 int virtq_add_packed(struct virtq *vq, const struct vbuf *out, unsigned int n_out,
 		     const struct vbuf *in, unsigned int n_in, void *token, bool indirect);
-void virtq_add_one_packed(struct virtq *vq, void *addr, uint32_t len, uint16_t flags,
-			  uint32_t in_len, void *token);
+void virtq_add_one_packed(struct virtq *vq, void *addr, uint32_t len, uint16_t flags, void *token);
 bool virtq_kick_prepare_packed(struct virtq *vq);
 bool virtq_kick_packed(struct virtq *vq);
 void *virtq_get_used_packed(struct virtq *vq, uint32_t *len);
@@ -293,6 +282,16 @@ void *virtq_table_alloc(struct virtq *vq, uint16_t slot, unsigned int n);
 void virtq_table_free(struct virtq *vq, void *table);
 /* A completed chain's indirect table goes back; returns @token. */
 void *virtq_free_indirect(struct virtq *vq, struct virtq_chain *c, void *token);
+
+/*
+ * The device-writable bytes of a one-descriptor buffer: @len if @flags
+ * has VIRTQ_DESC_F_WRITE, else 0, without a branch (a mask from the bit).
+ */
+static inline uint32_t virtq_one_in_len(uint32_t len, uint16_t flags)
+{
+	_Static_assert(VIRTQ_DESC_F_WRITE == 2, "the shift below takes bit 1");
+	return len & -(uint32_t)((flags >> 1) & 1);
+}
 
 /*
  * A completion's len checked against the chain's device-writable bytes
@@ -343,14 +342,13 @@ static inline void *virtq_priv(const struct virtq *vq)
 static inline int virtq_add_one(struct virtq *vq, const struct vbuf *b, bool write, void *token)
 {
 	uint16_t flags = write ? VIRTQ_DESC_F_WRITE : 0;
-	uint32_t in_len = write ? b->len : 0;
 
 	if (!token || vq->broken || !vq->num_free)
 		return virtq_add_refused(vq, token);
 	if (vq->layout == VIRTQ_SPLIT)
-		virtq_add_one_split(vq, b->addr, b->len, flags, in_len, token);
+		virtq_add_one_split(vq, b->addr, b->len, flags, token);
 	else
-		virtq_add_one_packed(vq, b->addr, b->len, flags, in_len, token);
+		virtq_add_one_packed(vq, b->addr, b->len, flags, token);
 	return 0;
 }
 

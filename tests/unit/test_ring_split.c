@@ -154,6 +154,42 @@ static void test_used_id_not_head(void **state)
 }
 
 /*
+ * stats.completed is derived (added less in flight): a buffer whose
+ * completion was garbled stays in flight and is not counted as completed,
+ * nor is one the device has not used yet.
+ */
+static void test_completed_excludes_lost(void **state)
+{
+	struct ring_fixture *fx = new_split(16, VIRTIO_BIT(VIRTIO_F_EVENT_IDX));
+	static uint8_t data[3];
+	struct virtq_stats st;
+	uint32_t len;
+
+	for (int i = 0; i < 3; i++) {
+		struct vbuf in = { &data[i], 1 };
+
+		assert_int_equal(virtq_add(fx->vq, NULL, 0, &in, 1, &data[i]), 0);
+	}
+	virtq_kick(fx->vq);
+	assert_int_equal(ring_model_fetch_all(&fx->m), 3);
+	ring_model_use(&fx->m, 0, 1);
+	ring_model_use_raw(&fx->m, 9, 1, 1); /* no buffer 9: data[1] is lost */
+	ring_model_publish(&fx->m);
+	assert_ptr_equal(virtq_get_used(fx->vq, &len), &data[0]);
+	assert_null(virtq_get_used(fx->vq, &len));
+	virtq_get_stats(fx->vq, &st);
+	assert_int_equal(st.added, 3);
+	assert_int_equal(st.completed, 1);
+	assert_int_equal(st.bad_completions, 1);
+	ring_model_use(&fx->m, 1, 1); /* data[2] (held[1] now) */
+	ring_model_publish(&fx->m);
+	assert_ptr_equal(virtq_get_used(fx->vq, &len), &data[2]);
+	virtq_get_stats(fx->vq, &st);
+	assert_int_equal(st.completed, 2);
+	ring_fixture_free(fx);
+}
+
+/*
  * The device scribbles over desc.next of free descriptors: the driver
  * follows its own copy of the free list, so nothing changes (2.7.5: the
  * table is device-readable, but nothing stops a device writing it).
@@ -219,6 +255,7 @@ int main(void)
 		cmocka_unit_test(test_no_interrupt_flag),
 		cmocka_unit_test(test_used_idx_jump),
 		cmocka_unit_test(test_used_id_not_head),
+		cmocka_unit_test(test_completed_excludes_lost),
 		cmocka_unit_test(test_desc_table_scribble),
 		cmocka_unit_test(test_free_list_full_chain),
 	};

@@ -313,8 +313,9 @@ static void packed_update_used_event(struct virtq *vq)
 		   (uint16_t)(p->last_used | (uint16_t)p->used_wrap << RING_EVENT_WRAP_SHIFT));
 }
 
-/* Hand buffer @id back: its slots are already skipped. */
-static void *packed_release(struct virtq *vq, uint16_t id, uint32_t used_len, uint32_t *len)
+/* Hand buffer @id back: its slots are already skipped. Inline: a call per buffer less. */
+static inline __attribute__((always_inline)) void *packed_release(struct virtq *vq, uint16_t id,
+								  uint32_t used_len, uint32_t *len)
 {
 	struct virtq_chain *c = &vq->chain[id];
 	void *token = c->token;

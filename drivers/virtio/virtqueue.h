@@ -410,20 +410,30 @@ static inline bool virtq_has_used_packed_inline(struct virtq *vq)
 /*
  * Split: entries known from the last index read need no memory access of
  * the device's; an unchanged used->idx (the idle case) needs one read and
- * no call. Only a moved index goes to be checked (and a broken queue
- * keeps used_shadow == last_used, so it is caught there).
+ * no call. An index moved by no more than the buffers in flight (the
+ * check of virtq_has_used_split) becomes the shadow here; anything else
+ * (a broken queue, a bogus index, or the first good one after a bogus
+ * one) goes to virtq_has_used_split to be counted.
  */
 static inline bool virtq_has_used(struct virtq *vq)
 {
-	const struct virtq_split *s = &vq->split;
+	struct virtq_split *s = &vq->split;
+	uint16_t used_idx;
 
 	if (vq->layout != VIRTQ_SPLIT)
 		return virtq_has_used_packed_inline(vq);
 	if (s->used_shadow != s->last_used)
 		return true;
-	if (READ_ONCE(s->used->idx) == s->last_used)
+	used_idx = READ_ONCE(s->used->idx);
+	if (used_idx == s->last_used)
 		return false;
-	return virtq_has_used_split(vq);
+	if (vq->broken || s->bad_used_idx_seen ||
+	    (uint16_t)(used_idx - s->last_used) > s->in_flight)
+		return virtq_has_used_split(vq);
+	s->used_shadow = used_idx;
+	/* 2.7.8: read the entries only after idx says they are there. */
+	virt_rmb();
+	return true;
 }
 
 /*

@@ -178,44 +178,30 @@ int virtq_add_split(struct virtq *vq, const struct vbuf *out, unsigned int n_out
 	return 0;
 }
 
-/* Why a one-descriptor add cannot go ahead, counted like virtq_add_chain. */
-static int split_add_refused(struct virtq *vq, void *token)
-{
-	if (!token)
-		return -EINVAL;
-	if (vq->broken)
-		return -EIO;
-	vq->stats.full++;
-	return -ENOSPC;
-}
-
 /*
  * 2.7.13.1 for a buffer of one descriptor, the common case (vsock RX
  * buffers and TX packets): no chain to walk, never indirect. Without
  * VIRTQ_DESC_F_NEXT the device ignores desc.next (2.7.5), so it is left
  * as it was; chain.indirect is already NULL for a free head.
  */
-int virtq_add_one_split(struct virtq *vq, const struct vbuf *b, bool write, void *token)
+void virtq_add_one_split(struct virtq *vq, void *addr, uint32_t len, uint16_t flags, void *token)
 {
 	struct virtq_split *s = &vq->split;
 	uint16_t head = s->free_head;
 	struct virtq_desc *d = &s->desc[head];
 	struct virtq_chain *c = &vq->chain[head];
 
-	if (!token || vq->broken || !vq->num_free)
-		return split_add_refused(vq, token);
-	d->addr = virt_to_phys(b->addr);
-	d->len = b->len;
-	d->flags = write ? VIRTQ_DESC_F_WRITE : 0;
+	d->addr = virt_to_phys(addr);
+	d->len = len;
+	d->flags = flags;
 	s->free_head = s->next[head];
 	vq->num_free--;
 	c->token = token;
-	c->in_len = write ? b->len : 0;
+	c->in_len = virtq_one_in_len(len, flags);
 	c->ndescs = 1;
 	c->link = head;
 	vq->stats.added++;
 	split_publish(vq, head);
-	return 0;
 }
 
 /* 2.7.13.4 Notifying The Device, with 2.7.10 suppression. */
@@ -239,23 +225,26 @@ static bool split_kick_needed(struct virtq *vq)
 	return !(READ_ONCE(s->used->flags) & VIRTQ_USED_F_NO_NOTIFY);
 }
 
-bool virtq_kick_prepare_split(struct virtq *vq)
+/* kick_prepare once something was added. */
+static bool split_kick_decide(struct virtq *vq)
 {
-	bool need;
+	bool need = split_kick_needed(vq);
 
-	if (!vq->num_added)
-		return false;
-	need = split_kick_needed(vq);
 	vq->num_added = 0;
 	if (!need)
 		vq->stats.kicks_suppressed++;
 	return need;
 }
 
-/* kick_prepare + notify in one call for the inline virtq_kick. */
+bool virtq_kick_prepare_split(struct virtq *vq)
+{
+	return vq->num_added && split_kick_decide(vq);
+}
+
+/* kick_prepare + notify for the inline virtq_kick, which checked num_added. */
 bool virtq_kick_split(struct virtq *vq)
 {
-	if (!virtq_kick_prepare_split(vq))
+	if (!split_kick_decide(vq))
 		return false;
 	virtq_notify(vq);
 	return true;
@@ -315,7 +304,8 @@ bool virtq_has_used_split(struct virtq *vq)
  * checked that @id is a head in flight. Our copy of the links only:
  * desc.next matters under VIRTQ_DESC_F_NEXT alone.
  */
-static void *split_detach(struct virtq *vq, uint32_t id, uint32_t used_len, uint32_t *len)
+static inline __attribute__((always_inline)) void *split_detach(struct virtq *vq, uint32_t id,
+								uint32_t used_len, uint32_t *len)
 {
 	struct virtq_split *s = &vq->split;
 	struct virtq_chain *c = &vq->chain[id];
@@ -328,8 +318,7 @@ static void *split_detach(struct virtq *vq, uint32_t id, uint32_t used_len, uint
 	s->next[c->link] = s->free_head;
 	s->free_head = (uint16_t)id;
 	vq->num_free += c->ndescs;
-	s->in_flight--;
-	vq->stats.completed++;
+	s->in_flight--; /* stats.completed follows (virtq_get_stats) */
 	if (c->indirect)
 		return virtq_free_indirect(vq, c, token);
 	return token;
@@ -415,24 +404,6 @@ void *virtq_get_used_split(struct virtq *vq, uint32_t *len)
 	if (split_id_ok(vq, id))
 		return split_detach(vq, id, used_len, len);
 	return split_lost(vq, len);
-}
-
-/* virtq_get_used_split's walk for many buffers, without a call for each. */
-unsigned int virtq_get_used_batch_split(struct virtq *vq, void **tokens, unsigned int max)
-{
-	uint32_t id, used_len;
-	unsigned int n = 0;
-
-	while (n < max) {
-		if (split_batch_empty(vq) && !virtq_has_used_split(vq))
-			break;
-		split_pop(vq, &id, &used_len);
-		if (split_id_ok(vq, id))
-			tokens[n++] = split_detach(vq, id, used_len, NULL);
-		else
-			virtq_count_lost(vq);
-	}
-	return n;
 }
 
 /* 2.7.7 Used Buffer Notification Suppression: polling mode. */

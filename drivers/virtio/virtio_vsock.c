@@ -140,10 +140,12 @@ static void rx_reap(struct virtio_vsock *d)
 /*
  * A sent packet in an RX-sized buffer (an echo replies in the buffer it
  * received) goes straight back onto the RX ring, not through the packet
- * pool and rx_refill: a free and an allocation less per echo.
+ * pool and rx_refill: a free and an allocation less per echo. virtq_add
+ * itself refuses it when the ring is full (counted in the queue's full).
  */
-static bool rx_repost(struct virtio_vsock *d, struct vsock_pkt *pkt, uint32_t size)
+static bool rx_repost(struct virtio_vsock *d, struct vsock_pkt *pkt)
 {
+	uint32_t size = config_get(&cfg_rxbuf);
 	struct vbuf in = { &pkt->hdr, size };
 
 	if (pkt->ext || pkt->cap != size - VSOCK_HDR_LEN || !virtq_free_slots(d->rx) ||
@@ -157,23 +159,21 @@ static bool rx_repost(struct virtio_vsock *d, struct vsock_pkt *pkt, uint32_t si
 /*
  * Reposts are not kicked for while at least seven eighths of the RX ring
  * stay posted: the device is not waiting then, and rx_refill's next kick
- * covers them. Below that (refills that found no memory) they are.
+ * covers them. Below that (refills that found no memory) they are; the
+ * kick also covers reposts an earlier call left unkicked, and sends
+ * nothing when there are none (virtq_kick). Few values live across the
+ * loop's calls: each costs a register saved and restored per call.
  */
 static void tx_reclaim(struct virtio_vsock *d, bool repost)
 {
-	uint32_t size = repost ? config_get(&cfg_rxbuf) : 0;
 	struct vsock_pkt *pkt;
-	bool reposted = false;
-	uint32_t len;
 
-	while ((pkt = virtq_get_used(d->tx, &len))) {
+	while ((pkt = virtq_get_used(d->tx, NULL))) {
 		d->c.tx_reclaimed++;
-		if (repost && rx_repost(d, pkt, size))
-			reposted = true;
-		else
+		if (!repost || !rx_repost(d, pkt))
 			vsock_pkt_free(pkt);
 	}
-	if (reposted && virtq_free_slots(d->rx) >= d->rx_batch)
+	if (repost && virtq_free_slots(d->rx) >= d->rx_batch)
 		virtq_kick(d->rx);
 }
 

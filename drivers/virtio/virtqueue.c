@@ -177,6 +177,16 @@ uint32_t virtq_in_len(const struct vbuf *in, unsigned int n_in)
 	return sum > UINT32_MAX ? UINT32_MAX : (uint32_t)sum;
 }
 
+int virtq_add_refused(struct virtq *vq, const void *token)
+{
+	if (!token)
+		return -EINVAL;
+	if (vq->broken)
+		return -EIO;
+	vq->stats.full++;
+	return -ENOSPC;
+}
+
 /*
  * The inline virtq_add takes one-descriptor buffers straight to the twins;
  * everything else (chains, and what no ring can take) comes here.
@@ -212,19 +222,6 @@ bool virtq_kick_prepare(struct virtq *vq)
 	if (vq->layout == VIRTQ_SPLIT)
 		return virtq_kick_prepare_split(vq);
 	return virtq_kick_prepare_packed(vq);
-}
-
-unsigned int virtq_get_used_batch(struct virtq *vq, void **tokens, unsigned int max)
-{
-	unsigned int n = 0;
-	void *token;
-
-	if (vq->layout == VIRTQ_SPLIT)
-		return virtq_get_used_batch_split(vq, tokens, max);
-	/* Packed: each element has its own flags to read anyway. */
-	while (n < max && (token = virtq_get_used_packed(vq, NULL)))
-		tokens[n++] = token;
-	return n;
 }
 
 void virtq_disable_cb(struct virtq *vq)
@@ -306,11 +303,6 @@ uint64_t *virtq_interrupt_counter(struct virtq *vq)
 	return &vq->stats.interrupts;
 }
 
-unsigned int virtq_free_slots(const struct virtq *vq)
-{
-	return vq->num_free;
-}
-
 void virtq_set_indirect_min(struct virtq *vq, unsigned int min_descs)
 {
 	if (!(vq->features & VIRTIO_BIT(VIRTIO_F_INDIRECT_DESC)) || min_descs > vq->size)
@@ -352,24 +344,22 @@ uint16_t virtq_size(const struct virtq *vq)
 	return vq->size;
 }
 
-uint16_t virtq_index(const struct virtq *vq)
-{
-	return vq->index;
-}
-
 uint64_t virtq_features(const struct virtq *vq)
 {
 	return vq->features;
 }
 
-void *virtq_priv(const struct virtq *vq)
-{
-	return vq->priv;
-}
-
+/*
+ * Split: every buffer added is in flight until it completes, and one
+ * whose completion was garbled stays in flight (lost), so what completed
+ * is what was added less what is in flight: a count the hot path need not
+ * keep.
+ */
 void virtq_get_stats(const struct virtq *vq, struct virtq_stats *st)
 {
 	*st = vq->stats;
+	if (vq->layout == VIRTQ_SPLIT)
+		st->completed = vq->stats.added - vq->split.in_flight;
 }
 
 /* ---- Fixed layout (virtqueue.h): ids are slots, set once, added in batches ---- */
@@ -427,6 +417,6 @@ unsigned int virtq_fixed_reclaim(struct virtq *vq, uint16_t *ids, unsigned int m
 		n = virtq_fixed_reclaim_split(vq, ids, max, bad);
 	else
 		n = virtq_fixed_reclaim_packed(vq, ids, max, bad);
-	vq->stats.completed += n;
+	vq->stats.completed += n; /* split: unused (virtq_get_stats) */
 	return n;
 }

@@ -62,7 +62,7 @@ struct vbuf {
 
 struct virtq_stats {
 	uint64_t added; /* buffers (chains) made available */
-	uint64_t completed; /* buffers returned by virtq_get_used */
+	uint64_t completed; /* buffers returned by virtq_get_used (split: derived) */
 	uint64_t kicks; /* available buffer notifications sent */
 	uint64_t kicks_suppressed; /* adds the device said need no kick */
 	uint64_t interrupts; /* used buffer notifications received */
@@ -103,14 +103,6 @@ static inline bool virtq_kick(struct virtq *vq);
 static inline void *virtq_get_used(struct virtq *vq, uint32_t *len);
 /* True if virtq_get_used has something (or a bad entry) to look at. */
 static inline bool virtq_has_used(struct virtq *vq);
-/*
- * Up to @max completed buffers' tokens into @tokens, in completion order,
- * for a caller that needs no used length (TX reclaim): virtq_get_used in
- * a loop, with the split ring's index read and used_event written once
- * per batch and no call per buffer. Returns how many; 0 when none.
- */
-unsigned int virtq_get_used_batch(struct virtq *vq, void **tokens, unsigned int max);
-
 /* Polling mode: ask for no used buffer notifications (a hint, 2.7.7/2.8.10). */
 void virtq_disable_cb(struct virtq *vq);
 /* Interrupt mode; false if used buffers are already there: poll again. */
@@ -143,7 +135,7 @@ uint64_t *virtq_interrupt_counter(struct virtq *vq);
 void *virtq_detach_unused(struct virtq *vq);
 
 /* Descriptor slots free now (a chain of n takes n, or 1 if indirect). */
-unsigned int virtq_free_slots(const struct virtq *vq);
+static inline unsigned int virtq_free_slots(const struct virtq *vq);
 
 /*
  * Chains of at least @min_descs descriptors go into an indirect table when
@@ -158,9 +150,9 @@ uint64_t virtq_device_addr(const struct virtq *vq);
 
 enum virtq_layout virtq_layout(const struct virtq *vq);
 uint16_t virtq_size(const struct virtq *vq);
-uint16_t virtq_index(const struct virtq *vq);
+static inline uint16_t virtq_index(const struct virtq *vq);
 uint64_t virtq_features(const struct virtq *vq);
-void *virtq_priv(const struct virtq *vq);
+static inline void *virtq_priv(const struct virtq *vq);
 void virtq_get_stats(const struct virtq *vq, struct virtq_stats *st);
 
 /*
@@ -242,7 +234,10 @@ struct virtq {
 
 /*
  * Twins, called by virtqueue.c and the inline functions below only. The
- * _one adds take a single descriptor (never indirect); kick_prepare
+ * _one adds take a single descriptor (never indirect) the inline
+ * virtq_add_one has checked (a token, room, a queue not broken), as
+ * values: @flags is 0 or VIRTQ_DESC_F_WRITE (the same bit in both
+ * layouts: device-writable, @len bounds the used length); kick_prepare
  * twins clear num_added and count suppressed kicks; add, get_used and
  * has_used twins check vq->broken and keep the stats themselves.
  */
@@ -250,11 +245,10 @@ int virtq_init_split(struct virtq *vq);
 void virtq_free_split(struct virtq *vq);
 int virtq_add_split(struct virtq *vq, const struct vbuf *out, unsigned int n_out,
 		    const struct vbuf *in, unsigned int n_in, void *token, bool indirect);
-int virtq_add_one_split(struct virtq *vq, const struct vbuf *b, bool write, void *token);
+void virtq_add_one_split(struct virtq *vq, void *addr, uint32_t len, uint16_t flags, void *token);
 bool virtq_kick_prepare_split(struct virtq *vq);
 bool virtq_kick_split(struct virtq *vq);
 void *virtq_get_used_split(struct virtq *vq, uint32_t *len);
-unsigned int virtq_get_used_batch_split(struct virtq *vq, void **tokens, unsigned int max);
 /* used->idx moved past last_used: check it and take it as the shadow. */
 bool virtq_has_used_split(struct virtq *vq);
 void virtq_disable_cb_split(struct virtq *vq);
@@ -264,7 +258,7 @@ int virtq_init_packed(struct virtq *vq);
 void virtq_free_packed(struct virtq *vq);
 int virtq_add_packed(struct virtq *vq, const struct vbuf *out, unsigned int n_out,
 		     const struct vbuf *in, unsigned int n_in, void *token, bool indirect);
-int virtq_add_one_packed(struct virtq *vq, const struct vbuf *b, bool write, void *token);
+void virtq_add_one_packed(struct virtq *vq, void *addr, uint32_t len, uint16_t flags, void *token);
 bool virtq_kick_prepare_packed(struct virtq *vq);
 bool virtq_kick_packed(struct virtq *vq);
 void *virtq_get_used_packed(struct virtq *vq, uint32_t *len);
@@ -277,6 +271,8 @@ int virtq_add_chain(struct virtq *vq, const struct vbuf *out, unsigned int n_out
 		    const struct vbuf *in, unsigned int n_in, void *token);
 
 /* Shared helpers (virtqueue.c). */
+/* Why a one-descriptor add cannot go ahead: its error, counted like virtq_add_chain. */
+int virtq_add_refused(struct virtq *vq, const void *token);
 /* Stop the queue for good (counted in stats.broken). */
 void virtq_mark_broken(struct virtq *vq);
 /* A completion named no buffer in flight: count it; false if now broken. */
@@ -290,6 +286,16 @@ void *virtq_table_alloc(struct virtq *vq, uint16_t slot, unsigned int n);
 void virtq_table_free(struct virtq *vq, void *table);
 /* A completed chain's indirect table goes back; returns @token. */
 void *virtq_free_indirect(struct virtq *vq, struct virtq_chain *c, void *token);
+
+/*
+ * The device-writable bytes of a one-descriptor buffer: @len if @flags
+ * has VIRTQ_DESC_F_WRITE, else 0, without a branch (a mask from the bit).
+ */
+static inline uint32_t virtq_one_in_len(uint32_t len, uint16_t flags)
+{
+	_Static_assert(VIRTQ_DESC_F_WRITE == 2, "the shift below takes bit 1");
+	return len & -(uint32_t)((flags >> 1) & 1);
+}
 
 /*
  * A completion's len checked against the chain's device-writable bytes
@@ -313,11 +319,41 @@ static inline uint32_t virtq_used_len(struct virtq *vq, const struct virtq_chain
  * compare here instead of a call through virtqueue.c on every buffer.
  */
 
+/*
+ * Read on every round trip (the RX repost and its kick decision, the
+ * transport's notify): a load each, not a call.
+ */
+static inline unsigned int virtq_free_slots(const struct virtq *vq)
+{
+	return vq->num_free;
+}
+
+static inline uint16_t virtq_index(const struct virtq *vq)
+{
+	return vq->index;
+}
+
+static inline void *virtq_priv(const struct virtq *vq)
+{
+	return vq->priv;
+}
+
+/*
+ * The checks are made here, where a caller's token it already knows is
+ * not NULL and its constant @write cost nothing, and the twin gets the
+ * buffer as values, not through memory.
+ */
 static inline int virtq_add_one(struct virtq *vq, const struct vbuf *b, bool write, void *token)
 {
+	uint16_t flags = write ? VIRTQ_DESC_F_WRITE : 0;
+
+	if (!token || vq->broken || !vq->num_free)
+		return virtq_add_refused(vq, token);
 	if (vq->layout == VIRTQ_SPLIT)
-		return virtq_add_one_split(vq, b, write, token);
-	return virtq_add_one_packed(vq, b, write, token);
+		virtq_add_one_split(vq, b->addr, b->len, flags, token);
+	else
+		virtq_add_one_packed(vq, b->addr, b->len, flags, token);
+	return 0;
 }
 
 static inline int virtq_add(struct virtq *vq, const struct vbuf *out, unsigned int n_out,
@@ -378,20 +414,30 @@ static inline bool virtq_has_used_packed_inline(struct virtq *vq)
 /*
  * Split: entries known from the last index read need no memory access of
  * the device's; an unchanged used->idx (the idle case) needs one read and
- * no call. Only a moved index goes to be checked (and a broken queue
- * keeps used_shadow == last_used, so it is caught there).
+ * no call. An index moved by no more than the buffers in flight (the
+ * check of virtq_has_used_split) becomes the shadow here; anything else
+ * (a broken queue, a bogus index, or the first good one after a bogus
+ * one) goes to virtq_has_used_split to be counted.
  */
 static inline bool virtq_has_used(struct virtq *vq)
 {
-	const struct virtq_split *s = &vq->split;
+	struct virtq_split *s = &vq->split;
+	uint16_t used_idx;
 
 	if (vq->layout != VIRTQ_SPLIT)
 		return virtq_has_used_packed_inline(vq);
 	if (s->used_shadow != s->last_used)
 		return true;
-	if (READ_ONCE(s->used->idx) == s->last_used)
+	used_idx = READ_ONCE(s->used->idx);
+	if (used_idx == s->last_used)
 		return false;
-	return virtq_has_used_split(vq);
+	if (vq->broken || s->bad_used_idx_seen ||
+	    (uint16_t)(used_idx - s->last_used) > s->in_flight)
+		return virtq_has_used_split(vq);
+	s->used_shadow = used_idx;
+	/* 2.7.8: read the entries only after idx says they are there. */
+	virt_rmb();
+	return true;
 }
 
 /*

@@ -885,66 +885,6 @@ static void assert_still_works(struct ring_fixture *fx)
 	assert_int_equal(fx->m.errors, 0);
 }
 
-/*
- * virtq_get_used_batch: tokens in completion order, @max respected, a
- * garbled element in the batch counted and skipped, and with EVENT_IDX
- * the interrupt for the next used buffer asked for once the batch is
- * taken (2.7.7.2 / 2.8.10), including after a batch cut short by @max.
- */
-static void test_get_used_batch(void **state)
-{
-	const struct param *p = *state;
-	struct ring_fixture *fx =
-		ring_fixture_new(p->layout, p->size, VIRTIO_BIT(VIRTIO_F_EVENT_IDX));
-	static uint8_t data[8 * 8];
-	void *tok[8];
-	unsigned int i;
-
-	assert_non_null(fx);
-	for (i = 0; i < 8; i++) {
-		struct vbuf in = { data + 8 * i, 8 };
-
-		assert_int_equal(virtq_add(fx->vq, NULL, 0, &in, 1, data + 8 * i), 0);
-	}
-	virtq_kick(fx->vq);
-	assert_int_equal(ring_model_fetch_all(&fx->m), 8);
-	assert_int_equal(virtq_get_used_batch(fx->vq, tok, 8), 0);
-	/* Used: 5, 2, a garbled element (buffer 6 lost to it), 0, 7. */
-	ring_model_use(&fx->m, held_index(&fx->m, data + 40), 1);
-	ring_model_use(&fx->m, held_index(&fx->m, data + 16), 2);
-	ring_model_use_raw(&fx->m, p->size + 3, 1, 1);
-	ring_model_drop(&fx->m, held_index(&fx->m, data + 48));
-	ring_model_use(&fx->m, held_index(&fx->m, data), 3);
-	ring_model_use(&fx->m, held_index(&fx->m, data + 56), 4);
-	assert_true(ring_model_publish(&fx->m));
-	assert_int_equal(virtq_get_used_batch(fx->vq, tok, 1), 1);
-	assert_ptr_equal(tok[0], data + 40);
-	assert_int_equal(virtq_get_used_batch(fx->vq, tok, 8), 3);
-	assert_ptr_equal(tok[0], data + 16);
-	assert_ptr_equal(tok[1], data);
-	assert_ptr_equal(tok[2], data + 56);
-	assert_int_equal(bad_count(fx), 1);
-	assert_int_equal(virtq_get_used_batch(fx->vq, tok, 8), 0);
-	assert_false(virtq_has_used(fx->vq));
-	/* 1, 3 and 4 still held, 6 lost for good */
-	assert_int_equal(virtq_free_slots(fx->vq), p->size - 4);
-	/* Everything taken: the next completion interrupts, one more does not. */
-	assert_true(ring_model_complete(&fx->m, held_index(&fx->m, data + 8), 8));
-	assert_false(ring_model_complete(&fx->m, held_index(&fx->m, data + 24), 8));
-	/* Cut short by max: the rest stays for the next call, no interrupt. */
-	assert_int_equal(virtq_get_used_batch(fx->vq, tok, 1), 1);
-	assert_ptr_equal(tok[0], data + 8);
-	assert_false(ring_model_complete(&fx->m, held_index(&fx->m, data + 32), 8));
-	assert_int_equal(virtq_get_used_batch(fx->vq, tok, 8), 2);
-	assert_ptr_equal(tok[0], data + 24);
-	assert_ptr_equal(tok[1], data + 32);
-	assert_int_equal(fx->m.n_held, 0);
-	assert_int_equal(fx->m.errors, 0);
-	assert_int_equal(bad_count(fx), 1);
-	assert_still_works(fx);
-	ring_fixture_free(fx);
-}
-
 static void test_bad_id(void **state)
 {
 	const struct param *p = *state;
@@ -1029,7 +969,7 @@ static void test_lost_half_breaks(void **state)
 /*
  * Half the ring lost within one batch the driver read at once (split: one
  * used->idx read): the completions after the one that broke the queue
- * are never handed out, by get_used, get_used_batch or has_used.
+ * are never handed out, by get_used or has_used.
  */
 static void test_broken_mid_batch(void **state)
 {
@@ -1037,7 +977,6 @@ static void test_broken_mid_batch(void **state)
 	static uint8_t data[8 * 256];
 	struct ring_fixture *fx = bad_setup(p, data, p->size);
 	unsigned int i, half = p->size / 2;
-	void *tok[4];
 	uint32_t len;
 
 	/* buffer 0 comes back properly: id 0 is now stale */
@@ -1055,7 +994,6 @@ static void test_broken_mid_batch(void **state)
 	assert_true(virtq_is_broken(fx->vq));
 	assert_false(virtq_has_used(fx->vq));
 	assert_null(virtq_get_used(fx->vq, &len));
-	assert_int_equal(virtq_get_used_batch(fx->vq, tok, 4), 0);
 	assert_int_equal(bad_count(fx), half);
 	ring_fixture_free(fx);
 }
@@ -1293,7 +1231,6 @@ int main(void)
 		RING_TESTS(test_interrupt_event_idx),
 		RING_TESTS(test_interrupt_modes),
 		RING_TESTS(test_interrupt_modes_event_idx),
-		RING_TESTS(test_get_used_batch),
 		RING_TESTS(test_bad_id),
 		RING_TESTS(test_lost_half_breaks),
 		RING_TESTS(test_broken_mid_batch),

@@ -92,13 +92,13 @@ def test_roundtrip_cost_repeatable(pguest):
 
 
 # The guest's cost of one isolated 64 B echo round trip (irq=msix
-# idle=halt tick=deadline, cost_measure.py): about 1,300 instructions in all
+# idle=halt tick=deadline, cost_measure.py): about 920 instructions in all
 # and none in newlib's allocator, since the echo replies in the received
-# buffer, which then goes straight back onto the RX ring (before: 1,950 to
-# 2,040; 2,700 to 3,100 with 130 in the allocator; before the packet pool
-# 3,100 and 511). The bounds leave about a quarter for timing (how many
-# poll passes a round trip takes) and fail on a real regression.
-RT64_TOTAL_MAX = 1600
+# buffer, which then goes straight back onto the RX ring (before: 1,300;
+# 1,950 to 2,040; 2,700 to 3,100 with 130 in the allocator; before the
+# packet pool 3,100 and 511). The bounds leave about a quarter for timing
+# (how many poll passes a round trip takes) and fail on a real regression.
+RT64_TOTAL_MAX = 1150
 RT64_HEAP_MAX = 50
 
 

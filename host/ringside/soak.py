@@ -295,13 +295,21 @@ class Guest:
     def settle(self, want=None, timeout=SETTLE_TIMEOUT):
         """Ask until only listeners are left and the packet buffers alive
         are down to `want`'s (the guest closes after its peer, close
-        handshakes and TX completions take a few passes)."""
+        handshakes and TX completions take a few passes). Without `want`
+        (the first snapshot), until two answers in a row agree: a pass
+        that received packets leaves the RX ring short of up to an eighth
+        (refills go in batches), and the next quiet pass tops it up."""
         deadline = time.monotonic() + timeout
+        last = None
         while True:
             v = self.vsock()
-            if (not v['busy'] and (not want or v['pkts'] <= want['pkts'])) \
-                    or time.monotonic() > deadline:
+            if want:
+                done = not v['busy'] and v['pkts'] <= want['pkts']
+            else:
+                done = not v['busy'] and v == last
+            if done or time.monotonic() > deadline:
                 return v
+            last = v
             time.sleep(0.2)
 
     def memory(self, want=None):

@@ -245,6 +245,8 @@ def main(argv):
             line += ' %12.3f %8.2f %7.2f-%-7.2f' % tuple(row[7:11])
         print(line)
     if opts.json:
+        # [config, [metric, size, dir], ringside, linux, ratio, lowest,
+        # highest] and with --baseline [baseline, ratio, lowest, highest]
         out['rows'] = [[row[0], list(row[1])] + row[2:] for row in rows]
         with open(opts.json, 'w') as f:
             json.dump(out, f, indent=1)

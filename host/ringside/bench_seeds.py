@@ -241,7 +241,9 @@ def versus_linux(p, outdir):
                   str(p['cmp_count']), '--warmup', str(p['warmup']), '--time', str(p['time']),
                   '--json', path], outdir)
         with open(path) as f:
-            for _, (metric, size, d), r, lx in json.load(f)['rows']:
+            # [config, [metric, size, dir], ringside, linux, ratio, ...]
+            for row in json.load(f)['rows']:
+                (metric, size, d), r, lx = row[1:4]
                 by.setdefault((metric, size, d), []).append((r, lx))
 
     def get(metric, size, d):

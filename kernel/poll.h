@@ -104,10 +104,12 @@ bool poll_wait(enum poll_step (*step)(void *arg), void *arg, uint64_t deadline_n
  * it every 1 ms anyway).
  */
 void poll_wake_at(uint64_t deadline_ns);
+/* Inline readers' state, kept in poll.c: only the accessors below use it. */
+extern uint64_t poll_next_wake, poll_shortest_period;
+
 /* The earliest wake-up asked for since the last call (UINT64_MAX: none). */
 static inline uint64_t poll_take_wake(void)
 {
-	extern uint64_t poll_next_wake;
 	uint64_t t = poll_next_wake;
 
 	poll_next_wake = UINT64_MAX;
@@ -126,8 +128,6 @@ int poll_every(const void *owner, uint64_t period_ns);
 /* The shortest period asked for (UINT64_MAX: none). */
 static inline uint64_t poll_period(void)
 {
-	extern uint64_t poll_shortest_period;
-
 	return poll_shortest_period;
 }
 

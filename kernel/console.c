@@ -7,19 +7,17 @@
 #include "kernel/console.h"
 #include "kernel/io.h"
 
-#define COM1 0x3f8
+/* COM1, UART_LSR and LSR_DATA_READY: console.h (console_rx_ready is inline) */
 #define UART_DATA 0
 #define UART_IER 1
 #define UART_FCR 2
 #define UART_LCR 3
 #define UART_MCR 4
-#define UART_LSR 5
 #define UART_DLL 0
 #define UART_DLM 1
 
 #define LCR_8N1 0x03
 #define LCR_DLAB 0x80
-#define LSR_DATA_READY 0x01
 #define LSR_THR_EMPTY 0x20
 
 static void uart_putc(char c)
@@ -50,12 +48,9 @@ void console_write(const char *buf, size_t len)
 	}
 }
 
-_Static_assert(CONSOLE_LSR_PORT == COM1 + UART_LSR && CONSOLE_LSR_DATA_READY == LSR_DATA_READY,
-	       "console_rx_ready (console.h) reads the LSR");
-
 int console_getc(void)
 {
-	if (!(inb(COM1 + UART_LSR) & LSR_DATA_READY))
+	if (!console_rx_ready())
 		return -1;
 	return inb(COM1 + UART_DATA);
 }

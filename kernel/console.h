@@ -8,9 +8,10 @@
 
 #include "kernel/io.h"
 
-/* COM1's line status register and its data-ready bit (console_rx_ready). */
-#define CONSOLE_LSR_PORT 0x3fd
-#define CONSOLE_LSR_DATA_READY 0x01
+/* COM1, its line status register and the data-ready bit (console_rx_ready). */
+#define COM1 0x3f8
+#define UART_LSR 5
+#define LSR_DATA_READY 0x01
 
 void console_init(void);
 void console_write(const char *buf, size_t len);
@@ -19,7 +20,7 @@ int console_getc(void);
 /* A received byte is waiting: one port read, inline (the loop asks every pass). */
 static inline bool console_rx_ready(void)
 {
-	return inb(CONSOLE_LSR_PORT) & CONSOLE_LSR_DATA_READY;
+	return inb(COM1 + UART_LSR) & LSR_DATA_READY;
 }
 
 #endif

@@ -33,6 +33,18 @@ static uint64_t bad_count(struct ring_fixture *fx)
 	return st.bad_completions;
 }
 
+/* @n one-byte device-writable buffers, data[i] its own token, all fetched. */
+static void post_bytes(struct ring_fixture *fx, uint8_t *data, int n)
+{
+	for (int i = 0; i < n; i++) {
+		struct vbuf in = { &data[i], 1 };
+
+		assert_int_equal(virtq_add(fx->vq, NULL, 0, &in, 1, &data[i]), 0);
+	}
+	virtq_kick(fx->vq);
+	assert_int_equal(ring_model_fetch_all(&fx->m), n);
+}
+
 /* avail->idx and used->idx run free and wrap at 65536 (2.7.6, 2.7.8). */
 static void test_index_wrap(void **state)
 {
@@ -145,13 +157,7 @@ static void test_has_used_bogus_idx_again(void **state)
 	uint16_t good;
 	uint32_t len;
 
-	for (int i = 0; i < 2; i++) {
-		struct vbuf in = { &data[i], 1 };
-
-		assert_int_equal(virtq_add(fx->vq, NULL, 0, &in, 1, &data[i]), 0);
-	}
-	virtq_kick(fx->vq);
-	assert_int_equal(ring_model_fetch_all(&fx->m), 2);
+	post_bytes(fx, data, 2);
 	good = fx->m.used->idx;
 	fx->m.used->idx = (uint16_t)(good + 5); /* 2 in flight */
 	for (int i = 0; i < 3; i++)
@@ -205,13 +211,7 @@ static void test_completed_excludes_lost(void **state)
 	struct virtq_stats st;
 	uint32_t len;
 
-	for (int i = 0; i < 3; i++) {
-		struct vbuf in = { &data[i], 1 };
-
-		assert_int_equal(virtq_add(fx->vq, NULL, 0, &in, 1, &data[i]), 0);
-	}
-	virtq_kick(fx->vq);
-	assert_int_equal(ring_model_fetch_all(&fx->m), 3);
+	post_bytes(fx, data, 3);
 	ring_model_use(&fx->m, 0, 1);
 	ring_model_use_raw(&fx->m, 9, 1, 1); /* no buffer 9: data[1] is lost */
 	ring_model_publish(&fx->m);

@@ -20,6 +20,12 @@ round too, with the same keys, and adds its column and the ratio
 ringside/baseline: whether a change made any cell worse, measured in one
 run against the same QEMU, back end, client and Linux.
 
+With --vsock kernel both guests get the kernel's vhost-vsock instead
+(`vhost-vsock-pci`, on a KVM host or through host/nested): one config,
+"split kernel" (the kernel's back end has no poll mode, and Linux 6.1's
+vhost no packed ring), the client on AF_VSOCK, and with --exits every cell
+also gets the VM exits per operation the host counted (ringside/kvm_exits.py).
+
 With --cost both guests run under the ringside-cost plugin (README, cost
 accounting) and halt when idle (ringside with `irq=msix idle=halt`, Linux by
 default); every cell also gets the guest's instructions, halts and
@@ -35,12 +41,14 @@ import tempfile
 
 import ringside as rr
 
-from .benchlib import BENCH, REPO, Parser, run_bench, wait_vsock_up
+from . import kvm_exits
+from .benchlib import BENCH, REPO, Parser, run_bench, vsock_target
 from .bench_vsock import QUEUE_RE
 from .cost_measure import Meter, settle
 
 COST_CMDLINE = 'irq=msix idle=halt'
 CONFIGS = ('split sleep', 'split poll', 'packed sleep', 'packed poll')
+KERNEL_CONFIG = 'split kernel'
 
 PROG = 'bench-compare'
 LINUX_KERNEL = os.path.join(REPO, 'build', 'linux-guest', 'bzImage')
@@ -70,9 +78,13 @@ def linux_irqs(console):
     return total
 
 
-def cell(meter, irqs, run, ops_of, after_run=None):
+def cell(meter, irqs, run, ops_of, after_run=None, exits=None):
     """run() alone, or bracketed by the cost block and the guest's
-    interrupt count: (result, cost dict or None)."""
+    interrupt count, or by the host's VM exits: (result, cost dict or None)."""
+    if exits is not None:
+        before = exits.snapshot()
+        res = run()
+        return res, {'exits': kvm_exits.delta(before, exits.snapshot(), ops_of(res))['exits']}
     if meter is None:
         return run(), None
     before = irqs()
@@ -87,26 +99,28 @@ def cell(meter, irqs, run, ops_of, after_run=None):
     return res, c
 
 
-def measure(uds, opts, meter=None, irqs=None):
+def measure(target, opts, meter=None, irqs=None, exits=None):
     """One guest's cells: {(kind, size/len, dir): value}; with a meter also
-    {('insn/op' etc., size/len, dir): value}."""
+    {('insn/op' etc., size/len, dir): value}, with an exit counter
+    {('exits/op', size/len, dir): value}."""
     cells = {}
-    groups = [opts.sizes] if meter is None else [[s] for s in opts.sizes]
+    groups = [opts.sizes] if meter is None and exits is None else [[s] for s in opts.sizes]
     for sizes in groups:
-        args = ['pingpong', '--uds', uds, '--size', ','.join(map(str, sizes)),
-                '--count', str(opts.count), '--warmup', str(opts.warmup)]
+        args = ['pingpong'] + target + ['--size', ','.join(map(str, sizes)),
+                                        '--count', str(opts.count),
+                                        '--warmup', str(opts.warmup)]
         pp, c = cell(meter, irqs, lambda: run_bench(args, 900, PROG),
-                     lambda r: len(r['results']) * (opts.count + opts.warmup))
+                     lambda r: len(r['results']) * (opts.count + opts.warmup), exits=exits)
         for r in pp['results']:
             cells[('p50 ns', r['size'], '')] = r['p50']
             cells[('mean ns', r['size'], '')] = r['mean']
             add_cost(cells, c, r['size'], '', 'rt')
     for d, port in (('h2g', 1235), ('g2h', 1236)):
-        args = ['stream', '--uds', uds, '--port', str(port), '--dir', d, '-l', '65536',
-                '-P', '1', '--time', str(opts.time)]
+        args = ['stream'] + target + ['--port', str(port), '--dir', d, '-l', '65536',
+                                      '-P', '1', '--time', str(opts.time)]
         drain = (lambda: settle(meter.block, meter.rate)) if meter and d == 'h2g' else None
         st, c = cell(meter, irqs, lambda: run_bench(args, opts.time * 10 + 120, PROG),
-                     lambda r: r['bytes'] / 1024.0, drain)
+                     lambda r: r['bytes'] / 1024.0, drain, exits)
         cells[('Gb/s', 65536, d)] = st['gbps']
         add_cost(cells, c, 65536, d, 'KiB')
     return cells
@@ -121,15 +135,22 @@ def median_ratio(a, b):
 def add_cost(cells, c, size, d, unit):
     if c is None:
         return
+    if 'exits' in c:
+        cells[('exits/' + unit, size, d)] = c['exits']
+        return
     cells[('insn/' + unit, size, d)] = c['insns']
     cells[('hlt/' + unit, size, d)] = c['halts']
     cells[('irq/' + unit, size, d)] = c['irqs']
     cells[('idle/s', size, d)] = c['idle_rate']
 
 
-def run_guest(launcher, accel, which, packed, poll, opts):
-    args = ['--vsock', '--accel', accel, '--qemu-arg=-global',
-            '--qemu-arg=vhost-user-vsock-pci.packed=%s' % ('on' if packed else 'off')]
+def run_guest(launcher, accel, which, packed, poll, opts, exits=None):
+    if opts.vsock == 'kernel':
+        args = ['--vsock', '--accel', accel, '--vsock-transport', 'kernel']
+    else:
+        args = ['--vsock', '--accel', accel, '--vsock-transport', 'vhost-user',
+                '--qemu-arg=-global',
+                '--qemu-arg=vhost-user-vsock-pci.packed=%s' % ('on' if packed else 'off')]
     if poll:
         args.append('--vsock-arg=--poll')
     if opts.cost is not None:
@@ -154,16 +175,41 @@ def run_guest(launcher, accel, which, packed, poll, opts):
             launch.console.wait_for(LINUX_READY, 300)
         else:
             launch.wait_ready()
-        wait_vsock_up(launch.opts.vsock_uds, prog=PROG)
+        target = vsock_target(launch, PROG)
         if opts.cost is None:
-            return measure(launch.opts.vsock_uds, opts)
+            return measure(target, opts, exits=exits)
         meter = Meter(block)
         irqs = linux_irqs if which == 'linux' else ringside_irqs
         try:
-            return measure(launch.opts.vsock_uds, opts, meter,
-                           lambda: irqs(launch.console))
+            return measure(target, opts, meter, lambda: irqs(launch.console))
         finally:
             meter.close()
+
+
+def compare(launcher, accel, guests, opts, exits):
+    """Every config, every round, every guest: (rows, what --json keeps)."""
+    rows, out = [], {}
+    for conf in opts.configs:
+        packed, poll = conf.startswith('packed'), conf.endswith('poll')
+        rounds = []
+        for n in range(opts.rounds):
+            # rotate who boots first, so a drifting host load is shared
+            order = guests[n % len(guests):] + guests[:n % len(guests)]
+            res = {w: run_guest(launcher, accel, w, packed, poll, opts, exits)
+                   for w in order}
+            rounds.append(res)
+        out[conf] = [{w: {'%s %s %s' % k: v for k, v in res[w].items()} for w in res}
+                     for res in rounds]
+        for key in rounds[0]['ringside']:
+            cols = {w: [res[w][key] for res in rounds] for w in guests}
+            row = [conf, key, statistics.median(cols['ringside']),
+                   statistics.median(cols['linux'])]
+            row += median_ratio(cols['ringside'], cols['linux'])
+            if opts.baseline:
+                row.append(statistics.median(cols['baseline']))
+                row += median_ratio(cols['ringside'], cols['baseline'])
+            rows.append(row)
+    return rows, out
 
 
 def main(argv):
@@ -175,7 +221,12 @@ def main(argv):
     p.add_argument('--json', metavar='FILE', help='also write the results as JSON')
     p.add_argument('--cost', nargs='?', const='', metavar='OPTS',
                    help='guest cost per operation (ringside-cost plugin; OPTS e.g. io=on)')
-    p.add_argument('--configs', default=','.join(CONFIGS),
+    p.add_argument('--vsock', choices=('vhost-user', 'kernel'), default='vhost-user',
+                   help="the guests' vsock back end: ours over vhost-user (default) or the "
+                        "kernel's vhost-vsock (a KVM host, or through host/nested)")
+    p.add_argument('--exits', action='store_true',
+                   help='with --vsock kernel on KVM: VM exits per operation in every cell')
+    p.add_argument('--configs', default=None,
                    help='ring layout and back-end mode pairs (default: all four, '
                         '"split sleep,split poll,packed sleep,packed poll")')
     p.add_argument('--rounds', type=int, default=1,
@@ -193,9 +244,20 @@ def main(argv):
         p.error('--rounds takes a number >= 1')
     if any('=' not in w for w in opts.cmdline.split()):
         p.error('--cmdline takes KEY=VALUE words, e.g. "idle=poll tick=periodic"')
-    opts.configs = [c.strip() for c in opts.configs.split(',')]
-    if any(c not in CONFIGS for c in opts.configs):
-        p.error('--configs takes %s' % ', '.join(CONFIGS))
+    if opts.vsock == 'kernel':
+        if opts.configs not in (None, KERNEL_CONFIG):
+            p.error('--vsock kernel has one config, %r' % KERNEL_CONFIG)
+        if opts.cost is not None:
+            p.error('--cost counts instructions under TCG; on the kernel path use --exits')
+        if not os.path.exists('/dev/vhost-vsock'):
+            p.error('--vsock kernel: no /dev/vhost-vsock here (a KVM host, or host/nested)')
+        opts.configs = [KERNEL_CONFIG]
+    else:
+        if opts.exits:
+            p.error('--exits needs --vsock kernel (KVM counts them)')
+        opts.configs = [c.strip() for c in (opts.configs or ','.join(CONFIGS)).split(',')]
+        if any(c not in CONFIGS for c in opts.configs):
+            p.error('--configs takes %s' % ', '.join(CONFIGS))
     try:
         opts.sizes = [int(s) for s in opts.sizes.split(',')]
     except ValueError:
@@ -206,28 +268,19 @@ def main(argv):
     accel = 'kvm' if rr.kvm_usable() and rr.probe_kvm(
             rr.parse_args(['--boot', 'elf'])) else 'tcg'
     guests = ['ringside', 'linux'] + (['baseline'] if opts.baseline else [])
-    rows, out = [], {}
-    for conf in opts.configs:
-        packed, poll = conf.startswith('packed'), conf.endswith('poll')
-        rounds = []
-        for n in range(opts.rounds):
-            # rotate who boots first, so a drifting host load is shared
-            order = guests[n % len(guests):] + guests[:n % len(guests)]
-            res = {w: run_guest(rr, accel, w, packed, poll, opts) for w in order}
-            rounds.append(res)
-        out[conf] = [{w: {'%s %s %s' % k: v for k, v in res[w].items()} for w in res}
-                     for res in rounds]
-        for key in rounds[0]['ringside']:
-            cols = {w: [res[w][key] for res in rounds] for w in guests}
-            row = [conf, key, statistics.median(cols['ringside']),
-                   statistics.median(cols['linux'])]
-            row += median_ratio(cols['ringside'], cols['linux'])
-            if opts.baseline:
-                row.append(statistics.median(cols['baseline']))
-                row += median_ratio(cols['ringside'], cols['baseline'])
-            rows.append(row)
-    print('ringside vs Linux guest, same QEMU (%s), back end and client; %d round%s%s'
-          % (accel, opts.rounds, '' if opts.rounds == 1 else 's (medians)',
+    try:
+        exits = kvm_exits.ExitCounter() if opts.exits else None
+    except kvm_exits.ExitsUnavailable as e:
+        raise SystemExit('%s: error: --exits: %s' % (PROG, e))
+    try:
+        rows, out = compare(rr, accel, guests, opts, exits)
+    finally:
+        if exits:
+            exits.close()
+
+    print('ringside vs Linux guest, same QEMU (%s), back end (%s) and client; %d round%s%s'
+          % (accel, "kernel vhost-vsock" if opts.vsock == 'kernel' else 'ringside-vhost-vsock',
+             opts.rounds, '' if opts.rounds == 1 else 's (medians)',
              '; ringside cmdline: ' + opts.cmdline if opts.cmdline else ''))
     if opts.baseline:
         print('baseline: %s (same keys); vs base: ringside/baseline' % opts.baseline)

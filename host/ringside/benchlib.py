@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: MIT
 """Shared pieces of the host benchmark scripts (bench-vsock, bench-compare):
-the benchmark client, and waiting for vsock to answer."""
+the benchmark client, where it reaches the guest, and waiting for vsock to
+answer."""
 
 import argparse
 import json
@@ -12,6 +13,7 @@ import sys
 import time
 
 from .images import REPO
+from .qemu import vsock_kernel
 
 BENCH = os.path.join(REPO, 'build', 'host', 'ringside-bench')
 
@@ -91,3 +93,33 @@ def wait_vsock_up(uds, port=1234, timeout=60, prog='bench'):
             raise SystemExit('%s: vsock port %d did not answer within %d s'
                              % (prog, port, timeout))
         time.sleep(0.1)
+
+
+def wait_vsock_cid(cid, port=1234, timeout=60, prog='bench'):
+    """Until the guest's `port` takes an AF_VSOCK connection: the kernel's
+    vhost-vsock (only where /dev/vhost-vsock is: a KVM host, host/nested)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        s = socket.socket(socket.AF_VSOCK, socket.SOCK_STREAM)
+        s.settimeout(5)
+        try:
+            s.connect((cid, port))
+            return
+        except OSError:
+            if time.monotonic() > deadline:
+                raise SystemExit('%s: vsock %d:%d did not answer within %d s'
+                                 % (prog, cid, port, timeout))
+            time.sleep(0.2)
+        finally:
+            s.close()
+
+
+def vsock_target(launch, prog):
+    """ringside-bench's arguments that reach a started guest's vsock device,
+    once its echo port answers: AF_VSOCK to its CID on the kernel's
+    vhost-vsock, else the back end's hybrid socket."""
+    if vsock_kernel(launch.opts, launch.accel):
+        wait_vsock_cid(launch.opts.vsock_cid, prog=prog)
+        return ['--cid', str(launch.opts.vsock_cid)]
+    wait_vsock_up(launch.opts.vsock_uds, prog=prog)
+    return ['--uds', launch.opts.vsock_uds]

@@ -22,7 +22,6 @@ notify exit, so the two agree. The Linux guest is Debian's kernel
 import json
 import os
 import re
-import socket
 import time
 
 import ringside as rr
@@ -30,7 +29,7 @@ import ringside as rr
 from . import kvm_exits
 from .bench_compare import LINUX_INITRD, LINUX_KERNEL, LINUX_READY, linux_irqs
 from .bench_vsock import QUEUE_RE
-from .benchlib import BENCH, Parser, run_bench
+from .benchlib import BENCH, Parser, run_bench, wait_vsock_cid
 
 PROG = 'exit-cost'
 CID = 3
@@ -62,24 +61,6 @@ def variants(opts):
         halt = 'idle=halt' if which == 'ringside' else ''   # Linux halts by default
         out += [(which + ' idle=halt', which, halt), (which + ' idle=poll', which, 'idle=poll')]
     return out
-
-
-def wait_vsock_cid(cid, port, timeout=60):
-    """Until the guest's `port` takes an AF_VSOCK connection (kernel vhost-vsock)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        s = socket.socket(socket.AF_VSOCK, socket.SOCK_STREAM)
-        s.settimeout(5)
-        try:
-            s.connect((cid, port))
-            return
-        except OSError:
-            if time.monotonic() > deadline:
-                raise SystemExit('%s: vsock %d:%d did not answer within %d s'
-                                 % (PROG, cid, port, timeout))
-            time.sleep(0.2)
-        finally:
-            s.close()
 
 
 def ringside_counters(console):
@@ -160,7 +141,7 @@ def run_guest(which, extra, opts, counter):
             launch.console.wait_for(LINUX_READY, 300)
         else:
             launch.wait_ready()
-        wait_vsock_cid(CID, ECHO)
+        wait_vsock_cid(CID, ECHO, prog=PROG)
         config = ''
         if which == 'ringside':
             out = launch.console.command('config', 60)

@@ -1,0 +1,86 @@
+# SPDX-License-Identifier: MIT
+"""The kernel vhost-vsock checks without QEMU or /dev/vhost-vsock: the
+VHOST_GET_FEATURES decoder, the packed=on guard on made-up feature masks,
+and how the launcher reads packed=on from its QEMU arguments."""
+
+import errno
+import struct
+
+import pytest
+
+from ringside import qemu, vhost
+
+VERSION_1 = 1 << 32
+PACKED = 1 << 34
+EVENT_IDX = 1 << 29
+# What Linux 6.1's vhost-vsock offers (VHOST_VSOCK_FEATURES): no packed ring.
+LINUX_6_1 = VERSION_1 | EVENT_IDX | (1 << 28) | (1 << 24) | (1 << 33) | (1 << 1)
+
+
+def test_ioctl_number():
+    assert vhost.VHOST_GET_FEATURES == 0x8008af00
+
+
+def test_decode_features_is_a_u64_in_host_order():
+    raw = struct.pack('=Q', LINUX_6_1 | PACKED)
+    assert vhost.decode_features(raw) == LINUX_6_1 | PACKED
+    assert vhost.decode_features(bytes(8)) == 0
+    assert vhost.decode_features(b'\xff' * 8) == (1 << 64) - 1
+    with pytest.raises(ValueError):
+        vhost.decode_features(b'\0' * 4)
+
+
+def test_feature_names():
+    assert vhost.feature_names(VERSION_1 | PACKED | (1 << 40)) == [
+            'VIRTIO_F_VERSION_1', 'VIRTIO_F_RING_PACKED', 'bit 40']
+    assert 'VIRTIO_F_RING_PACKED' not in vhost.feature_names(LINUX_6_1)
+
+
+def test_missing_features():
+    assert vhost.missing_features(LINUX_6_1, ['VIRTIO_F_RING_PACKED']) == [
+            'VIRTIO_F_RING_PACKED']
+    assert vhost.missing_features(LINUX_6_1 | PACKED, ['VIRTIO_F_RING_PACKED',
+                                                       'VIRTIO_F_VERSION_1']) == []
+
+
+def test_guard_on_feature_masks(tmp_path):
+    node = tmp_path / 'vhost-vsock'
+    node.write_bytes(b'')
+    path = str(node)
+    # without packed=on nothing is asked
+    assert vhost.kernel_vsock_problem(False, path, features=lambda p: 1 / 0) is None
+    assert vhost.kernel_vsock_problem(True, path, features=lambda p: LINUX_6_1 | PACKED) is None
+    line = vhost.kernel_vsock_problem(True, path, features=lambda p: LINUX_6_1)
+    assert 'VIRTIO_F_RING_PACKED (bit 34)' in line and path in line and '\n' not in line
+
+    def refuses(p):
+        raise OSError(errno.ENOTTY, 'Inappropriate ioctl for device')
+    line = vhost.kernel_vsock_problem(True, path, features=refuses)
+    assert 'VHOST_GET_FEATURES' in line and 'Inappropriate ioctl' in line
+
+
+def test_guard_without_the_device(tmp_path):
+    line = vhost.kernel_vsock_problem(False, str(tmp_path / 'none'))
+    assert line.startswith(str(tmp_path / 'none') + ' does not exist')
+
+
+def test_ioctl_on_a_node_that_is_not_vhost():
+    # /dev/null takes the open and refuses the ioctl: an OSError, not a crash
+    with pytest.raises(OSError):
+        vhost.vhost_features('/dev/null')
+
+
+@pytest.mark.parametrize('args,packed', [
+        (['-global', 'vhost-vsock-pci.packed=on'], True),
+        (['--global', 'vhost-vsock-pci.packed=true'], True),
+        (['-global', 'driver=vhost-vsock-pci,property=packed,value=on'], True),
+        (['-global', 'virtio-device.packed=yes'], True),
+        (['-global', 'vhost-vsock-pci.packed=off'], False),
+        (['-global', 'vhost-user-vsock-pci.packed=on'], False),   # not the kernel's
+        (['-global', 'vhost-vsock-pci.event_idx=on'], False),
+        (['-device', 'vhost-vsock-pci,guest-cid=4,packed=on'], True),
+        (['-smp', '2'], False),
+        ([], False),
+])
+def test_packed_requested(args, packed):
+    assert qemu.packed_requested(args) is packed

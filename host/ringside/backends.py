@@ -16,6 +16,12 @@ class HelperSpec:
         self.timeout = timeout
 
 
+# What a back end's command line (--backend CMD) may name; the launcher fills
+# them in: the vhost-user socket QEMU connects to, the hybrid-vsock socket
+# host programs use, the guest's CID.
+PLACEHOLDERS = ('{socket}', '{uds}', '{cid}')
+
+
 def fill_placeholders(words, values):
     """`words` with every {name} of `values` replaced in each word; other
     braces stay as they are."""
@@ -76,11 +82,12 @@ def listening_unix_sockets():
 
 
 def is_listening(path):
-    """True when a process listens on the Unix socket `path` (absolute).
-    Nothing connects to it: a back end may take only one connection."""
+    """True when a process listens on the Unix socket `path` (absolute; a
+    back end may have bound it through symbolic links resolved). Nothing
+    connects to it: a back end may take only one connection."""
     try:
         if not stat.S_ISSOCK(os.stat(path).st_mode):
             return False
     except OSError:
         return False
-    return path in listening_unix_sockets()
+    return not listening_unix_sockets().isdisjoint({path, os.path.realpath(path)})

@@ -9,6 +9,7 @@ import shlex
 import shutil
 import sys
 
+from .backends import PLACEHOLDERS
 from .errors import EXIT_USAGE, PROG, UsageError
 from .images import COST_PLUGIN, DEFAULT_ELF, DEFAULT_ESP, DEFAULT_ISO, DEFAULT_VSOCK_BACKEND
 from .qemu import packed_requested, qemu_opt
@@ -17,8 +18,6 @@ from .vhost import kernel_vsock_problem
 # --------------------------------------------------------------- options
 
 BACKEND_TIMEOUT = 20.0   # seconds for a back end to listen on its socket
-# What --backend CMD may name; the launcher fills them in (backends.py).
-PLACEHOLDERS = ('{socket}', '{uds}', '{cid}')
 
 HELP_EPILOG = """\
 modes:  interactive (default): the console here; Ctrl-A x quits, Ctrl-A Ctrl-A

@@ -8,7 +8,9 @@ import struct
 
 import pytest
 
-from ringside import qemu, vhost
+from conftest import ELF, require_image
+import ringside as rr
+from ringside import machine, qemu, vhost
 
 VERSION_1 = 1 << 32
 PACKED = 1 << 34
@@ -84,3 +86,21 @@ def test_ioctl_on_a_node_that_is_not_vhost():
 ])
 def test_packed_requested(args, packed):
     assert qemu.packed_requested(args) is packed
+
+
+def test_launch_asks_before_qemu_when_auto_picks_the_kernel(monkeypatch):
+    """--vsock-transport auto picks the kernel's device only under KVM with
+    /dev/vhost-vsock, which this host has not: pretend it did, and check the
+    guard runs, with packed=on seen, before any process starts."""
+    require_image(ELF)
+    opts = rr.parse_args(['--boot', 'elf', '--vsock', '--accel', 'kvm', '--qemu-arg=-global',
+                          '--qemu-arg=vhost-vsock-pci.packed=on'])
+    asked = []
+    monkeypatch.setattr(machine, 'vsock_kernel', lambda o, accel: True)
+    monkeypatch.setattr(machine, 'kernel_vsock_problem',
+                        lambda packed: asked.append(packed) or 'packed=on needs X')
+    launch = machine.Launch(opts, 'kvm')
+    with pytest.raises(rr.LaunchError, match='^vhost-vsock-pci: packed=on needs X$'):
+        launch.start()
+    assert asked == [True]
+    assert launch.qemu is None and not launch.children.procs

@@ -118,6 +118,20 @@ def test_backend_cmd_usage_errors(cmd, why):
     assert why in error_line(r)
 
 
+def test_vsock_backend_path_is_the_default_cmd_binary():
+    """--vsock-backend PATH (older scripts) picks our back end's binary in
+    the default CMD; with --backend it is one or the other."""
+    r = run_launcher('--vsock', '--vsock-backend', '/opt/vv', '--vsock-arg=--poll',
+                     '--accel', 'tcg', '--dry-run')
+    assert r.returncode == 0, r.stderr
+    backend = shlex.split(r.stdout.splitlines()[0])
+    assert backend[0] == '/opt/vv' and backend[-1] == '--poll'
+    assert backend[1::2][:3] == ['--socket', '--uds', '--guest-cid']
+    r = run_launcher('--vsock', '--vsock-backend', '/opt/vv', '--backend', 'b {socket}',
+                     '--dry-run')
+    assert r.returncode == 2 and 'exclude each other' in error_line(r)
+
+
 def test_backend_refused_with_kernel_transport():
     r = run_launcher('--vsock', '--vsock-transport', 'kernel', '--backend', 'b {socket}',
                      '--dry-run')

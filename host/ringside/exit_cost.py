@@ -39,13 +39,29 @@ ROWS = ('idle', '64 B rt', '4 KiB rt', 'h2g MiB', 'g2h MiB')
 MIB = 1 << 20
 
 
-def launcher_args(which, opts):
+def launcher_args(which, extra, opts):
+    """ringside-run's arguments for guest `which` with `extra` on its command line."""
     args = ['--vsock', '--vsock-transport', 'kernel', '--accel', 'kvm', '--boot', 'elf',
             '--vsock-cid', str(CID)]
     if which == 'linux':
-        return args + ['--kernel', LINUX_KERNEL, '--cmdline', 'console=ttyS0 quiet panic=-1 '
-                       + opts.linux_cmdline, '--qemu-arg=-initrd', '--qemu-arg=' + LINUX_INITRD]
-    return args + (['--cmdline', opts.cmdline] if opts.cmdline else [])
+        cmdline = ' '.join(w for w in ('console=ttyS0 quiet panic=-1', opts.linux_cmdline,
+                                       extra) if w)
+        return args + ['--kernel', LINUX_KERNEL, '--cmdline', cmdline,
+                       '--qemu-arg=-initrd', '--qemu-arg=' + LINUX_INITRD]
+    cmdline = ' '.join(w for w in (opts.cmdline, extra) if w)
+    return args + (['--cmdline', cmdline] if cmdline else [])
+
+
+def variants(opts):
+    """(label, guest, extra command line) for every guest to boot, in order."""
+    out = []
+    for which in opts.guests:
+        if not opts.idle_ab:
+            out.append((which, which, ''))
+            continue
+        halt = 'idle=halt' if which == 'ringside' else ''   # Linux halts by default
+        out += [(which + ' idle=halt', which, halt), (which + ' idle=poll', which, 'idle=poll')]
+    return out
 
 
 def wait_vsock_cid(cid, port, timeout=60):
@@ -73,29 +89,53 @@ def ringside_counters(console):
     return sum(int(m[3]) for m in rows), sum(int(m[5]) for m in rows)
 
 
-def around(counter, run):
-    """run()'s result and the exits by kind it took."""
-    before = counter.snapshot()
+def host_cpu_ns(qemu_pid):
+    """CPU time the guest costs this host so far: QEMU's threads and the
+    vhost workers the kernel runs for it ([vhost-PID]), in ns."""
+    pids = ['%d/task/%s' % (qemu_pid, t) for t in os.listdir('/proc/%d/task' % qemu_pid)]
+    worker = 'vhost-%d' % qemu_pid
+    for pid in os.listdir('/proc'):
+        if pid.isdigit() and _read('/proc/%s/comm' % pid) == worker:
+            pids.append(pid)
+    return sum(int((_read('/proc/%s/schedstat' % p) or '0').split()[0]) for p in pids)
+
+
+def _read(path):
+    try:
+        with open(path) as f:
+            return f.read().strip()
+    except OSError:
+        return None
+
+
+def around(counter, qemu_pid, run, ops_of):
+    """run()'s result, and what it cost per operation: exits by kind and
+    host CPU microseconds ('cpu us')."""
+    before, cpu = counter.snapshot(), host_cpu_ns(qemu_pid)
     res = run()
-    return res, counter.snapshot(), before
+    cpu = host_cpu_ns(qemu_pid) - cpu
+    ops = ops_of(res)
+    per_op = kvm_exits.delta(before, counter.snapshot(), ops)
+    per_op['cpu us'] = cpu / 1000.0 / ops
+    return res, per_op
 
 
-def measure(which, console, counter, opts):
-    """{row: {kind: exits per operation}} for one booted guest."""
+def measure(which, launch, counter, opts):
+    """{row: {kind: exits per operation, ...}} for one booted guest."""
     rows = {}
+    console, pid = launch.console, launch.qemu.pid
     target = ['--cid', str(CID)]
-    before = counter.snapshot()
-    time.sleep(opts.idle)
-    rows['idle'] = kvm_exits.delta(before, counter.snapshot(), opts.idle)
+    _, rows['idle'] = around(counter, pid, lambda: time.sleep(opts.idle), lambda r: opts.idle)
+    rts = opts.count + opts.warmup
     for size, row in ((64, '64 B rt'), (4096, '4 KiB rt')):
         guest_before = ringside_counters(console) if which == 'ringside' else None
         irq_before = linux_irqs(console) if which == 'linux' else None
         args = ['pingpong'] + target + ['--size', str(size), '--count', str(opts.count),
                                         '--warmup', str(opts.warmup)]
-        res, after, before = around(counter, lambda: run_bench(args, 900, PROG))
-        rts = opts.count + opts.warmup
-        rows[row] = kvm_exits.delta(before, after, rts)
-        rows[row]['p50 us'] = res['results'][0]['p50'] / 1000.0
+        res, rows[row] = around(counter, pid, lambda: run_bench(args, 900, PROG),
+                                lambda r: rts)
+        for p in ('p1', 'p50', 'mean', 'p99'):
+            rows[row][p + ' us'] = res['results'][0][p] / 1000.0
         if guest_before:
             kicks, irqs = ringside_counters(console)
             rows[row]['guest kicks'] = (kicks - guest_before[0]) / rts
@@ -105,15 +145,15 @@ def measure(which, console, counter, opts):
     for d, port in (('h2g', SINK), ('g2h', SOURCE)):
         args = ['stream'] + target + ['--port', str(port), '--dir', d, '-l', '65536',
                                       '-P', '1', '--time', str(opts.time)]
-        res, after, before = around(counter, lambda: run_bench(args, opts.time * 10 + 120,
-                                                               PROG))
-        rows[d + ' MiB'] = kvm_exits.delta(before, after, max(res['bytes'], 1) / MIB)
+        res, rows[d + ' MiB'] = around(
+                counter, pid, lambda: run_bench(args, opts.time * 10 + 120, PROG),
+                lambda r: max(r['bytes'], 1) / MIB)
         rows[d + ' MiB']['Gb/s'] = res['gbps']
     return rows
 
 
-def run_guest(which, opts, counter):
-    lopts = rr.parse_args(launcher_args(which, opts))
+def run_guest(which, extra, opts, counter):
+    lopts = rr.parse_args(launcher_args(which, extra, opts))
     log = open(os.path.join(rr.REPO, 'build', 'exit-cost-%s.log' % which), 'w')
     with log, rr.Launch(lopts, 'kvm', qemu_stderr=log) as launch:
         if which == 'linux':
@@ -125,30 +165,45 @@ def run_guest(which, opts, counter):
         if which == 'ringside':
             out = launch.console.command('config', 60)
             config = ' '.join(re.findall(r'^(\w+=\S+)', out, re.M))
-        rows = measure(which, launch.console, counter, opts)
+        rows = measure(which, launch, counter, opts)
         launch.poweroff()
     return rows, config
 
 
 def print_table(results):
     kinds = list(kvm_exits.KINDS) + ['inj']
-    print('\nVM exits per operation, by kind (KVM tracepoints on this host)')
-    print('%-9s %-8s' % ('guest', 'op') + ''.join(' %7s' % k for k in kinds)
-          + ' %7s %7s  %s' % ('g.kick', 'g.irq', 'ports and MSRs'))
-    for which, rows in results.items():
+    width = max(len(name) for name in results)
+    print('\nVM exits per operation, by kind (KVM tracepoints on this host; inj: '
+          'interrupts injected,\nnot exits; g.kick, g.irq: the guest\'s own counts)')
+    print('%-*s %-9s' % (width, 'guest', 'op') + ''.join(' %7s' % k for k in kinds)
+          + ' %7s %7s  %s' % ('g.kick', 'g.irq', 'ports, MSRs, vectors'))
+    for name, rows in results.items():
         for row in ROWS:
             r = rows[row]
-            unit = '/s' if row == 'idle' else ''
-            print('%-9s %-8s' % (which, row + unit) + ''.join(' %7.2f' % r[k] for k in kinds)
-                  + ' %7s %7s  %s' % (
+            print('%-*s %-9s' % (width, name, row + ('/s' if row == 'idle' else ''))
+                  + ''.join(' %7.2f' % r[k] for k in kinds) + ' %7s %7s  %s' % (
                       '%.2f' % r['guest kicks'] if 'guest kicks' in r else '-',
                       '%.2f' % r['guest irqs'] if 'guest irqs' in r else '-',
                       kvm_exits.details(r)))
-    if len(results) > 1 and 'ringside' in results and 'linux' in results:
-        print('\nringside / Linux, all exits:')
+    print('\nround trips and streams: latency (us), host CPU (QEMU and its vhost worker, '
+          'us per op)')
+    print('%-*s %-9s %8s %8s %8s %8s %8s %7s' % (width, 'guest', 'op', 'p1', 'p50', 'mean',
+                                                 'p99', 'cpu us', 'exits'))
+    for name, rows in results.items():
         for row in ROWS:
-            a, b = results['ringside'][row]['exits'], results['linux'][row]['exits']
-            print('  %-9s %8.2f / %8.2f = %.2f' % (row, a, b, a / b if b else float('nan')))
+            r = rows[row]
+            lat = ' '.join('%8.1f' % r[p + ' us'] if p + ' us' in r else '%8s' % '-'
+                           for p in ('p1', 'p50', 'mean', 'p99'))
+            op = row + ('/s' if row == 'idle' else '')
+            print('%-*s %-9s %s %8.1f %7.2f' % (width, name, op, lat, r['cpu us'], r['exits']))
+    names = list(results)
+    if len(names) > 1:
+        print('\nall exits, each guest against %s:' % names[0])
+        for other in names[1:]:
+            for row in ROWS:
+                a, b = results[other][row]['exits'], results[names[0]][row]['exits']
+                print('  %-*s %-9s %8.2f / %8.2f = %.2f' % (width, other, row, a, b,
+                                                            a / b if b else float('nan')))
 
 
 def parse_args(argv):
@@ -162,6 +217,9 @@ def parse_args(argv):
     p.add_argument('--cmdline', default='', help="ringside's keys, e.g. 'idle=poll'")
     p.add_argument('--linux-cmdline', default='', help="the Linux guest's extra kernel "
                                                        "parameters, e.g. 'idle=poll'")
+    p.add_argument('--idle-ab', action='store_true',
+                   help='boot every guest twice, halting and polling when idle (ringside '
+                        'idle=halt|poll, Linux default|idle=poll): latency, exits, host CPU')
     p.add_argument('--json', metavar='FILE', help='also write the results as JSON')
     opts = p.parse_args(argv)
     opts.guests = [g.strip() for g in opts.guests.split(',') if g.strip()]
@@ -193,13 +251,14 @@ def main(argv):
     results, configs = {}, {}
     try:
         with kvm_exits.ExitCounter() as counter:
-            for which in opts.guests:
-                results[which], configs[which] = run_guest(which, opts, counter)
+            for name, which, extra in variants(opts):
+                results[name], configs[name] = run_guest(which, extra, opts, counter)
     except kvm_exits.ExitsUnavailable as e:
         raise SystemExit('%s: error: cannot count VM exits: %s' % (PROG, e))
-    print('%s: KVM, kernel vhost-vsock, %s; %d round trips per size, %g s streams, %g s idle'
-          % (PROG, time.strftime('%Y-%m-%d %H:%M'), opts.count + opts.warmup, opts.time,
-             opts.idle))
+    print('%s: KVM (halt_poll_ns %s), kernel vhost-vsock, %s; %d round trips per size, '
+          '%g s streams, %g s idle' % (
+              PROG, _read('/sys/module/kvm/parameters/halt_poll_ns') or '?',
+              time.strftime('%Y-%m-%d %H:%M'), opts.count + opts.warmup, opts.time, opts.idle))
     for which, config in configs.items():
         if config:
             print('%s: %s' % (which, config))

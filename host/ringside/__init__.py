@@ -10,7 +10,10 @@ Modules, from the command line to the running guest:
              with every path and choice resolved (UsageError for bad ones)
   images     the repository, the images it builds, firmware
   qemu       qemu_argv(): options -> QEMU's argv
-  backends   helper_specs(): processes QEMU depends on (vhost-user-vsock back end)
+  backends   helper_specs(): processes QEMU depends on (vhost-user-vsock back end,
+             --backend CMD with its placeholders filled in)
+  vhost      the host kernel's /dev/vhost-vsock: VHOST_GET_FEATURES, the
+             packed=on guard
   process    Children: starts child processes, stops them all newest first
   console    Console: the serial line; a reader thread, wait_for(regex),
              command(cmd) -> output, send()
@@ -35,7 +38,8 @@ from .launcher import describe_status, main
 from .machine import Launch
 from .options import build_parser, parse_args, resolve
 from .process import Children, die_with_parent
-from .qemu import qemu_argv, qemu_opt, vsock_kernel
+from .qemu import packed_requested, qemu_argv, qemu_opt, vsock_kernel
+from .vhost import kernel_vsock_problem, vhost_features
 
 __all__ = [
     'choose_accel', 'kvm_usable', 'probe_kvm',
@@ -49,5 +53,6 @@ __all__ = [
     'Launch',
     'build_parser', 'parse_args', 'resolve',
     'Children', 'die_with_parent',
-    'qemu_argv', 'qemu_opt', 'vsock_kernel',
+    'packed_requested', 'qemu_argv', 'qemu_opt', 'vsock_kernel',
+    'kernel_vsock_problem', 'vhost_features',
 ]

@@ -8,10 +8,29 @@ from .qemu import vsock_kernel
 
 
 class HelperSpec:
-    """A process QEMU depends on: start it first, wait for `socket_path`."""
+    """A process QEMU depends on: start it first, then wait up to `timeout`
+    seconds for it to listen on the Unix socket `socket_path`."""
 
-    def __init__(self, name, argv, socket_path=None):
+    def __init__(self, name, argv, socket_path=None, timeout=10.0):
         self.name, self.argv, self.socket_path = name, argv, socket_path
+        self.timeout = timeout
+
+
+# What a back end's command line (--backend CMD) may name; the launcher fills
+# them in: the vhost-user socket QEMU connects to, the hybrid-vsock socket
+# host programs use, the guest's CID.
+PLACEHOLDERS = ('{socket}', '{uds}', '{cid}')
+
+
+def fill_placeholders(words, values):
+    """`words` with every {name} of `values` replaced in each word; other
+    braces stay as they are."""
+    out = []
+    for word in words:
+        for name, value in values.items():
+            word = word.replace('{%s}' % name, str(value))
+        out.append(word)
+    return out
 
 
 def helper_specs(opts, accel):
@@ -22,12 +41,14 @@ def helper_specs(opts, accel):
     """
     specs = []
     if opts.vsock and not vsock_kernel(opts, accel):
-        # Keep in step with `build/host/ringside-vhost-vsock --help`.
-        specs.append(HelperSpec('vhost-vsock', [
-                opts.vsock_backend, '--socket', opts.vsock_socket,
-                '--uds', opts.vsock_uds, '--guest-cid', str(opts.vsock_cid)]
-                + ['--forward-tcp=' + f for f in opts.forward]
-                + opts.vsock_arg, socket_path=opts.vsock_socket))
+        # --backend CMD, or ours: keep in step with
+        # `build/host/ringside-vhost-vsock --help`.
+        argv = fill_placeholders(opts.backend_cmd, {
+                'socket': opts.vsock_socket, 'uds': opts.vsock_uds, 'cid': opts.vsock_cid})
+        specs.append(HelperSpec('vhost-vsock', argv
+                                + ['--forward-tcp=' + f for f in opts.forward]
+                                + opts.vsock_arg, socket_path=opts.vsock_socket,
+                                timeout=opts.backend_timeout))
     return specs
 
 
@@ -45,3 +66,28 @@ def remove_stale_socket(path):
             os.unlink(path)
     except FileNotFoundError:
         pass
+
+
+def listening_unix_sockets():
+    """Paths of the listening Unix sockets in this network namespace
+    (/proc/net/unix: flags __SO_ACCEPTCON, state SS_UNCONNECTED)."""
+    paths = set()
+    with open('/proc/net/unix') as f:
+        next(f)   # the header
+        for line in f:
+            fields = line.split(None, 7)
+            if len(fields) == 8 and int(fields[3], 16) & 0x10000 and fields[5] == '01':
+                paths.add(fields[7].rstrip('\n'))
+    return paths
+
+
+def is_listening(path):
+    """True when a process listens on the Unix socket `path` (absolute; a
+    back end may have bound it through symbolic links resolved). Nothing
+    connects to it: a back end may take only one connection."""
+    try:
+        if not stat.S_ISSOCK(os.stat(path).st_mode):
+            return False
+    except OSError:
+        return False
+    return not listening_unix_sockets().isdisjoint({path, os.path.realpath(path)})

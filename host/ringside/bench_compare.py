@@ -34,6 +34,7 @@ Linux's /proc/interrupts virtio lines) per round trip or per KiB, with the
 idle rate measured before the cell (ringside/cost_measure.py).
 """
 
+import argparse
 import json
 import os
 import statistics
@@ -168,7 +169,7 @@ def run_guest(launcher, accel, which, packed, poll, opts, exits=None):
                                        opts.cmdline) if w)
         if cmdline:
             args += ['--cmdline', cmdline]
-    lopts = launcher.parse_args(args)
+    lopts = launcher.parse_args(args + opts.launcher_args)
     log = open(os.path.join(REPO, 'build', 'bench-compare-%s.log' % which), 'a')
     with launcher.Launch(lopts, accel, qemu_stderr=log) as launch:
         if which == 'linux':
@@ -213,7 +214,10 @@ def compare(launcher, accel, guests, opts, exits):
 
 
 def main(argv):
-    p = Parser(prog='bench-compare', description=__doc__.split('\n')[0])
+    p = Parser(prog='bench-compare', description=__doc__.split('\n')[0],
+               epilog='Launcher options after "--" go to every boot (host/ringside-run), '
+                      'e.g. -- --backend CMD or -- --qemu PATH; the poll configurations '
+                      'add --poll to the back end\'s command.')
     p.add_argument('--sizes', default='64,512,4096', help='ping-pong sizes (64,512,4096)')
     p.add_argument('--count', type=int, default=500, help='round trips per size (500)')
     p.add_argument('--warmup', type=int, default=50)
@@ -237,6 +241,7 @@ def main(argv):
     p.add_argument('--baseline', metavar='ELF',
                    help='also boot this ringside ELF (another build) every round and '
                         'print ringside/baseline per cell')
+    p.add_argument('launcher_args', nargs='*', help=argparse.SUPPRESS)
     opts = p.parse_args(argv)
     if opts.baseline and not os.path.isfile(opts.baseline):
         p.error('--baseline %s: no such file' % opts.baseline)
@@ -265,8 +270,9 @@ def main(argv):
     for path in (BENCH, LINUX_KERNEL, LINUX_INITRD):
         if not os.path.exists(path):
             p.error('%s missing: run make and make linux-guest' % os.path.relpath(path, REPO))
-    accel = 'kvm' if rr.kvm_usable() and rr.probe_kvm(
-            rr.parse_args(['--boot', 'elf'])) else 'tcg'
+    # the launcher options, checked before anything boots
+    base = rr.parse_args(['--vsock', '--boot', 'elf'] + opts.launcher_args)
+    accel = 'kvm' if rr.kvm_usable() and rr.probe_kvm(base) else 'tcg'
     guests = ['ringside', 'linux'] + (['baseline'] if opts.baseline else [])
     try:
         exits = kvm_exits.ExitCounter() if opts.exits else None
@@ -282,6 +288,8 @@ def main(argv):
           % (accel, "kernel vhost-vsock" if opts.vsock == 'kernel' else 'ringside-vhost-vsock',
              opts.rounds, '' if opts.rounds == 1 else 's (medians)',
              '; ringside cmdline: ' + opts.cmdline if opts.cmdline else ''))
+    if base.backend:
+        print('back end: %s' % base.backend)
     if opts.baseline:
         print('baseline: %s (same keys); vs base: ringside/baseline' % opts.baseline)
     head = '%-14s %-8s %6s %4s %12s %12s %8s %15s' % ('config', 'metric', 'size', 'dir',

@@ -22,6 +22,7 @@ sessions) into build/bench/. Needs root for the namespace (without it the
 UDP cells are skipped, with a note). Under TCG only ratios mean much.
 """
 
+import argparse
 import contextlib
 import io
 import json
@@ -135,9 +136,9 @@ def boot_and_measure(which, poll, opts, accel, ns, rows):
     if opts.cost:
         cost_path = os.path.join(REPO, 'build', 'bench-rr-%s.cost' % which)
         args = ['--cost', cost_path] + args
-    lopts = rr.parse_args(args)
+    lopts = rr.parse_args(args + opts.launcher_args)
     if ns:
-        lopts.qemu = ns.qemu
+        lopts.qemu = ns.qemu   # --qemu PATH runs inside it
     backend = 'poll' if poll else 'sleep'
     log = open(os.path.join(REPO, 'build', 'bench-rr-%s.log' % which), 'a')
     with log, rr.Launch(lopts, accel, qemu_stderr=log) as launch:
@@ -293,7 +294,10 @@ def write_report(opts, accel, rows, tables, plots):
 
 
 def main(argv):
-    p = Parser(prog=PROG, description=__doc__.split('\n')[0])
+    p = Parser(prog=PROG, description=__doc__.split('\n')[0],
+               epilog='Launcher options after "--" go to every boot (host/ringside-run), '
+                      'e.g. -- --backend CMD or -- --qemu PATH; the poll back ends add '
+                      '--poll to the back end\'s command.')
     p.add_argument('--sessions', type=int_list, default=[1, 10, 100, 200],
                    help='concurrent sessions (1,10,100,200)')
     p.add_argument('--sizes', type=size_list, default=[1, 1024],
@@ -314,6 +318,7 @@ def main(argv):
                    help='where the PNG plots go (build/bench)')
     p.add_argument('--from-json', metavar='FILE',
                    help='no runs: tables, plots and report from an earlier --json FILE')
+    p.add_argument('launcher_args', nargs='*', help=argparse.SUPPRESS)
     opts = p.parse_args(argv)
     if opts.from_json:
         with open(opts.from_json) as f:
@@ -333,15 +338,17 @@ def main(argv):
     udp = not opts.no_udp and netns.usable()
     if not opts.no_udp and not udp:
         print('%s: no UDP cells: the namespace needs root, ip netns and /dev/net/tun' % PROG)
-    accel = 'kvm' if rr.kvm_usable() and rr.probe_kvm(
-            rr.parse_args(['--boot', 'elf'])) else 'tcg'
-    print('request/response: accel %s, sessions %s, sizes %s, %.1f s per cell, %s'
-          % (accel, opts.sessions, opts.sizes, opts.time, time.strftime('%Y-%m-%d %H:%M')))
+    # the launcher options, checked before anything boots
+    base = rr.parse_args(['--vsock', '--boot', 'elf'] + opts.launcher_args)
+    accel = 'kvm' if rr.kvm_usable() and rr.probe_kvm(base) else 'tcg'
+    print('request/response: accel %s, sessions %s, sizes %s, %.1f s per cell, %s%s'
+          % (accel, opts.sessions, opts.sizes, opts.time, time.strftime('%Y-%m-%d %H:%M'),
+             ', back end ' + base.backend if base.backend else ''))
     rows = []
     for which in guests:
         for backend in backends:
             # UDP does not involve the back end: measured in the sleeping boot
-            ns = netns.NetNs() if udp and backend == 'sleep' else None
+            ns = netns.NetNs(base.qemu) if udp and backend == 'sleep' else None
             try:
                 boot_and_measure(which, backend == 'poll', opts, accel, ns, rows)
             finally:

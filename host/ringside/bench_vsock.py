@@ -22,6 +22,12 @@ count is what ringside-bench reports (round trips including warm-up, bytes
 / 1024). With --ab the cost delta of every switch is printed with its
 spread over --rounds.
 
+With --attach uds:PATH|cid:N|tcp:HOST:PORT nothing is booted: the tables
+are measured against a guest somebody else started (its services on the
+usual ports), through that hybrid-vsock socket, AF_VSOCK CID or TCP
+forward. Without its console there are no guest counters and no switching,
+so --ab, --cost, --tools and launcher options are refused.
+
 Absolute numbers under TCG mean little; compare ratios within one run.
 """
 
@@ -86,12 +92,26 @@ def ab_switch(text):
     return key, choices
 
 
+def attach_target(text):
+    """--attach uds:PATH|cid:N|tcp:HOST:PORT -> (text, ringside-bench's
+    target arguments, the hybrid socket or None)."""
+    kind, _, rest = text.partition(':')
+    if kind == 'uds' and rest:
+        return text, ['--uds', rest], rest
+    if kind == 'cid' and rest.isdigit() and 3 <= int(rest) < 0xffffffff:
+        return text, ['--cid', rest], None
+    host, _, port = rest.rpartition(':')
+    if kind == 'tcp' and host and port.isdigit() and 0 < int(port) < 65536:
+        return text, ['--tcp', rest], None
+    raise argparse.ArgumentTypeError('expected uds:PATH, cid:N or tcp:HOST:PORT: %r' % text)
+
+
 def parse_args(argv):
     p = Parser(
             prog='bench-vsock',
             description='Boot ringside with vsock and print ping-pong and stream tables.',
             epilog='Launcher options after "--" go to host/ringside-run '
-                   '(e.g. -- --machine pc --firmware uefi).')
+                   '(e.g. -- --machine pc --firmware uefi, -- --backend CMD).')
     p.add_argument('--sizes', type=size_list, default=size_list('64,512,4k'),
                    help='ping-pong sizes (default 64,512,4k)')
     p.add_argument('--count', type=int, default=300, help='round trips per size (300)')
@@ -116,10 +136,26 @@ def parse_args(argv):
                    help='guest cost columns (the ringside-cost plugin; --cost=io=on also '
                         'counts I/O exits and notifies); boots the ELF with irq=msix '
                         'idle=halt')
-    p.add_argument('--boot', choices=['iso', 'elf'], default='iso',
+    p.add_argument('--boot', choices=['iso', 'elf'],
                    help='boot the ISO (default) or the ELF via -kernel')
+    p.add_argument('--attach', type=attach_target, metavar='uds:PATH|cid:N|tcp:HOST:PORT',
+                   help='boot nothing: measure a running guest through this hybrid socket, '
+                        'AF_VSOCK CID or TCP forward to its echo (tcp: --no-stream); no '
+                        'console: no guest counters, --ab, --cost, --tools')
     p.add_argument('launcher_args', nargs='*', help=argparse.SUPPRESS)
     opts = p.parse_args(argv)
+    if opts.attach:
+        # nothing here reaches the guest's console
+        refused = [name for name, given in (
+                ('--ab', opts.ab), ('--cost', opts.cost is not None), ('--tools', opts.tools),
+                ('--boot', opts.boot), ('launcher options', opts.launcher_args)) if given]
+        if refused:
+            p.error('--attach measures a guest without its console: %s cannot apply'
+                    % ', '.join(refused))
+        if opts.attach[1][0] == '--tcp' and not opts.no_stream:
+            p.error('--attach tcp: reaches one guest port (a forward to the echo, 1234): '
+                    'add --no-stream')
+    opts.boot = opts.boot or 'iso'
     dirs = opts.dirs.split(',')
     if any(d not in ('h2g', 'g2h') for d in dirs):
         p.error('--dirs takes h2g and/or g2h')
@@ -160,6 +196,7 @@ class Guest:
         return {m[0]: [int(x) for x in m[1:]] for m in QUEUE_RE.findall(out)}
 
     def apply(self, combo, uds):
+        """`set` every KEY=VALUE of `combo`; wait for vsock after a change."""
         changed = False
         for key, value in combo:
             before = self.command('get %s' % key).strip()
@@ -182,7 +219,10 @@ def add_queue_deltas(res, before, after, rounds):
 
 def measured(meter, run, ops_of, guest, after_run=None):
     """run() with the guest's queue counters around it and, with a meter,
-    the cost block bracketing it (the console commands stay outside)."""
+    the cost block bracketing it (the console commands stay outside).
+    Without a guest (--attach): run() alone, no counters."""
+    if guest is None:
+        return run(), {}, {}
     before = guest.queue_counters()
     if meter is None:
         res = run()
@@ -264,11 +304,15 @@ def print_pingpong(rows):
             'config', 'size', 'rounds', '1st perc', '50th', 'mean', '99th', '99.9th', 'max',
             'kick/rt', 'irq/rt') + (cost_head('rt', io, False) if cost_on else ''))
     for conf, r in rows:
-        kicks = r.get('txq_kicks_per_rt', 0) + r.get('rxq_kicks_per_rt', 0)
-        irqs = r.get('txq_irqs_per_rt', 0) + r.get('rxq_irqs_per_rt', 0)
-        print('%-28s %7d %7d %9.0f %9.0f %10.1f %9.0f %9.0f %9.0f %8.2f %8.2f' % (
+        if 'txq_kicks_per_rt' in r or 'rxq_kicks_per_rt' in r:
+            kicks = '%8.2f %8.2f' % (
+                    r.get('txq_kicks_per_rt', 0) + r.get('rxq_kicks_per_rt', 0),
+                    r.get('txq_irqs_per_rt', 0) + r.get('rxq_irqs_per_rt', 0))
+        else:
+            kicks = '%8s %8s' % ('-', '-')   # no guest counters (--attach)
+        print('%-28s %7d %7d %9.0f %9.0f %10.1f %9.0f %9.0f %9.0f %s' % (
                 conf, r['size'], r['count'], r['p1'], r['p50'], r['mean'], r['p99'],
-                r['p99_9'], r['max'], kicks, irqs) + cost_cols(r, io, False))
+                r['p99_9'], r['max'], kicks) + cost_cols(r, io, False))
 
 
 def print_stream(rows):
@@ -361,10 +405,66 @@ def print_ratios(results, combos):
                   + cost_delta(rows(base), rows(other), 'KiB'))
 
 
+def run_cells(opts, guest, target, uds, meter, results):
+    """Every ping-pong and stream cell, --ab combinations interleaved;
+    `guest` None: attached, nothing switched or counted."""
+    combos = variants(opts.ab)
+    for _ in range(opts.rounds):
+        if not opts.no_pingpong:
+            for size in opts.sizes:
+                for combo in combos:
+                    if guest:
+                        guest.apply(combo, uds)
+                    res = pingpong_cell(guest, target, opts, size, meter)
+                    results['pingpong'].append((label(combo), res))
+        if not opts.no_stream:
+            for d in opts.dirs:
+                for length in opts.lengths:
+                    for streams in opts.streams:
+                        for combo in combos:
+                            if guest:
+                                guest.apply(combo, uds)
+                            res = stream_cell(target, opts, d, length, streams, guest, meter)
+                            results['stream'].append((label(combo), res))
+
+
+def print_results(opts, results, stats):
+    if results['pingpong']:
+        print_pingpong(results['pingpong'])
+    if results['stream']:
+        print_stream(results['stream'])
+    print_cost_notes(results)
+    if opts.ab:
+        print_ratios(results, variants(opts.ab))
+    if results.get('tools'):
+        print_tools(results['tools'])
+    if results.get('tools_stream'):
+        print_tools_stream(results['tools_stream'], opts.time)
+    if stats is not None:
+        print('\nguest counters at the end:\n' + stats.rstrip())
+    if opts.json:
+        with open(opts.json, 'w') as f:
+            json.dump(results, f, indent=1)
+
+
+def run_attached(opts):
+    """--attach: the cells against a guest that runs already."""
+    text, target, uds = opts.attach
+    if uds:
+        wait_vsock_up(uds, prog=PROG)
+    print('ringside vsock benchmark: attach %s, %s' % (text, time.strftime('%Y-%m-%d %H:%M')))
+    results = {'pingpong': [], 'stream': [], 'attach': text}
+    run_cells(opts, None, target, uds, None, results)
+    print_results(opts, results, None)
+    return 0
+
+
 def main(argv):
     opts = parse_args(argv)
     if not os.access(BENCH, os.X_OK):
         raise SystemExit('bench-vsock: %s not found (run make)' % BENCH)
+    if opts.attach:
+        return run_attached(opts)
     fwd_args, fwd_ports = forward_args() if opts.tools else ([], {})
     largs = ['--vsock', '--boot', opts.boot, '--accel', 'auto'] + fwd_args
     meter = None
@@ -394,26 +494,10 @@ def main(argv):
             wait_vsock_up(uds, prog=PROG)
         print('ringside vsock benchmark: accel %s, %s boot, %s, %s' % (
                 accel, opts.boot, 'kernel vhost-vsock' if uds is None else
-                'back end ' + os.path.basename(lopts.vsock_backend),
+                'back end ' + (lopts.backend or os.path.basename(lopts.backend_cmd[0])),
                 time.strftime('%Y-%m-%d %H:%M')))
         print(guest.command('config').rstrip())
-        combos = variants(opts.ab)
-        for r in range(opts.rounds):
-            if not opts.no_pingpong:
-                for size in opts.sizes:
-                    for combo in combos:
-                        guest.apply(combo, uds)
-                        res = pingpong_cell(guest, target, opts, size, meter)
-                        results['pingpong'].append((label(combo), res))
-            if not opts.no_stream:
-                for d in opts.dirs:
-                    for length in opts.lengths:
-                        for streams in opts.streams:
-                            for combo in combos:
-                                guest.apply(combo, uds)
-                                res = stream_cell(target, opts, d, length,
-                                                  streams, guest, meter)
-                                results['stream'].append((label(combo), res))
+        run_cells(opts, guest, target, uds, meter, results)
         if opts.tools and uds:
             if not opts.no_pingpong:
                 results['tools'] = run_tools(opts, uds, fwd_ports, PROG)
@@ -423,19 +507,5 @@ def main(argv):
             print('%s: --tools needs the vhost-user back end (its TCP forwarding)' % PROG)
         stats = guest.command('stats')
         launch.poweroff()
-    if results['pingpong']:
-        print_pingpong(results['pingpong'])
-    if results['stream']:
-        print_stream(results['stream'])
-    print_cost_notes(results)
-    if opts.ab:
-        print_ratios(results, variants(opts.ab))
-    if results.get('tools'):
-        print_tools(results['tools'])
-    if results.get('tools_stream'):
-        print_tools_stream(results['tools_stream'], opts.time)
-    print('\nguest counters at the end:\n' + stats.rstrip())
-    if opts.json:
-        with open(opts.json, 'w') as f:
-            json.dump(results, f, indent=1)
+    print_results(opts, results, stats)
     return 0

@@ -3,16 +3,18 @@
 
 import copy
 import os
+import shlex
 import socket
 import subprocess
 import tempfile
 import time
 
-from .backends import helper_specs, plan_paths, remove_stale_socket
+from .backends import helper_specs, is_listening, plan_paths, remove_stale_socket
 from .console import Console
 from .errors import GuestExited, LaunchError
 from .process import Children
-from .qemu import qemu_argv
+from .qemu import packed_requested, qemu_argv, vsock_kernel
+from .vhost import kernel_vsock_problem
 
 
 class Launch:
@@ -35,6 +37,7 @@ class Launch:
         self.console = None
         self.started_at = None  # time.monotonic() right before QEMU's exec
         self._workdir = None
+        self._sockets = []   # helpers' sockets, removed at stop()
 
     def argv(self):
         return qemu_argv(self.opts, self.accel, self.opts.serial_path)
@@ -53,12 +56,18 @@ class Launch:
         if self.opts.vsock:
             self._workdir = tempfile.mkdtemp(prefix='ringside-')
             plan_paths(self.opts, self._workdir)
+        if vsock_kernel(self.opts, self.accel):
+            # --vsock-transport kernel was checked with the options; auto here
+            problem = kernel_vsock_problem(packed_requested(self.opts.qemu_arg))
+            if problem:
+                raise LaunchError('vhost-vsock-pci: ' + problem)
         for spec in helper_specs(self.opts, self.accel):
             remove_stale_socket(spec.socket_path)
-            self.children.spawn(spec.name, spec.argv, stdin=subprocess.DEVNULL,
-                                stderr=self.qemu_stderr)
+            self._sockets += [spec.socket_path]
+            proc = self.children.spawn(spec.name, spec.argv, stdin=subprocess.DEVNULL,
+                                       stderr=self.qemu_stderr)
             if spec.socket_path:
-                self._wait_path(spec)
+                self._wait_listening(spec, proc)
         argv = self.argv()
         serial_path = self.opts.serial_path
         remove_stale_socket(serial_path)
@@ -78,17 +87,17 @@ class Launch:
                                    log=self.log, holder=sock)
         return self
 
-    def _wait_path(self, spec, timeout=10.0):
-        """Wait for a helper's socket; polls: a path has no event to wait on."""
-        deadline = time.monotonic() + timeout
-        proc = self.children.procs[-1][1]
-        while not os.path.exists(spec.socket_path):
+    def _wait_listening(self, spec, proc):
+        """Wait until the helper listens on its socket; polls: a path has no
+        event to wait on. The error names the command."""
+        deadline = time.monotonic() + spec.timeout
+        while not is_listening(spec.socket_path):
             if proc.poll() is not None:
-                raise LaunchError('%s exited with status %d before creating %s'
-                                  % (spec.name, proc.returncode, spec.socket_path))
+                raise LaunchError('back end exited with status %d before listening on %s: %s'
+                                  % (proc.returncode, spec.socket_path, shlex.join(spec.argv)))
             if time.monotonic() > deadline:
-                raise LaunchError('%s did not create %s within %g s'
-                                  % (spec.name, spec.socket_path, timeout))
+                raise LaunchError('back end did not listen on %s within %g s: %s'
+                                  % (spec.socket_path, spec.timeout, shlex.join(spec.argv)))
             time.sleep(0.02)
 
     def _connect(self, path, timeout=30.0):
@@ -130,6 +139,9 @@ class Launch:
     def stop(self):
         """Stop QEMU and every helper (newest first); safe to call twice."""
         self.children.stop_all()
+        for path in self._sockets:
+            remove_stale_socket(path)   # a back end that died left it
+        self._sockets = []
         if self.console is None or self.console.join(5.0):
             for f in (self.qemu and self.qemu.stdin, self.qemu and self.qemu.stdout):
                 try:

@@ -8,6 +8,7 @@ host's networking; clients run inside it too (`ip netns exec`).
 
 import os
 import random
+import shlex
 import subprocess
 import tempfile
 
@@ -49,7 +50,8 @@ class NetNs:
             raise
         self.qemu = os.path.join(self.dir, 'qemu-in-netns')
         with open(self.qemu, 'w') as f:
-            f.write('#!/bin/sh\nexec ip netns exec %s %s "$@"\n' % (self.name, qemu))
+            f.write('#!/bin/sh\nexec ip netns exec %s %s "$@"\n'
+                    % (self.name, shlex.quote(qemu)))
         os.chmod(self.qemu, 0o755)
 
     def prefix(self):

@@ -5,23 +5,29 @@ every path and choice resolved."""
 import argparse
 import os
 import re
+import shlex
+import shutil
 import sys
 
+from .backends import PLACEHOLDERS
 from .errors import EXIT_USAGE, PROG, UsageError
 from .images import COST_PLUGIN, DEFAULT_ELF, DEFAULT_ESP, DEFAULT_ISO, DEFAULT_VSOCK_BACKEND
-from .qemu import qemu_opt
+from .qemu import packed_requested, qemu_opt
+from .vhost import kernel_vsock_problem
 
 # --------------------------------------------------------------- options
 
+BACKEND_TIMEOUT = 20.0   # seconds for a back end to listen on its socket
+
 HELP_EPILOG = """\
-modes:  interactive (default): the serial console on this terminal; Ctrl-A x
-        quits, Ctrl-A Ctrl-A sends Ctrl-A.  --cmd: wait for 'ringside: ready',
-        run each command, print its output, power off, exit with QEMU's status.
-        QEMU's status: 0 after poweroff, (N<<1)|1 after the guest's exit(N).
-notes:  --cmdline reaches the guest only with --kernel/--boot elf (the ISO's
-        GRUB menu has a fixed command line).  --accel auto boots the ELF (PVH)
-        under KVM for a few seconds and uses TCG unless it printed
-        'ringside: ready'.  RINGSIDE_QEMU overrides the QEMU binary.
+modes:  interactive (default): the console here; Ctrl-A x quits, Ctrl-A Ctrl-A
+        sends Ctrl-A.  --cmd: wait for ready, run each command, print its output,
+        power off; QEMU's status: 0 after poweroff, (N<<1)|1 after exit(N).
+notes:  --cmdline reaches ELF boots only (the ISO's GRUB menu has a fixed one).
+        --accel auto boots the ELF under KVM for a few seconds; TCG unless it
+        printed 'ringside: ready'.  --vsock-transport auto: kernel with KVM and
+        /dev/vhost-vsock, else vhost-user.  --backend CMD: {socket} {uds} {cid}
+        filled in, QEMU starts once {socket} listens (default: our back end).
 """
 
 
@@ -102,8 +108,11 @@ def build_parser():
     # already use); out of --help, which must fit a screen.
     a('--forward', metavar='[ADDR:]H=G', action='append', default=[], help=argparse.SUPPRESS)
     a('--vsock-transport', choices=['auto', 'vhost-user', 'kernel'], default='auto',
-      help='kernel: vhost-vsock-pci (/dev/vhost-vsock); auto: kernel with KVM and '
-           '/dev/vhost-vsock, else our vhost-user back end')
+      metavar='auto|vhost-user|kernel', help='kernel: vhost-vsock-pci (see notes)')
+    a('--backend', metavar='CMD',
+      help='your vhost-user-vsock back end (see notes)')
+    a('--qemu', metavar='PATH',
+      help='QEMU ($RINGSIDE_QEMU, else qemu-system-x86_64)')
     # --cost PATH[,OPTS]: guest cost counters (README, cost accounting); out of
     # --help, which must fit a screen.
     a('--cost', metavar='PATH[,OPTS]', help=argparse.SUPPRESS)
@@ -113,7 +122,10 @@ def build_parser():
     a('-v', '--verbose', action='count', default=0, help='say what happens (-vv: serial to stderr)')
     # Knobs for scripts and for the lead's later back ends; not in --help.
     a('--esp', metavar='PATH', help=argparse.SUPPRESS)
-    a('--vsock-backend', metavar='PATH', default=DEFAULT_VSOCK_BACKEND, help=argparse.SUPPRESS)
+    # --vsock-backend PATH: our back end's binary in the default --backend CMD
+    a('--vsock-backend', metavar='PATH', help=argparse.SUPPRESS)
+    # seconds for the back end to listen on {socket}
+    a('--backend-timeout', type=_seconds, default=BACKEND_TIMEOUT, help=argparse.SUPPRESS)
     a('--vsock-socket', metavar='PATH', help=argparse.SUPPRESS)
     a('--vsock-cid', type=int, default=3, help=argparse.SUPPRESS)
     return p
@@ -161,15 +173,26 @@ def resolve(opts):
             'elf': opts.kernel or DEFAULT_ELF,
             'esp': opts.esp or DEFAULT_ESP,
     }[opts.boot]
-    opts.qemu = os.environ.get('RINGSIDE_QEMU', 'qemu-system-x86_64')
+    opts.qemu = _qemu_binary(opts.qemu)
     opts.serial_path = opts.serial[5:] if opts.serial.startswith('unix:') else None
     if opts.vsock_uds and not opts.vsock:
         raise UsageError('--vsock-uds needs --vsock')
     if (opts.vsock_arg or opts.forward) and not opts.vsock:
         raise UsageError('--vsock-arg and --forward need --vsock')
-    if opts.vsock_transport == 'kernel' and (opts.vsock_uds or opts.vsock_arg or opts.forward):
-        raise UsageError('--vsock-uds, --vsock-arg and --forward are for the vhost-user back end, '
-                         'not --vsock-transport kernel')
+    if (opts.backend or opts.vsock_backend) and not opts.vsock:
+        raise UsageError('--backend needs --vsock')
+    if opts.vsock_transport == 'kernel' and (opts.vsock_uds or opts.vsock_arg or opts.forward
+                                             or opts.backend or opts.vsock_backend):
+        raise UsageError('--vsock-uds, --vsock-arg, --forward and --backend are for a '
+                         'vhost-user back end, not --vsock-transport kernel')
+    opts.backend_cmd = _backend_cmd(opts)
+    for name in ('vsock_socket', 'vsock_uds'):
+        if getattr(opts, name):
+            setattr(opts, name, os.path.abspath(getattr(opts, name)))
+    if opts.vsock and opts.vsock_transport == 'kernel' and not opts.dry_run:
+        problem = kernel_vsock_problem(packed_requested(opts.qemu_arg))
+        if problem:
+            raise UsageError('--vsock-transport kernel: ' + problem)
     if opts.strict and not opts.cmd:
         raise UsageError('--strict needs --cmd')
     if opts.cost:
@@ -178,3 +201,43 @@ def resolve(opts):
         plugin = '%s,shm=%s' % (COST_PLUGIN, qemu_opt(os.path.abspath(path)))
         opts.qemu_arg = ['-plugin', plugin + (',' + rest if rest else '')] + opts.qemu_arg
     return opts
+
+
+def _qemu_binary(path):
+    """--qemu PATH, else $RINGSIDE_QEMU, else qemu-system-x86_64 from PATH;
+    one that was named has to be an executable file."""
+    what = '--qemu'
+    if path is None:
+        path, what = os.environ.get('RINGSIDE_QEMU'), 'RINGSIDE_QEMU'
+    if path is None:
+        return 'qemu-system-x86_64'   # not found: the launch says so
+    found = path if os.sep in path else shutil.which(path)
+    if not path or not found or not os.path.isfile(found) or not os.access(found, os.X_OK):
+        raise UsageError('%s %s: not an executable file' % (what, path or "''"))
+    return path
+
+
+def _backend_cmd(opts):
+    """The back end's command line as words, placeholders not yet filled in:
+    --backend CMD, or our back end (--vsock-backend PATH, default
+    build/host/ringside-vhost-vsock)."""
+    if opts.backend is None:
+        return [opts.vsock_backend or DEFAULT_VSOCK_BACKEND, '--socket', '{socket}',
+                '--uds', '{uds}', '--guest-cid', '{cid}']
+    if opts.vsock_backend:
+        raise UsageError('--backend and --vsock-backend exclude each other')
+    try:
+        words = shlex.split(opts.backend)
+    except ValueError as e:
+        raise UsageError('--backend %r: %s' % (opts.backend, e))
+    if not words:
+        raise UsageError('--backend needs a command')
+    for word in words:
+        for name in re.findall(r'\{[A-Za-z_]+\}', word):
+            if name not in PLACEHOLDERS:
+                raise UsageError('--backend: unknown placeholder %s (known: %s)'
+                                 % (name, ' '.join(PLACEHOLDERS)))
+    if not any('{socket}' in w for w in words) and not opts.vsock_socket:
+        raise UsageError('--backend: CMD must name {socket}, the vhost-user socket '
+                         'QEMU connects to')
+    return words

@@ -33,6 +33,41 @@ def vsock_kernel(opts, accel):
             accel == 'kvm' and os.path.exists('/dev/vhost-vsock'))
 
 
+# The kernel's vsock device and the types a -global for it may name.
+KERNEL_VSOCK_TYPES = ('vhost-vsock-pci', 'vhost-vsock-pci-non-transitional',
+                      'vhost-vsock-device', 'virtio-pci', 'virtio-device')
+_TRUE = ('on', 'yes', 'true', 'y')
+
+
+def _global_setting(value):
+    """A -global value as (driver, property, value): both of QEMU's forms,
+    DRIVER.PROP=VALUE and driver=D,property=P,value=V."""
+    if value.startswith('driver='):
+        kv = dict(part.partition('=')[::2] for part in value.split(','))
+        return kv.get('driver', ''), kv.get('property', ''), kv.get('value', '')
+    name, _, val = value.partition('=')
+    driver, _, prop = name.rpartition('.')
+    return driver, prop, val
+
+
+def packed_requested(qemu_args, types=KERNEL_VSOCK_TYPES):
+    """True if the extra QEMU arguments ask a device of one of `types` for
+    packed=on: `-global TYPE.packed=on` (how the scripts ask today) or a
+    `-device TYPE,...,packed=on` of their own."""
+    args = list(qemu_args)
+    for opt, value in zip(args, args[1:]):
+        if opt in ('-global', '--global'):
+            driver, prop, val = _global_setting(value)
+            if driver in types and prop == 'packed' and val.lower() in _TRUE:
+                return True
+        elif opt in ('-device', '--device'):
+            parts = value.split(',')
+            if parts[0] in types and any(p.lower() in ['packed=' + t for t in _TRUE]
+                                         for p in parts[1:]):
+                return True
+    return False
+
+
 def qemu_argv(opts, accel, serial_path=None):
     """QEMU's argv for `opts` under accelerator `accel` ('kvm' or 'tcg').
 

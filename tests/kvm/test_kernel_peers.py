@@ -8,7 +8,7 @@ import re
 import subprocess
 
 from ringside.bench_compare import LINUX_INITRD, LINUX_KERNEL, LINUX_READY
-from ringside.exit_cost import wait_vsock_cid
+from ringside.benchlib import wait_vsock_cid
 from ringside_qemu import REPO, Guest
 from test_kernel_vsock import CID, ECHO, KERNEL_ARGS, SIZES, echo_checked
 

@@ -15,7 +15,8 @@ import time
 import pytest
 
 from ringside import kvm_exits
-from ringside.exit_cost import ringside_counters, wait_vsock_cid
+from ringside.benchlib import wait_vsock_cid
+from ringside.exit_cost import ringside_counters
 from ringside_qemu import REPO, Guest
 from vsockhost import pattern
 

@@ -20,8 +20,9 @@ round too, with the same keys, and adds its column and the ratio
 ringside/baseline: whether a change made any cell worse, measured in one
 run against the same QEMU, back end, client and Linux.
 
-With --vsock kernel both guests get the kernel's vhost-vsock instead
-(`vhost-vsock-pci`, on a KVM host or through host/nested): one config,
+With the launcher's `-- --vsock-transport kernel` (or by default where KVM
+and /dev/vhost-vsock are: a KVM host, host/nested) both guests get the
+kernel's vhost-vsock (`vhost-vsock-pci`) instead of our back end: one config,
 "split kernel" (the kernel's back end has no poll mode, and Linux 6.1's
 vhost no packed ring), the client on AF_VSOCK, and with --exits every cell
 also gets the VM exits per operation the host counted (ringside/kvm_exits.py).
@@ -146,7 +147,7 @@ def add_cost(cells, c, size, d, unit):
 
 
 def run_guest(launcher, accel, which, packed, poll, opts, exits=None):
-    if opts.vsock == 'kernel':
+    if opts.kernel:
         args = ['--vsock', '--accel', accel, '--vsock-transport', 'kernel']
     else:
         args = ['--vsock', '--accel', accel, '--vsock-transport', 'vhost-user',
@@ -213,6 +214,25 @@ def compare(launcher, accel, guests, opts, exits):
     return rows, out
 
 
+def pick_configs(p, opts):
+    """--configs against the back end: the kernel's has one (no poll mode,
+    and Linux 6.1's vhost no packed ring), ours four."""
+    if opts.kernel:
+        if opts.configs not in (None, KERNEL_CONFIG):
+            p.error('the kernel\'s vhost-vsock has one config, %r' % KERNEL_CONFIG)
+        if opts.cost is not None:
+            p.error('--cost counts instructions under TCG; on the kernel\'s vhost-vsock '
+                    'use --exits')
+        opts.configs = [KERNEL_CONFIG]
+        return
+    if opts.exits:
+        p.error('--exits needs the kernel\'s vhost-vsock under KVM (-- --vsock-transport '
+                'kernel)')
+    opts.configs = [c.strip() for c in (opts.configs or ','.join(CONFIGS)).split(',')]
+    if any(c not in CONFIGS for c in opts.configs):
+        p.error('--configs takes %s' % ', '.join(CONFIGS))
+
+
 def main(argv):
     p = Parser(prog='bench-compare', description=__doc__.split('\n')[0],
                epilog='Launcher options after "--" go to every boot (host/ringside-run), '
@@ -225,11 +245,9 @@ def main(argv):
     p.add_argument('--json', metavar='FILE', help='also write the results as JSON')
     p.add_argument('--cost', nargs='?', const='', metavar='OPTS',
                    help='guest cost per operation (ringside-cost plugin; OPTS e.g. io=on)')
-    p.add_argument('--vsock', choices=('vhost-user', 'kernel'), default='vhost-user',
-                   help="the guests' vsock back end: ours over vhost-user (default) or the "
-                        "kernel's vhost-vsock (a KVM host, or through host/nested)")
     p.add_argument('--exits', action='store_true',
-                   help='with --vsock kernel on KVM: VM exits per operation in every cell')
+                   help="on the kernel's vhost-vsock under KVM: VM exits per operation in "
+                        "every cell")
     p.add_argument('--configs', default=None,
                    help='ring layout and back-end mode pairs (default: all four, '
                         '"split sleep,split poll,packed sleep,packed poll")')
@@ -249,20 +267,6 @@ def main(argv):
         p.error('--rounds takes a number >= 1')
     if any('=' not in w for w in opts.cmdline.split()):
         p.error('--cmdline takes KEY=VALUE words, e.g. "idle=poll tick=periodic"')
-    if opts.vsock == 'kernel':
-        if opts.configs not in (None, KERNEL_CONFIG):
-            p.error('--vsock kernel has one config, %r' % KERNEL_CONFIG)
-        if opts.cost is not None:
-            p.error('--cost counts instructions under TCG; on the kernel path use --exits')
-        if not os.path.exists('/dev/vhost-vsock'):
-            p.error('--vsock kernel: no /dev/vhost-vsock here (a KVM host, or host/nested)')
-        opts.configs = [KERNEL_CONFIG]
-    else:
-        if opts.exits:
-            p.error('--exits needs --vsock kernel (KVM counts them)')
-        opts.configs = [c.strip() for c in (opts.configs or ','.join(CONFIGS)).split(',')]
-        if any(c not in CONFIGS for c in opts.configs):
-            p.error('--configs takes %s' % ', '.join(CONFIGS))
     try:
         opts.sizes = [int(s) for s in opts.sizes.split(',')]
     except ValueError:
@@ -272,6 +276,10 @@ def main(argv):
             p.error('%s missing: run make and make linux-guest' % os.path.relpath(path, REPO))
     # the launcher options, checked before anything boots
     base = rr.parse_args(['--vsock', '--boot', 'elf'] + opts.launcher_args)
+    opts.kernel = base.vsock_transport == 'kernel' or (
+            base.vsock_transport == 'auto' and rr.kvm_usable()
+            and os.path.exists('/dev/vhost-vsock'))
+    pick_configs(p, opts)
     accel = 'kvm' if rr.kvm_usable() and rr.probe_kvm(base) else 'tcg'
     guests = ['ringside', 'linux'] + (['baseline'] if opts.baseline else [])
     try:
@@ -285,7 +293,7 @@ def main(argv):
             exits.close()
 
     print('ringside vs Linux guest, same QEMU (%s), back end (%s) and client; %d round%s%s'
-          % (accel, "kernel vhost-vsock" if opts.vsock == 'kernel' else 'ringside-vhost-vsock',
+          % (accel, "kernel vhost-vsock" if opts.kernel else 'ringside-vhost-vsock',
              opts.rounds, '' if opts.rounds == 1 else 's (medians)',
              '; ringside cmdline: ' + opts.cmdline if opts.cmdline else ''))
     if base.backend:

@@ -41,10 +41,10 @@ import time
 
 import ringside as rr
 
-from . import cost
+from . import cost, kvm_exits
 from .bench_tools import (forward_args, print_tools, print_tools_stream, run_tools,
                           run_tools_stream)
-from .benchlib import BENCH, REPO, Parser, run_bench, wait_vsock_up
+from .benchlib import BENCH, REPO, Parser, run_bench, vsock_target, wait_target
 from .cost_measure import Meter, settle, spread, virtio_bars
 
 COST_CMDLINE = 'irq=msix idle=halt'
@@ -136,6 +136,9 @@ def parse_args(argv):
                    help='guest cost columns (the ringside-cost plugin; --cost=io=on also '
                         'counts I/O exits and notifies); boots the ELF with irq=msix '
                         'idle=halt')
+    p.add_argument('--exits', action='store_true',
+                   help='VM exits per operation by kind (KVM\'s tracepoints: a KVM host, or '
+                        'host/nested; attached guests too if alone on this host)')
     p.add_argument('--boot', choices=['iso', 'elf'],
                    help='boot the ISO (default) or the ELF via -kernel')
     p.add_argument('--attach', type=attach_target, metavar='uds:PATH|cid:N|tcp:HOST:PORT',
@@ -156,6 +159,11 @@ def parse_args(argv):
             p.error('--attach tcp: reaches one guest port (a forward to the echo, 1234): '
                     'add --no-stream')
     opts.boot = opts.boot or 'iso'
+    if opts.exits and opts.cost is not None:
+        p.error('--cost counts instructions under TCG, --exits VM exits under KVM: one of them')
+    why = kvm_exits.available() if opts.exits else None
+    if why:
+        p.error('--exits: cannot count VM exits here: %s' % why)
     dirs = opts.dirs.split(',')
     if any(d not in ('h2g', 'g2h') for d in dirs):
         p.error('--dirs takes h2g and/or g2h')
@@ -195,15 +203,16 @@ class Guest:
         out = self.command('stats virtio-vsock')
         return {m[0]: [int(x) for x in m[1:]] for m in QUEUE_RE.findall(out)}
 
-    def apply(self, combo, uds):
-        """`set` every KEY=VALUE of `combo`; wait for vsock after a change."""
+    def apply(self, combo, target):
+        """`set` every KEY=VALUE of `combo`; after a change, wait until vsock
+        answers through `target` again (a switch may reset the device)."""
         changed = False
         for key, value in combo:
             before = self.command('get %s' % key).strip()
             self.command('set %s=%s' % (key, value))
             changed |= before != '%s=%s' % (key, value)
-        if changed and uds:
-            wait_vsock_up(uds, prog=PROG)
+        if changed:
+            wait_target(target, PROG)
 
 
 def irq_total(before, after):
@@ -240,12 +249,27 @@ def measured(meter, run, ops_of, guest, after_run=None):
     return res, before, after
 
 
+def with_exits(counter, run, ops_of):
+    """run, or with an exit counter (--exits) run and the host's VM exits
+    per operation by kind in its result's 'exits'."""
+    if counter is None:
+        return run
+
+    def counted():
+        before = counter.snapshot()
+        res = run()
+        res['exits'] = kvm_exits.delta(before, counter.snapshot(), ops_of(res))
+        return res
+    return counted
+
+
 def pingpong_cell(guest, target, opts, size, meter=None):
     rounds = opts.count + opts.warmup
     args = ['pingpong'] + target + ['--size', str(size), '--count', str(opts.count),
                                     '--warmup', str(opts.warmup)]
-    res, before, after = measured(meter, lambda: run_bench(args, 600, PROG)['results'][0],
-                                  lambda r: r['count'] + opts.warmup, guest)
+    run = with_exits(opts.exit_counter, lambda: run_bench(args, 600, PROG)['results'][0],
+                     lambda r: r['count'] + opts.warmup)
+    res, before, after = measured(meter, run, lambda r: r['count'] + opts.warmup, guest)
     add_queue_deltas(res, before, after, rounds)
     if meter is not None and meter.symbols is not None:
         funcs = cost.by_function(meter.last_delta.profile, meter.symbols)
@@ -261,9 +285,8 @@ def stream_cell(target, opts, direction, length, streams, guest=None, meter=None
     if meter is not None and guest.qemu_pid:
         args += ['--cpu-pids', str(guest.qemu_pid)]   # efficiency: Mb/s per CPU %
 
-    def run():
-        return run_bench(args, opts.time * 10 + 120, PROG)
-
+    run = with_exits(opts.exit_counter, lambda: run_bench(args, opts.time * 10 + 120, PROG),
+                     lambda r: max(r['bytes'], 1) / float(1 << 20))
     if meter is None:
         return run()
     # h2g: the span waits until the guest has drained what was sent
@@ -292,6 +315,20 @@ def cost_cols(r, io, irqs=True):
     return line + ' %9.0f %8.0f' % (c['idle_rate'], c['idle_per_op'])
 
 
+EXIT_KINDS = ('exits', 'hlt', 'notify', 'apic', 'pio', 'msr')
+
+
+def exits_head(unit, rows):
+    if not any('exits' in r for _, r in rows):
+        return ''
+    return ''.join(' %7s' % (k if k != 'exits' else 'exit/' + unit) for k in EXIT_KINDS)
+
+
+def exits_cols(r):
+    e = r.get('exits')
+    return ''.join(' %7.2f' % e[k] for k in EXIT_KINDS) if e else ''
+
+
 def has_io(rows):
     return any(r.get('cost', {}).get('io') for _, r in rows)
 
@@ -302,7 +339,8 @@ def print_pingpong(rows):
     print('\nping-pong (host-guest-host round trip), ns')
     print('%-28s %7s %7s %9s %9s %10s %9s %9s %9s %8s %8s' % (
             'config', 'size', 'rounds', '1st perc', '50th', 'mean', '99th', '99.9th', 'max',
-            'kick/rt', 'irq/rt') + (cost_head('rt', io, False) if cost_on else ''))
+            'kick/rt', 'irq/rt') + (cost_head('rt', io, False) if cost_on else '')
+          + exits_head('rt', rows))
     for conf, r in rows:
         if 'txq_kicks_per_rt' in r or 'rxq_kicks_per_rt' in r:
             kicks = '%8.2f %8.2f' % (
@@ -312,7 +350,7 @@ def print_pingpong(rows):
             kicks = '%8s %8s' % ('-', '-')   # no guest counters (--attach)
         print('%-28s %7d %7d %9.0f %9.0f %10.1f %9.0f %9.0f %9.0f %s' % (
                 conf, r['size'], r['count'], r['p1'], r['p50'], r['mean'], r['p99'],
-                r['p99_9'], r['max'], kicks) + cost_cols(r, io, False))
+                r['p99_9'], r['max'], kicks) + cost_cols(r, io, False) + exits_cols(r))
 
 
 def print_stream(rows):
@@ -323,12 +361,12 @@ def print_stream(rows):
                                               'jain', 'slowest')
     if cost_on:
         head += cost_head('KiB', io)
-    print(head + '  %s' % 'per stream')
+    print(head + exits_head('MiB', rows) + '  %s' % 'per stream')
     for conf, r in rows:
         print('%-28s %4s %7d %3d %9.3f %6.3f %8.3f' % (
                 conf, r['dir'], r['len'], r['parallel'], r['gbps'], r.get('jain', 0),
                 r.get('slowest_gbps', 0)) + (cost_cols(r, io) if cost_on else '')
-              + '  ' + ' '.join('%.3f' % g for g in r['streams_gbps']))
+              + exits_cols(r) + '  ' + ' '.join('%.3f' % g for g in r['streams_gbps']))
 
 
 def print_cost_notes(results):
@@ -405,7 +443,7 @@ def print_ratios(results, combos):
                   + cost_delta(rows(base), rows(other), 'KiB'))
 
 
-def run_cells(opts, guest, target, uds, meter, results):
+def run_cells(opts, guest, target, meter, results):
     """Every ping-pong and stream cell, --ab combinations interleaved;
     `guest` None: attached, nothing switched or counted."""
     combos = variants(opts.ab)
@@ -414,7 +452,7 @@ def run_cells(opts, guest, target, uds, meter, results):
             for size in opts.sizes:
                 for combo in combos:
                     if guest:
-                        guest.apply(combo, uds)
+                        guest.apply(combo, target)
                     res = pingpong_cell(guest, target, opts, size, meter)
                     results['pingpong'].append((label(combo), res))
         if not opts.no_stream:
@@ -423,7 +461,7 @@ def run_cells(opts, guest, target, uds, meter, results):
                     for streams in opts.streams:
                         for combo in combos:
                             if guest:
-                                guest.apply(combo, uds)
+                                guest.apply(combo, target)
                             res = stream_cell(target, opts, d, length, streams, guest, meter)
                             results['stream'].append((label(combo), res))
 
@@ -450,11 +488,10 @@ def print_results(opts, results, stats):
 def run_attached(opts):
     """--attach: the cells against a guest that runs already."""
     text, target, uds = opts.attach
-    if uds:
-        wait_vsock_up(uds, prog=PROG)
+    wait_target(target, PROG)
     print('ringside vsock benchmark: attach %s, %s' % (text, time.strftime('%Y-%m-%d %H:%M')))
     results = {'pingpong': [], 'stream': [], 'attach': text}
-    run_cells(opts, None, target, uds, None, results)
+    run_cells(opts, None, target, None, results)
     print_results(opts, results, None)
     return 0
 
@@ -463,8 +500,19 @@ def main(argv):
     opts = parse_args(argv)
     if not os.access(BENCH, os.X_OK):
         raise SystemExit('bench-vsock: %s not found (run make)' % BENCH)
-    if opts.attach:
-        return run_attached(opts)
+    try:
+        opts.exit_counter = kvm_exits.ExitCounter() if opts.exits else None
+    except kvm_exits.ExitsUnavailable as e:
+        raise SystemExit('%s: error: --exits: %s' % (PROG, e))
+    try:
+        return run_attached(opts) if opts.attach else run_booted(opts)
+    finally:
+        if opts.exit_counter:
+            opts.exit_counter.close()
+
+
+def run_booted(opts):
+    """Boot the guest, run every cell, print the tables."""
     fwd_args, fwd_ports = forward_args() if opts.tools else ([], {})
     largs = ['--vsock', '--boot', opts.boot, '--accel', 'auto'] + fwd_args
     meter = None
@@ -485,19 +533,14 @@ def main(argv):
             if 'io=on' in opts.cost:
                 # notifies: stores into the virtio BARs (the guest's lspci)
                 meter.block.set_notify(virtio_bars(guest.command('lspci')))
-        if rr.vsock_kernel(lopts, accel):
-            # the host kernel's vhost-vsock: AF_VSOCK to the guest's CID
-            uds, target = None, ['--cid', str(lopts.vsock_cid)]
-        else:
-            uds = launch.opts.vsock_uds
-            target = ['--uds', uds]
-            wait_vsock_up(uds, prog=PROG)
+        target = vsock_target(launch, PROG)
+        uds = target[1] if target[0] == '--uds' else None
         print('ringside vsock benchmark: accel %s, %s boot, %s, %s' % (
                 accel, opts.boot, 'kernel vhost-vsock' if uds is None else
                 'back end ' + (lopts.backend or os.path.basename(lopts.backend_cmd[0])),
                 time.strftime('%Y-%m-%d %H:%M')))
         print(guest.command('config').rstrip())
-        run_cells(opts, guest, target, uds, meter, results)
+        run_cells(opts, guest, target, meter, results)
         if opts.tools and uds:
             if not opts.no_pingpong:
                 results['tools'] = run_tools(opts, uds, fwd_ports, PROG)

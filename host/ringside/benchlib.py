@@ -114,12 +114,22 @@ def wait_vsock_cid(cid, port=1234, timeout=60, prog='bench'):
             s.close()
 
 
+def wait_target(target, prog):
+    """Until the guest's echo answers through ringside-bench's `target`
+    (['--uds', PATH] or ['--cid', N]; a TCP forward is not waited for)."""
+    if target[0] == '--uds':
+        wait_vsock_up(target[1], prog=prog)
+    elif target[0] == '--cid':
+        wait_vsock_cid(int(target[1]), prog=prog)
+
+
 def vsock_target(launch, prog):
     """ringside-bench's arguments that reach a started guest's vsock device,
     once its echo port answers: AF_VSOCK to its CID on the kernel's
     vhost-vsock, else the back end's hybrid socket."""
     if vsock_kernel(launch.opts, launch.accel):
-        wait_vsock_cid(launch.opts.vsock_cid, prog=prog)
-        return ['--cid', str(launch.opts.vsock_cid)]
-    wait_vsock_up(launch.opts.vsock_uds, prog=prog)
-    return ['--uds', launch.opts.vsock_uds]
+        target = ['--cid', str(launch.opts.vsock_cid)]
+    else:
+        target = ['--uds', launch.opts.vsock_uds]
+    wait_target(target, prog)
+    return target

@@ -35,13 +35,20 @@ def _script(name, *args, timeout=600):
 
 
 def test_bench_vsock_on_the_kernel_path():
-    """The benchmark script, unchanged: KVM, AF_VSOCK, both tables."""
-    out = _script('bench-vsock', '--sizes', '64,4k', '--count', '100', '--lengths', '64k',
-                  '--streams', '1', '--time', '1', '--', '--vsock-transport', 'kernel')
+    """The benchmark script, unchanged: KVM, AF_VSOCK, both tables, and
+    --exits: every round trip at least its kick and every MiB its exits."""
+    out = _script('bench-vsock', '--exits', '--sizes', '64,4k', '--count', '100',
+                  '--lengths', '64k', '--streams', '1', '--time', '1', '--',
+                  '--vsock-transport', 'kernel')
     assert out.returncode == 0, out.stderr
     assert re.search(r'^ringside vsock benchmark: accel kvm, .*kernel vhost-vsock',
                      out.stdout, re.M), out.stdout
-    assert re.search(r'^default\s+64\s+100\s', out.stdout, re.M), out.stdout
+    line = re.search(r'^default\s+64\s+100\s.*$', out.stdout, re.M)
+    assert line, out.stdout
+    # size rounds p1 p50 mean p99 p99.9 max kick/rt irq/rt exit/rt hlt notify ...
+    cols = line.group(0).split()[1:]
+    kicks, exits, notify = float(cols[8]), float(cols[10]), float(cols[12])
+    assert kicks >= 0.9 and abs(notify - kicks) <= 0.1 and exits >= notify, line.group(0)
     assert re.search(r'^default\s+g2h\s+65536\s+1\s+\d', out.stdout, re.M), out.stdout
 
 

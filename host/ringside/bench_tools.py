@@ -11,6 +11,10 @@ forwarder (a TCP hop on loopback), which is its overhead. The same for
 throughput: Debian's iperf3 against the guest's iperf3 server (5201),
 forward, -R and --bidir, beside ringside-bench stream forwarded and
 direct (for --bidir, its h2g and g2h runs at once).
+
+On the kernel's vhost-vsock there is no back end to forward: socat
+(`TCP-LISTEN` to `VSOCK-CONNECT`, Debian's socat) forwards instead, and
+"direct" is ringside-bench on AF_VSOCK.
 """
 
 import json
@@ -19,6 +23,7 @@ import re
 import shutil
 import socket
 import subprocess
+import time
 
 from .benchlib import BENCH, run_bench
 
@@ -46,6 +51,55 @@ def forward_args():
     return args, ports
 
 
+class SocatForwards:
+    """forward_args()'s forwards for a guest on the kernel's vhost-vsock:
+    one socat per port, TCP on 127.0.0.1 to AF_VSOCK CID:port, started
+    listening and stopped by PID."""
+
+    def __init__(self, cid, ports, prog):
+        self.procs = []
+        try:
+            for guest, host in ports.items():
+                self.procs.append(subprocess.Popen(
+                    ['socat', 'TCP-LISTEN:%d,bind=127.0.0.1,reuseaddr,fork' % host,
+                     'VSOCK-CONNECT:%d:%d' % (cid, guest)], stdin=subprocess.DEVNULL))
+                self._wait_listening(host, prog)
+        except BaseException:
+            self.close()
+            raise
+
+    def _wait_listening(self, port, prog, timeout=20.0):
+        deadline = time.monotonic() + timeout
+        while True:
+            with socket.socket() as s:
+                if s.connect_ex(('127.0.0.1', port)) == 0:
+                    return
+            if self.procs[-1].poll() is not None or time.monotonic() > deadline:
+                raise SystemExit('%s: socat did not listen on 127.0.0.1:%d' % (prog, port))
+            time.sleep(0.05)
+
+    def close(self):
+        for proc in self.procs:
+            proc.terminate()
+        for proc in self.procs:
+            try:
+                proc.wait(5)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        self.procs = []
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+def direct_name(target):
+    return 'ringside-bench ' + ('hybrid' if target[0] == '--uds' else 'AF_VSOCK')
+
+
 def sockperf_cell(port, size, seconds, prog):
     """sockperf ping-pong over TCP; percentiles in ns (its output is usec).
     --full-rtt: without it sockperf reports half of each round trip as the
@@ -70,9 +124,10 @@ def bench_cell(target, name, size, opts, prog):
             'p99_9': r['p99_9']}
 
 
-def run_tools(opts, uds, ports, prog):
+def run_tools(opts, target, ports, prog):
     """Per size: sockperf (forwarded), ringside-bench forwarded, ringside-bench
-    hybrid; adjacent in time so the machine's load hits all three alike."""
+    direct (`target`: hybrid or AF_VSOCK); adjacent in time so the machine's
+    load hits all three alike."""
     rows = []
     have_sockperf = shutil.which('sockperf') is not None
     tcp = ['--tcp', '127.0.0.1:%d' % ports[GUEST_ECHO]]
@@ -80,7 +135,7 @@ def run_tools(opts, uds, ports, prog):
         if have_sockperf and size >= 14:  # sockperf's header is 14 bytes
             rows.append(sockperf_cell(ports[GUEST_SOCKPERF], size, opts.time, prog))
         rows.append(bench_cell(tcp, 'ringside-bench tcp fwd', size, opts, prog))
-        rows.append(bench_cell(['--uds', uds], 'ringside-bench hybrid', size, opts, prog))
+        rows.append(bench_cell(target, direct_name(target), size, opts, prog))
     if not have_sockperf:
         print('%s: sockperf not installed (make deps): its rows are missing' % prog)
     return rows
@@ -92,11 +147,12 @@ def print_tools(rows):
     for r in rows:
         print('%-24s %7d %8d %10.0f %10.0f %10.0f' % (r['tool'], r['size'], r['count'],
                                                       r['p50'], r['p99'], r['p99_9']))
-    print('\nforwarder overhead (ringside-bench tcp fwd / hybrid)')
+    direct = rows[-1]['tool']
+    print('\nforwarder overhead (ringside-bench tcp fwd / %s)' % direct.split()[-1])
     by = {(r['tool'], r['size']): r for r in rows}
     for size in sorted({r['size'] for r in rows}):
         fwd = by.get(('ringside-bench tcp fwd', size))
-        hyb = by.get(('ringside-bench hybrid', size))
+        hyb = by.get((direct, size))
         if fwd and hyb and hyb['p50'] > 0:
             print('  %6d B: p50 %+.0f ns (x%.2f), p99 x%.2f' % (
                     size, fwd['p50'] - hyb['p50'], fwd['p50'] / hyb['p50'],
@@ -152,16 +208,15 @@ def bench_streams(targets, streams, length, seconds, prog):
     return gbps['h2g'], gbps['g2h']
 
 
-def run_tools_stream(opts, uds, ports, prog):
+def run_tools_stream(opts, target, ports, prog):
     """Per direction (each of --dirs, then --bidir) and stream count: iperf3
-    forwarded, ringside-bench forwarded, ringside-bench hybrid, adjacent in
+    forwarded, ringside-bench forwarded, ringside-bench direct, adjacent in
     time; buffer length the largest of --lengths."""
     rows = []
     length = max(opts.lengths)
     have_iperf3 = shutil.which('iperf3') is not None
     tcp = {d: ['--tcp', '127.0.0.1:%d' % ports[g]]
            for d, g in (('h2g', GUEST_SINK), ('g2h', GUEST_SOURCE))}
-    hybrid = ['--uds', uds]
     for mode in opts.dirs + ['bidir']:
         dirs = ['h2g', 'g2h'] if mode == 'bidir' else [mode]
         for streams in opts.streams:
@@ -171,8 +226,8 @@ def run_tools_stream(opts, uds, ports, prog):
                     ports[GUEST_IPERF3], mode, streams, length, opts.time, prog)))
             cells.append(('ringside-bench tcp fwd', lambda: bench_streams(
                 [(d, tcp[d]) for d in dirs], streams, length, opts.time, prog)))
-            cells.append(('ringside-bench hybrid', lambda: bench_streams(
-                [(d, hybrid) for d in dirs], streams, length, opts.time, prog)))
+            cells.append((direct_name(target), lambda: bench_streams(
+                [(d, target) for d in dirs], streams, length, opts.time, prog)))
             for tool, run in cells:
                 h2g, g2h = run()
                 rows.append({'tool': tool, 'mode': mode, 'parallel': streams, 'len': length,
@@ -193,15 +248,16 @@ def print_tools_stream(rows, seconds):
             r['tool'], r['mode'], r['parallel'],
             '%.3f' % r['h2g'] if r['mode'] != 'g2h' else '-',
             '%.3f' % r['g2h'] if r['mode'] != 'h2g' else '-', r['h2g'] + r['g2h']))
+    direct = rows[-1]['tool']
     print('\nforwarder overhead, stream (total Gb/s ratios)')
     by = {(r['tool'], r['mode'], r['parallel']): r['h2g'] + r['g2h'] for r in rows}
     for mode, par in sorted({(r['mode'], r['parallel']) for r in rows}):
         fwd = by.get(('ringside-bench tcp fwd', mode, par))
-        hyb = by.get(('ringside-bench hybrid', mode, par))
+        hyb = by.get((direct, mode, par))
         ip = by.get(('iperf3 tcp fwd', mode, par))
         line = '  %-5s -P %d:' % (mode, par)
         if fwd and hyb:
-            line += ' ringside-bench tcp fwd / hybrid x%.2f' % (fwd / hyb)
+            line += ' ringside-bench tcp fwd / %s x%.2f' % (direct.split()[-1], fwd / hyb)
         if ip and fwd:
             line += ', iperf3 / ringside-bench tcp fwd x%.2f' % (ip / fwd)
         print(line)

@@ -42,7 +42,7 @@ import time
 import ringside as rr
 
 from . import cost, kvm_exits
-from .bench_tools import (forward_args, print_tools, print_tools_stream, run_tools,
+from .bench_tools import (SocatForwards, forward_args, print_tools, print_tools_stream, run_tools,
                           run_tools_stream)
 from .benchlib import BENCH, REPO, Parser, run_bench, vsock_target, wait_target
 from .cost_measure import Meter, settle, spread, virtio_bars
@@ -485,6 +485,19 @@ def print_results(opts, results, stats):
             json.dump(results, f, indent=1)
 
 
+def run_all_tools(opts, target, fwd_ports, results):
+    """--tools: the back end's forwards, or socat's to the kernel's vhost-vsock."""
+    forwards = SocatForwards(int(target[1]), fwd_ports, PROG) if target[0] == '--cid' else None
+    try:
+        if not opts.no_pingpong:
+            results['tools'] = run_tools(opts, target, fwd_ports, PROG)
+        if not opts.no_stream:
+            results['tools_stream'] = run_tools_stream(opts, target, fwd_ports, PROG)
+    finally:
+        if forwards:
+            forwards.close()
+
+
 def run_attached(opts):
     """--attach: the cells against a guest that runs already."""
     text, target, uds = opts.attach
@@ -513,8 +526,7 @@ def main(argv):
 
 def run_booted(opts):
     """Boot the guest, run every cell, print the tables."""
-    fwd_args, fwd_ports = forward_args() if opts.tools else ([], {})
-    largs = ['--vsock', '--boot', opts.boot, '--accel', 'auto'] + fwd_args
+    largs = ['--vsock', '--boot', opts.boot, '--accel', 'auto']
     meter = None
     if opts.cost is not None:
         block = os.path.join(tempfile.mkdtemp(prefix='ringside-bench-cost-'), 'guest.cost')
@@ -522,6 +534,12 @@ def run_booted(opts):
                   block + (',' + opts.cost if opts.cost else '') + ',prof=on']
     lopts = rr.parse_args(largs + opts.launcher_args)
     accel = rr.choose_accel(lopts)
+    fwd_ports = {}
+    if opts.tools:
+        # the back end forwards TCP to the guest; on the kernel's vhost-vsock socat does
+        fwd_args, fwd_ports = forward_args()
+        if not rr.vsock_kernel(lopts, accel):
+            lopts = rr.parse_args(largs + fwd_args + opts.launcher_args)
     log = open(os.path.join(REPO, 'build', 'bench-vsock-qemu.log'), 'w')
     results = {'pingpong': [], 'stream': []}
     with rr.Launch(lopts, accel, qemu_stderr=log) as launch:
@@ -541,13 +559,8 @@ def run_booted(opts):
                 time.strftime('%Y-%m-%d %H:%M')))
         print(guest.command('config').rstrip())
         run_cells(opts, guest, target, meter, results)
-        if opts.tools and uds:
-            if not opts.no_pingpong:
-                results['tools'] = run_tools(opts, uds, fwd_ports, PROG)
-            if not opts.no_stream:
-                results['tools_stream'] = run_tools_stream(opts, uds, fwd_ports, PROG)
-        elif opts.tools:
-            print('%s: --tools needs the vhost-user back end (its TCP forwarding)' % PROG)
+        if opts.tools:
+            run_all_tools(opts, target, fwd_ports, results)
         stats = guest.command('stats')
         launch.poweroff()
     print_results(opts, results, stats)

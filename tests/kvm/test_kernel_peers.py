@@ -62,3 +62,18 @@ def test_exit_cost_table():
     rt = re.search(r'^ringside\s+64 B rt\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)', out.stdout, re.M)
     exits, hlt, notify = map(float, rt.groups())
     assert notify >= 0.9 and exits >= hlt + notify, out.stdout
+
+
+def test_tools_through_socat_on_the_kernel_path():
+    """--tools: sockperf, iperf3 and ringside-bench through socat's TCP to
+    AF_VSOCK forwards, beside ringside-bench on AF_VSOCK; no socat left."""
+    out = _script('bench-vsock', '--tools', '--sizes', '64', '--count', '50', '--lengths',
+                  '64k', '--streams', '1', '--dirs', 'h2g', '--time', '1', '--',
+                  '--vsock-transport', 'kernel')
+    assert out.returncode == 0, out.stderr
+    for tool in ('sockperf tcp fwd', 'ringside-bench tcp fwd', 'ringside-bench AF_VSOCK'):
+        assert re.search(r'^%s\s+64\s+[1-9]' % tool, out.stdout, re.M), (tool, out.stdout)
+    for tool in ('iperf3 tcp fwd', 'ringside-bench tcp fwd', 'ringside-bench AF_VSOCK'):
+        assert re.search(r'^%s\s+h2g\s+1\s+[\d.]+' % tool, out.stdout, re.M), (tool, out.stdout)
+    left = subprocess.run(['pgrep', '-x', 'socat'], capture_output=True, text=True)
+    assert left.stdout == '', 'socat still running: %s' % left.stdout

@@ -138,7 +138,11 @@ def add_cost(cells, c, size, d, unit):
     if c is None:
         return
     if 'exits' in c:
-        cells[('exits/' + unit, size, d)] = c['exits']
+        # exits are few: per MiB streamed, as exit-cost and bench-vsock give them
+        if unit == 'KiB':
+            cells[('exits/MiB', size, d)] = c['exits'] * 1024
+        else:
+            cells[('exits/' + unit, size, d)] = c['exits']
         return
     cells[('insn/' + unit, size, d)] = c['insns']
     cells[('hlt/' + unit, size, d)] = c['halts']

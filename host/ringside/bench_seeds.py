@@ -18,8 +18,17 @@ where it is noise (ringside/cost_measure.py); A/B tables give the cost
 delta with its spread over rounds. --quick runs every table with short cells
 and one round (tests/qemu/test_bench_seeds.py); the full run takes about a
 quarter of an hour under TCG.
+
+On the kernel's vhost-vsock under KVM (launcher options after `--`, e.g.
+`host/nested host/bench-seeds -- --vsock-transport kernel`) the vsock
+tables (000, 004, Linux) are measured there instead, and the cost of an
+operation is its VM exits (bench-vsock and bench-compare --exits): exits
+where the tables say insn, HLT exits for halts, injected interrupts for
+irqs. Seed 001 (pktgen into dpdk-testpmd over vhost-user) stays on our
+back ends; run it without `--`.
 """
 
+import argparse
 import contextlib
 import json
 import os
@@ -27,6 +36,8 @@ import shutil
 import statistics
 import sys
 import time
+
+import ringside as rr
 
 from . import bench_compare, bench_net, bench_vsock
 from .benchlib import Parser
@@ -53,11 +64,16 @@ def run_tool(name, main, argv, outdir):
     return path
 
 
-def vsock_json(name, argv, outdir):
+def vsock_json(name, argv, outdir, p):
     path = os.path.join(outdir, name + '.json')
-    run_tool(name, bench_vsock.main, argv + ['--cost', '--json', path], outdir)
+    run_tool(name, bench_vsock.main, argv + [p['cost_flag'], '--json', path]
+             + launcher_tail(p), outdir)
     with open(path) as f:
         return json.load(f)
+
+
+def launcher_tail(p):
+    return ['--'] + p['launcher'] if p['launcher'] else []
 
 
 def median(values):
@@ -77,15 +93,22 @@ def table(head, rows):
     return out + ['']
 
 
+# a cost key of the TCG plugin's cells -> the same column in exits (KVM)
+EXITS_OF = {'insns': 'exits', 'halts': 'hlt', 'irqs': 'inj'}
+
+
 def cost_of(rs, key='insns'):
-    return [r['cost'][key] for r in rs if 'cost' in r]
+    """The cells' cost `key`: the plugin's (TCG), or its exits counterpart."""
+    return ([r['cost'][key] for r in rs if 'cost' in r]
+            or [r['exits'][EXITS_OF[key]] for r in rs if 'exits' in r and key in EXITS_OF])
 
 
-def ab_row(what, a, b, unit):
-    """One A/B line: medians of A and B instructions per op, delta, spreads."""
+def ab_row(what, a, b, unit, digits=0):
+    """One A/B line: medians of A and B cost per op, delta, spreads."""
     ia, ib = cost_of(a), cost_of(b)
     ma, mb = median(ia), median(ib)
-    return [what, fmt(ma), fmt(mb), fmt(100.0 * (mb - ma) / ma, 1) + ' %' if ma else '-',
+    delta = fmt(100.0 * (mb - ma) / ma, 1) + ' %' if ma else '-'
+    return [what, fmt(ma, digits), fmt(mb, digits), delta,
             '%s %% / %s %%' % (fmt(spread(ia), 1), fmt(spread(ib), 1)), unit]
 
 
@@ -94,7 +117,8 @@ def ab_row(what, a, b, unit):
 def seed000(p, outdir):
     res = vsock_json('seed000', ['--no-stream', '--sizes', p['sizes'], '--count',
                                  str(p['count']), '--warmup', str(p['warmup']),
-                                 '--rounds', str(p['rounds']), '--ab', 'fastpath=1,0'], outdir)
+                                 '--rounds', str(p['rounds']), '--ab', 'fastpath=1,0'], outdir,
+                     p)
     rows, ab, plot = [], [], {}
     pp = res['pingpong']
     for size in sorted({r['size'] for _, r in pp}):
@@ -104,30 +128,32 @@ def seed000(p, outdir):
             cells[conf] = rs
             rows.append([size, conf, fmt(median(r['p50'] for r in rs) / 1000, 1),
                          fmt(median(r['mean'] for r in rs) / 1000, 1),
-                         fmt(median(cost_of(rs)), 0), fmt(median(cost_of(rs, 'halts')), 2),
+                         fmt(median(cost_of(rs)), p['digits']),
+                         fmt(median(cost_of(rs, 'halts')), 2),
                          fmt(median(cost_of(rs, 'irqs')), 2),
                          fmt(median(cost_of(rs, 'idle_rate')))])
             plot.setdefault(conf, []).append((size, median(r['p50'] for r in rs) / 1000,
                                               median(cost_of(rs))))
         ab.append(ab_row('%d B round trip' % size, cells['fastpath=1'], cells['fastpath=0'],
-                         'insn/rt'))
+                         p['unit'] + '/rt', p['digits']))
     top = next((r['cost'].get('top') for c, r in pp
                 if c == 'fastpath=1' and r['size'] == 64 and r.get('cost', {}).get('top')), None)
     md = ['## Seed 000: ping-pong sizes, fastpath on/off', '',
           'bench-vsock ping-pong, %d round trips (+%d warm-up) per cell, %d round(s); '
           'latency medians over rounds in µs; guest cost per round trip.'
           % (p['count'], p['warmup'], p['rounds']), '']
-    md += table(['size B', 'config', 'p50 µs', 'mean µs', 'insn/rt', 'halt/rt', 'irq/rt',
-                 'idle insn/s'], rows)
+    md += table(['size B', 'config', 'p50 µs', 'mean µs', p['unit'] + '/rt', 'halt/rt',
+                 'irq/rt', 'idle insn/s'], rows)
     md += ['A/B cost (fastpath=1 → fastpath=0), medians over rounds, spread = (max-min)/mean:',
            '']
-    md += table(['cell', 'insn A', 'insn B', 'delta', 'spread A / B', 'unit'], ab)
+    md += table(['cell', p['unit'] + ' A', p['unit'] + ' B', 'delta', 'spread A / B', 'unit'],
+                ab)
     if top:
         md += ['Top 10 ringside functions of a 64 B round trip (fastpath=1, first round; '
                'idle wake-ups inside the cell included):', '']
         md += table(['function', 'insn/rt'], [[n, fmt(v, 1)] for n, v in top])
     md += plot_pairs(outdir, 'seed000.png', 'Seed 000: ping-pong', plot, 'size B',
-                     ('p50 µs', 'guest insn / round trip'))
+                     ('p50 µs', '%s / round trip' % p['unit_long']))
     return md, {'ab': ab, 'top': top}
 
 
@@ -139,7 +165,7 @@ def seed004(p, outdir):
         res = vsock_json('seed004-%s' % key,
                          ['--no-pingpong', '--lengths', p['lengths'], '--streams', '1',
                           '--time', str(p['time']), '--rounds', str(p['rounds']),
-                          '--ab', '%s=%s,%s' % (key, va, vb)], outdir)
+                          '--ab', '%s=%s,%s' % (key, va, vb)], outdir, p)
         st = res['stream']
         for d, length in sorted({(r['dir'], r['len']) for _, r in st}):
             sides = []
@@ -150,23 +176,27 @@ def seed004(p, outdir):
                 gbps = median(r['gbps'] for r in rs)
                 rows.append([conf, d, length, fmt(gbps, 3),
                              fmt(median(r.get('mbps_per_cpu_percent', 0) for r in rs), 2),
-                             fmt(median(cost_of(rs)), 0), fmt(median(cost_of(rs, 'halts')), 4),
+                             fmt(median(cost_of(rs)), p['digits']),
+                             fmt(median(cost_of(rs, 'halts')), 4),
                              fmt(median(cost_of(rs, 'irqs')), 4)])
                 plot.setdefault('%s %s' % (d, length // 1024), []).append(
                         (conf, gbps, median(cost_of(rs))))
             ab.append(ab_row('%s=%s→%s %s %d B' % (key, va, vb, d, length), sides[0], sides[1],
-                             'insn/KiB'))
+                             '%s/%s' % (p['unit'], p['stream_unit']), p['digits']))
     md = ['## Seed 004: stream with credit, rxbuf and smallcopy switches', '',
           'bench-vsock stream, one stream, %g s per cell, %d round(s), one switch at a time '
           '(the others at their defaults); efficiency is Mb/s per CPU %% of ringside-bench '
-          'plus QEMU (back end excluded); guest cost per KiB moved.' % (p['time'], p['rounds']),
+          'plus QEMU (back end excluded); guest cost per %s moved.' % (
+              p['time'], p['rounds'], p['stream_unit']),
           '']
-    md += table(['config', 'dir', 'buffer B', 'Gb/s', 'Mb/s per CPU %', 'insn/KiB',
-                 'halt/KiB', 'irq/KiB'], rows)
+    per = '/' + p['stream_unit']
+    md += table(['config', 'dir', 'buffer B', 'Gb/s', 'Mb/s per CPU %', p['unit'] + per,
+                 'halt' + per, 'irq' + per], rows)
     md += ['A/B cost per switch, medians over rounds:', '']
-    md += table(['cell', 'insn A', 'insn B', 'delta', 'spread A / B', 'unit'], ab)
+    md += table(['cell', p['unit'] + ' A', p['unit'] + ' B', 'delta', 'spread A / B', 'unit'],
+                ab)
     md += plot_bars(outdir, 'seed004.png', 'Seed 004: stream', plot,
-                    ('Gb/s', 'guest insn / KiB'))
+                    ('Gb/s', '%s / %s' % (p['unit_long'], p['stream_unit'])))
     return md, {'ab': ab}
 
 
@@ -236,10 +266,12 @@ def versus_linux(p, outdir):
     by = {}
     for rnd in range(p['rounds']):
         path = os.path.join(outdir, 'linux-%d.json' % rnd)
+        configs = [] if p['kvm'] else ['--configs', 'split sleep']
         run_tool('linux-%d' % rnd, bench_compare.main,
-                 ['--cost', '--configs', 'split sleep', '--sizes', '64,4096', '--count',
-                  str(p['cmp_count']), '--warmup', str(p['warmup']), '--time', str(p['time']),
-                  '--json', path], outdir)
+                 [p['cost_flag']] + configs + ['--sizes', '64,4096', '--count',
+                                               str(p['cmp_count']), '--warmup', str(p['warmup']),
+                                               '--time', str(p['time']), '--json', path]
+                 + launcher_tail(p), outdir)
         with open(path) as f:
             # [config, [metric, size, dir], ringside, linux, ratio, ...]
             for row in json.load(f)['rows']:
@@ -255,10 +287,10 @@ def versus_linux(p, outdir):
     rows, plot = [], {}
     cells = (('ping-pong 64 B', 64, '', 'rt', 'p50 ns'), ('ping-pong 4 KiB', 4096, '', 'rt',
                                                           'p50 ns'),
-             ('stream h2g 64 KiB', 65536, 'h2g', 'KiB', 'Gb/s'),
-             ('stream g2h 64 KiB', 65536, 'g2h', 'KiB', 'Gb/s'))
+             ('stream h2g 64 KiB', 65536, 'h2g', p['stream_unit'], 'Gb/s'),
+             ('stream g2h 64 KiB', 65536, 'g2h', p['stream_unit'], 'Gb/s'))
     for name, size, d, unit, perf in cells:
-        ir, il, sr, sl = get('insn/' + unit, size, d)
+        ir, il, sr, sl = get('%s/%s' % (p['unit'], unit), size, d)
         pr, pl = get(perf, size, d)[:2]
         hr, hl = get('hlt/' + unit, size, d)[:2]
         qr, ql = get('irq/' + unit, size, d)[:2]
@@ -267,20 +299,22 @@ def versus_linux(p, outdir):
                                       'µs' if scale > 1 else 'Gb/s'),
                      '%s %s' % (fmt(pl / scale if pl else None, 3 if scale == 1 else 1),
                                 'µs' if scale > 1 else 'Gb/s'),
-                     fmt(ir, 0), fmt(il, 0), fmt(ir / il if ir and il else None, 3),
+                     fmt(ir, p['digits']), fmt(il, p['digits']),
+                     fmt(ir / il if ir and il else None, 3),
                      '%s %% / %s %%' % (fmt(sr, 1), fmt(sl, 1)),
                      '%s / %s' % (fmt(hr, 3), fmt(hl, 3)), '%s / %s' % (fmt(qr, 3), fmt(ql, 3)),
-                     'insn/' + unit])
+                     '%s/%s' % (p['unit'], unit)])
         plot.setdefault('insn', []).append((name, ir, il))
     md = ['## ringside vs Linux, same QEMU, back end and client', '',
-          'bench-compare --cost (split ring, back end sleeping on eventfds): ringside '
-          '(irq=msix idle=halt) and Debian\'s Linux on the same QEMU; ping-pong %d round '
-          'trips, stream one 64 KiB-buffer stream for %g s; medians over %d round(s) (both '
-          'guests booted per round), spread of the instruction counts over rounds; guest '
-          'instructions per round trip or KiB (Linux counts its user-space server too).'
-          % (p['cmp_count'], p['time'], p['rounds']), '']
-    md += table(['cell', 'ringside', 'Linux', 'ringside insn', 'Linux insn', 'ratio',
-                 'spread r / L', 'halts r / L', 'irqs r / L', 'unit'], rows)
+          'bench-compare %s (%s): ringside (irq=msix idle=halt) and Debian\'s Linux on the '
+          'same QEMU; ping-pong %d round trips, stream one 64 KiB-buffer stream for %g s; '
+          'medians over %d round(s) (both guests booted per round), spread of the cost over '
+          'rounds; %s per round trip or %s.'
+          % (p['cost_flag'], 'the kernel\'s vhost-vsock under KVM' if p['kvm'] else
+             'split ring, back end sleeping on eventfds', p['cmp_count'], p['time'],
+             p['rounds'], p['unit_long'], p['stream_unit']), '']
+    md += table(['cell', 'ringside', 'Linux', 'ringside ' + p['unit'], 'Linux ' + p['unit'],
+                 'ratio', 'spread r / L', 'halts r / L', 'irqs r / L', 'unit'], rows)
     md += plot_versus(outdir, 'linux.png', plot['insn'])
     return md, {}
 
@@ -366,24 +400,39 @@ def main(argv):
     p.add_argument('--only', default=','.join(s for s, _ in SECTIONS),
                    help='sections, comma separated (000,001,004,linux)')
     p.add_argument('--out', default=OUT, help='output directory (build/bench)')
+    p.add_argument('launcher_args', nargs='*', help=argparse.SUPPRESS)
     opts = p.parse_args(argv)
+    kvm = rr.parse_args(['--vsock'] + opts.launcher_args).vsock_transport == 'kernel'
+    if kvm and opts.only == p.get_default('only'):
+        opts.only = '000,004,linux'
     only = opts.only.split(',')
     if any(o not in dict(SECTIONS) for o in only):
         p.error('--only takes 000, 001, 004, linux')
-    params = QUICK if opts.quick else FULL
+    if kvm and '001' in only:
+        p.error('seed 001 runs on our back ends (dpdk-testpmd); leave out --only 001 or '
+                'the launcher options')
+    params = dict(QUICK if opts.quick else FULL, kvm=kvm, launcher=opts.launcher_args,
+                  cost_flag='--exits' if kvm else '--cost', unit='exits' if kvm else 'insn',
+                  unit_long='VM exits' if kvm else 'guest insn',
+                  stream_unit='MiB' if kvm else 'KiB', digits=2 if kvm else 0)
     os.makedirs(opts.out, exist_ok=True)
     if not shutil.which('dpdk-testpmd') and '001' in only:
         p.error('seed 001 needs dpdk-testpmd (package dpdk); leave it out with --only')
     started = time.time()
+    command = ' '.join(['host/bench-seeds'] + argv)
+    if kvm:
+        how = ('accel kvm, the kernel\'s vhost-vsock. The cost of an operation is its VM '
+               'exits, counted by KVM\'s tracepoints on the host (ringside/kvm_exits.py); '
+               'halts are HLT exits, interrupts the ones KVM injected.')
+    else:
+        how = ('accel tcg. Guest cost is counted by the ringside-cost QEMU plugin: '
+               'instructions the guest executed per operation, the idle rate (measured '
+               'before each cell) taken off where it is noise; halts and interrupts per '
+               'operation are the plugin\'s halts and the guest\'s own interrupt counters.')
     md = ['# The seeds\' tables with guest cost', '',
-          'Generated by `host/bench-seeds%s` on %s (%s run, accel tcg). Guest cost is '
-          'counted by the ringside-cost QEMU plugin: instructions the guest executed per '
-          'operation, the idle rate (measured before each cell) taken off where it is '
-          'noise; halts and interrupts per operation are the plugin\'s halts and the '
-          'guest\'s own interrupt counters.' % (
-              ' --quick' if opts.quick else '', time.strftime('%Y-%m-%d %H:%M UTC',
-                                                              time.gmtime()),
-              'quick' if opts.quick else 'full'), '']
+          'Generated by `%s` on %s (%s run, %s' % (
+              command, time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime()),
+              'quick' if opts.quick else 'full', how), '']
     data = {}
     for key, section in SECTIONS:
         if key in only:

@@ -135,8 +135,9 @@ def measure(which, launch, counter, opts):
 
 def run_guest(which, extra, opts, counter):
     lopts = rr.parse_args(launcher_args(which, extra, opts))
-    log = open(os.path.join(rr.REPO, 'build', 'exit-cost-%s.log' % which), 'w')
-    with log, rr.Launch(lopts, 'kvm', qemu_stderr=log) as launch:
+    base = os.path.join(rr.REPO, 'build', 'exit-cost-%s' % which)
+    log, serial = open(base + '.log', 'w'), open(base + '.serial.log', 'wb')
+    with log, serial, rr.Launch(lopts, 'kvm', qemu_stderr=log, log=serial) as launch:
         if which == 'linux':
             launch.console.wait_for(LINUX_READY, 300)
         else:

@@ -19,6 +19,7 @@ says so, and CMD still runs; the launcher then boots L2 under TCG.
 import argparse
 import os
 import shlex
+import signal
 import subprocess
 import sys
 import tempfile
@@ -28,6 +29,7 @@ import time
 from .errors import EXIT_TIMEOUT
 from .images import REPO, repo_path
 from .options import _memory, _seconds
+from .process import die_with_parent
 
 PROG = 'nested'
 L1_DIR = repo_path('build', 'nested-host')
@@ -157,7 +159,7 @@ def run(opts):
     try:
         qemu = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                 stderr=subprocess.PIPE, pass_fds=(out_w, err_w),
-                                start_new_session=True)
+                                start_new_session=True, preexec_fn=die_with_parent)
     except OSError as e:
         say('error: cannot start %s: %s' % (argv[0], e.strerror))
         return EXIT_L1
@@ -217,8 +219,14 @@ def _wait(opts, qemu, job, copiers):
     return EXIT_L1
 
 
+def _on_signal(signum, frame):
+    raise SystemExit(128 + signum)   # run()'s finally stops L1
+
+
 def main(argv=None):
     opts = parse_args(sys.argv[1:] if argv is None else argv)
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, _on_signal)
     try:
         return run(opts)
     except KeyboardInterrupt:

@@ -1,15 +1,18 @@
 # SPDX-License-Identifier: MIT
 """On the kernel's vhost-vsock under KVM, after test_kernel_vsock's guest
 has gone (each guest here takes CID 3 in turn): the Linux guest's echo on
-the same path, and the benchmark scripts unchanged (bench-vsock, exit-cost)."""
+the same path, the benchmark scripts unchanged (bench-vsock, exit-cost,
+--tools, --attach cid:N), and the launcher's packed=on guard against the
+device's own features."""
 
 import os
 import re
 import subprocess
 
+import ringside as rr
 from ringside.bench_compare import LINUX_INITRD, LINUX_KERNEL, LINUX_READY
 from ringside.benchlib import wait_vsock_cid
-from ringside_qemu import REPO, Guest
+from ringside_qemu import REPO, Guest, run_launcher
 from test_kernel_vsock import CID, ECHO, KERNEL_ARGS, SIZES, echo_checked
 
 
@@ -77,3 +80,33 @@ def test_tools_through_socat_on_the_kernel_path():
         assert re.search(r'^%s\s+h2g\s+1\s+[\d.]+' % tool, out.stdout, re.M), (tool, out.stdout)
     left = subprocess.run(['pgrep', '-x', 'socat'], capture_output=True, text=True)
     assert left.stdout == '', 'socat still running: %s' % left.stdout
+
+
+def test_kernel_packed_guard_matches_the_device():
+    """packed=on with the kernel's device: refused in one line exactly when
+    VHOST_GET_FEATURES lacks VIRTIO_F_RING_PACKED (Linux 6.1's vhost)."""
+    packed = rr.vhost_features() >> 34 & 1
+    r = run_launcher('--vsock', '--vsock-transport', 'kernel', '--qemu-arg=-global',
+                     '--qemu-arg=vhost-vsock-pci.packed=on', '--boot', 'elf', '--cmd', 'uptime',
+                     timeout=300)
+    if packed:
+        assert r.returncode == 0, r.stderr
+    else:
+        assert r.returncode == 2 and r.stdout == '', r.stderr
+        lines = r.stderr.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith('ringside-run: error: '), r.stderr
+        assert 'needs VIRTIO_F_RING_PACKED (bit 34)' in lines[0], r.stderr
+
+
+def test_attach_cid_on_the_kernel_device():
+    cid = 1000 + os.getpid() % 10000   # not a CID another guest here has
+    with Guest('--boot', 'elf', '--vsock', '--vsock-transport', 'kernel', '--vsock-cid',
+               str(cid), name='attach-cid') as g:
+        g.start()
+        r = _script('bench-vsock', '--attach', 'cid:%d' % cid, '--count', '50', '--time', '1',
+                    '--lengths', '64k', '--streams', '1')
+        assert r.returncode == 0, r.stderr
+        assert r.stdout.startswith('ringside vsock benchmark: attach cid:%d, ' % cid)
+        assert len(re.findall(r'^default\s+(\d+)\s+50\s', r.stdout, re.M)) == 3, r.stdout
+        assert len(re.findall(r'^default\s+(h2g|g2h)\s', r.stdout, re.M)) == 2, r.stdout
+        assert g.poweroff() == 0

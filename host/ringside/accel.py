@@ -11,19 +11,30 @@ from .errors import LaunchError, log
 from .images import DEFAULT_ELF
 from .machine import Launch
 
-KVM_PROBE_TIMEOUT = 5.0  # seconds for a PVH boot under KVM to print READY
+# Seconds for a PVH boot under KVM to print READY. A host that knows its
+# KVM works but may be slow (host/nested's L1, under TCG) sets a longer one.
+KVM_PROBE_TIMEOUT = 5.0
+PROBE_TIMEOUT_ENV = 'RINGSIDE_KVM_PROBE_TIMEOUT'
+
+
+def probe_timeout():
+    try:
+        return float(os.environ.get(PROBE_TIMEOUT_ENV, KVM_PROBE_TIMEOUT))
+    except ValueError:
+        return KVM_PROBE_TIMEOUT
 
 
 def kvm_usable():
     return os.access('/dev/kvm', os.R_OK | os.W_OK)
 
 
-def probe_kvm(opts, timeout=KVM_PROBE_TIMEOUT):
+def probe_kvm(opts, timeout=None):
     """Boot the ELF (PVH) under KVM; True if it reached READY within `timeout`.
 
     A real boot, because /dev/kvm may exist and still be unable to run a
     guest at a useful speed (paravirtual KVM flavours). Nothing is cached.
     """
+    timeout = probe_timeout() if timeout is None else timeout
     if not kvm_usable():
         if opts.verbose:
             log('--accel auto: /dev/kvm not usable, using tcg')

@@ -36,6 +36,9 @@ L1_DIR = repo_path('build', 'nested-host')
 EXIT_L1 = 125  # L1 did not run CMD to its end (like env(1)'s 125)
 # Passed into L1: the launcher's knobs (RINGSIDE_QEMU and friends).
 ENV_PREFIX = 'RINGSIDE_'
+# L1's KVM works, but a guest under it boots slowly while this machine is
+# busy: --accel auto's probe waits this long there before it picks TCG.
+L1_ENV = {'RINGSIDE_KVM_PROBE_TIMEOUT': '60'}
 
 
 def parse_args(argv):
@@ -148,7 +151,8 @@ def run(opts):
             return EXIT_L1
     os.makedirs(os.path.dirname(os.path.abspath(opts.log)), exist_ok=True)
     job = tempfile.mkdtemp(prefix='ringside-nested-')
-    env = {k: v for k, v in os.environ.items() if k.startswith(ENV_PREFIX)}
+    env = dict(L1_ENV)
+    env.update((k, v) for k, v in os.environ.items() if k.startswith(ENV_PREFIX))
     with open(os.path.join(job, 'cmd'), 'w') as f:
         f.write(job_script(opts.cmd, inner_cwd(), env))
     out_r, out_w = os.pipe()

@@ -128,6 +128,23 @@ def test_unknown_command(guest):
     assert 'frobnicate' in out
 
 
+def test_overlong_line_refused(guest):
+    """A line longer than the editor holds is refused as a whole, in one
+    line naming the limit; its start is not run. (The echo stops at the
+    limit too, so the output may begin with the echo of what fit.)"""
+    out = guest.command('frobnicate ' + 'x' * 300)
+    assert out.split('\n')[-1] == 'error: line longer than 255 characters, ignored', out
+    assert 'unknown command' not in out
+    assert guest.command('get loglevel').startswith('loglevel=')
+
+
+def test_longest_line_quoted_whole(guest):
+    """An error quoting the longest line that fits quotes all of it."""
+    value = '9' * (255 - len('set loglevel='))
+    out = guest.command('set loglevel=' + value)
+    assert out == "error: bad value '%s' for loglevel: expected a number from 0 to 7" % value
+
+
 def test_empty_line(guest):
     assert guest.command('') == ''
 

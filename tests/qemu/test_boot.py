@@ -372,9 +372,30 @@ def test_ready_timeout_is_an_error():
 
 
 def test_missing_image_is_an_error(tmp_path):
-    r = run_launcher('--iso', str(tmp_path / 'none.iso'), '--accel', 'tcg', '--cmd', 'info')
+    """An image named on the command line is named as given; `make` would
+    not build it, so it is not suggested."""
+    iso = str(tmp_path / 'none.iso')
+    r = run_launcher('--iso', iso, '--accel', 'tcg', '--cmd', 'info')
     assert r.returncode == 1
-    assert r.stderr.strip().endswith('none.iso not found (run make)'), r.stderr
+    assert r.stderr == 'ringside-run: error: --iso %s: not found\n' % iso
+    r = subprocess.run([sys.executable, LAUNCHER, '--kernel', 'none.elf', '--accel', 'tcg',
+                        '--cmd', 'info'], capture_output=True, text=True, timeout=60,
+                       stdin=subprocess.DEVNULL, cwd=str(tmp_path))
+    assert r.returncode == 1
+    assert r.stderr == 'ringside-run: error: --kernel none.elf: not found\n'
+
+
+@pytest.mark.parametrize('option', ['--vsock-uds', '--vsock-socket', '--serial', '--iso',
+                                    '--cost', '--vsock-backend'])
+def test_path_folder_checked_first(tmp_path, option):
+    """A path option whose folder does not exist: one line naming it, before
+    any back end or QEMU starts (they would fail later, saying less)."""
+    path = str(tmp_path / 'missing' / 'x')
+    value = 'unix:' + path if option == '--serial' else path
+    r = run_launcher('--vsock', option, value, '--accel', 'tcg', '--timeout', '5')
+    assert r.returncode == 2
+    assert r.stderr == ('ringside-run: error: %s %s: folder %s does not exist (see --help)\n'
+                        % (option, value, tmp_path / 'missing'))
 
 
 def test_interactive_terminal_escape_and_restore():

@@ -5,6 +5,7 @@ line at parse time, before anything is built or booted. No QEMU runs here
 wait at most a few seconds)."""
 
 import os
+import signal
 import subprocess
 
 import pytest
@@ -41,3 +42,58 @@ def test_bench_rings_builds_with_strict_aliasing():
                        capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
     assert 'strict-aliasing' not in r.stderr
+
+
+def run_script(name, *args, timeout=60):
+    """host/NAME ARGS, expected to fail at once. In its own session: were
+    it to boot a guest after all, QEMU and the back end go with it."""
+    p = subprocess.Popen([os.path.join(HOST, name)] + list(args), stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, start_new_session=True,
+                         stdin=subprocess.DEVNULL)
+    try:
+        out, err = p.communicate(timeout=timeout)
+    finally:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
+    return p.returncode, out, err
+
+
+JSON_SCRIPTS = ['bench-compare', 'bench-rr', 'bench-tail', 'bench-vsock', 'exit-cost',
+                'fault-matrix', 'reboot-endurance', 'soak']
+
+
+@pytest.mark.parametrize('script', JSON_SCRIPTS + ['cost-report'])
+def test_json_folder_checked_at_parse_time(tmp_path, script):
+    path = str(tmp_path / 'missing' / 'x.json')
+    extra = ['block'] if script == 'cost-report' else []
+    status, out, err = run_script(script, '--json', path, *extra)
+    assert status == 2
+    assert err == ('%s: error: argument --json: %s: folder %s does not exist (see --help)\n'
+                   % (script, path, tmp_path / 'missing'))
+
+
+@pytest.mark.parametrize('script,option,value,what', [
+    ('bench-compare', '--count', '-1', 'positive'),
+    ('bench-compare', '--warmup', '-1', 'non-negative'),
+    ('bench-net', '--count', '-1', 'positive'),
+    ('bench-net', '--rounds', '0', 'positive'),
+    ('bench-netrx', '--seconds', '0', 'positive'),
+    ('bench-rr', '--time', '-3', 'positive'),
+    ('bench-tail', '--count', '0', 'positive'),
+    ('bench-vsock', '--count', '-1', 'positive'),
+    ('bench-vsock', '--time', 'nan', 'positive'),
+    ('boot-time', '--runs', '0', 'positive'),
+    ('efi-boot-time', '--runs', '-2', 'positive'),
+    ('exit-cost', '--count', 'x', 'positive'),
+    ('fault-matrix', '--every', '0', 'positive'),
+    ('idle-cpu', '--seconds', '-1', 'positive'),
+    ('reboot-endurance', '--reboots', '0', 'positive'),
+    ('soak', '--conns', '-4', 'positive'),
+])
+def test_counts_checked_at_parse_time(script, option, value, what):
+    """A bad count fails in one line naming the option, before any boot."""
+    status, out, err = run_script(script, option, value)
+    assert status == 2
+    assert err == ("%s: error: argument %s: expected a %s number, got '%s' (see --help)\n"
+                   % (script, option, what, value))

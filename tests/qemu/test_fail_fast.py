@@ -44,6 +44,18 @@ def test_bench_rings_builds_with_strict_aliasing():
     assert 'strict-aliasing' not in r.stderr
 
 
+@pytest.mark.parametrize('args,line', [
+    (['-n', '-5'], "-n: expected a positive number, got '-5'"),
+    (['-r', '0'], "-r: expected a number from 1 to 64, got '0'"),
+    (['-b', '4k'], "-b: expected a number from 1 to 256, got '4k'"),
+])
+def test_bench_rings_numbers_name_their_option(args, line):
+    r = subprocess.run([os.path.join(HOST, 'bench-rings')] + args, capture_output=True,
+                       text=True, timeout=300)
+    assert r.returncode == 2
+    assert r.stderr == 'bench_rings: %s\n' % line
+
+
 def run_script(name, *args, timeout=60):
     """host/NAME ARGS, expected to fail at once. In its own session: were
     it to boot a guest after all, QEMU and the back end go with it."""

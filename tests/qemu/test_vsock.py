@@ -210,6 +210,17 @@ def test_bench_client_against_guest(vguest):
     assert re.search(r'total:\s+[1-9]\d* bytes', out.stdout), out.stdout
 
 
+def test_bench_pingpong_to_the_sink_times_out(vguest):
+    """The guest's sink takes bytes and never answers: pingpong to it ends
+    after --timeout with one line naming the port and the wait."""
+    r = subprocess.run([BENCH, 'pingpong', '--uds', vguest.vsock_uds, '--port', str(SINK),
+                        '--timeout', '2', '--warmup', '1'], capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 1
+    assert r.stderr == ('ringside-bench: pingpong: reading from port 1235 at offset 0: '
+                        'timed out after 2 s (--timeout)\n')
+
+
 def test_seqpacket_boundaries(vguest):
     """The echo service on SEQPACKET returns every message whole and alone,
     also messages larger than one 64 KiB packet or one RX buffer."""

@@ -78,8 +78,7 @@ static void *grow(void *p, unsigned long n, size_t size)
 {
 	p = realloc(p, n * size);
 	if (!p) {
-		perror("realloc");
-		exit(2);
+		bench_fail(2, "realloc: %s", strerror(errno));
 	}
 	return p;
 }
@@ -118,8 +117,7 @@ static void one_size(const struct bench_opts *o, size_t size, struct pp_result *
 	uint64_t start, end, last_progress;
 
 	if (!tx || !rx || !v || (trace && !t)) {
-		perror("malloc");
-		exit(2);
+		bench_fail(2, "malloc: %s", strerror(errno));
 	}
 	for (unsigned long i = 0; i < o->warmup; i++)
 		round_trip(o, port, fd, tx, rx, size, &off, NULL, NULL);

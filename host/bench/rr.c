@@ -80,8 +80,7 @@ static void set_nonblock(int fd)
 	int fl = fcntl(fd, F_GETFL);
 
 	if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0) {
-		perror("ringside-bench: fcntl");
-		exit(2);
+		bench_fail(2, "fcntl: %s", strerror(errno));
 	}
 }
 
@@ -117,8 +116,7 @@ static void watch(struct rr_run *r, struct session *s, bool out)
 		return;
 	s->want_out = out;
 	if (epoll_ctl(r->ep, EPOLL_CTL_MOD, s->fd, &ev) < 0) {
-		perror("ringside-bench: epoll_ctl");
-		exit(2);
+		bench_fail(2, "epoll_ctl: %s", strerror(errno));
 	}
 }
 
@@ -202,8 +200,7 @@ static void record(struct rr_run *r, struct session *s, uint64_t t1)
 		r->cap = r->cap ? r->cap * 2 : 65536;
 		r->lat = realloc(r->lat, r->cap * sizeof(*r->lat));
 		if (!r->lat) {
-			perror("realloc");
-			exit(2);
+			bench_fail(2, "realloc: %s", strerror(errno));
 		}
 	}
 	r->lat[r->nlat++] = t1 - s->t0;
@@ -296,8 +293,7 @@ static void open_sessions(struct rr_run *r)
 	r->port = port;
 	r->ep = epoll_create1(EPOLL_CLOEXEC);
 	if (r->ep < 0) {
-		perror("ringside-bench: epoll_create1");
-		exit(2);
+		bench_fail(2, "epoll_create1: %s", strerror(errno));
 	}
 	for (unsigned i = 0; i < r->nsess; i++) {
 		struct session *s = &r->s[i];
@@ -309,8 +305,7 @@ static void open_sessions(struct rr_run *r)
 		s->fd = r->o->udp ? connect_udp(r->o->udp) : bench_connect(r->o, port);
 		set_nonblock(s->fd);
 		if (epoll_ctl(r->ep, EPOLL_CTL_ADD, s->fd, &ev) < 0) {
-			perror("ringside-bench: epoll_ctl");
-			exit(2);
+			bench_fail(2, "epoll_ctl: %s", strerror(errno));
 		}
 	}
 }
@@ -371,8 +366,7 @@ static void loop(struct rr_run *r)
 		}
 		n = epoll_wait(r->ep, ev, 64, 100);
 		if (n < 0 && errno != EINTR) {
-			perror("ringside-bench: epoll_wait");
-			exit(2);
+			bench_fail(2, "epoll_wait: %s", strerror(errno));
 		}
 		for (int i = 0; i < n; i++) {
 			struct session *s = ev[i].data.ptr;
@@ -437,8 +431,7 @@ static void one_cell(const struct bench_opts *o, unsigned nsess, size_t size, st
 	};
 
 	if (!r.s || !r.tx || !r.rx) {
-		perror("malloc");
-		exit(2);
+		bench_fail(2, "malloc: %s", strerror(errno));
 	}
 	open_sessions(&r);
 	loop(&r);
@@ -496,8 +489,7 @@ int run_rr(const struct bench_opts *o)
 	struct rr_result *res = calloc(n, sizeof(*res));
 
 	if (!res) {
-		perror("malloc");
-		exit(2);
+		bench_fail(2, "malloc: %s", strerror(errno));
 	}
 	for (unsigned i = 0; i < o->nsessions; i++)
 		for (unsigned j = 0; j < o->nsizes; j++)

@@ -37,8 +37,7 @@ static void *stream_thread(void *arg)
 	ssize_t n;
 
 	if (!buf) {
-		perror("malloc");
-		exit(2);
+		bench_fail(2, "malloc: %s", strerror(errno));
 	}
 	while (!stop && now_ns() < end) {
 		if (!o->g2h) {
@@ -138,6 +137,8 @@ int run_stream(const struct bench_opts *o)
 	uint64_t total = 0, start, wall;
 	double gbps_total, cpu = 0, hz = sysconf(_SC_CLK_TCK), jain, slowest;
 
+	if (!s)
+		bench_fail(2, "malloc: %s", strerror(errno));
 	for (unsigned i = 0; i < o->parallel; i++) {
 		s[i].o = o;
 		s[i].port = port;

@@ -159,7 +159,7 @@ static int cmd_get(int argc, char **argv)
 /* set KEY=VALUE [KEY=VALUE ...]: all are checked before any is applied */
 static int cmd_set(int argc, char **argv)
 {
-	char err[160];
+	char err[CONFIG_ERR_MAX];
 
 	if (argc < 2)
 		return shell_error("usage: set KEY=VALUE [KEY=VALUE ...]");

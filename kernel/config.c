@@ -224,7 +224,7 @@ int config_format(const struct config_key *k, char *buf, size_t len)
 
 int config_parse_cmdline(const char *cmdline, void (*report)(const char *msg))
 {
-	char word[256], err[160];
+	char word[256], err[CONFIG_ERR_MAX];
 	int bad = 0;
 	const char *p = cmdline;
 

@@ -80,6 +80,12 @@ struct config_key *config_lookup(const char *name); /* NULL if none */
  * Parse and set one key. On error returns a negative errno and writes a
  * one-line reason to @err (without "error: ").
  */
+/*
+ * An @err this large holds every reason whole: one quotes a name or value
+ * as long as a console line or a command-line word (255 characters), plus
+ * the key's name and its range (at most 96).
+ */
+#define CONFIG_ERR_MAX 512
 int config_set(const char *name, const char *value, char *err, size_t err_len);
 /* Parse only: 0 and the value in *@out (if not NULL), or a negative errno. */
 int config_check(const char *name, const char *value, uint64_t *out, char *err, size_t err_len);

@@ -47,6 +47,7 @@ bool line_edit_feed(struct line_editor *le, int c, char *echo, size_t *echo_len)
 
 	*echo_len = 0;
 	le->last_was_cr = false;
+	le->too_long = false;
 	c &= 0xff;
 
 	if (in_escape(le, c))
@@ -61,6 +62,8 @@ bool line_edit_feed(struct line_editor *le, int c, char *echo, size_t *echo_len)
 		le->last_was_cr = c == '\r';
 		le->buf[le->len] = '\0';
 		le->len = 0;
+		le->too_long = le->overflow;
+		le->overflow = false;
 		echo[(*echo_len)++] = '\n'; /* the console adds the CR */
 		return true;
 	case BACKSPACE:
@@ -73,6 +76,7 @@ bool line_edit_feed(struct line_editor *le, int c, char *echo, size_t *echo_len)
 		return false;
 	case CTRL_U:
 		le->len = 0;
+		le->overflow = false;
 		/* erase the whole terminal line, then the prompt is redrawn */
 		memcpy(echo, "\r\x1b[K", 4);
 		*echo_len = 4;
@@ -80,8 +84,14 @@ bool line_edit_feed(struct line_editor *le, int c, char *echo, size_t *echo_len)
 	}
 	if (c < 0x20 || c > 0x7e)
 		return false;
-	if (le->len >= LINE_MAX_LEN - 1)
-		return false; /* full: drop, the line stays as typed so far */
+	if (le->len >= LINE_MAX_LEN - 1) {
+		/*
+		 * Full: drop the byte, and refuse the line at its end. Running
+		 * its start would run something the user did not type.
+		 */
+		le->overflow = true;
+		return false;
+	}
 	le->buf[le->len++] = (char)c;
 	echo[(*echo_len)++] = (char)c;
 	return false;

@@ -14,6 +14,8 @@
 struct line_editor {
 	char buf[LINE_MAX_LEN];
 	size_t len;
+	bool overflow; /* a byte of this line did not fit and was dropped */
+	bool too_long; /* the line just completed had such bytes: refuse it */
 	bool last_was_cr; /* swallow the LF of a CR LF pair */
 	int escape; /* position inside an ANSI escape sequence */
 };
@@ -23,7 +25,9 @@ void line_edit_init(struct line_editor *le);
 /*
  * Feed one byte. Writes at most LINE_ECHO_MAX bytes to echo into @echo and
  * their count to @echo_len. Returns true when a line is complete; it is
- * then in le->buf (NUL-terminated) until the next call.
+ * then in le->buf (NUL-terminated) until the next call. A line longer than
+ * LINE_MAX_LEN - 1 characters keeps only its start and completes with
+ * le->too_long set (also until the next call): not a line to run.
  */
 #define LINE_ECHO_MAX 8
 bool line_edit_feed(struct line_editor *le, int c, char *echo, size_t *echo_len);

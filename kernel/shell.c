@@ -116,7 +116,11 @@ void shell_poll(void)
 		if (c == 0x15) /* Ctrl-U erased the line: redraw the prompt */
 			shell_prompt();
 		if (done) {
-			shell_run_line(editor.buf);
+			if (editor.too_long)
+				shell_error("line longer than %d characters, ignored",
+					    LINE_MAX_LEN - 1);
+			else
+				shell_run_line(editor.buf);
 			shell_prompt();
 		}
 	}

@@ -551,7 +551,7 @@ static void packed_fixed_put(struct virtq_packed_desc *d, const struct virtq_fix
 
 	__builtin_memcpy(&w, &b->len, sizeof(w));
 	d->addr = b->addr;
-	WRITE_ONCE(*(uint64_t *)(void *)&d->len, w | flags_word);
+	WRITE_ONCE(d->len_id_flags, w | flags_word);
 }
 
 /*

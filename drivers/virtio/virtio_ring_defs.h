@@ -95,11 +95,22 @@ static inline uint16_t *virtq_avail_event(struct virtq_used *used, uint16_t size
 #define VIRTQ_DESC_F_AVAIL (1 << 7)
 #define VIRTQ_DESC_F_USED (1 << 15)
 
+/*
+ * len, id and flags are also one 64-bit word (little-endian: len in bits
+ * 0..31, flags in 48..63): the driver publishes a descriptor's second half,
+ * flags included, with one store. A union member, not a cast, so the
+ * compiler knows the word and the fields alias (C11 6.5p7).
+ */
 struct virtq_packed_desc {
 	uint64_t addr;
-	uint32_t len;
-	uint16_t id;
-	uint16_t flags;
+	union {
+		struct {
+			uint32_t len;
+			uint16_t id;
+			uint16_t flags;
+		};
+		uint64_t len_id_flags;
+	};
 };
 
 /* 2.8.14 Event Suppression Structure Format */

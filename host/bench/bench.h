@@ -45,13 +45,31 @@ struct bench_opts {
 	const char *cost_shm; /* the ringside-cost plugin's block: guest cost per round trip */
 	const char *udp; /* HOST:PORT of a UDP echo instead of vsock */
 	double udp_timeout_s; /* resend an unanswered UDP request */
+	double timeout_s; /* a guest port silent this long is an error (--timeout) */
 };
+
+/* pingpong, stream or rr: every runtime error names it */
+extern const char *bench_mode;
+
+/*
+ * The one line of a failure, "ringside-bench: MODE: " and the message,
+ * then exit(@status). Threads may fail at once: the first one reports.
+ */
+void bench_fail(int status, const char *fmt, ...) __attribute__((noreturn, format(printf, 2, 3)));
+
+/*
+ * A read or write on the connection to @port failed (errno; 0 for EOF):
+ * report it as bench_fail(1, ...) naming the port, the stream offset and,
+ * for a timeout, --timeout.
+ */
+void bench_io_fail(const struct bench_opts *o, unsigned port, bool reading, unsigned long long off)
+	__attribute__((noreturn));
 
 /* connect.c: a connected stream socket to port, or exit with a message */
 int bench_connect(const struct bench_opts *o, unsigned port);
 uint64_t now_ns(void);
-int write_all(int fd, const void *p, size_t n);
-int read_all(int fd, void *p, size_t n); /* 0 ok, -1 error or EOF */
+int write_all(int fd, const void *p, size_t n); /* 0 ok, -1 error (errno) */
+int read_all(int fd, void *p, size_t n); /* 0 ok, -1 error (errno) or EOF (errno 0) */
 
 /* guest_cost.c: the cost plugin's counters, read live */
 struct guest_cost {

@@ -6,8 +6,10 @@
  * is written by QEMU: its header is checked against the file's size
  * before any counter is read, and a block of another layout is refused.
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -42,7 +44,7 @@ int guest_cost_open(struct guest_cost *gc, const char *path)
 	int fd = open(path, O_RDONLY);
 
 	if (fd < 0 || fstat(fd, &st) < 0) {
-		perror(path);
+		fprintf(stderr, "ringside-bench: --cost-shm %s: %s\n", path, strerror(errno));
 		if (fd >= 0)
 			close(fd);
 		return -1;
@@ -52,13 +54,13 @@ int guest_cost_open(struct guest_cost *gc, const char *path)
 	p = mmap(NULL, st.st_size, PROT_READ, MAP_SHARED, fd, 0);
 	close(fd);
 	if (p == MAP_FAILED) {
-		perror(path);
+		fprintf(stderr, "ringside-bench: --cost-shm %s: %s\n", path, strerror(errno));
 		return -1;
 	}
 	why = check_header(p, st.st_size);
 	if (why) {
 		munmap(p, st.st_size);
-		fprintf(stderr, "ringside-bench: %s: %s\n", path, why);
+		fprintf(stderr, "ringside-bench: --cost-shm %s: %s\n", path, why);
 		return -1;
 	}
 	/* the layout as checked: QEMU may rewrite the header later */
@@ -70,7 +72,7 @@ int guest_cost_open(struct guest_cost *gc, const char *path)
 	return 0;
 bad:
 	close(fd);
-	fprintf(stderr, "ringside-bench: %s: %s\n", path, why);
+	fprintf(stderr, "ringside-bench: --cost-shm %s: %s\n", path, why);
 	return -1;
 }
 

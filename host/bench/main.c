@@ -2,12 +2,17 @@
 /* ringside-bench: ping-pong latency and stream throughput over vsock. */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "bench.h"
+
+/* Rounds and warm-up rounds: pingpong keeps 8 bytes per measured round. */
+#define MAX_COUNT 1000000000ull
 
 static const char usage[] =
 	"usage: ringside-bench pingpong|stream|rr (--uds PATH|--cid N|--tcp H:P) [opts]\n"
@@ -17,17 +22,17 @@ static const char usage[] =
 	"  --tcp HOST:PORT a back end's --forward-tcp listener (it names the port)\n"
 	"  --port P        guest port (default: echo 1234, sink 1235, source 1236)\n"
 	"  --json          machine-readable output; --progress: progress on stderr\n"
+	"  --timeout S     give up when the guest port is silent this long (30)\n"
 	"pingpong: SIZE bytes out, all SIZE back, per-round latency\n"
-	"  -s, --size LIST sizes, comma separated, k/m suffixes (64)\n"
+	"  -s, --size LIST sizes, comma separated, k/m/g suffixes (64)\n"
 	"  --count N       measured rounds per size (1000); --warmup N unmeasured (50)\n"
 	"  --time S        measure for S seconds per size instead of --count\n"
 	"  --trace FILE    every measured round trip: size, index, ns (and with\n"
 	"                  --cost-shm the guest's instructions, halts, halted ns)\n"
 	"  --cost-shm PATH the ringside-cost plugin's block (shm=PATH), read live\n"
-	"stream: throughput like iperf-vsock, Gb/s with G = 10^9; per-stream fairness\n"
+	"stream: --time S (10) seconds of throughput like iperf-vsock, Gb/s, fairness\n"
 	"  -l LEN          buffer length per read/write (64k); -P N parallel streams (1)\n"
 	"  --dir h2g|g2h   h2g: host writes to the sink; g2h: reads the source (h2g)\n"
-	"  --time S        seconds (10)\n"
 	"  --cpu-pids LIST CPU% of these pids (QEMU, back end) plus ours: Mbps per CPU%\n"
 	"rr: N sessions, each a closed loop of request and echoed response\n"
 	"  -n, --sessions LIST  concurrent sessions (1); -s, --size LIST (1,64,256,1024)\n"
@@ -36,87 +41,129 @@ static const char usage[] =
 	"  --udp-timeout S resend a request unanswered this long (0.5)\n"
 	"Data is the pattern byte(i) = i % 251; a mismatch exits 3 with its offset.\n";
 
-static size_t parse_size(const char *s)
+static void bad_value(const char *opt, const char *s, int len, unsigned long long min,
+		      unsigned long long max, bool suffixes)
 {
-	char *end;
-	unsigned long long v = strtoull(s, &end, 0);
+	const char *what = suffixes ? "size (k, m, g: 2^10, 2^20, 2^30)" : "number";
 
-	if (end == s)
-		goto bad;
-	if (*end == 'k' || *end == 'K')
-		v <<= 10, end++;
-	else if (*end == 'm' || *end == 'M')
-		v <<= 20, end++;
-	if ((*end && *end != ',') || v == 0 || v > (1ull << 30))
-		goto bad;
-	return v;
-bad:
-	fprintf(stderr, "ringside-bench: bad size '%s'\n", s);
+	if (min == 1)
+		fprintf(stderr, "ringside-bench: %s: expected a positive %s, got '%.*s'\n", opt,
+			what, len, s);
+	else
+		fprintf(stderr, "ringside-bench: %s: expected a %s from %llu to %llu, got '%.*s'\n",
+			opt, what, min, max, len, s);
 	exit(2);
 }
 
-/* A CID or port: a plain decimal number in [min, max], no size suffix. */
-static unsigned long parse_number(const char *s, const char *what, unsigned long min,
-				  unsigned long max)
+/*
+ * One value of option @opt, which ends at NUL or ',': decimal digits and,
+ * where @suffixes (sizes), k, m or g for 2^10, 2^20, 2^30. Out of
+ * [min, max] or malformed: one line naming the option, exit 2.
+ */
+static unsigned long long parse_value(const char *opt, const char *s, unsigned long long min,
+				      unsigned long long max, bool suffixes)
+{
+	unsigned long long v = 0;
+	const char *p = s;
+	int len, shift = 0;
+
+	len = (int)strcspn(s, ",");
+	/* digits only: strtoull would take "-5" as 2^64 - 5, and " 5" or "0x5" */
+	for (; *p >= '0' && *p <= '9'; p++) {
+		if (v > (ULLONG_MAX - 9) / 10)
+			goto range;
+		v = v * 10 + (*p - '0');
+	}
+	if (p == s)
+		goto bad;
+	if (suffixes && *p && *p != ',') {
+		const char *units = "kmg", *u = strchr(units, *p | 0x20);
+
+		if (!u)
+			goto bad;
+		shift = 10 * (int)(u - units + 1);
+		p++;
+	}
+	if (*p && *p != ',')
+		goto bad;
+	if (v > max >> shift)
+		goto range;
+	v <<= shift;
+	if (v < min)
+		goto bad;
+	return v;
+bad:
+	bad_value(opt, s, len, min, max, suffixes);
+range:
+	fprintf(stderr, "ringside-bench: %s: at most %llu, got '%.*s'\n", opt, max, len, s);
+	exit(2);
+}
+
+/* An option that takes one value, not a list. */
+static unsigned long long parse_one(const char *opt, const char *s, unsigned long long min,
+				    unsigned long long max, bool suffixes)
+{
+	if (strchr(s, ','))
+		bad_value(opt, s, (int)strlen(s), min, max, suffixes);
+	return parse_value(opt, s, min, max, suffixes);
+}
+
+/* Seconds: a positive decimal number, at most 10^6 (its ns fit in 64 bits). */
+static double parse_seconds(const char *s, const char *opt)
 {
 	char *end;
-	unsigned long long v;
+	double v;
 
 	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (end == s || *end || *s == '-' || errno || v < min || v > max) {
-		fprintf(stderr, "ringside-bench: %s: bad value '%s' (%lu..%lu)\n", what, s, min,
-			max);
+	v = strtod(s, &end);
+	if (end == s || *end || errno || !(v > 0 && v <= 1e6)) {
+		fprintf(stderr,
+			"ringside-bench: %s: expected a positive number of seconds "
+			"(at most 1000000), got '%s'\n",
+			opt, s);
 		exit(2);
 	}
 	return v;
 }
 
-static double parse_double(const char *s, const char *what)
+/*
+ * A comma-separated list of at most 64 values of @opt, each in [min, max];
+ * returns how many.
+ */
+static unsigned parse_list(const char *opt, const char *s, unsigned long long *out,
+			   unsigned long long min, unsigned long long max, bool suffixes)
 {
-	char *end;
-	double v = strtod(s, &end);
+	unsigned n = 0;
 
-	if (*end || end == s || v <= 0) {
-		fprintf(stderr, "ringside-bench: %s: bad value '%s'\n", what, s);
-		exit(2);
-	}
-	return v;
-}
-
-static void parse_sessions(struct bench_opts *o, const char *s)
-{
-	o->nsessions = 0;
-	while (*s) {
-		size_t v = parse_size(s);
-
-		if (o->nsessions == 64 || v > 1000) {
-			fprintf(stderr, "ringside-bench: --sessions: at most 64 "
-					"values of at most 1000\n");
+	for (;;) {
+		if (n == 64) {
+			fprintf(stderr, "ringside-bench: %s: at most 64 values\n", opt);
 			exit(2);
 		}
-		o->sessions[o->nsessions++] = v;
+		out[n++] = parse_value(opt, s, min, max, suffixes);
 		s = strchr(s, ',');
 		if (!s)
-			break;
+			return n;
 		s++;
 	}
+}
+
+static void parse_sessions(struct bench_opts *o, const char *opt, const char *s)
+{
+	unsigned long long v[64];
+
+	o->nsessions = parse_list(opt, s, v, 1, 1000, false);
+	for (unsigned i = 0; i < o->nsessions; i++)
+		o->sessions[i] = v[i];
 }
 
 static void parse_sizes(struct bench_opts *o, const char *s)
 {
-	o->nsizes = 0;
-	while (*s) {
-		if (o->nsizes == 64) {
-			fprintf(stderr, "ringside-bench: at most 64 sizes\n");
-			exit(2);
-		}
-		o->sizes[o->nsizes++] = parse_size(s);
-		s = strchr(s, ',');
-		if (!s)
-			break;
-		s++;
-	}
+	unsigned long long v[64];
+
+	o->nsizes = parse_list("--size", s, v, 1, 1ull << 30, true);
+	for (unsigned i = 0; i < o->nsizes; i++)
+		o->sizes[i] = v[i];
 }
 
 int main(int argc, char **argv)
@@ -138,6 +185,7 @@ int main(int argc, char **argv)
 					      { "trace", required_argument, NULL, 'R' },
 					      { "cost-shm", required_argument, NULL, 'M' },
 					      { "udp-timeout", required_argument, NULL, 'T' },
+					      { "timeout", required_argument, NULL, 'O' },
 					      { "help", no_argument, NULL, 'h' },
 					      { 0 } };
 	struct bench_opts o = {
@@ -151,6 +199,7 @@ int main(int argc, char **argv)
 		.sessions = { 1 },
 		.nsessions = 1,
 		.udp_timeout_s = 0.5,
+		.timeout_s = 30,
 	};
 	bool have_cid = false;
 	int mode;
@@ -177,6 +226,12 @@ int main(int argc, char **argv)
 			argv[1]);
 		return 2;
 	}
+	bench_mode = argv[1];
+	/*
+	 * A peer that closed (no guest behind the back end, a guest that
+	 * refused) is an error we report, not a silent death by SIGPIPE.
+	 */
+	signal(SIGPIPE, SIG_IGN);
 	o.progress = isatty(2);
 	optind = 2;
 	while ((opt = getopt_long(argc, argv, "s:l:P:n:h", opts, NULL)) != -1) {
@@ -189,11 +244,11 @@ int main(int argc, char **argv)
 			break;
 		case 'c':
 			/* CIDs 0..2 are the hypervisor, local and the host: never a guest */
-			o.cid = parse_number(optarg, "--cid", 3, 0xfffffffe);
+			o.cid = parse_one("--cid", optarg, 3, 0xfffffffe, false);
 			have_cid = true;
 			break;
 		case 'p':
-			o.port = parse_number(optarg, "--port", 1, 0x7fffffff);
+			o.port = parse_one("--port", optarg, 1, 0x7fffffff, false);
 			break;
 		case 'j':
 			o.json = true;
@@ -205,11 +260,11 @@ int main(int argc, char **argv)
 			parse_sizes(&o, optarg);
 			break;
 		case 'K':
-			o.count = parse_size(optarg);
+			o.count = parse_one("--count", optarg, 1, MAX_COUNT, false);
 			break;
 		case 'n':
 		case 'S':
-			parse_sessions(&o, optarg);
+			parse_sessions(&o, opt == 'n' ? "-n" : "--sessions", optarg);
 			break;
 		case 'R':
 			o.trace = optarg;
@@ -221,23 +276,22 @@ int main(int argc, char **argv)
 			o.udp = optarg;
 			break;
 		case 'T':
-			o.udp_timeout_s = parse_double(optarg, "--udp-timeout");
+			o.udp_timeout_s = parse_seconds(optarg, "--udp-timeout");
+			break;
+		case 'O':
+			o.timeout_s = parse_seconds(optarg, "--timeout");
 			break;
 		case 't':
-			o.time_s = parse_double(optarg, "--time");
+			o.time_s = parse_seconds(optarg, "--time");
 			break;
 		case 'w':
-			o.warmup = strtoul(optarg, NULL, 0);
+			o.warmup = parse_one("--warmup", optarg, 0, MAX_COUNT, false);
 			break;
 		case 'l':
-			o.len = parse_size(optarg);
+			o.len = parse_one("-l", optarg, 1, 1ull << 30, true);
 			break;
 		case 'P':
-			o.parallel = parse_size(optarg);
-			if (o.parallel > 64) {
-				fprintf(stderr, "ringside-bench: -P: at most 64\n");
-				return 2;
-			}
+			o.parallel = parse_one("-P", optarg, 1, 64, false);
 			break;
 		case 'd':
 			if (strcmp(optarg, "h2g") && strcmp(optarg, "g2h")) {
@@ -246,8 +300,16 @@ int main(int argc, char **argv)
 			}
 			o.g2h = !strcmp(optarg, "g2h");
 			break;
-		case 'C':
+		case 'C': {
+			unsigned long long pids[64];
+
+			/* stream.c adds our own pid to at most 16 of these */
+			if (parse_list("--cpu-pids", optarg, pids, 1, INT_MAX, false) > 16) {
+				fprintf(stderr, "ringside-bench: --cpu-pids: at most 16 pids\n");
+				return 2;
+			}
 			o.cpu_pids = optarg;
+		} break;
 			break;
 		case 'h':
 			fputs(usage, stdout);

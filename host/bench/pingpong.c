@@ -50,8 +50,9 @@ struct pp_sample {
  * One round trip; exits on a mismatch with the stream offset. With gc,
  * the guest's counters go to *at just before the clock starts.
  */
-static uint64_t round_trip(int fd, uint8_t *tx, uint8_t *rx, size_t size, uint64_t *off,
-			   const struct guest_cost *gc, struct guest_cost_sample *at)
+static uint64_t round_trip(const struct bench_opts *o, unsigned port, int fd, uint8_t *tx,
+			   uint8_t *rx, size_t size, uint64_t *off, const struct guest_cost *gc,
+			   struct guest_cost_sample *at)
 {
 	uint64_t t0, t1;
 	long long bad;
@@ -60,22 +61,15 @@ static uint64_t round_trip(int fd, uint8_t *tx, uint8_t *rx, size_t size, uint64
 	if (gc)
 		guest_cost_read(gc, at);
 	t0 = now_ns();
-	if (write_all(fd, tx, size) < 0 || read_all(fd, rx, size) < 0) {
-		fprintf(stderr,
-			"ringside-bench: pingpong: connection lost at "
-			"offset %llu\n",
-			(unsigned long long)*off);
-		exit(1);
-	}
+	if (write_all(fd, tx, size) < 0)
+		bench_io_fail(o, port, false, *off);
+	if (read_all(fd, rx, size) < 0)
+		bench_io_fail(o, port, true, *off);
 	t1 = now_ns();
 	bad = pattern_check(rx, size, *off);
-	if (bad >= 0) {
-		fprintf(stderr,
-			"ringside-bench: pingpong: mismatch at offset "
-			"%llu: got %u want %u\n",
-			(unsigned long long)(*off + bad), rx[bad], pattern_byte(*off + bad));
-		exit(3);
-	}
+	if (bad >= 0)
+		bench_fail(3, "mismatch at offset %llu: got %u want %u",
+			   (unsigned long long)(*off + bad), rx[bad], pattern_byte(*off + bad));
 	*off += size;
 	return t1 - t0;
 }
@@ -84,8 +78,7 @@ static void *grow(void *p, unsigned long n, size_t size)
 {
 	p = realloc(p, n * size);
 	if (!p) {
-		perror("realloc");
-		exit(2);
+		bench_fail(2, "realloc: %s", strerror(errno));
 	}
 	return p;
 }
@@ -124,11 +117,10 @@ static void one_size(const struct bench_opts *o, size_t size, struct pp_result *
 	uint64_t start, end, last_progress;
 
 	if (!tx || !rx || !v || (trace && !t)) {
-		perror("malloc");
-		exit(2);
+		bench_fail(2, "malloc: %s", strerror(errno));
 	}
 	for (unsigned long i = 0; i < o->warmup; i++)
-		round_trip(fd, tx, rx, size, &off, NULL, NULL);
+		round_trip(o, port, fd, tx, rx, size, &off, NULL, NULL);
 	start = last_progress = now_ns();
 	end = start + (uint64_t)(o->time_s * 1e9);
 	for (;;) {
@@ -140,7 +132,8 @@ static void one_size(const struct bench_opts *o, size_t size, struct pp_result *
 			if (t)
 				t = grow(t, cap, sizeof(*t));
 		}
-		v[n] = round_trip(fd, tx, rx, size, &off, t ? gc : NULL, t ? &t[n].at : &scratch);
+		v[n] = round_trip(o, port, fd, tx, rx, size, &off, t ? gc : NULL,
+				  t ? &t[n].at : &scratch);
 		if (t)
 			t[n].ns = v[n];
 		sum += v[n++];

@@ -32,6 +32,7 @@ struct session {
 	uint64_t off; /* pattern offset of the current request */
 	size_t sent, got; /* bytes of the current request/response */
 	uint64_t t0; /* start of the current transaction */
+	uint64_t asked; /* its first send: t0 moves on a UDP resend, this does not */
 	unsigned long done; /* transactions completed */
 	unsigned long measured; /* of those, inside the measured window */
 	bool want_out; /* registered for EPOLLOUT */
@@ -41,6 +42,7 @@ struct rr_run {
 	const struct bench_opts *o;
 	size_t size;
 	unsigned nsess;
+	unsigned port; /* the guest's, over vsock */
 	struct session *s;
 	int ep;
 	uint8_t *tx, *rx;
@@ -78,8 +80,7 @@ static void set_nonblock(int fd)
 	int fl = fcntl(fd, F_GETFL);
 
 	if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0) {
-		perror("ringside-bench: fcntl");
-		exit(2);
+		bench_fail(2, "fcntl: %s", strerror(errno));
 	}
 }
 
@@ -90,22 +91,16 @@ static int connect_udp(const char *spec)
 	struct addrinfo hints = { .ai_socktype = SOCK_DGRAM }, *ai;
 	int fd, err;
 
-	if (strlen(spec) >= sizeof(host) || !(colon = strrchr(spec, ':'))) {
-		fprintf(stderr, "ringside-bench: --udp HOST:PORT\n");
-		exit(2);
-	}
+	if (strlen(spec) >= sizeof(host) || !(colon = strrchr(spec, ':')))
+		bench_fail(2, "--udp: expected HOST:PORT, got '%s'", spec);
 	memcpy(host, spec, colon - spec);
 	host[colon - spec] = 0;
 	err = getaddrinfo(host, colon + 1, &hints, &ai);
-	if (err) {
-		fprintf(stderr, "ringside-bench: --udp %s: %s\n", spec, gai_strerror(err));
-		exit(2);
-	}
+	if (err)
+		bench_fail(2, "--udp %s: %s", spec, gai_strerror(err));
 	fd = socket(ai->ai_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (fd < 0 || connect(fd, ai->ai_addr, ai->ai_addrlen) < 0) {
-		fprintf(stderr, "ringside-bench: udp %s: %s\n", spec, strerror(errno));
-		exit(2);
-	}
+	if (fd < 0 || connect(fd, ai->ai_addr, ai->ai_addrlen) < 0)
+		bench_fail(2, "connecting to udp %s: %s", spec, strerror(errno));
 	freeaddrinfo(ai);
 	return fd;
 }
@@ -121,16 +116,42 @@ static void watch(struct rr_run *r, struct session *s, bool out)
 		return;
 	s->want_out = out;
 	if (epoll_ctl(r->ep, EPOLL_CTL_MOD, s->fd, &ev) < 0) {
-		perror("ringside-bench: epoll_ctl");
-		exit(2);
+		bench_fail(2, "epoll_ctl: %s", strerror(errno));
 	}
 }
 
-static void lost(const struct session *s, const char *what)
+/* A session's connection failed (errno; 0 for EOF): one line, exit 1. */
+static void lost(const struct rr_run *r, const struct session *s, bool reading)
 {
-	fprintf(stderr, "ringside-bench: rr: session %u: %s at offset %llu\n", s->index, what,
-		(unsigned long long)s->off);
-	exit(1);
+	const char *e = errno ? strerror(errno) : "connection closed";
+	const char *dir = reading ? "reading from" : "writing to";
+
+	if (r->o->udp || r->o->tcp)
+		bench_fail(1, "session %u: %s %s at offset %llu: %s", s->index, dir,
+			   r->o->udp ? r->o->udp : r->o->tcp, (unsigned long long)s->off, e);
+	bench_fail(1, "session %u: %s port %u at offset %llu: %s", s->index, dir, r->port,
+		   (unsigned long long)s->off, e);
+}
+
+/* A request unanswered for --timeout ends the run (checked every 100 ms). */
+static void check_timeouts(struct rr_run *r, uint64_t now, uint64_t *last)
+{
+	uint64_t limit = (uint64_t)(r->o->timeout_s * 1e9);
+
+	if (now - *last < 100000000ull)
+		return;
+	*last = now;
+	for (unsigned i = 0; i < r->nsess; i++) {
+		const struct session *s = &r->s[i];
+
+		if (now - s->asked < limit)
+			continue;
+		if (r->o->udp || r->o->tcp)
+			bench_fail(1, "session %u: no answer from %s in %g s (--timeout)", s->index,
+				   r->o->udp ? r->o->udp : r->o->tcp, r->o->timeout_s);
+		bench_fail(1, "session %u: no answer from port %u in %g s (--timeout)", s->index,
+			   r->port, r->o->timeout_s);
+	}
 }
 
 static void mismatch(const struct session *s, const uint8_t *p, long long bad, uint64_t off)
@@ -157,7 +178,7 @@ static void send_request(struct rr_run *r, struct session *s)
 	if (w < 0 && r->o->udp && errno == ECONNREFUSED)
 		w = 0; /* ICMP unreachable from an earlier datagram */
 	if (w < 0)
-		lost(s, strerror(errno));
+		lost(r, s, false);
 	s->sent += w;
 	if (r->o->udp)
 		s->sent = r->size;
@@ -167,7 +188,7 @@ static void send_request(struct rr_run *r, struct session *s)
 static void start_transaction(struct rr_run *r, struct session *s)
 {
 	s->sent = s->got = 0;
-	s->t0 = now_ns();
+	s->t0 = s->asked = now_ns();
 	send_request(r, s);
 }
 
@@ -179,8 +200,7 @@ static void record(struct rr_run *r, struct session *s, uint64_t t1)
 		r->cap = r->cap ? r->cap * 2 : 65536;
 		r->lat = realloc(r->lat, r->cap * sizeof(*r->lat));
 		if (!r->lat) {
-			perror("realloc");
-			exit(2);
+			bench_fail(2, "realloc: %s", strerror(errno));
 		}
 	}
 	r->lat[r->nlat++] = t1 - s->t0;
@@ -212,7 +232,7 @@ static void read_udp(struct rr_run *r, struct session *s)
 		if (n < 0 && errno == ECONNREFUSED)
 			continue;
 		if (n < 0)
-			lost(s, strerror(errno));
+			lost(r, s, true);
 		if ((size_t)n != r->size) {
 			fprintf(stderr,
 				"ringside-bench: rr: session %u: %zd byte "
@@ -242,8 +262,10 @@ static void read_stream(struct rr_run *r, struct session *s)
 
 		if (n < 0 && (errno == EAGAIN || errno == EINTR))
 			return;
+		if (n == 0)
+			errno = 0; /* EOF */
 		if (n <= 0)
-			lost(s, n ? strerror(errno) : "connection closed");
+			lost(r, s, true);
 		bad = pattern_check(r->rx, n, s->off + s->got);
 		if (bad >= 0)
 			mismatch(s, r->rx, bad, s->off + s->got);
@@ -268,10 +290,10 @@ static void open_sessions(struct rr_run *r)
 {
 	unsigned port = r->o->port >= 0 ? (unsigned)r->o->port : PORT_ECHO;
 
+	r->port = port;
 	r->ep = epoll_create1(EPOLL_CLOEXEC);
 	if (r->ep < 0) {
-		perror("ringside-bench: epoll_create1");
-		exit(2);
+		bench_fail(2, "epoll_create1: %s", strerror(errno));
 	}
 	for (unsigned i = 0; i < r->nsess; i++) {
 		struct session *s = &r->s[i];
@@ -283,8 +305,7 @@ static void open_sessions(struct rr_run *r)
 		s->fd = r->o->udp ? connect_udp(r->o->udp) : bench_connect(r->o, port);
 		set_nonblock(s->fd);
 		if (epoll_ctl(r->ep, EPOLL_CTL_ADD, s->fd, &ev) < 0) {
-			perror("ringside-bench: epoll_ctl");
-			exit(2);
+			bench_fail(2, "epoll_ctl: %s", strerror(errno));
 		}
 	}
 }
@@ -324,7 +345,7 @@ static void progress(struct rr_run *r, uint64_t now, uint64_t *last)
 static void loop(struct rr_run *r)
 {
 	struct epoll_event ev[64];
-	uint64_t last = now_ns(), warm_limit = last + 600000000000ull;
+	uint64_t last = now_ns(), last_check = last, warm_limit = last + 600000000000ull;
 
 	for (unsigned i = 0; i < r->nsess; i++)
 		start_transaction(r, &r->s[i]);
@@ -345,8 +366,7 @@ static void loop(struct rr_run *r)
 		}
 		n = epoll_wait(r->ep, ev, 64, 100);
 		if (n < 0 && errno != EINTR) {
-			perror("ringside-bench: epoll_wait");
-			exit(2);
+			bench_fail(2, "epoll_wait: %s", strerror(errno));
 		}
 		for (int i = 0; i < n; i++) {
 			struct session *s = ev[i].data.ptr;
@@ -358,6 +378,7 @@ static void loop(struct rr_run *r)
 		}
 		if (r->o->udp)
 			retransmit(r, now_ns());
+		check_timeouts(r, now_ns(), &last_check);
 		progress(r, now_ns(), &last);
 	}
 }
@@ -410,8 +431,7 @@ static void one_cell(const struct bench_opts *o, unsigned nsess, size_t size, st
 	};
 
 	if (!r.s || !r.tx || !r.rx) {
-		perror("malloc");
-		exit(2);
+		bench_fail(2, "malloc: %s", strerror(errno));
 	}
 	open_sessions(&r);
 	loop(&r);
@@ -469,8 +489,7 @@ int run_rr(const struct bench_opts *o)
 	struct rr_result *res = calloc(n, sizeof(*res));
 
 	if (!res) {
-		perror("malloc");
-		exit(2);
+		bench_fail(2, "malloc: %s", strerror(errno));
 	}
 	for (unsigned i = 0; i < o->nsessions; i++)
 		for (unsigned j = 0; j < o->nsizes; j++)

@@ -6,6 +6,7 @@
  * G = 10^9. --cpu-pids adds CPU% of other processes (QEMU, the back end)
  * to ours for seed 004's efficiency, Mbps / CPU%.
  */
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +17,7 @@
 
 struct stream {
 	const struct bench_opts *o;
+	unsigned port;
 	pthread_t thread;
 	int fd;
 	uint64_t bytes;
@@ -35,39 +37,28 @@ static void *stream_thread(void *arg)
 	ssize_t n;
 
 	if (!buf) {
-		perror("malloc");
-		exit(2);
+		bench_fail(2, "malloc: %s", strerror(errno));
 	}
 	while (!stop && now_ns() < end) {
 		if (!o->g2h) {
 			/* chunks continue the pattern where the last ended */
 			pattern_fill(buf, o->len, s->bytes);
-			if (write_all(s->fd, buf, o->len) < 0) {
-				fprintf(stderr,
-					"ringside-bench: stream: write "
-					"failed at offset %llu\n",
-					(unsigned long long)s->bytes);
-				exit(1);
-			}
+			if (write_all(s->fd, buf, o->len) < 0)
+				bench_io_fail(o, s->port, false, s->bytes);
 			s->bytes += o->len;
 		} else {
 			n = read(s->fd, buf, o->len);
-			if (n <= 0) {
-				fprintf(stderr,
-					"ringside-bench: stream: source "
-					"closed at offset %llu\n",
-					(unsigned long long)s->bytes);
-				exit(1);
-			}
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n == 0)
+				errno = 0; /* EOF */
+			if (n <= 0)
+				bench_io_fail(o, s->port, true, s->bytes);
 			bad = pattern_check(buf, n, s->bytes);
-			if (bad >= 0) {
-				fprintf(stderr,
-					"ringside-bench: stream: mismatch "
-					"at offset %llu: got %u want %u\n",
-					(unsigned long long)(s->bytes + bad), buf[bad],
-					pattern_byte(s->bytes + bad));
-				exit(3);
-			}
+			if (bad >= 0)
+				bench_fail(3, "mismatch at offset %llu: got %u want %u",
+					   (unsigned long long)(s->bytes + bad), buf[bad],
+					   pattern_byte(s->bytes + bad));
 			s->bytes += n;
 		}
 		s->progress_bytes = s->bytes;
@@ -107,10 +98,8 @@ static unsigned parse_pids(const char *s, int *pids, unsigned max)
 		char *end;
 		long v = strtol(s, &end, 10);
 
-		if (end == s || v <= 0) {
-			fprintf(stderr, "ringside-bench: --cpu-pids: bad list\n");
-			exit(2);
-		}
+		if (end == s || v <= 0)
+			break; /* main() checked the list */
 		pids[n++] = v;
 		s = *end == ',' ? end + 1 : end;
 	}
@@ -148,8 +137,11 @@ int run_stream(const struct bench_opts *o)
 	uint64_t total = 0, start, wall;
 	double gbps_total, cpu = 0, hz = sysconf(_SC_CLK_TCK), jain, slowest;
 
+	if (!s)
+		bench_fail(2, "malloc: %s", strerror(errno));
 	for (unsigned i = 0; i < o->parallel; i++) {
 		s[i].o = o;
+		s[i].port = port;
 		s[i].fd = bench_connect(o, port);
 	}
 	for (unsigned i = 0; i < npids; i++)

@@ -44,7 +44,8 @@ import tempfile
 import ringside as rr
 
 from . import kvm_exits
-from .benchlib import BENCH, REPO, Parser, run_bench, vsock_target
+from .benchlib import (BENCH, REPO, Parser, nonneg_int, output_file, positive_float, positive_int,
+                       run_bench, vsock_target)
 from .bench_vsock import QUEUE_RE
 from .cost_measure import Meter, settle
 
@@ -243,10 +244,11 @@ def main(argv):
                       'e.g. -- --backend CMD or -- --qemu PATH; the poll configurations '
                       'add --poll to the back end\'s command.')
     p.add_argument('--sizes', default='64,512,4096', help='ping-pong sizes (64,512,4096)')
-    p.add_argument('--count', type=int, default=500, help='round trips per size (500)')
-    p.add_argument('--warmup', type=int, default=50)
-    p.add_argument('--time', type=float, default=3.0, help='seconds per stream cell (3)')
-    p.add_argument('--json', metavar='FILE', help='also write the results as JSON')
+    p.add_argument('--count', type=positive_int, default=500, help='round trips per size (500)')
+    p.add_argument('--warmup', type=nonneg_int, default=50)
+    p.add_argument('--time', type=positive_float, default=3.0, help='seconds per stream cell (3)')
+    p.add_argument('--json', type=output_file, metavar='FILE',
+                   help='also write the results as JSON')
     p.add_argument('--cost', nargs='?', const='', metavar='OPTS',
                    help='guest cost per operation (ringside-cost plugin; OPTS e.g. io=on)')
     p.add_argument('--exits', action='store_true',
@@ -255,7 +257,7 @@ def main(argv):
     p.add_argument('--configs', default=None,
                    help='ring layout and back-end mode pairs (default: all four, '
                         '"split sleep,split poll,packed sleep,packed poll")')
-    p.add_argument('--rounds', type=int, default=1,
+    p.add_argument('--rounds', type=positive_int, default=1,
                    help='boot each ringside/Linux pair this many times; medians (1)')
     p.add_argument('--cmdline', default='',
                    help='configuration keys added to ringside\'s command line, '

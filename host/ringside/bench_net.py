@@ -51,6 +51,7 @@ import tempfile
 
 import ringside as rr
 
+from .benchlib import Parser, nonneg_int, positive_float, positive_int
 from .bench_compare import linux_irqs
 from .cost_measure import Meter, spread, virtio_bars
 from .images import REPO
@@ -444,26 +445,26 @@ def csv_list(kind, allowed=None):
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(prog='bench-net', description=__doc__.split('\n\n')[0],
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument('--count', type=int, default=200000, help='packets per run (200000)')
-    p.add_argument('--size', type=int, default=64, help='frame bytes without FCS (64)')
-    p.add_argument('--burst', type=int, default=256, help='frames per kick at most (256)')
+    p = Parser(prog='bench-net', description=__doc__.split('\n\n')[0],
+               formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument('--count', type=positive_int, default=200000, help='packets per run (200000)')
+    p.add_argument('--size', type=positive_int, default=64, help='frame bytes without FCS (64)')
+    p.add_argument('--burst', type=positive_int, default=256, help='frames per kick at most (256)')
     p.add_argument('--rings', type=csv_list(str, ('split', 'packed')), default=['split', 'packed'],
                    help='layouts, comma-separated (split,packed)')
     p.add_argument('--txpoll', type=csv_list(int, (0, 1)), default=[1, 0],
                    help='TX reclaim modes, comma-separated (1,0)')
-    p.add_argument('--rounds', type=int, default=3, help='interleaved rounds (3)')
+    p.add_argument('--rounds', type=positive_int, default=3, help='interleaved rounds (3)')
     p.add_argument('--guests', type=csv_list(str, ('ringside', 'linux')),
                    default=['ringside', 'linux'],
                    help='which guests send, comma-separated (ringside,linux)')
     p.add_argument('--machine', choices=('q35', 'pc'), default='q35')
     p.add_argument('--lcores', default='0-1',
                    help='testpmd -l: main lcore, then the forwarding one (0-1)')
-    p.add_argument('--pin', type=int, default=0, metavar='CPU',
+    p.add_argument('--pin', type=nonneg_int, default=0, metavar='CPU',
                    help='run QEMU on this CPU only (0; -1: no pinning)')
     p.add_argument('--accel', choices=('auto', 'kvm', 'tcg'), default='tcg')
-    p.add_argument('--timeout', type=float, default=300.0, help='seconds per step (300)')
+    p.add_argument('--timeout', type=positive_float, default=300.0, help='seconds per step (300)')
     p.add_argument('--json', action='store_true', help='print results as JSON')
     p.add_argument('--cost', nargs='?', const='', metavar='OPTS',
                    help='guest cost per packet (ringside-cost plugin; OPTS e.g. io=on)')

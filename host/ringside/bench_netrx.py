@@ -31,6 +31,7 @@ import time
 
 import ringside as rr
 
+from .benchlib import Parser, nonneg_float, nonneg_int, positive_float, positive_int
 from .bench_net import (GUEST_IP, LINUX_INITRD, LINUX_KERNEL, PEER_IP, csv_list, guest_args,
                         linux_guest_argv, linux_wait_ready, pinned_qemu)
 from .testpmd import TESTPMD, TestPmd, TestPmdError
@@ -231,24 +232,25 @@ def print_table(results):
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(prog=PROG, description=__doc__.split('\n\n')[0],
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = Parser(prog=PROG, description=__doc__.split('\n\n')[0],
+               formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument('--rings', type=csv_list(str, ('split', 'packed')), default=['split', 'packed'],
                    help='layouts, comma-separated (split,packed)')
     p.add_argument('--mrg', type=csv_list(str, ('on', 'off')), default=['on', 'off'],
                    help='mergeable RX buffers (mrg_rxbuf), comma-separated (on,off)')
     p.add_argument('--guests', type=csv_list(str, ('ringside', 'linux')),
                    default=['ringside', 'linux'], help='receivers (ringside,linux)')
-    p.add_argument('--size', type=int, default=64, help='frame bytes (testpmd --txpkts, 64)')
-    p.add_argument('--seconds', type=float, default=5.0, help='measured seconds (5)')
-    p.add_argument('--warmup', type=float, default=1.0, help='seconds before measuring (1)')
+    p.add_argument('--size', type=positive_int, default=64,
+                   help='frame bytes (testpmd --txpkts, 64)')
+    p.add_argument('--seconds', type=positive_float, default=5.0, help='measured seconds (5)')
+    p.add_argument('--warmup', type=nonneg_float, default=1.0, help='seconds before measuring (1)')
     p.add_argument('--machine', choices=('q35', 'pc'), default='q35')
     p.add_argument('--lcores', default='0-1',
                    help='testpmd -l: main lcore, then the forwarding one (0-1)')
-    p.add_argument('--pin', type=int, default=0, metavar='CPU',
+    p.add_argument('--pin', type=nonneg_int, default=0, metavar='CPU',
                    help='run QEMU on this CPU only (0; -1: no pinning)')
     p.add_argument('--accel', choices=('auto', 'kvm', 'tcg'), default='tcg')
-    p.add_argument('--timeout', type=float, default=300.0, help='seconds per step (300)')
+    p.add_argument('--timeout', type=positive_float, default=300.0, help='seconds per step (300)')
     p.add_argument('--json', action='store_true', help='print results as JSON')
     p.add_argument('-v', '--verbose', action='store_true', help='progress on stderr, keep logs')
     opts = p.parse_args(argv)

@@ -36,7 +36,7 @@ import ringside as rr
 from . import cost, netns
 from .bench_compare import LINUX_INITRD, LINUX_KERNEL, LINUX_READY
 from .bench_vsock import int_list, size_list
-from .benchlib import BENCH, REPO, Parser, wait_vsock_up
+from .benchlib import BENCH, REPO, Parser, nonneg_int, output_file, positive_float, wait_vsock_up
 from .images import COST_PLUGIN
 
 PROG = 'bench-rr'
@@ -302,18 +302,18 @@ def main(argv):
                    help='concurrent sessions (1,10,100,200)')
     p.add_argument('--sizes', type=size_list, default=[1, 1024],
                    help='request = response sizes (1,1024)')
-    p.add_argument('--time', type=float, default=3.0, help='measured seconds per cell (3)')
-    p.add_argument('--warmup', type=int, default=3,
+    p.add_argument('--time', type=positive_float, default=3.0, help='measured seconds per cell (3)')
+    p.add_argument('--warmup', type=nonneg_int, default=3,
                    help='unmeasured transactions per session first (3)')
     p.add_argument('--guests', default='ringside,linux', help='ringside and/or linux')
     p.add_argument('--backends', default='sleep,poll', help='sleep and/or poll')
     p.add_argument('--no-udp', action='store_true', help='vsock only, no namespace')
-    p.add_argument('--udp-timeout', type=float, default=1.0,
+    p.add_argument('--udp-timeout', type=positive_float, default=1.0,
                    help='seconds before an unanswered UDP request is sent again (1)')
     p.add_argument('--cost', action='store_true',
                    help='guest instructions per transaction from the cost plugin '
                         '(build/host/ringside-cost.so)')
-    p.add_argument('--json', metavar='FILE', help='also write all cells as JSON')
+    p.add_argument('--json', type=output_file, metavar='FILE', help='also write all cells as JSON')
     p.add_argument('--plots', metavar='DIR', default=OUT_DIR,
                    help='where the PNG plots go (build/bench)')
     p.add_argument('--from-json', metavar='FILE',

@@ -33,7 +33,7 @@ import time
 import ringside as rr
 
 from .bench_vsock import Guest, ab_switch, label, variants
-from .benchlib import BENCH, REPO, Parser, wait_vsock_up
+from .benchlib import BENCH, REPO, Parser, nonneg_int, output_file, positive_int, wait_vsock_up
 from .cost import CostBlock
 from .cost_measure import IDLE_WINDOW
 
@@ -68,10 +68,10 @@ def parse_args(argv):
                description='Per-round-trip latency and guest instructions of 64 B '
                            'ping-pong: CDF, histogram, the slowest 1 %% vs the median.',
                epilog='Launcher options after "--" go to host/ringside-run.')
-    p.add_argument('--size', type=int, default=64, help='bytes per round trip (64)')
-    p.add_argument('--count', type=int, default=5000,
+    p.add_argument('--size', type=positive_int, default=64, help='bytes per round trip (64)')
+    p.add_argument('--count', type=positive_int, default=5000,
                    help='measured round trips per cell (5000)')
-    p.add_argument('--warmup', type=int, default=200, help='unmeasured round trips (200)')
+    p.add_argument('--warmup', type=nonneg_int, default=200, help='unmeasured round trips (200)')
     p.add_argument('--ab', type=ab_switch, action='append', default=[],
                    help='guest switch KEY=A,B measured in the same boot (repeatable)')
     p.add_argument('--pin', type=pin_list, default=['none'],
@@ -79,12 +79,13 @@ def parse_args(argv):
     p.add_argument('--nice', type=nice_list, default=[0],
                    help='nice values of QEMU, the back end and the client to compare '
                         '(0; below 0 needs root)')
-    p.add_argument('--rounds', type=int, default=1, help='repeat every cell (1)')
+    p.add_argument('--rounds', type=positive_int, default=1, help='repeat every cell (1)')
     p.add_argument('--cmdline', default=COST_CMDLINE,
                    help='guest command line (default %r)' % COST_CMDLINE)
     p.add_argument('--no-cost', action='store_true',
                    help='without the cost plugin (latency only; QEMU runs faster)')
-    p.add_argument('--json', metavar='FILE', help='also write every round trip as JSON')
+    p.add_argument('--json', type=output_file, metavar='FILE',
+                   help='also write every round trip as JSON')
     p.add_argument('--out', default=OUT_DIR, help='directory for the PNGs (build/bench)')
     p.add_argument('launcher_args', nargs='*', help=argparse.SUPPRESS)
     opts = p.parse_args(argv)

@@ -44,7 +44,8 @@ import ringside as rr
 from . import cost, kvm_exits
 from .bench_tools import (SocatForwards, forward_args, print_tools, print_tools_stream, run_tools,
                           run_tools_stream)
-from .benchlib import BENCH, REPO, Parser, run_bench, vsock_target, wait_target
+from .benchlib import (BENCH, REPO, Parser, nonneg_int, output_file, positive_float, positive_int,
+                       run_bench, vsock_target, wait_target)
 from .cost_measure import Meter, settle, spread, virtio_bars
 
 COST_CMDLINE = 'irq=msix idle=halt'
@@ -114,24 +115,25 @@ def parse_args(argv):
                    '(e.g. -- --machine pc --firmware uefi, -- --backend CMD).')
     p.add_argument('--sizes', type=size_list, default=size_list('64,512,4k'),
                    help='ping-pong sizes (default 64,512,4k)')
-    p.add_argument('--count', type=int, default=300, help='round trips per size (300)')
-    p.add_argument('--warmup', type=int, default=30, help='unmeasured round trips (30)')
+    p.add_argument('--count', type=positive_int, default=300, help='round trips per size (300)')
+    p.add_argument('--warmup', type=nonneg_int, default=30, help='unmeasured round trips (30)')
     p.add_argument('--lengths', type=size_list, default=size_list('4k,64k'),
                    help='stream buffer lengths (default 4k,64k)')
     p.add_argument('--streams', type=int_list, default=[1, 4],
                    help='parallel streams (default 1,4)')
     p.add_argument('--dirs', default='h2g,g2h', help='stream directions (h2g,g2h)')
-    p.add_argument('--time', type=float, default=3.0, help='seconds per stream cell (3)')
+    p.add_argument('--time', type=positive_float, default=3.0, help='seconds per stream cell (3)')
     p.add_argument('--ab', type=ab_switch, action='append', default=[],
                    help='switch KEY between values, interleaved (repeatable)')
-    p.add_argument('--rounds', type=int, default=1,
+    p.add_argument('--rounds', type=positive_int, default=1,
                    help='repeat every A/B cell this many times (1)')
     p.add_argument('--no-pingpong', action='store_true')
     p.add_argument('--no-stream', action='store_true')
     p.add_argument('--tools', action='store_true',
                    help='also sockperf and iperf3 (-P, -R, --bidir) through the TCP forward, '
                         'ringside-bench forwarded vs hybrid (the forwarder\'s overhead)')
-    p.add_argument('--json', metavar='FILE', help='also write all results as JSON')
+    p.add_argument('--json', type=output_file, metavar='FILE',
+                   help='also write all results as JSON')
     p.add_argument('--cost', nargs='?', const='', metavar='OPTS',
                    help='guest cost columns (the ringside-cost plugin; --cost=io=on also '
                         'counts I/O exits and notifies); boots the ELF with irq=msix '

@@ -26,6 +26,53 @@ class Parser(argparse.ArgumentParser):
         sys.exit(2)
 
 
+# Option types that fail at parse time, before anything is built or booted,
+# naming the option (argparse adds "argument --count: ").
+
+def _number(text, kind, positive):
+    try:
+        value = kind(text)
+    except ValueError:
+        value = None
+    # NaN compares false with everything, so it fails here too
+    if value is None or abs(value) == float('inf') or \
+            not (value > 0 if positive else value >= 0):
+        raise argparse.ArgumentTypeError('expected a %s number, got %r'
+                                         % ('positive' if positive else 'non-negative', text))
+    return value
+
+
+def positive_int(text):
+    return _number(text, int, True)
+
+
+def nonneg_int(text):
+    """0 allowed: warm-up rounds, tolerances, CPU numbers."""
+    return _number(text, int, False)
+
+
+def positive_float(text):
+    """Seconds and the like: more than 0."""
+    return _number(text, float, True)
+
+
+def nonneg_float(text):
+    return _number(text, float, False)
+
+
+def output_file(text):
+    """A file to write at the end (--json FILE): its folder must exist and
+    be writable now, not after the whole run."""
+    folder = os.path.dirname(os.path.abspath(text))
+    if not os.path.isdir(folder):
+        raise argparse.ArgumentTypeError('%s: folder %s does not exist' % (text, folder))
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise argparse.ArgumentTypeError('%s: folder %s is not writable' % (text, folder))
+    if os.path.isdir(text):
+        raise argparse.ArgumentTypeError('%s is a folder' % text)
+    return text
+
+
 def run_bench(args, timeout, prog):
     """ringside-bench ARGS --json, parsed; exits with its error otherwise."""
     proc = subprocess.run([BENCH] + args + ['--json'], capture_output=True, text=True,

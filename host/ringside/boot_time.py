@@ -8,7 +8,6 @@ arrived (the reader thread stamps each chunk). QEMU is killed after each
 boot. Uses host/ringside-run's code for the command line and console.
 """
 
-import argparse
 import json
 import re
 import statistics
@@ -16,6 +15,8 @@ import subprocess
 import sys
 
 import ringside as rr
+
+from .benchlib import Parser, positive_float, positive_int
 
 # name, launcher options
 BOOTS = [
@@ -40,15 +41,16 @@ def one_boot(args, accel, timeout):
 
 
 def main():
-    p = argparse.ArgumentParser(
+    p = Parser(
             prog='boot-time', description=__doc__.split('\n\n')[0],
             epilog='Runs round robin; the table shows median, min and max over the runs.')
-    p.add_argument('--runs', type=int, default=5, help='boots per way (default 5)')
+    p.add_argument('--runs', type=positive_int, default=5, help='boots per way (default 5)')
     p.add_argument('--machine', choices=('q35', 'pc'), default='q35')
     p.add_argument('--memory', default='512M')
     p.add_argument('--accel', choices=('tcg', 'kvm', 'auto'), default='tcg',
                    help='default tcg (auto probes KVM once, before the runs)')
-    p.add_argument('--timeout', type=float, default=120.0, help='seconds per boot (default 120)')
+    p.add_argument('--timeout', type=positive_float, default=120.0,
+                   help='seconds per boot (default 120)')
     p.add_argument('--json', action='store_true', help='print JSON instead of the table')
     a = p.parse_args()
     if a.runs < 1:

@@ -7,11 +7,11 @@ the guest functions that executed the most instructions, per operation.
     host/cost-report --system-map kallsyms.txt linux.cost   # Linux guest
 """
 
-import argparse
 import json
 import os
 import sys
 
+from .benchlib import Parser, output_file, positive_float, positive_int
 from . import cost
 from .images import repo_path
 
@@ -19,24 +19,25 @@ DEFAULT_ELF = repo_path('build', 'ringside.elf')
 
 
 def parse_args(argv):
-    p = argparse.ArgumentParser(
+    p = Parser(
         prog='cost-report',
         description='Counters and top guest functions of a ringside-cost block.')
     p.add_argument('block', help='cost block file (the plugin\'s shm=PATH, or a copy)')
     p.add_argument('--base', metavar='FILE',
                    help='subtract this earlier copy of the block (a delta)')
-    p.add_argument('--ops', type=float, default=1.0, metavar='N',
+    p.add_argument('--ops', type=positive_float, default=1.0, metavar='N',
                    help='operations in the measured span: print per operation')
     p.add_argument('--what', default='op', metavar='NAME',
                    help='name of one operation in headings (default op)')
-    p.add_argument('--top', type=int, default=10, metavar='N',
+    p.add_argument('--top', type=positive_int, default=10, metavar='N',
                    help='functions to list (default 10)')
     sym = p.add_mutually_exclusive_group()
     sym.add_argument('--elf', metavar='PATH',
                      help='symbols from this ELF (default build/ringside.elf)')
     sym.add_argument('--system-map', metavar='PATH',
                      help="symbols from a Linux System.map or the guest's /proc/kallsyms")
-    p.add_argument('--json', metavar='FILE', help='also write the numbers as JSON')
+    p.add_argument('--json', type=output_file, metavar='FILE',
+                   help='also write the numbers as JSON')
     opts = p.parse_args(argv)
     if opts.ops <= 0:
         p.error('--ops must be > 0')

@@ -9,7 +9,6 @@ the chunk of serial output holding the ready line arrived. The QEMU command
 line and console come from host/ringside-run, like host/boot-time.
 """
 
-import argparse
 import json
 import re
 import statistics
@@ -17,6 +16,8 @@ import subprocess
 import sys
 
 import ringside as rr
+
+from .benchlib import Parser, positive_float, positive_int
 
 # name, launcher options
 BOOTS = [
@@ -38,11 +39,12 @@ def one_boot(args, accel, timeout):
 
 
 def main():
-    p = argparse.ArgumentParser(prog='efi-boot-time', description=__doc__.split('\n\n')[0])
-    p.add_argument('--runs', type=int, default=5, help='boots per way (default 5)')
+    p = Parser(prog='efi-boot-time', description=__doc__.split('\n\n')[0])
+    p.add_argument('--runs', type=positive_int, default=5, help='boots per way (default 5)')
     p.add_argument('--machine', choices=('q35', 'pc'), default='q35')
     p.add_argument('--memory', default='512M')
-    p.add_argument('--timeout', type=float, default=120.0, help='seconds per boot (default 120)')
+    p.add_argument('--timeout', type=positive_float, default=120.0,
+                   help='seconds per boot (default 120)')
     p.add_argument('--json', action='store_true', help='print JSON instead of the table')
     a = p.parse_args()
     if a.runs < 1:

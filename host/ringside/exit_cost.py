@@ -29,7 +29,8 @@ import ringside as rr
 from . import kvm_exits
 from .bench_compare import LINUX_INITRD, LINUX_KERNEL, LINUX_READY, linux_irqs
 from .bench_vsock import QUEUE_RE
-from .benchlib import BENCH, Parser, run_bench, wait_vsock_cid
+from .benchlib import (BENCH, Parser, nonneg_int, output_file, positive_float, positive_int,
+                       run_bench, wait_vsock_cid)
 
 PROG = 'exit-cost'
 CID = 3
@@ -192,17 +193,18 @@ def parse_args(argv):
     p = Parser(prog=PROG, description=__doc__.split('\n')[0])
     p.add_argument('--guests', default='ringside,linux',
                    help='which guests, in order (ringside,linux)')
-    p.add_argument('--count', type=int, default=2000, help='round trips per size (2000)')
-    p.add_argument('--warmup', type=int, default=20, help='round trips before (20)')
-    p.add_argument('--time', type=float, default=3.0, help='seconds per stream (3)')
-    p.add_argument('--idle', type=float, default=5.0, help='seconds idle (5)')
+    p.add_argument('--count', type=positive_int, default=2000, help='round trips per size (2000)')
+    p.add_argument('--warmup', type=nonneg_int, default=20, help='round trips before (20)')
+    p.add_argument('--time', type=positive_float, default=3.0, help='seconds per stream (3)')
+    p.add_argument('--idle', type=positive_float, default=5.0, help='seconds idle (5)')
     p.add_argument('--cmdline', default='', help="ringside's keys, e.g. 'idle=poll'")
     p.add_argument('--linux-cmdline', default='', help="the Linux guest's extra kernel "
                                                        "parameters, e.g. 'idle=poll'")
     p.add_argument('--idle-ab', action='store_true',
                    help='boot every guest twice, halting and polling when idle (ringside '
                         'idle=halt|poll, Linux default|idle=poll): latency, exits, host CPU')
-    p.add_argument('--json', metavar='FILE', help='also write the results as JSON')
+    p.add_argument('--json', type=output_file, metavar='FILE',
+                   help='also write the results as JSON')
     opts = p.parse_args(argv)
     opts.guests = [g.strip() for g in opts.guests.split(',') if g.strip()]
     if not opts.guests or any(g not in ('ringside', 'linux') for g in opts.guests):

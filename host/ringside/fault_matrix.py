@@ -36,7 +36,7 @@ import time
 
 import ringside as rr
 
-from .benchlib import Parser, hybrid_connect
+from .benchlib import Parser, hybrid_connect, output_file, positive_int
 from .images import DEFAULT_VSOCK_BACKEND, REPO
 
 GUESTS = ('ringside', 'linux')
@@ -332,9 +332,10 @@ def main(argv):
     p.add_argument('--guests', default=','.join(GUESTS), help='ringside,linux (both)')
     p.add_argument('--rings', default=','.join(RINGS), help='split,packed (both)')
     p.add_argument('--modes', help='inject modes (default: every mode of --inject list)')
-    p.add_argument('--every', type=int, default=20, help='a fault every N packets (20)')
+    p.add_argument('--every', type=positive_int, default=20, help='a fault every N packets (20)')
     p.add_argument('--seed', type=int, default=7, help='--inject-seed (7)')
-    p.add_argument('--json', metavar='FILE', help='also write the results as JSON')
+    p.add_argument('--json', type=output_file, metavar='FILE',
+                   help='also write the results as JSON')
     p.add_argument('-v', '--verbose', action='store_true', help='a line per cell as it ends')
     opts = p.parse_args(argv)
     if not os.path.exists(DEFAULT_VSOCK_BACKEND):

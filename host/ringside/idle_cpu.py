@@ -12,7 +12,7 @@ import time
 
 import ringside as rr
 
-from .benchlib import Parser, wait_vsock_up
+from .benchlib import Parser, positive_float, wait_vsock_up
 
 PROG = 'idle-cpu'
 
@@ -24,7 +24,7 @@ def cpu_seconds(pid):
 
 def main(argv):
     p = Parser(prog=PROG, description=__doc__.split('\n')[0])
-    p.add_argument('--seconds', type=float, default=3.0, help='idle time measured (3)')
+    p.add_argument('--seconds', type=positive_float, default=3.0, help='idle time measured (3)')
     p.add_argument('configs', nargs='*', default=['irq=msix idle=poll', 'irq=msix idle=halt'],
                    help="kernel command lines to compare (default: 'irq=msix idle=poll' "
                         "'irq=msix idle=halt')")

@@ -12,6 +12,7 @@ import time
 from .backends import helper_specs, is_listening, plan_paths, remove_stale_socket
 from .console import Console
 from .errors import GuestExited, LaunchError
+from .images import DEFAULT_ELF, DEFAULT_ESP, DEFAULT_ISO
 from .process import Children
 from .qemu import packed_requested, qemu_argv, vsock_kernel
 from .vhost import kernel_vsock_problem
@@ -51,8 +52,13 @@ class Launch:
             raise
 
     def _start(self):
-        if not os.path.exists(self.opts.image):
-            raise LaunchError('%s not found (run make)' % os.path.relpath(self.opts.image))
+        image = self.opts.image
+        if not os.path.exists(image):
+            # `make` builds only the default images; others are named as given
+            if image in (DEFAULT_ISO, DEFAULT_ELF, DEFAULT_ESP):
+                raise LaunchError('%s not found (run make)' % os.path.relpath(image))
+            option = {'iso': '--iso', 'elf': '--kernel', 'esp': '--esp'}[self.opts.boot]
+            raise LaunchError('%s %s: not found' % (option, image))
         if self.opts.vsock:
             self._workdir = tempfile.mkdtemp(prefix='ringside-')
             plan_paths(self.opts, self._workdir)

@@ -26,6 +26,7 @@ import tempfile
 import threading
 import time
 
+from .benchlib import Parser, positive_int
 from .errors import EXIT_TIMEOUT
 from .images import REPO, repo_path
 from .options import _memory, _seconds
@@ -42,7 +43,7 @@ L1_ENV = {'RINGSIDE_KVM_PROBE_TIMEOUT': '60'}
 
 
 def parse_args(argv):
-    p = argparse.ArgumentParser(
+    p = Parser(
             prog=PROG, usage='%(prog)s [options] [--] CMD [ARG...]',
             formatter_class=argparse.RawDescriptionHelpFormatter,
             description='Run CMD as root on a nested KVM host: a Debian L1 under TCG with '
@@ -59,7 +60,7 @@ def parse_args(argv):
                    help='stop L1 after S seconds (3600)')
     p.add_argument('--memory', type=_memory, default='3G', metavar='SIZE',
                    help="L1's memory (3G)")
-    p.add_argument('--smp', type=int, default=2, metavar='N', help="L1's vCPUs (2)")
+    p.add_argument('--smp', type=positive_int, default=2, metavar='N', help="L1's vCPUs (2)")
     p.add_argument('--cpu', default='max', metavar='MODEL',
                    help="L1's CPU model (max: SVM with nested paging; qemu64,-svm: none)")
     p.add_argument('--log', metavar='PATH', default=os.path.join(L1_DIR, 'console.log'),

@@ -175,6 +175,7 @@ def resolve(opts):
     }[opts.boot]
     opts.qemu = _qemu_binary(opts.qemu)
     opts.serial_path = opts.serial[5:] if opts.serial.startswith('unix:') else None
+    _check_folders(opts)
     if opts.vsock_uds and not opts.vsock:
         raise UsageError('--vsock-uds needs --vsock')
     if (opts.vsock_arg or opts.forward) and not opts.vsock:
@@ -201,6 +202,23 @@ def resolve(opts):
         plugin = '%s,shm=%s' % (COST_PLUGIN, qemu_opt(os.path.abspath(path)))
         opts.qemu_arg = ['-plugin', plugin + (',' + rest if rest else '')] + opts.qemu_arg
     return opts
+
+
+def _check_folders(opts):
+    """Every path option's folder exists, checked before anything starts: a
+    socket that cannot be made surfaces much later (as a back end or QEMU
+    dying, the console closing) and says nothing of the path."""
+    paths = [('--iso', opts.iso), ('--kernel', opts.kernel), ('--esp', opts.esp),
+             ('--serial unix:', opts.serial_path), ('--vsock-uds', opts.vsock_uds),
+             ('--vsock-socket', opts.vsock_socket), ('--vsock-backend', opts.vsock_backend),
+             ('--cost', opts.cost and opts.cost.partition(',')[0])]
+    for option, path in paths:
+        if not path:
+            continue
+        folder = os.path.dirname(os.path.abspath(path))
+        if not os.path.isdir(folder):
+            raise UsageError('%s%s%s: folder %s does not exist'
+                             % (option, '' if option.endswith(':') else ' ', path, folder))
 
 
 def _qemu_binary(path):

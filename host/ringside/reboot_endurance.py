@@ -31,7 +31,7 @@ import time
 
 import ringside as rr
 
-from .benchlib import Parser, wait_vsock_up
+from .benchlib import Parser, nonneg_int, output_file, positive_int, wait_vsock_up
 from .images import REPO
 from .soak import COUNTER_RE, IO_TIMEOUT, TunedChildren, backend_of, echo_stream
 
@@ -42,14 +42,15 @@ def parse_args(argv):
     p = Parser(prog=PROG, description='Reboot the guest N times against one vhost-user '
                'back end; echo checked each boot, back end fds and memory flat.',
                epilog='Launcher options after "--" go to host/ringside-run.')
-    p.add_argument('--reboots', type=int, default=100, help='guest reboots (100)')
-    p.add_argument('--size', type=int, default=65536,
+    p.add_argument('--reboots', type=positive_int, default=100, help='guest reboots (100)')
+    p.add_argument('--size', type=positive_int, default=65536,
                    help='echo bytes per boot (65536)')
     p.add_argument('--seed', type=int, default=1, help='the echo bytes (1)')
-    p.add_argument('--rss-tolerance', type=int, default=256, metavar='KIB',
+    p.add_argument('--rss-tolerance', type=nonneg_int, default=256, metavar='KIB',
                    help='back end RssAnon growth allowed over the first reboot (256 KiB)')
     p.add_argument('--boot', choices=['iso', 'elf'], default='elf')
-    p.add_argument('--json', metavar='FILE', help='also write every sample as JSON')
+    p.add_argument('--json', type=output_file, metavar='FILE',
+                   help='also write every sample as JSON')
     p.add_argument('launcher_args', nargs='*', help=argparse.SUPPRESS)
     opts = p.parse_args(argv)
     if opts.reboots <= 0 or opts.size <= 0 or opts.rss_tolerance < 0:

@@ -52,7 +52,8 @@ import time
 
 import ringside as rr
 
-from .benchlib import Parser, hybrid_connect, wait_vsock_up
+from .benchlib import (Parser, hybrid_connect, nonneg_float, nonneg_int, output_file,
+                       positive_float, positive_int, wait_vsock_up)
 from .images import REPO
 
 PROG = 'soak'
@@ -470,19 +471,19 @@ def parse_args(argv):
     p = Parser(prog=PROG, description='Many concurrent vsock connections (echo, sink, '
                'source, seqpacket) for a long time; every byte checked, memory flat.',
                epilog='Launcher options after "--" go to host/ringside-run.')
-    p.add_argument('--duration', type=float, default=600.0,
+    p.add_argument('--duration', type=positive_float, default=600.0,
                    help='seconds of load after the warm-up (600)')
-    p.add_argument('--warmup', type=float,
+    p.add_argument('--warmup', type=nonneg_float,
                    help='seconds of warm-up load first (default: a tenth of --duration, '
                         '5..60)')
-    p.add_argument('--conns', type=int, default=64, help='concurrent connections (64)')
+    p.add_argument('--conns', type=positive_int, default=64, help='concurrent connections (64)')
     p.add_argument('--seed', type=int, default=1, help='random sizes and bytes (1)')
-    p.add_argument('--max-size', type=int, default=262144,
+    p.add_argument('--max-size', type=positive_int, default=262144,
                    help='largest transfer per connection, bytes (262144)')
-    p.add_argument('--rss-tolerance', type=int, default=256, metavar='KIB',
+    p.add_argument('--rss-tolerance', type=nonneg_int, default=256, metavar='KIB',
                    help='back end RssAnon growth allowed after the warm-up (256 KiB)')
     p.add_argument('--boot', choices=['iso', 'elf'], default='elf')
-    p.add_argument('--json', metavar='FILE', help='also write the totals as JSON')
+    p.add_argument('--json', type=output_file, metavar='FILE', help='also write the totals as JSON')
     p.add_argument('launcher_args', nargs='*', help=argparse.SUPPRESS)
     opts = p.parse_args(argv)
     if opts.duration <= 0 or opts.conns <= 0 or opts.max_size <= 0 or opts.rss_tolerance < 0:

@@ -107,8 +107,13 @@ void guest_connect(struct vsock_dev *d, const struct virtio_vsock_hdr *h);
 void hybrid_connected(struct vsock_dev *d, struct conn *c);
 
 /* tcp_front.c */
-/* --forward-tcp [ADDR:]PORT=GUESTPORT: listen now; -1 on a bad spec or address. */
-int tcp_forward_add(struct vsock_dev *d, const char *spec);
+/*
+ * --forward-tcp [ADDR:]HOSTPORT=GUESTPORT. check: NULL if the spec is well
+ * formed, else what is wrong (in @err). add: listen now; -1 on a bad spec
+ * or address, the reason in @err.
+ */
+const char *tcp_forward_check(const char *spec, char *err, size_t err_len);
+int tcp_forward_add(struct vsock_dev *d, const char *spec, char *err, size_t err_len);
 void tcp_accept(struct vsock_dev *d, struct ep_src *src);
 /* Before closing c's socket for a guest RST: make the close a TCP RST. */
 void tcp_guest_reset(struct conn *c);

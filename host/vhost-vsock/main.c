@@ -32,8 +32,8 @@ static const char usage[] =
 	"  --guest-cid N     the guest's CID (default 3)\n"
 	"  --buf-alloc BYTES receive buffer advertised per connection (default 262144)\n"
 	"  --poll            busy-poll the rings instead of sleeping on eventfds\n"
-	"  --forward-tcp [ADDR:]PORT=GUESTPORT  join TCP connections on ADDR:PORT\n"
-	"                    (127.0.0.1; 0: a free port) to GUESTPORT (repeatable)\n"
+	"  --forward-tcp [ADDR:]HOSTPORT=GUESTPORT  TCP on ADDR:HOSTPORT (127.0.0.1;\n"
+	"                    0: a free port) to GUESTPORT, both <= 65535 (repeatable)\n"
 	"  --inject MODE[,MODE]|all  act as a faulty device: short-len len-overflow\n"
 	"                    len-beyond rw-unknown bad-op bad-type zero-rw\n"
 	"                    rst-storm dup-response credit-lie split wrong-dst\n"
@@ -47,11 +47,40 @@ static const char usage[] =
 	"share=on -machine q35,memory-backend=mem -chardev socket,id=vu,path=PATH\n"
 	"-device vhost-user-vsock-pci,chardev=vu\n";
 
+/*
+ * The socket files we created: removed at every exit, die() included, so
+ * a failed start leaves nothing behind (and a stale file is never ours).
+ */
+static const char *bound_paths[3];
+static unsigned n_bound;
+
+static void unlink_bound(void)
+{
+	while (n_bound)
+		unlink(bound_paths[--n_bound]);
+}
+
 static void die(const char *fmt, const char *arg)
 {
 	fprintf(stderr, "ringside-vhost-vsock: ");
 	fprintf(stderr, fmt, arg);
 	fputc('\n', stderr);
+	exit(2);
+}
+
+static void die2(const char *fmt, const char *a, const char *b)
+{
+	fprintf(stderr, "ringside-vhost-vsock: ");
+	fprintf(stderr, fmt, a, b);
+	fputc('\n', stderr);
+	exit(2);
+}
+
+/* "--uds PATH: cannot bind: <errno's text>" */
+static void die_errno(const char *what, const char *path, const char *failed)
+{
+	fprintf(stderr, "ringside-vhost-vsock: %s %s: %s: %s\n", what, path, failed,
+		strerror(errno));
 	exit(2);
 }
 
@@ -62,25 +91,26 @@ static int listen_unix(const char *path, const char *what, int type)
 	int fd, probe;
 
 	if (strlen(path) >= sizeof(sa.sun_path))
-		die("%s: path too long", what);
+		die2("%s %s: path too long (at most 107 bytes)", what, path);
 	strcpy(sa.sun_path, path);
 	fd = socket(AF_UNIX, type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		die("socket: %s", strerror(errno));
 	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
 		if (errno != EADDRINUSE)
-			die("cannot bind: %s", strerror(errno));
+			die_errno(what, path, "cannot bind");
 		/* in use by a live process, or left over by a dead one? */
 		probe = socket(AF_UNIX, type | SOCK_CLOEXEC, 0);
 		if (connect(probe, (struct sockaddr *)&sa, sizeof(sa)) == 0)
-			die("%s is in use by another process", path);
+			die2("%s %s: in use by another process", what, path);
 		close(probe);
 		unlink(path);
 		if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
-			die("cannot bind: %s", strerror(errno));
+			die_errno(what, path, "cannot bind");
 	}
+	bound_paths[n_bound++] = path;
 	if (listen(fd, 128) < 0)
-		die("listen: %s", strerror(errno));
+		die_errno(what, path, "cannot listen");
 	return fd;
 }
 
@@ -109,7 +139,7 @@ static void parse_args(struct vsock_dev *d, int argc, char **argv)
 					      { "help", no_argument, NULL, 'h' },
 					      { 0 } };
 	unsigned long long v, inject_every = 100, inject_seed = 1;
-	char *end;
+	char *end, err[160];
 	int o;
 
 	d->guest_cid = 3;
@@ -144,8 +174,12 @@ static void parse_args(struct vsock_dev *d, int argc, char **argv)
 		case 'p':
 			d->poll = true;
 			break;
-		case 'f': /* listened on in setup(), once epoll exists */
-			d->forward_tcp[d->n_forward_tcp++ % TCP_MAX_FORWARDS] = optarg;
+		case 'f': /* checked now, listened on in setup() once epoll exists */
+			if (tcp_forward_check(optarg, err, sizeof(err)))
+				die("--forward-tcp: %s", err);
+			if (d->n_forward_tcp == TCP_MAX_FORWARDS)
+				die("--forward-tcp: at most %s", "16");
+			d->forward_tcp[d->n_forward_tcp++] = optarg;
 			break;
 		case 'I':
 			if (!strcmp(optarg, "list")) {
@@ -188,6 +222,7 @@ static void parse_args(struct vsock_dev *d, int argc, char **argv)
 
 static void setup(struct vsock_dev *d)
 {
+	char err[160];
 	sigset_t set;
 
 	d->vu_fd = -1;
@@ -199,6 +234,7 @@ static void setup(struct vsock_dev *d)
 	d->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (d->epfd < 0)
 		die("epoll_create1: %s", strerror(errno));
+	atexit(unlink_bound);
 	d->vu_listen_fd = listen_unix(d->vu_path, "--socket", SOCK_STREAM);
 	d->uds_fd = listen_unix(d->uds_path, "--uds", SOCK_STREAM);
 	ep_add(d, d->vu_listen_fd, &d->ep_vu_listen, EP_VU_LISTEN);
@@ -221,11 +257,9 @@ static void setup(struct vsock_dev *d)
 		die("signalfd: %s", strerror(errno));
 	ep_add(d, d->sig_fd, &d->ep_sig, EP_SIGNAL);
 	vsock_init(d);
-	if (d->n_forward_tcp > TCP_MAX_FORWARDS)
-		die("%s", "--forward-tcp: at most 16");
 	for (unsigned i = 0; i < d->n_forward_tcp; i++)
-		if (tcp_forward_add(d, d->forward_tcp[i]) < 0)
-			die("--forward-tcp: cannot listen on '%s'", d->forward_tcp[i]);
+		if (tcp_forward_add(d, d->forward_tcp[i], err, sizeof(err)) < 0)
+			die("--forward-tcp: %s", err);
 }
 
 static void drain_eventfd(int fd)
@@ -367,10 +401,7 @@ int main(int argc, char **argv)
 	run(&dev);
 	vu_disconnect(&dev);
 	tcp_close_listeners();
-	unlink(dev.vu_path);
-	unlink(dev.uds_path);
-	if (dev.uds_seq_path)
-		unlink(dev.uds_seq_path);
+	unlink_bound();
 	stats_dump(stderr);
 	inject_dump();
 	return 0;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * The TCP front: --forward-tcp [ADDR:]PORT=GUESTPORT listens on a TCP
+ * The TCP front: --forward-tcp [ADDR:]HOSTPORT=GUESTPORT listens on a TCP
  * address (loopback unless ADDR says otherwise) and joins every accepted
  * connection to a new vsock connection to GUESTPORT. It feeds the same
  * connection machinery as the hybrid front (hybrid_front.c), minus the
@@ -32,22 +32,35 @@ struct tcp_listener {
 static struct tcp_listener tcp_listeners[TCP_MAX_FORWARDS];
 static unsigned tcp_count;
 
-/* "[ADDR:]PORT=GUESTPORT"; ADDR may be [v6]. 0 on success. */
-static int parse_spec(const char *spec, char *host, size_t host_len, char *port, size_t port_len,
-		      uint32_t *guest_port)
+/*
+ * A port number, all decimal digits, in [min, 65535]: strtoul would
+ * take "-1" and "0x10", and getaddrinfo() takes "99999" and truncates it
+ * to 16 bits. -1 if not.
+ */
+static long port_number(const char *s, size_t n, long min)
 {
-	const char *eq = strchr(spec, '='), *colon;
-	unsigned long gp;
-	char *end;
+	long v = 0;
+
+	if (n == 0 || n > 5 || strspn(s, "0123456789") < n)
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		v = v * 10 + (s[i] - '0');
+	return v >= min && v <= 65535 ? v : -1;
+}
+
+/*
+ * "[ADDR:]HOSTPORT=GUESTPORT"; ADDR may be [v6]. NULL on success, else
+ * what is wrong, written to @err.
+ */
+static const char *parse_spec(const char *spec, char *host, size_t host_len, char *port,
+			      size_t port_len, uint32_t *guest_port, char *err, size_t err_len)
+{
+	const char *eq = strchr(spec, '='), *colon, *hp = spec;
+	long v;
 	size_t n;
 
-	if (!eq || eq == spec)
-		return -1;
-	errno = 0;
-	gp = strtoul(eq + 1, &end, 10);
-	if (*end || end == eq + 1 || errno || gp > UINT32_MAX)
-		return -1;
-	*guest_port = gp;
+	if (!eq || eq == spec || !eq[1] || strchr(eq + 1, '='))
+		goto format;
 	colon = memrchr(spec, ':', eq - spec);
 	strcpy(host, "127.0.0.1");
 	if (colon) {
@@ -59,34 +72,68 @@ static int parse_spec(const char *spec, char *host, size_t host_len, char *port,
 			n -= 2;
 		}
 		if (n == 0 || n >= host_len)
-			return -1;
+			goto format;
 		memcpy(host, h, n);
 		host[n] = 0;
-		spec = colon + 1;
+		hp = colon + 1;
 	}
-	n = eq - spec;
-	if (n == 0 || n >= port_len || strspn(spec, "0123456789") != n)
-		return -1;
-	memcpy(port, spec, n);
+	n = eq - hp;
+	if (n == 0 || strspn(hp, "0123456789") < n)
+		goto format;
+	/* 0 asks the kernel for a free port */
+	if (port_number(hp, n, 0) < 0 || n >= port_len) {
+		snprintf(err, err_len, "HOSTPORT '%.*s' in '%s' is not 0..65535", (int)n, hp, spec);
+		return err;
+	}
+	memcpy(port, hp, n);
 	port[n] = 0;
-	return 0;
+	if (strspn(eq + 1, "0123456789") != strlen(eq + 1))
+		goto format;
+	v = port_number(eq + 1, strlen(eq + 1), 1);
+	if (v < 0) {
+		snprintf(err, err_len, "GUESTPORT '%s' in '%s' is not 1..65535", eq + 1, spec);
+		return err;
+	}
+	*guest_port = v;
+	return NULL;
+format:
+	snprintf(err, err_len, "expected [ADDR:]HOSTPORT=GUESTPORT, got '%s'", spec);
+	return err;
 }
 
-static int listen_tcp(const char *host, const char *port)
+const char *tcp_forward_check(const char *spec, char *err, size_t err_len)
+{
+	char host[64], port[8];
+	uint32_t guest_port;
+
+	return parse_spec(spec, host, sizeof(host), port, sizeof(port), &guest_port, err, err_len);
+}
+
+/* -1 with the reason in @err */
+static int listen_tcp(const char *host, const char *port, char *err, size_t err_len)
 {
 	struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE }, *ai;
-	int fd, one = 1;
+	int fd, one = 1, e;
 
-	if (getaddrinfo(host, port, &hints, &ai))
+	e = getaddrinfo(host, port, &hints, &ai);
+	if (e) {
+		snprintf(err, err_len, "cannot resolve '%s': %s", host, gai_strerror(e));
 		return -1;
+	}
 	fd = socket(ai->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd >= 0) {
 		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 		if (bind(fd, ai->ai_addr, ai->ai_addrlen) < 0 || listen(fd, 128) < 0) {
+			e = errno;
 			close(fd);
+			errno = e;
 			fd = -1;
 		}
 	}
+	if (fd < 0)
+		snprintf(err, err_len, "cannot listen on %s%s%s:%s: %s",
+			 ai->ai_family == AF_INET6 ? "[" : "", host,
+			 ai->ai_family == AF_INET6 ? "]" : "", port, strerror(errno));
 	freeaddrinfo(ai);
 	return fd;
 }
@@ -105,23 +152,26 @@ static unsigned bound_port(int fd)
 }
 
 /* --forward-tcp: listen now, so a bad address fails at start. */
-int tcp_forward_add(struct vsock_dev *d, const char *spec)
+int tcp_forward_add(struct vsock_dev *d, const char *spec, char *err, size_t err_len)
 {
 	struct epoll_event ev = { .events = EPOLLIN };
 	char host[64], port[8];
 	struct tcp_listener *l;
 
-	if (tcp_count >= TCP_MAX_FORWARDS)
+	if (tcp_count >= TCP_MAX_FORWARDS) {
+		snprintf(err, err_len, "at most %d", TCP_MAX_FORWARDS);
 		return -1;
+	}
 	l = &tcp_listeners[tcp_count];
-	if (parse_spec(spec, host, sizeof(host), port, sizeof(port), &l->guest_port))
+	if (parse_spec(spec, host, sizeof(host), port, sizeof(port), &l->guest_port, err, err_len))
 		return -1;
-	l->fd = listen_tcp(host, port);
+	l->fd = listen_tcp(host, port, err, err_len);
 	if (l->fd < 0)
 		return -1;
 	l->ep.kind = EP_TCP_LISTEN;
 	ev.data.ptr = &l->ep;
 	if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, l->fd, &ev) < 0) {
+		snprintf(err, err_len, "epoll_ctl: %s", strerror(errno));
 		close(l->fd);
 		return -1;
 	}

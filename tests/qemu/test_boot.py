@@ -128,6 +128,23 @@ def test_unknown_command(guest):
     assert 'frobnicate' in out
 
 
+def test_overlong_line_refused(guest):
+    """A line longer than the editor holds is refused as a whole, in one
+    line naming the limit; its start is not run. (The echo stops at the
+    limit too, so the output may begin with the echo of what fit.)"""
+    out = guest.command('frobnicate ' + 'x' * 300)
+    assert out.split('\n')[-1] == 'error: line longer than 255 characters, ignored', out
+    assert 'unknown command' not in out
+    assert guest.command('get loglevel').startswith('loglevel=')
+
+
+def test_longest_line_quoted_whole(guest):
+    """An error quoting the longest line that fits quotes all of it."""
+    value = '9' * (255 - len('set loglevel='))
+    out = guest.command('set loglevel=' + value)
+    assert out == "error: bad value '%s' for loglevel: expected a number from 0 to 7" % value
+
+
 def test_empty_line(guest):
     assert guest.command('') == ''
 
@@ -355,9 +372,30 @@ def test_ready_timeout_is_an_error():
 
 
 def test_missing_image_is_an_error(tmp_path):
-    r = run_launcher('--iso', str(tmp_path / 'none.iso'), '--accel', 'tcg', '--cmd', 'info')
+    """An image named on the command line is named as given; `make` would
+    not build it, so it is not suggested."""
+    iso = str(tmp_path / 'none.iso')
+    r = run_launcher('--iso', iso, '--accel', 'tcg', '--cmd', 'info')
     assert r.returncode == 1
-    assert r.stderr.strip().endswith('none.iso not found (run make)'), r.stderr
+    assert r.stderr == 'ringside-run: error: --iso %s: not found\n' % iso
+    r = subprocess.run([sys.executable, LAUNCHER, '--kernel', 'none.elf', '--accel', 'tcg',
+                        '--cmd', 'info'], capture_output=True, text=True, timeout=60,
+                       stdin=subprocess.DEVNULL, cwd=str(tmp_path))
+    assert r.returncode == 1
+    assert r.stderr == 'ringside-run: error: --kernel none.elf: not found\n'
+
+
+@pytest.mark.parametrize('option', ['--vsock-uds', '--vsock-socket', '--serial', '--iso',
+                                    '--cost', '--vsock-backend'])
+def test_path_folder_checked_first(tmp_path, option):
+    """A path option whose folder does not exist: one line naming it, before
+    any back end or QEMU starts (they would fail later, saying less)."""
+    path = str(tmp_path / 'missing' / 'x')
+    value = 'unix:' + path if option == '--serial' else path
+    r = run_launcher('--vsock', option, value, '--accel', 'tcg', '--timeout', '5')
+    assert r.returncode == 2
+    assert r.stderr == ('ringside-run: error: %s %s: folder %s does not exist (see --help)\n'
+                        % (option, value, tmp_path / 'missing'))
 
 
 def test_interactive_terminal_escape_and_restore():

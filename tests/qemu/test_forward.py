@@ -391,6 +391,26 @@ def test_bad_forward_spec(tmp_path, spec):
     assert b'--forward-tcp' in p.stderr
 
 
+@pytest.mark.parametrize('spec,why', [
+    ('1234', "expected [ADDR:]HOSTPORT=GUESTPORT, got '1234'"),
+    ('1234=', "expected [ADDR:]HOSTPORT=GUESTPORT, got '1234='"),
+    ('1=2=3', "expected [ADDR:]HOSTPORT=GUESTPORT, got '1=2=3'"),
+    ('-1=1234', "expected [ADDR:]HOSTPORT=GUESTPORT, got '-1=1234'"),
+    ('99999=1234', "HOSTPORT '99999' in '99999=1234' is not 0..65535"),
+    ('127.0.0.1:65536=1234', "HOSTPORT '65536' in '127.0.0.1:65536=1234' is not 0..65535"),
+    ('5201=0', "GUESTPORT '0' in '5201=0' is not 1..65535"),
+    ('5201=65536', "GUESTPORT '65536' in '5201=65536' is not 1..65535"),
+])
+def test_forward_spec_one_line_at_parse_time(tmp_path, spec, why):
+    """A spec is checked before anything is bound: one line saying what is
+    wrong with it, and no socket file made."""
+    p = subprocess.run([BACKEND, '--socket', str(tmp_path / 'vu'), '--uds', str(tmp_path / 'u'),
+                        '--forward-tcp', spec], capture_output=True, text=True, timeout=30)
+    assert p.returncode == 2
+    assert p.stderr == 'ringside-vhost-vsock: --forward-tcp: %s\n' % why
+    assert os.listdir(tmp_path) == []
+
+
 def test_forward_port_zero(tmp_path):
     """PORT 0: the back end binds a free port and says which, and it accepts
     there (with no guest yet, the client sees EOF at once)."""

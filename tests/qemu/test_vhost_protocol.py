@@ -64,6 +64,30 @@ def test_socket_in_use(backend, tmp_path):
     assert backend.alive()
 
 
+@pytest.mark.parametrize("bad", ["socket", "uds", "uds-seqpacket"])
+def test_bind_failure_names_the_path_and_leaves_no_socket(tmp_path, bad):
+    """Each socket in turn in a folder that does not exist: one line naming
+    the option and the path, and the sockets bound before it are gone."""
+    paths = {k: str(tmp_path / k) for k in ("socket", "uds", "uds-seqpacket")}
+    paths[bad] = str(tmp_path / "missing" / bad)
+    r = run_backend(*[a for k, v in paths.items() for a in ("--" + k, v)])
+    assert r.returncode == 2
+    assert r.stderr == ("ringside-vhost-vsock: --%s %s: cannot bind: No such file or "
+                        "directory\n" % (bad, paths[bad]))
+    assert sorted(os.listdir(tmp_path)) == []
+
+
+def test_late_failure_leaves_no_socket(tmp_path):
+    """A failure after both sockets are bound (a TCP port that cannot be
+    listened on) removes them."""
+    r = run_backend("--socket", str(tmp_path / "vu"), "--uds", str(tmp_path / "u"),
+                    "--forward-tcp", "192.0.2.1:0=1234")
+    assert r.returncode == 2
+    assert r.stderr == ("ringside-vhost-vsock: --forward-tcp: cannot listen on 192.0.2.1:0: "
+                        "Cannot assign requested address\n")
+    assert os.listdir(tmp_path) == []
+
+
 def test_stale_socket_file_is_replaced(tmp_path):
     path = str(tmp_path / "vu.sock")
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)

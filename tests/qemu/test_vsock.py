@@ -210,6 +210,17 @@ def test_bench_client_against_guest(vguest):
     assert re.search(r'total:\s+[1-9]\d* bytes', out.stdout), out.stdout
 
 
+def test_bench_pingpong_to_the_sink_times_out(vguest):
+    """The guest's sink takes bytes and never answers: pingpong to it ends
+    after --timeout with one line naming the port and the wait."""
+    r = subprocess.run([BENCH, 'pingpong', '--uds', vguest.vsock_uds, '--port', str(SINK),
+                        '--timeout', '2', '--warmup', '1'], capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 1
+    assert r.stderr == ('ringside-bench: pingpong: reading from port 1235 at offset 0: '
+                        'timed out after 2 s (--timeout)\n')
+
+
 def test_seqpacket_boundaries(vguest):
     """The echo service on SEQPACKET returns every message whole and alone,
     also messages larger than one 64 KiB packet or one RX buffer."""
@@ -418,3 +429,173 @@ def test_tick_deadline(guest_factory):
     with hybrid_connect(g.vsock_uds, ECHO) as s:
         assert echo_exchange(s, b'after') == b'after'
     assert g.poweroff() == 0
+
+
+# ---- ringside-bench against back ends that do not answer (no QEMU) ----
+
+class FakeHybrid:
+    """A Unix socket that plays a hybrid back end badly: 'close' takes a
+    connection and closes it (a back end with no guest), 'ok-close' says
+    OK and closes (a guest that accepts and leaves), 'ok-silent' says OK
+    and neither reads nor answers (the guest's sink; a hung guest)."""
+
+    def __init__(self, path, behaviour):
+        self.path, self.behaviour = str(path), behaviour
+        self.conns = []
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.bind(self.path)
+        self.sock.listen(64)
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self):
+        while True:
+            try:
+                c, _ = self.sock.accept()
+            except OSError:
+                return  # closed by stop()
+            if self.behaviour == 'close':
+                c.close()
+                continue
+            line = b''
+            while not line.endswith(b'\n'):
+                b = c.recv(1)
+                if not b:
+                    break
+                line += b
+            c.sendall(b'OK 1073741824\n')
+            if self.behaviour == 'ok-close':
+                c.close()
+            else:
+                self.conns.append(c)  # kept open, never read
+
+    def stop(self):
+        self.sock.shutdown(socket.SHUT_RDWR)
+        self.sock.close()
+        self.thread.join(10)
+        for c in self.conns:
+            c.close()
+
+
+@pytest.fixture
+def fake_hybrid(tmp_path):
+    fakes = []
+
+    def make(behaviour):
+        fakes.append(FakeHybrid(tmp_path / ('fake-%d' % len(fakes)), behaviour))
+        return fakes[-1].path
+
+    yield make
+    for f in fakes:
+        f.stop()
+
+
+def bench_fails(*args, timeout=60):
+    """Run ringside-bench that must fail: its status and its one line."""
+    r = subprocess.run([BENCH] + list(args), capture_output=True, text=True, timeout=timeout)
+    lines = r.stderr.splitlines()
+    # 141 / -13: killed by SIGPIPE, which says nothing at all
+    assert r.returncode not in (0, 141, -13), (r.returncode, r.stderr)
+    assert len(lines) == 1, r.stderr
+    return r.returncode, lines[0]
+
+
+NO_GUEST = (r'ringside-bench: %s: (sending CONNECT %d to|no "OK" for CONNECT %d on) %s: '
+            r'(Broken pipe|Connection reset by peer|connection closed) \(is a guest running '
+            r'behind the back end, and does its port %d answer\?\)$')
+
+
+@pytest.mark.parametrize('mode,port', [('stream', SINK), ('rr', ECHO), ('pingpong', ECHO)])
+def test_bench_no_guest_one_line(fake_hybrid, mode, port):
+    """A back end that hangs up at once (it has no guest): never SIGPIPE,
+    always one line naming what to check. Twenty tries: whether the hang-up
+    comes before our CONNECT line or after it is a race."""
+    uds = fake_hybrid('close')
+    for _ in range(20):
+        status, line = bench_fails(mode, '--uds', uds, '--time', '1')
+        assert status == 2
+        assert re.match(NO_GUEST % (mode, port, port, re.escape(uds), port), line), line
+
+
+def test_bench_dead_back_end(tmp_path):
+    uds = str(tmp_path / 'nothing')
+    status, line = bench_fails('stream', '--uds', uds, '--time', '1')
+    assert status == 2
+    assert line == ('ringside-bench: stream: connecting to %s: No such file or directory '
+                    '(is the vsock back end running?)' % uds)
+
+
+def test_bench_stream_peer_leaves(fake_hybrid):
+    """OK, then the guest closes: the first write hits a closed socket."""
+    uds = fake_hybrid('ok-close')
+    status, line = bench_fails('stream', '--uds', uds, '--time', '5')
+    assert status == 1
+    assert re.match(r'ringside-bench: stream: writing to port 1235 at offset \d+: '
+                    r'(Broken pipe|Connection reset by peer)$', line), line
+
+
+@pytest.mark.parametrize('args,what', [
+    (['pingpong', '--port', str(SINK)], 'reading from port 1235 at offset 0'),
+    (['stream', '--dir', 'g2h', '--time', '30'], 'reading from port 1236 at offset 0'),
+    (['stream', '--time', '30'], r'writing to port 1235 at offset \d+'),
+])
+def test_bench_silent_port_times_out(fake_hybrid, args, what):
+    """A port that takes the connection and never answers (the guest's
+    sink): --timeout ends the wait with one line naming port and time."""
+    uds = fake_hybrid('ok-silent')
+    t0 = time.monotonic()
+    status, line = bench_fails(*args, '--uds', uds, '--timeout', '1')
+    assert status == 1
+    assert re.match(r'ringside-bench: %s: %s: timed out after 1 s \(--timeout\)$'
+                    % (args[0], what), line), line
+    assert time.monotonic() - t0 < 30
+
+
+def test_bench_rr_silent_port_times_out(fake_hybrid):
+    uds = fake_hybrid('ok-silent')
+    status, line = bench_fails('rr', '--uds', uds, '--timeout', '1', '-n', '2')
+    assert status == 1
+    assert re.match(r'ringside-bench: rr: session [01]: no answer from port 1234 in 1 s '
+                    r'\(--timeout\)$', line), line
+
+
+@pytest.mark.parametrize('args,line', [
+    (['--count', '-5'], "--count: expected a positive number, got '-5'"),
+    (['--count', '0'], "--count: expected a positive number, got '0'"),
+    (['--count', '10x'], "--count: expected a positive number, got '10x'"),
+    (['--warmup', '-1'], "--warmup: expected a number from 0 to 1000000000, got '-1'"),
+    (['--size', '64,-5'],
+     "--size: expected a positive size (k, m, g: 2^10, 2^20, 2^30), got '-5'"),
+    (['--size', '2g'], "--size: at most 1073741824, got '2g'"),
+    (['--time', '-1'],
+     "--time: expected a positive number of seconds (at most 1000000), got '-1'"),
+    (['--timeout', 'soon'],
+     "--timeout: expected a positive number of seconds (at most 1000000), got 'soon'"),
+    (['--port', '0'], "--port: expected a positive number, got '0'"),
+])
+def test_bench_numbers_name_their_option(tmp_path, args, line):
+    status, got = bench_fails('pingpong', '--uds', str(tmp_path / 'x'), *args)
+    assert status == 2
+    assert got == 'ringside-bench: ' + line
+
+
+@pytest.mark.parametrize('mode,args,line', [
+    ('stream', ['-P', '0'], "-P: expected a positive number, got '0'"),
+    ('stream', ['-l', '-64k'],
+     "-l: expected a positive size (k, m, g: 2^10, 2^20, 2^30), got '-64k'"),
+    ('stream', ['--cpu-pids', '1,-2'], "--cpu-pids: expected a positive number, got '-2'"),
+    ('rr', ['-n', '1,0'], "-n: expected a positive number, got '0'"),
+    ('rr', ['--udp-timeout', '0'],
+     "--udp-timeout: expected a positive number of seconds (at most 1000000), got '0'"),
+])
+def test_bench_mode_numbers_name_their_option(tmp_path, mode, args, line):
+    status, got = bench_fails(mode, '--uds', str(tmp_path / 'x'), *args)
+    assert status == 2
+    assert got == 'ringside-bench: ' + line
+
+
+def test_bench_sizes_take_suffixes(fake_hybrid):
+    """k, m and g are sizes (the guest echo is not there, so it fails later)."""
+    uds = fake_hybrid('close')
+    status, line = bench_fails('pingpong', '--uds', uds, '--size', '1,4k,1m,1g')
+    assert 'CONNECT 1234' in line

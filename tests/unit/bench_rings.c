@@ -6,7 +6,9 @@
  * host/bench-rings. Numbers are for comparing layouts and options side by
  * side on one machine, not absolute costs.
  */
+#include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -172,6 +174,28 @@ static void usage(void)
 	       QSIZE);
 }
 
+/* A plain decimal number in [min, max], or one line naming the option. */
+static unsigned long parse_count(const char *opt, const char *s, unsigned long min,
+				 unsigned long max)
+{
+	unsigned long v;
+	char *end;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (*s < '0' || *s > '9' || *end || errno || v < min || v > max) {
+		if (max == ULONG_MAX)
+			fprintf(stderr, "bench_rings: %s: expected a positive number, got '%s'\n",
+				opt, s);
+		else
+			fprintf(stderr,
+				"bench_rings: %s: expected a number from %lu to %lu, got '%s'\n",
+				opt, min, max, s);
+		exit(2);
+	}
+	return v;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -192,13 +216,13 @@ int main(int argc, char **argv)
 	while ((opt = getopt_long(argc, argv, "n:r:b:jh", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'n':
-			n = strtoul(optarg, NULL, 0);
+			n = parse_count("-n", optarg, 1, ULONG_MAX);
 			break;
 		case 'r':
-			runs = strtoul(optarg, NULL, 0);
+			runs = parse_count("-r", optarg, 1, 64);
 			break;
 		case 'b':
-			batch = strtoul(optarg, NULL, 0);
+			batch = parse_count("-b", optarg, 1, QSIZE);
 			break;
 		case 'j':
 			json = true;
@@ -207,10 +231,6 @@ int main(int argc, char **argv)
 			usage();
 			return opt == 'h' ? 0 : 2;
 		}
-	}
-	if (!n || !runs || runs > 64 || !batch || batch > QSIZE) {
-		usage();
-		return 2;
 	}
 	/*
 	 * Interleave: every round runs every configuration once, so load

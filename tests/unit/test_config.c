@@ -82,6 +82,22 @@ static void test_set_invalid_keeps_value(void **state)
 	assert_string_equal(err, "unknown key 'nosuchkey' (try 'config')");
 }
 
+/* The longest console line quoted in a reason: the reason is whole. */
+static void test_long_value_reason_whole(void **state)
+{
+	char value[255 - 13 + 1], err[CONFIG_ERR_MAX];
+	const char *tail;
+
+	memset(value, '9', sizeof(value) - 1); /* "set loglevel=" plus this is 255 */
+	value[sizeof(value) - 1] = '\0';
+	assert_true(config_set("loglevel", value, err, sizeof(err)) < 0);
+	tail = "' for loglevel: expected a number from 0 to 7";
+	assert_int_equal(strlen(err), strlen("bad value '") + strlen(value) + strlen(tail));
+	assert_string_equal(err + strlen(err) - strlen(tail), tail);
+	assert_int_equal(config_set(value, "1", err, sizeof(err)), -ENOENT);
+	assert_string_equal(err + strlen(err) - strlen("' (try 'config')"), "' (try 'config')");
+}
+
 static void test_check_does_not_apply(void **state)
 {
 	char err[128];
@@ -212,6 +228,7 @@ int main(void)
 		cmocka_unit_test_setup(test_every_key_listed, reset),
 		cmocka_unit_test_setup(test_cmdline, reset),
 		cmocka_unit_test_setup(test_cmdline_long_word, reset),
+		cmocka_unit_test_setup(test_long_value_reason_whole, reset),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -76,16 +76,47 @@ static void test_escape_and_controls_dropped(void **state)
 	assert_string_equal(line, "mino");
 }
 
-static void test_overlong_line_truncated(void **state)
+/* Feed @n bytes of 'x' and the line end @end; true if a line completed. */
+static bool feed_xs(struct line_editor *le, size_t n, int end)
+{
+	char echo[LINE_ECHO_MAX];
+	size_t len;
+
+	for (size_t i = 0; i < n; i++) {
+		assert_false(line_edit_feed(le, 'x', echo, &len));
+		/* what does not fit is not echoed either */
+		assert_int_equal(len, i < LINE_MAX_LEN - 1 ? 1 : 0);
+	}
+	return line_edit_feed(le, end, echo, &len);
+}
+
+static void test_overlong_line_refused(void **state)
 {
 	struct line_editor le;
-	char in[LINE_MAX_LEN * 2 + 1], line[LINE_MAX_LEN];
+	char line[LINE_MAX_LEN];
 
 	line_edit_init(&le);
-	memset(in, 'x', sizeof(in) - 1);
-	in[sizeof(in) - 1] = '\r';
-	assert_int_equal(feed(&le, in, sizeof(in), line, NULL), 1);
-	assert_int_equal(strlen(line), LINE_MAX_LEN - 1);
+	/* the longest line that fits is a line */
+	assert_true(feed_xs(&le, LINE_MAX_LEN - 1, '\r'));
+	assert_false(le.too_long);
+	assert_int_equal(strlen(le.buf), LINE_MAX_LEN - 1);
+	/* one more: completes, flagged, its start kept in bounds */
+	assert_true(feed_xs(&le, LINE_MAX_LEN, '\n'));
+	assert_true(le.too_long);
+	assert_int_equal(strlen(le.buf), LINE_MAX_LEN - 1);
+	/* twice the limit, and backspacing what is shown does not make it fit */
+	assert_false(feed_xs(&le, LINE_MAX_LEN * 2, '\b'));
+	assert_int_equal(FEED(&le, "\r", line, NULL), 1);
+	assert_true(le.too_long);
+	/* the next line is judged on its own */
+	assert_int_equal(FEED(&le, "help\r", line, NULL), 1);
+	assert_false(le.too_long);
+	assert_string_equal(line, "help");
+	/* Ctrl-U erases an overlong line and its flag */
+	assert_false(feed_xs(&le, LINE_MAX_LEN + 5, 0x15));
+	assert_int_equal(FEED(&le, "info\r", line, NULL), 1);
+	assert_false(le.too_long);
+	assert_string_equal(line, "info");
 }
 
 static void test_split(void **state)
@@ -118,7 +149,7 @@ int main(void)
 		cmocka_unit_test(test_plain_lines),
 		cmocka_unit_test(test_backspace_and_ctrl_u),
 		cmocka_unit_test(test_escape_and_controls_dropped),
-		cmocka_unit_test(test_overlong_line_truncated),
+		cmocka_unit_test(test_overlong_line_refused),
 		cmocka_unit_test(test_split),
 	};
 

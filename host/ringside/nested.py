@@ -73,8 +73,6 @@ def parse_args(argv):
         opts.cmd = opts.cmd[1:]
     if not opts.cmd:
         p.error('no CMD to run')
-    if opts.smp < 1:
-        p.error('--smp must be at least 1')
     return opts
 
 

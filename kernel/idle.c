@@ -23,7 +23,7 @@ static const char *const tick_choices[] = { "periodic", "deadline", NULL };
 CONFIG_KEY(cfg_tick) = {
 	.name = "tick",
 	.help = "idle=halt timer: a periodic 1 ms tick, or one-shot to the next deadline "
-		"(a timeout, a device without interrupts, the console)",
+		"(a timeout, a device without interrupts, a polled console); none when nothing is due",
 	.type = CONFIG_ENUM,
 	.choices = tick_choices,
 	.def = 1,
@@ -33,49 +33,39 @@ CONFIG_KEY(cfg_tick) = {
 #define TICK_DEADLINE 1
 #define TICK_US 1000
 #define NS_PER_US 1000ULL
-/*
- * The UART raises no interrupt (console.c), so tick=deadline still looks
- * at it: rarely while nobody types, every tick while a line comes in.
- */
-#define CONSOLE_IDLE_NS 100000000ULL
-#define CONSOLE_BUSY_NS 1000000ULL
-#define CONSOLE_BURST_NS 1000000000ULL
 
 /* the keys, as their hook last saw them: idle_wait runs on every pass */
 static bool halt_on_idle, tick_deadline;
 static uint64_t halts, early_wakes;
-static uint64_t console_busy_until;
-static uint64_t armed_until; /* when the one-shot timer fires; 0: not armed */
+/* when the one-shot timer fires; 0: not armed; UINT64_MAX: none needed */
+static uint64_t armed_until;
 static uint64_t armed_ticks; /* timer interrupts counted when it was armed */
 
 /*
- * When the loop must be awake again: a poller's deadline (@asked), a
- * device that raises no interrupt (poll_every), or the console.
+ * When the loop must be awake again: a poller's deadline (@asked), or a
+ * device that raises no interrupt (poll_every; the console when its
+ * interrupt could not be routed). UINT64_MAX: only an interrupt.
  */
 static uint64_t next_wake(uint64_t now, uint64_t asked)
 {
-	uint64_t wake = asked;
 	uint64_t period = poll_period();
-	uint64_t console = now + (now < console_busy_until ? CONSOLE_BUSY_NS : CONSOLE_IDLE_NS);
 
-	if (now >= console_busy_until)
-		console_busy_until = 0; /* the line is in: back to the fast path */
-	if (period != UINT64_MAX && now + period < wake)
-		wake = now + period;
-	return console < wake ? console : wake;
+	if (period != UINT64_MAX && now + period < asked)
+		return now + period;
+	return asked;
 }
 
 /*
  * The common halt between round trips: nobody asked for a time, no
- * device is polled by period, the console is quiet and the one-shot armed
- * last has not fired. It was armed no later than the console's look from
- * an earlier now, so it fires in time from this one too: keep it without
- * reading the clock.
+ * device is polled by period, and the one-shot armed last (or the
+ * decision that none is needed) still stands: keep it without reading
+ * the clock. Nothing asked for a time then either, so whatever it was
+ * armed for is no later than needed now.
  */
 static bool timer_still_good(uint64_t asked)
 {
-	return asked == UINT64_MAX && !console_busy_until && armed_until &&
-	       poll_period() == UINT64_MAX && lapic_timer_ticks() == armed_ticks;
+	return asked == UINT64_MAX && armed_until && poll_period() == UINT64_MAX &&
+	       lapic_timer_ticks() == armed_ticks;
 }
 
 /*
@@ -83,8 +73,9 @@ static bool timer_still_good(uint64_t asked)
  * still running that fires no later than needed is kept: writing the
  * LAPIC's timer registers on every halt costs the guest instructions and,
  * under QEMU, a rescheduled host timer per halt, which measurably slowed
- * ping-pong (see README, tick); the console's 100 ms look then re-arms it
- * about 10 times a second while round trips halt thousands of times.
+ * ping-pong (see README, tick). With nothing due at all no timer is
+ * armed: an idle guest whose console interrupts takes no wake-up (one
+ * armed earlier may still fire once, which only costs that wake-up).
  */
 static __attribute__((noinline)) bool arm_deadline_slow(uint64_t asked)
 {
@@ -99,7 +90,8 @@ static __attribute__((noinline)) bool arm_deadline_slow(uint64_t asked)
 	/* not fired yet: the LAPIC and the TSC may disagree by a little */
 	if (armed_until > now && armed_until <= wake && lapic_timer_ticks() == armed_ticks)
 		return true;
-	lapic_timer_oneshot((wake - now + NS_PER_US - 1) / NS_PER_US);
+	if (wake != UINT64_MAX)
+		lapic_timer_oneshot((wake - now + NS_PER_US - 1) / NS_PER_US);
 	armed_until = wake;
 	armed_ticks = lapic_timer_ticks();
 	return true;
@@ -116,9 +108,9 @@ static inline bool arm_deadline(void)
 /*
  * Interrupts off, check, then `sti; hlt`: sti takes effect after the next
  * instruction, so an interrupt that became pending after the check still
- * ends the hlt instead of being taken before it (SDM 2B, STI). The UART
- * raises no interrupt, so looking at it here closes no window: the loop
- * looks once a pass (kmain) and the deadline wakes it for the console.
+ * ends the hlt instead of being taken before it (SDM 2B, STI). The UART's
+ * interrupt raises the console poller like any other; a polled console
+ * is looked at once a pass (kmain) and asks for its period (poll_every).
  */
 void idle_wait(void)
 {
@@ -141,12 +133,6 @@ void idle_wait(void)
 	}
 	halts++;
 	__asm__ __volatile__("sti; hlt" ::: "memory");
-}
-
-void idle_console_input(void)
-{
-	if (tick_deadline)
-		console_busy_until = now_ns() + CONSOLE_BURST_NS;
 }
 
 static void idle_changed(struct config_key *key)

@@ -31,8 +31,8 @@ static void __attribute__((noreturn)) poll_loop(void)
 {
 	for (;;) {
 		poll_once();
-		/* the UART raises no interrupt: one look per pass */
-		if (console_rx_ready())
+		/* input: the UART's interrupt raised it (or polled: a look) */
+		if (console_rx_pending())
 			shell_poll();
 		idle_wait();
 	}
@@ -51,6 +51,7 @@ void kmain(struct boot_info *bi)
 	acpi_init(bi);
 	hypervisor_init();
 	lapic_init();
+	console_irq_init();
 	config_parse_cmdline(bi->cmdline, report_bad_config);
 	shell_init();
 	commands_init();

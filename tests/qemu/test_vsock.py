@@ -417,9 +417,10 @@ def test_tick_deadline(guest_factory):
     assert int(m1.group(1)) > int(m0.group(1))      # it did sleep
     ticks = int(m1.group(2)) - int(m0.group(2))
     # a 1 ms tick would be ~1000/s; a polled console looked 10 times a
-    # second; now a close timeout armed earlier may still fire once
+    # second; now only idle_guard's wake-up a second, and a close timeout
+    # armed earlier may fire once
     assert 'interrupt (ISA IRQ 4)' in g.command('stats console')
-    assert ticks <= 2 + elapsed, (ticks, elapsed)
+    assert ticks <= 3 + 1.5 * elapsed, (ticks, elapsed)
     with hybrid_connect(g.vsock_uds, ECHO) as s:
         assert echo_exchange(s, b'after') == b'after'
     assert g.poweroff() == 0

@@ -131,6 +131,7 @@ $(BUILD)/host/ringside-%: $$(wildcard host/%/*.c) $$(wildcard host/%/*.h) $$(HOS
 	@$(HOSTCC) $(HOST_CFLAGS) -o $@ $(filter %.c,$^) -lm -lpthread
 
 -include host/linux-guest/linux-guest.mk
+-include host/nested-host/nested-host.mk
 
 # ---------------------------------------------------------------- tests
 # tests/unit/test_NAME.c links with the kernel sources that
@@ -199,7 +200,7 @@ mutants:
 test-deps:
 	tests/build/test-deps
 
-qemu-test: all linux-guest
+qemu-test: all linux-guest nested-host
 	$(PYTHON) -m pytest -v tests/qemu $(PYTEST_ARGS)
 
 # libFuzzer targets (clang, ASan + UBSan), each run for a bounded time by

@@ -1,0 +1,269 @@
+# SPDX-License-Identifier: MIT
+"""exit-cost: a guest's VM exits per operation on KVM, ringside beside Linux.
+
+On a KVM host (or the nested one: `host/nested host/exit-cost`), boots each
+guest under KVM with the kernel's vhost-vsock (`vhost-vsock-pci`, AF_VSOCK
+to its CID) and counts the host's VM exits by kind (ringside/kvm_exits.py)
+around each workload, the guest alone on the host:
+
+  idle        per second of an idle guest
+  64 B rt     per 64-byte echo round trip (ringside-bench pingpong)
+  4 KiB rt    per 4 KiB round trip
+  h2g MiB     per MiB the host writes to the guest's sink (64 KiB writes)
+  g2h MiB     per MiB the host reads from the guest's source
+
+Every row has the exits by kind (see kvm_exits.KINDS) and the ports and
+MSRs behind them. For ringside the guest's own kicks and interrupts per
+round trip (its `stats virtio-vsock`) stand beside the exits: a kick is a
+notify exit, so the two agree. The Linux guest is Debian's kernel
+(build/linux-guest, `make linux-guest`).
+"""
+
+import json
+import os
+import re
+import socket
+import time
+
+import ringside as rr
+
+from . import kvm_exits
+from .bench_compare import LINUX_INITRD, LINUX_KERNEL, LINUX_READY, linux_irqs
+from .bench_vsock import QUEUE_RE
+from .benchlib import BENCH, Parser, run_bench
+
+PROG = 'exit-cost'
+CID = 3
+ECHO, SINK, SOURCE = 1234, 1235, 1236
+ROWS = ('idle', '64 B rt', '4 KiB rt', 'h2g MiB', 'g2h MiB')
+MIB = 1 << 20
+
+
+def launcher_args(which, extra, opts):
+    """ringside-run's arguments for guest `which` with `extra` on its command line."""
+    args = ['--vsock', '--vsock-transport', 'kernel', '--accel', 'kvm', '--boot', 'elf',
+            '--vsock-cid', str(CID)]
+    if which == 'linux':
+        cmdline = ' '.join(w for w in ('console=ttyS0 quiet panic=-1', opts.linux_cmdline,
+                                       extra) if w)
+        return args + ['--kernel', LINUX_KERNEL, '--cmdline', cmdline,
+                       '--qemu-arg=-initrd', '--qemu-arg=' + LINUX_INITRD]
+    cmdline = ' '.join(w for w in (opts.cmdline, extra) if w)
+    return args + (['--cmdline', cmdline] if cmdline else [])
+
+
+def variants(opts):
+    """(label, guest, extra command line) for every guest to boot, in order."""
+    out = []
+    for which in opts.guests:
+        if not opts.idle_ab:
+            out.append((which, which, ''))
+            continue
+        halt = 'idle=halt' if which == 'ringside' else ''   # Linux halts by default
+        out += [(which + ' idle=halt', which, halt), (which + ' idle=poll', which, 'idle=poll')]
+    return out
+
+
+def wait_vsock_cid(cid, port, timeout=60):
+    """Until the guest's `port` takes an AF_VSOCK connection (kernel vhost-vsock)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        s = socket.socket(socket.AF_VSOCK, socket.SOCK_STREAM)
+        s.settimeout(5)
+        try:
+            s.connect((cid, port))
+            return
+        except OSError:
+            if time.monotonic() > deadline:
+                raise SystemExit('%s: vsock %d:%d did not answer within %d s'
+                                 % (PROG, cid, port, timeout))
+            time.sleep(0.2)
+        finally:
+            s.close()
+
+
+def ringside_counters(console):
+    """(kicks, interrupts) the guest counted on its vsock queues."""
+    out = console.command('stats virtio-vsock', 60)
+    rows = QUEUE_RE.findall(out)
+    return sum(int(m[3]) for m in rows), sum(int(m[5]) for m in rows)
+
+
+def host_cpu_ns(qemu_pid):
+    """CPU time the guest costs this host so far: QEMU's threads and the
+    vhost workers the kernel runs for it ([vhost-PID]), in ns."""
+    pids = ['%d/task/%s' % (qemu_pid, t) for t in os.listdir('/proc/%d/task' % qemu_pid)]
+    worker = 'vhost-%d' % qemu_pid
+    for pid in os.listdir('/proc'):
+        if pid.isdigit() and _read('/proc/%s/comm' % pid) == worker:
+            pids.append(pid)
+    return sum(int((_read('/proc/%s/schedstat' % p) or '0').split()[0]) for p in pids)
+
+
+def _read(path):
+    try:
+        with open(path) as f:
+            return f.read().strip()
+    except OSError:
+        return None
+
+
+def around(counter, qemu_pid, run, ops_of):
+    """run()'s result, and what it cost per operation: exits by kind and
+    host CPU microseconds ('cpu us')."""
+    before, cpu = counter.snapshot(), host_cpu_ns(qemu_pid)
+    res = run()
+    cpu = host_cpu_ns(qemu_pid) - cpu
+    ops = ops_of(res)
+    per_op = kvm_exits.delta(before, counter.snapshot(), ops)
+    per_op['cpu us'] = cpu / 1000.0 / ops
+    return res, per_op
+
+
+def measure(which, launch, counter, opts):
+    """{row: {kind: exits per operation, ...}} for one booted guest."""
+    rows = {}
+    console, pid = launch.console, launch.qemu.pid
+    target = ['--cid', str(CID)]
+    _, rows['idle'] = around(counter, pid, lambda: time.sleep(opts.idle), lambda r: opts.idle)
+    rts = opts.count + opts.warmup
+    for size, row in ((64, '64 B rt'), (4096, '4 KiB rt')):
+        guest_before = ringside_counters(console) if which == 'ringside' else None
+        irq_before = linux_irqs(console) if which == 'linux' else None
+        args = ['pingpong'] + target + ['--size', str(size), '--count', str(opts.count),
+                                        '--warmup', str(opts.warmup)]
+        res, rows[row] = around(counter, pid, lambda: run_bench(args, 900, PROG),
+                                lambda r: rts)
+        for p in ('p1', 'p50', 'mean', 'p99'):
+            rows[row][p + ' us'] = res['results'][0][p] / 1000.0
+        if guest_before:
+            kicks, irqs = ringside_counters(console)
+            rows[row]['guest kicks'] = (kicks - guest_before[0]) / rts
+            rows[row]['guest irqs'] = (irqs - guest_before[1]) / rts
+        if irq_before is not None:
+            rows[row]['guest irqs'] = (linux_irqs(console) - irq_before) / rts
+    for d, port in (('h2g', SINK), ('g2h', SOURCE)):
+        args = ['stream'] + target + ['--port', str(port), '--dir', d, '-l', '65536',
+                                      '-P', '1', '--time', str(opts.time)]
+        res, rows[d + ' MiB'] = around(
+                counter, pid, lambda: run_bench(args, opts.time * 10 + 120, PROG),
+                lambda r: max(r['bytes'], 1) / MIB)
+        rows[d + ' MiB']['Gb/s'] = res['gbps']
+    return rows
+
+
+def run_guest(which, extra, opts, counter):
+    lopts = rr.parse_args(launcher_args(which, extra, opts))
+    log = open(os.path.join(rr.REPO, 'build', 'exit-cost-%s.log' % which), 'w')
+    with log, rr.Launch(lopts, 'kvm', qemu_stderr=log) as launch:
+        if which == 'linux':
+            launch.console.wait_for(LINUX_READY, 300)
+        else:
+            launch.wait_ready()
+        wait_vsock_cid(CID, ECHO)
+        config = ''
+        if which == 'ringside':
+            out = launch.console.command('config', 60)
+            config = ' '.join(re.findall(r'^(\w+=\S+)', out, re.M))
+        rows = measure(which, launch, counter, opts)
+        launch.poweroff()
+    return rows, config
+
+
+def print_table(results):
+    kinds = list(kvm_exits.KINDS) + ['inj']
+    width = max(len(name) for name in results)
+    print('\nVM exits per operation, by kind (KVM tracepoints on this host; inj: '
+          'interrupts injected,\nnot exits; g.kick, g.irq: the guest\'s own counts)')
+    print('%-*s %-9s' % (width, 'guest', 'op') + ''.join(' %7s' % k for k in kinds)
+          + ' %7s %7s  %s' % ('g.kick', 'g.irq', 'ports, MSRs, vectors'))
+    for name, rows in results.items():
+        for row in ROWS:
+            r = rows[row]
+            print('%-*s %-9s' % (width, name, row + ('/s' if row == 'idle' else ''))
+                  + ''.join(' %7.2f' % r[k] for k in kinds) + ' %7s %7s  %s' % (
+                      '%.2f' % r['guest kicks'] if 'guest kicks' in r else '-',
+                      '%.2f' % r['guest irqs'] if 'guest irqs' in r else '-',
+                      kvm_exits.details(r)))
+    print('\nround trips and streams: latency (us), host CPU (QEMU and its vhost worker, '
+          'us per op)')
+    print('%-*s %-9s %8s %8s %8s %8s %8s %7s' % (width, 'guest', 'op', 'p1', 'p50', 'mean',
+                                                 'p99', 'cpu us', 'exits'))
+    for name, rows in results.items():
+        for row in ROWS:
+            r = rows[row]
+            lat = ' '.join('%8.1f' % r[p + ' us'] if p + ' us' in r else '%8s' % '-'
+                           for p in ('p1', 'p50', 'mean', 'p99'))
+            op = row + ('/s' if row == 'idle' else '')
+            print('%-*s %-9s %s %8.1f %7.2f' % (width, name, op, lat, r['cpu us'], r['exits']))
+    names = list(results)
+    if len(names) > 1:
+        print('\nall exits, each guest against %s:' % names[0])
+        for other in names[1:]:
+            for row in ROWS:
+                a, b = results[other][row]['exits'], results[names[0]][row]['exits']
+                print('  %-*s %-9s %8.2f / %8.2f = %.2f' % (width, other, row, a, b,
+                                                            a / b if b else float('nan')))
+
+
+def parse_args(argv):
+    p = Parser(prog=PROG, description=__doc__.split('\n')[0])
+    p.add_argument('--guests', default='ringside,linux',
+                   help='which guests, in order (ringside,linux)')
+    p.add_argument('--count', type=int, default=2000, help='round trips per size (2000)')
+    p.add_argument('--warmup', type=int, default=20, help='round trips before (20)')
+    p.add_argument('--time', type=float, default=3.0, help='seconds per stream (3)')
+    p.add_argument('--idle', type=float, default=5.0, help='seconds idle (5)')
+    p.add_argument('--cmdline', default='', help="ringside's keys, e.g. 'idle=poll'")
+    p.add_argument('--linux-cmdline', default='', help="the Linux guest's extra kernel "
+                                                       "parameters, e.g. 'idle=poll'")
+    p.add_argument('--idle-ab', action='store_true',
+                   help='boot every guest twice, halting and polling when idle (ringside '
+                        'idle=halt|poll, Linux default|idle=poll): latency, exits, host CPU')
+    p.add_argument('--json', metavar='FILE', help='also write the results as JSON')
+    opts = p.parse_args(argv)
+    opts.guests = [g.strip() for g in opts.guests.split(',') if g.strip()]
+    if not opts.guests or any(g not in ('ringside', 'linux') for g in opts.guests):
+        p.error('--guests takes ringside and/or linux')
+    if opts.count <= 0 or opts.warmup < 0 or opts.time <= 0 or opts.idle <= 0:
+        p.error('--count, --time and --idle must be positive')
+    if any('=' not in w for w in opts.cmdline.split()):
+        p.error('--cmdline takes KEY=VALUE words')
+    if opts.json and not os.path.isdir(os.path.dirname(os.path.abspath(opts.json))):
+        p.error('--json %s: no such folder' % opts.json)
+    return opts
+
+
+def main(argv):
+    opts = parse_args(argv)
+    if not os.path.exists('/dev/vhost-vsock'):
+        raise SystemExit('%s: error: no /dev/vhost-vsock: run on a KVM host with vhost_vsock, '
+                         'or here through host/nested' % PROG)
+    why = kvm_exits.available()
+    if why:
+        raise SystemExit('%s: error: cannot count VM exits: %s' % (PROG, why))
+    needed = [BENCH, rr.DEFAULT_ELF] + ([LINUX_KERNEL, LINUX_INITRD]
+                                        if 'linux' in opts.guests else [])
+    for path in needed:
+        if not os.path.exists(path):
+            raise SystemExit('%s: error: %s missing (run make%s)' % (
+                PROG, path, ' linux-guest' if 'linux-guest' in path else ''))
+    results, configs = {}, {}
+    try:
+        with kvm_exits.ExitCounter() as counter:
+            for name, which, extra in variants(opts):
+                results[name], configs[name] = run_guest(which, extra, opts, counter)
+    except kvm_exits.ExitsUnavailable as e:
+        raise SystemExit('%s: error: cannot count VM exits: %s' % (PROG, e))
+    print('%s: KVM (halt_poll_ns %s), kernel vhost-vsock, %s; %d round trips per size, '
+          '%g s streams, %g s idle' % (
+              PROG, _read('/sys/module/kvm/parameters/halt_poll_ns') or '?',
+              time.strftime('%Y-%m-%d %H:%M'), opts.count + opts.warmup, opts.time, opts.idle))
+    for which, config in configs.items():
+        if config:
+            print('%s: %s' % (which, config))
+    print_table(results)
+    if opts.json:
+        with open(opts.json, 'w') as f:
+            json.dump({'results': results, 'config': configs}, f, indent=1)
+    return 0

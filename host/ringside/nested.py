@@ -1,0 +1,225 @@
+# SPDX-License-Identifier: MIT
+"""host/nested: run a command on a nested KVM host, as on a real one.
+
+QEMU's TCG emulates AMD SVM with nested paging, so a Debian Linux guest
+booted here under TCG with `-cpu max` (L1) runs KVM, and with it the
+kernel's vhost-vsock and vhost-net. host/nested boots that L1 (Debian's
+kernel and the initrd host/nested-host/build.sh makes), shares this
+machine's /usr and /etc read-only (QEMU, Python, firmware) and the
+repository read-write at the same path, runs CMD there as root in the same
+working directory, and hands back its output (stdout and stderr apart, as
+it comes) and its exit status. The project's scripts run inside unchanged:
+their `--accel auto` finds KVM and /dev/vhost-vsock, so their guests (L2)
+boot under KVM with the kernel's back end.
+
+Where L1 has no SVM (`--cpu qemu64,-svm`), kvm_amd does not load: this
+says so, and CMD still runs; the launcher then boots L2 under TCG.
+"""
+
+import argparse
+import os
+import shlex
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+from .errors import EXIT_TIMEOUT
+from .images import REPO, repo_path
+from .options import _memory, _seconds
+
+PROG = 'nested'
+L1_DIR = repo_path('build', 'nested-host')
+EXIT_L1 = 125  # L1 did not run CMD to its end (like env(1)'s 125)
+# Passed into L1: the launcher's knobs (RINGSIDE_QEMU and friends).
+ENV_PREFIX = 'RINGSIDE_'
+
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(
+            prog=PROG, usage='%(prog)s [options] [--] CMD [ARG...]',
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+            description='Run CMD as root on a nested KVM host: a Debian L1 under TCG with '
+                        'KVM,\n/dev/vhost-vsock and /dev/vhost-net, this repository at the '
+                        'same path.\nExit status: CMD\'s; %d if L1 did not run it to its end; '
+                        '%d on --timeout.' % (EXIT_L1, EXIT_TIMEOUT),
+            epilog='examples:\n'
+                   '  host/nested host/bench-vsock --count 200 -- --vsock-transport kernel\n'
+                   '  host/nested sh -c \'lsmod; ls -l /dev/kvm /dev/vhost-vsock\'\n'
+                   'L1 needs `make nested-host` (build/nested-host/). Inside, KVM\'s '
+                   'statistics are in\n/sys/kernel/debug/kvm and its tracepoints under '
+                   '/sys/kernel/tracing.')
+    p.add_argument('--timeout', type=_seconds, default=3600.0, metavar='S',
+                   help='stop L1 after S seconds (3600)')
+    p.add_argument('--memory', type=_memory, default='3G', metavar='SIZE',
+                   help="L1's memory (3G)")
+    p.add_argument('--smp', type=int, default=2, metavar='N', help="L1's vCPUs (2)")
+    p.add_argument('--cpu', default='max', metavar='MODEL',
+                   help="L1's CPU model (max: SVM with nested paging; qemu64,-svm: none)")
+    p.add_argument('--log', metavar='PATH', default=os.path.join(L1_DIR, 'console.log'),
+                   help="L1's serial console (build/nested-host/console.log)")
+    p.add_argument('-v', '--verbose', action='store_true',
+                   help='say what happens; L1 console on stderr at the end')
+    p.add_argument('cmd', nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
+    opts = p.parse_args(argv)
+    if opts.cmd[:1] == ['--']:
+        opts.cmd = opts.cmd[1:]
+    if not opts.cmd:
+        p.error('no CMD to run')
+    if opts.smp < 1:
+        p.error('--smp must be at least 1')
+    return opts
+
+
+def job_script(cmd, cwd, env):
+    """The shell script L1's init runs: cwd, environment, then CMD."""
+    lines = ['cd %s || exit %d' % (shlex.quote(cwd), EXIT_L1)]
+    lines += ['export %s=%s' % (k, shlex.quote(v)) for k, v in sorted(env.items())]
+    lines.append('exec ' + shlex.join(cmd))
+    return '\n'.join(lines) + '\n'
+
+
+def inner_cwd():
+    """The working directory inside: this one if it is in the repository
+    (shared at the same path), else the repository's top."""
+    cwd = os.getcwd()
+    return cwd if (cwd + '/').startswith(REPO + '/') else REPO
+
+
+def l1_argv(opts, job, out_fd, err_fd):
+    qemu = os.environ.get('RINGSIDE_QEMU', 'qemu-system-x86_64')
+
+    def share(tag, path, readonly):
+        return ['-virtfs', 'local,path=%s,mount_tag=%s,security_model=none%s'
+                % (path, tag, ',readonly=on' if readonly else '')]
+    return ([qemu, '-accel', 'tcg', '-cpu', opts.cpu, '-smp', str(opts.smp),
+             '-m', opts.memory, '-machine', 'q35', '-display', 'none', '-monitor', 'none',
+             '-nic', 'none', '-no-reboot',
+             '-kernel', os.path.join(L1_DIR, 'bzImage'),
+             '-initrd', os.path.join(L1_DIR, 'initrd'),
+             '-append', 'console=ttyS0 quiet panic=-1 nested.repo=%s' % REPO,
+             '-serial', 'file:%s' % opts.log,
+             '-device', 'virtio-serial-pci',
+             '-chardev', 'file,id=out,path=/proc/self/fd/%d' % out_fd,
+             '-device', 'virtserialport,chardev=out,name=out',
+             '-chardev', 'file,id=err,path=/proc/self/fd/%d' % err_fd,
+             '-device', 'virtserialport,chardev=err,name=err']
+            + share('job', job, False) + share('usr', '/usr', True)
+            + share('etc', '/etc', True) + share('repo', REPO, False))
+
+
+def _copy(fd, dest):
+    """L1's output, as it comes, to our stdout or stderr."""
+    with os.fdopen(fd, 'rb', buffering=0) as src:
+        while True:
+            data = src.read(65536)
+            if not data:
+                return
+            dest.write(data)
+            dest.flush()
+
+
+def _read(path):
+    try:
+        with open(path) as f:
+            return f.read().strip()
+    except FileNotFoundError:
+        return None
+
+
+def _console_tail(path, lines=5):
+    text = _read(path) or ''
+    return [line for line in text.splitlines() if line.strip()][-lines:]
+
+
+def say(msg):
+    sys.stderr.write('%s: %s\n' % (PROG, msg))
+    sys.stderr.flush()
+
+
+def run(opts):
+    """Boot L1, run opts.cmd in it; CMD's exit status, or EXIT_L1/EXIT_TIMEOUT."""
+    for f in ('bzImage', 'initrd'):
+        if not os.path.exists(os.path.join(L1_DIR, f)):
+            say('error: %s missing (run make nested-host)' % os.path.join(L1_DIR, f))
+            return EXIT_L1
+    os.makedirs(os.path.dirname(os.path.abspath(opts.log)), exist_ok=True)
+    job = tempfile.mkdtemp(prefix='ringside-nested-')
+    env = {k: v for k, v in os.environ.items() if k.startswith(ENV_PREFIX)}
+    with open(os.path.join(job, 'cmd'), 'w') as f:
+        f.write(job_script(opts.cmd, inner_cwd(), env))
+    out_r, out_w = os.pipe()
+    err_r, err_w = os.pipe()
+    argv = l1_argv(opts, job, out_w, err_w)
+    if opts.verbose:
+        say('L1: ' + shlex.join(argv))
+    try:
+        qemu = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.PIPE, pass_fds=(out_w, err_w),
+                                start_new_session=True)
+    except OSError as e:
+        say('error: cannot start %s: %s' % (argv[0], e.strerror))
+        return EXIT_L1
+    finally:
+        os.close(out_w)
+        os.close(err_w)
+    copiers = [threading.Thread(target=_copy, args=(out_r, sys.stdout.buffer), daemon=True),
+               threading.Thread(target=_copy, args=(err_r, sys.stderr.buffer), daemon=True)]
+    for t in copiers:
+        t.start()
+    try:
+        return _wait(opts, qemu, job, copiers)
+    finally:
+        if qemu.poll() is None:
+            qemu.kill()
+        qemu.wait()
+        for name in ('cmd', 'status', 'error', 'no-kvm'):
+            try:
+                os.unlink(os.path.join(job, name))
+            except FileNotFoundError:
+                pass
+        os.rmdir(job)
+
+
+def _wait(opts, qemu, job, copiers):
+    deadline = time.monotonic() + opts.timeout
+    told_no_kvm = False
+    while qemu.poll() is None:
+        if not told_no_kvm and os.path.exists(os.path.join(job, 'no-kvm')):
+            say('L1 has no KVM (%s): its guests run under TCG'
+                % _read(os.path.join(job, 'no-kvm')))
+            told_no_kvm = True
+        if time.monotonic() > deadline:
+            say('error: %s did not finish within %g s (L1 console: %s)'
+                % (shlex.join(opts.cmd), opts.timeout, opts.log))
+            return EXIT_TIMEOUT
+        try:
+            qemu.wait(0.5)
+        except subprocess.TimeoutExpired:
+            pass
+    for t in copiers:
+        t.join(10)
+    qemu_err = qemu.stderr.read().decode(errors='replace').strip()
+    status, error = _read(os.path.join(job, 'status')), _read(os.path.join(job, 'error'))
+    if opts.verbose:
+        say('L1 console (%s):\n%s' % (opts.log, _read(opts.log) or ''))
+    if status is not None and status.isdigit():
+        return int(status)
+    if error:
+        say('error: L1: %s (console: %s)' % (error, opts.log))
+    elif qemu.returncode != 0:
+        say('error: L1\'s QEMU exited with status %d: %s'
+            % (qemu.returncode, qemu_err.splitlines()[-1] if qemu_err else 'no message'))
+    else:
+        say('error: L1 stopped before %s finished; its console ends: %s'
+            % (shlex.join(opts.cmd), ' | '.join(_console_tail(opts.log)) or '(empty)'))
+    return EXIT_L1
+
+
+def main(argv=None):
+    opts = parse_args(sys.argv[1:] if argv is None else argv)
+    try:
+        return run(opts)
+    except KeyboardInterrupt:
+        return 130

@@ -1,0 +1,193 @@
+# SPDX-License-Identifier: MIT
+"""ringside under KVM with the kernel's vhost-vsock: echo at every size
+byte-exact, streams both ways, a connection the guest opens, and the VM
+exits counted (host/ringside/kvm_exits.py) agreeing with the guest's own
+kicks and interrupts. test_kernel_peers.py has the Linux guest and the
+scripts on the same path."""
+
+import os
+import re
+import socket
+import subprocess
+import threading
+import time
+
+import pytest
+
+from ringside import kvm_exits
+from ringside.exit_cost import ringside_counters, wait_vsock_cid
+from ringside_qemu import REPO, Guest
+from vsockhost import pattern
+
+CID = 3
+ECHO, SINK, SOURCE = 1234, 1235, 1236
+BENCH = os.path.join(REPO, 'build', 'host', 'ringside-bench')
+IO_TIMEOUT = 120
+SIZES = [1, 64, 512, 4096, 65536, 262144]
+KERNEL_ARGS = ('--vsock', '--vsock-transport', 'kernel', '--accel', 'kvm',
+               '--vsock-cid', str(CID))
+
+
+@pytest.fixture(scope='module')
+def kguest():
+    g = Guest('--boot', 'elf', *KERNEL_ARGS, name='kvm-ringside')
+    try:
+        g.start()
+        wait_vsock_cid(CID, ECHO)
+        yield g
+    finally:
+        g.stop()
+
+
+def vsock_connect(port):
+    s = socket.socket(socket.AF_VSOCK, socket.SOCK_STREAM)
+    s.settimeout(IO_TIMEOUT)
+    s.connect((CID, port))
+    return s
+
+
+def recv_exact(s, n):
+    buf = bytearray()
+    while len(buf) < n:
+        chunk = s.recv(min(n - len(buf), 1 << 20))
+        assert chunk, 'connection closed after %d of %d bytes' % (len(buf), n)
+        buf += chunk
+    return bytes(buf)
+
+
+def echo_checked(sizes):
+    with vsock_connect(ECHO) as s:
+        for size in sizes:
+            data = pattern(size, size)
+            s.sendall(data)
+            assert recv_exact(s, size) == data, 'echo of %d bytes differs' % size
+
+
+def holds_vhost_vsock(pid):
+    fd_dir = '/proc/%d/fd' % pid
+    return any(os.readlink(os.path.join(fd_dir, fd)) == '/dev/vhost-vsock'
+               for fd in os.listdir(fd_dir))
+
+
+def test_guest_runs_on_kvm_and_the_kernel_back_end(kguest):
+    assert kguest.launch.accel == 'kvm'
+    assert holds_vhost_vsock(kguest.launch.qemu.pid), 'QEMU does not hold /dev/vhost-vsock'
+    workers = [c for c in os.listdir('/proc') if c.isdigit()
+               and _comm(c) == 'vhost-%d' % kguest.launch.qemu.pid]
+    assert workers, 'no vhost worker thread for QEMU %d' % kguest.launch.qemu.pid
+
+
+def _comm(pid):
+    try:
+        with open('/proc/%s/comm' % pid) as f:
+            return f.read().strip()
+    except OSError:
+        return ''
+
+
+@pytest.mark.parametrize('size', SIZES)
+def test_echo_byte_exact(kguest, size):
+    echo_checked([size])
+
+
+def test_four_connections_at_once(kguest):
+    socks = [vsock_connect(ECHO) for _ in range(4)]
+    try:
+        for i, s in enumerate(socks):
+            s.sendall(pattern(10000 + i, i))
+        for i, s in enumerate(socks):
+            assert recv_exact(s, 10000 + i) == pattern(10000 + i, i)
+    finally:
+        for s in socks:
+            s.close()
+
+
+@pytest.mark.parametrize('direction', ['h2g', 'g2h'])
+def test_streams_checked(kguest, direction):
+    """ringside-bench checks every byte against the pattern (exit 3 if not)."""
+    port = SINK if direction == 'h2g' else SOURCE
+    out = subprocess.run([BENCH, 'stream', '--cid', str(CID), '--port', str(port), '--dir',
+                          direction, '-P', '4', '--time', '2'], capture_output=True,
+                         text=True, timeout=IO_TIMEOUT)
+    assert out.returncode == 0, out.stderr
+    assert re.search(r'total:\s+[1-9]\d* bytes', out.stdout), out.stdout
+
+
+class VsockListener:
+    """An AF_VSOCK listener on the host (this L1): guest connections to
+    CID 2 port P land here; 'echo' sends back, 'check' counts the pattern."""
+
+    def __init__(self, port, mode):
+        self.mode, self.bytes, self.errors = mode, 0, []
+        self.sock = socket.socket(socket.AF_VSOCK, socket.SOCK_STREAM)
+        self.sock.bind((socket.VMADDR_CID_ANY, port))
+        self.sock.listen(4)
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self):
+        try:
+            conn, _ = self.sock.accept()
+        except OSError:
+            return
+        with conn:
+            off = 0
+            while True:
+                data = conn.recv(1 << 20)
+                if not data:
+                    return
+                if self.mode == 'echo':
+                    conn.sendall(data)
+                elif data != pattern(len(data), off):
+                    self.errors.append(off)
+                    return
+                off += len(data)
+                self.bytes = off
+
+    def close(self):
+        self.sock.close()
+        self.thread.join(10)
+
+
+def test_guest_initiated_pingpong_and_stream(kguest):
+    echo = VsockListener(5000, 'echo')
+    try:
+        out = kguest.command('vsock pingpong 2 5000 4096 200', timeout=300)
+        assert re.search(r'pingpong 4096 B x 200: p1 \d+ ns', out), out
+    finally:
+        echo.close()
+    sink = VsockListener(5001, 'check')
+    try:
+        out = kguest.command('vsock stream 2 5001 4096 2', timeout=300)
+        m = re.search(r'stream 4096 B writes for [\d.]+ s: (\d+) bytes', out)
+        assert m, out
+        deadline = time.monotonic() + IO_TIMEOUT
+        while sink.bytes < int(m.group(1)) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not sink.errors, 'pattern mismatch at %d' % sink.errors[0]
+        assert sink.bytes == int(m.group(1)) > 0
+    finally:
+        sink.close()
+
+
+def test_exits_agree_with_the_guests_counters(kguest):
+    """Around 500 round trips: every guest kick is a notify exit, every
+    queue interrupt the guest counts was injected."""
+    rts = 500
+    with kvm_exits.ExitCounter() as counter:
+        kicks0, irqs0 = ringside_counters(kguest.console)
+        before = counter.snapshot()
+        out = subprocess.run([BENCH, 'pingpong', '--cid', str(CID), '--size', '64',
+                              '--count', str(rts), '--warmup', '0'], capture_output=True,
+                             text=True, timeout=IO_TIMEOUT)
+        after = counter.snapshot()
+        kicks1, irqs1 = ringside_counters(kguest.console)
+    assert out.returncode == 0, out.stderr
+    per_rt = kvm_exits.delta(before, after, rts)
+    kicks, irqs = (kicks1 - kicks0) / rts, (irqs1 - irqs0) / rts
+    assert 0.9 <= kicks <= 2.1, 'guest kicks per round trip %.2f' % kicks
+    assert abs(per_rt['notify'] - kicks) <= 0.1, (per_rt, kicks)
+    # the queue's vector: one injection for every interrupt the guest took
+    injected = [v for k, v in per_rt.items() if k.startswith('inj:')]
+    assert any(abs(v - irqs) <= 0.02 for v in injected), (per_rt, irqs)
+    assert per_rt['exits'] >= per_rt['notify'] + per_rt['hlt'], per_rt

@@ -237,8 +237,3 @@ void console_irq_init(void)
 polled:
 	poll_every(&console_poller, LOOK_IDLE_NS);
 }
-
-bool console_rx_interrupts(void)
-{
-	return rx_irq;
-}

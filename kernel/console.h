@@ -29,7 +29,6 @@ static inline bool console_rx_ready(void)
  * without an I/O APIC entry for it, input stays polled.
  */
 void console_irq_init(void);
-bool console_rx_interrupts(void);
 /*
  * Nonzero when the loop should look for input this pass: set by the
  * UART's interrupt, or always when input is polled. One load per pass.

@@ -162,6 +162,32 @@ static void parse_mcfg(const struct acpi_header *h)
 	}
 }
 
+/* I/O APIC structure (ACPI 6.4 5.2.12.3): id, reserved, address, GSI base */
+static void madt_ioapic(const uint8_t *p)
+{
+	struct acpi_ioapic *io;
+
+	if (info.n_ioapics++ >= ACPI_MAX_IOAPICS)
+		return;
+	io = &info.ioapic[info.n_ioapics - 1];
+	io->id = p[2];
+	memcpy(&io->addr, p + 4, 4);
+	memcpy(&io->gsi_base, p + 8, 4);
+}
+
+/* Interrupt source override (5.2.12.5): bus 0 (ISA), source, GSI, flags */
+static void madt_override(const uint8_t *p)
+{
+	struct acpi_irq_override *o;
+
+	if (p[2] != 0 || info.n_overrides >= ACPI_MAX_OVERRIDES)
+		return;
+	o = &info.override[info.n_overrides++];
+	o->irq = p[3];
+	memcpy(&o->gsi, p + 4, 4);
+	memcpy(&o->flags, p + 8, 2);
+}
+
 static void parse_madt(const struct acpi_header *h)
 {
 	const uint8_t *p = (const uint8_t *)h + 44;
@@ -170,9 +196,23 @@ static void parse_madt(const struct acpi_header *h)
 	while (p + 2 <= end && p[1] >= 2 && p + p[1] <= end) {
 		if (p[0] == 0 && p[1] >= 8 && (p[4] & 1)) /* processor LAPIC, enabled */
 			info.n_cpus++;
-		else if (p[0] == 1)
-			info.n_ioapics++;
+		else if (p[0] == 1 && p[1] >= 12)
+			madt_ioapic(p);
+		else if (p[0] == 2 && p[1] >= 10)
+			madt_override(p);
 		p += p[1];
+	}
+}
+
+void acpi_isa_irq(uint8_t irq, uint32_t *gsi, uint16_t *flags)
+{
+	*gsi = irq;
+	*flags = 0; /* "conforms to the bus": ISA is edge, active high */
+	for (unsigned int i = 0; i < info.n_overrides; i++) {
+		if (info.override[i].irq == irq) {
+			*gsi = info.override[i].gsi;
+			*flags = info.override[i].flags;
+		}
 	}
 }
 

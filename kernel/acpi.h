@@ -13,11 +13,32 @@
 #include "kernel/boot_info.h"
 
 #define ACPI_MAX_ECAM 4
+#define ACPI_MAX_IOAPICS 4
+#define ACPI_MAX_OVERRIDES 16
+/* MPS INTI flags of an interrupt source override (ACPI 6.4 5.2.12.5) */
+#define ACPI_IRQ_POLARITY_MASK 0x3
+#define ACPI_IRQ_ACTIVE_LOW 0x3
+#define ACPI_IRQ_TRIGGER_MASK 0xc
+#define ACPI_IRQ_LEVEL 0xc
 
 struct acpi_ecam {
 	uint64_t base;
 	uint16_t segment;
 	uint8_t bus_start, bus_end;
+};
+
+/* An I/O APIC (MADT type 1): its registers and the first GSI it serves. */
+struct acpi_ioapic {
+	uint8_t id;
+	uint32_t addr;
+	uint32_t gsi_base;
+};
+
+/* An ISA IRQ wired to another GSI or polarity/trigger (MADT type 2). */
+struct acpi_irq_override {
+	uint8_t irq;
+	uint32_t gsi;
+	uint16_t flags; /* ACPI_IRQ_* */
 };
 
 struct acpi_info {
@@ -27,7 +48,10 @@ struct acpi_info {
 	char oem[7];
 	unsigned int n_tables;
 	unsigned int n_cpus; /* enabled local APICs in the MADT */
-	unsigned int n_ioapics;
+	unsigned int n_ioapics; /* all in the MADT; the first ACPI_MAX_IOAPICS kept */
+	struct acpi_ioapic ioapic[ACPI_MAX_IOAPICS];
+	unsigned int n_overrides;
+	struct acpi_irq_override override[ACPI_MAX_OVERRIDES];
 	unsigned int n_ecam;
 	struct acpi_ecam ecam[ACPI_MAX_ECAM];
 	uint16_t pm1a_cnt, pm1b_cnt; /* I/O ports, 0 if none */
@@ -40,6 +64,12 @@ struct acpi_info {
 
 void acpi_init(const struct boot_info *bi);
 const struct acpi_info *acpi_get(void);
+
+/*
+ * Where ISA @irq arrives: its GSI and flags (ACPI_IRQ_*), from an
+ * override, else the same number, edge, active high (ISA's own).
+ */
+void acpi_isa_irq(uint8_t irq, uint32_t *gsi, uint16_t *flags);
 
 /* Pure parsers, also used by the unit tests. */
 bool acpi_checksum_ok(const void *p, uint32_t len);

@@ -8,6 +8,7 @@
 #include "kernel/commands.h"
 #include "kernel/config.h"
 #include "kernel/cpu.h"
+#include "kernel/hypervisor.h"
 #include "kernel/lapic.h"
 #include "kernel/mm.h"
 #include "kernel/power.h"
@@ -47,7 +48,7 @@ static int cmd_info(int argc, char **argv)
 {
 	const struct acpi_info *a = acpi_get();
 	struct mm_stats m;
-	char cpu[96];
+	char cpu[96], hv[160];
 
 	if (too_many_args(argc, argv, 1))
 		return -1;
@@ -56,6 +57,8 @@ static int cmd_info(int argc, char **argv)
 	printf("cpu: %s, %u cpu(s) in MADT, lapic id %u\n", cpu, a->n_cpus, lapic_id());
 	printf("memory: %llu MiB usable\n", (unsigned long long)(m.ram_total >> 20));
 	printf("tsc: %.3f GHz (%s)\n", tsc_hz() / 1e9, tsc_source());
+	hypervisor_describe(hv, sizeof(hv));
+	printf("hypervisor: %s\n", hv);
 	printf("boot: %s\n", boot_info.boot_path);
 	printf("cmdline: %s\n", boot_info.cmdline);
 	printf("acpi: %s rev %u, %u tables, %u ECAM segment(s)\n", a->present ? a->oem : "none",

@@ -1,11 +1,27 @@
 // SPDX-License-Identifier: MIT
 /*
- * COM1 at 0x3f8: 115200 8N1, FIFOs on, no interrupts. The poll loop asks
- * for input; output spins on the transmitter-empty bit, which under QEMU
- * is always set, so writing costs one port exit per byte.
+ * COM1 at 0x3f8: 115200 8N1, FIFOs on. Input interrupts when the I/O APIC
+ * can route ISA IRQ 4 (console_irq_init), else the poll loop looks at the
+ * line status: every pass, and while idle every 100 ms (1 ms for a
+ * second after a keystroke). Output writes the transmitter when its
+ * holding register is empty, which under QEMU it almost always is, so
+ * writing costs one line status read and one data write per byte.
+ *
+ * Every UART access is a VM exit into QEMU, so with the interrupt a
+ * wake-up the UART did not cause reads nothing from it: the interrupt
+ * raises the console poller, and only then does the shell read the UART
+ * until the line status says it is empty.
  */
+#include <stdbool.h>
+#include <stdio.h>
+
 #include "kernel/console.h"
+#include "kernel/cpu.h"
 #include "kernel/io.h"
+#include "kernel/ioapic.h"
+#include "kernel/poll.h"
+#include "kernel/stats.h"
+#include "kernel/time.h"
 
 /* COM1, UART_LSR and LSR_DATA_READY: console.h (console_rx_ready is inline) */
 #define UART_DATA 0
@@ -15,16 +31,103 @@
 #define UART_MCR 4
 #define UART_DLL 0
 #define UART_DLM 1
+#define COM1_IRQ 4
 
 #define LCR_8N1 0x03
 #define LCR_DLAB 0x80
 #define LSR_THR_EMPTY 0x20
+#define IER_RX_AVAILABLE 0x01
+#define MCR_DTR_RTS 0x03
+#define MCR_OUT2 0x08 /* gates the UART's interrupt line on a PC */
+
+#define LOOK_IDLE_NS 100000000ULL
+#define LOOK_BUSY_NS 1000000ULL
+#define LOOK_BURST_NS 1000000000ULL
+
+/* Transmit back-off (uart_wait_thr): first pause, longest, and give-up. */
+#define TX_PAUSE_FIRST_NS 1000ULL
+#define TX_PAUSE_MAX_NS 100000ULL
+#define TX_GIVE_UP_NS 5000000000ULL
+/* Before tsc_init (boot messages) the TSC rate is unknown: assume 1 GHz. */
+#define TSC_HZ_GUESS 1000000000ULL
+
+struct console_counters {
+	uint64_t rx_interrupts;
+	uint64_t rx_looks; /* shell_poll runs: interrupts or polled looks */
+	uint64_t tx_busy_waits; /* bytes that found the transmitter busy */
+	uint64_t tx_busy_reads; /* line status reads while it stayed busy */
+	uint64_t tx_dropped; /* bytes given up on (the host stopped reading) */
+};
+
+static struct console_counters cc;
+volatile uint8_t console_rx_look = 1; /* polled until the interrupt is routed */
+static bool rx_irq;
+static bool tx_stuck; /* a byte was given up: drop until THR is empty again */
+static uint64_t busy_until; /* polled: look every 1 ms until then */
+
+static uint64_t ns_to_tsc(uint64_t ns)
+{
+	uint64_t hz = tsc_hz() ? tsc_hz() : TSC_HZ_GUESS;
+
+	return hz / 1000000 * ns / 1000;
+}
+
+static bool thr_empty(void)
+{
+	return inb(COM1 + UART_LSR) & LSR_THR_EMPTY;
+}
+
+/*
+ * Wait for the transmit holding register, without hammering it. Under
+ * KVM each line status read is an exit into QEMU's device model, which
+ * takes QEMU's big lock. When the pipe behind QEMU's chardev is full
+ * (the reader is slow for a moment), QEMU keeps THRE clear until its main
+ * loop gets to write the pipe again, and that main loop needs the same
+ * lock: a vCPU reading LSR back to back can starve it, so the pipe is
+ * never flushed, THRE never comes back, and stdin is not read either
+ * (the likely cause of two nested runs in which the guest stopped in the
+ * middle of `stats` and QEMU stopped reading its console). So a busy
+ * transmitter is asked again only after a pause spent in the guest,
+ * TSC-timed (no exit), doubling from 1 us to 100 us; QEMU's main loop
+ * runs in the meantime. After 5 s the byte is dropped, and so is
+ * everything after it until THRE is back (one read per byte), so a host
+ * that stopped reading for good does not stop the appliance; a reader
+ * that is merely slow loses nothing.
+ */
+static bool uart_wait_thr(void)
+{
+	uint64_t t0, start, pause, give_up;
+
+	if (thr_empty()) {
+		tx_stuck = false;
+		return true;
+	}
+	if (tx_stuck)
+		return false;
+	cc.tx_busy_waits++;
+	pause = ns_to_tsc(TX_PAUSE_FIRST_NS);
+	give_up = ns_to_tsc(TX_GIVE_UP_NS);
+	t0 = rdtsc();
+	do {
+		start = rdtsc();
+		while (rdtsc() - start < pause)
+			cpu_relax();
+		if (pause < ns_to_tsc(TX_PAUSE_MAX_NS))
+			pause *= 2;
+		cc.tx_busy_reads++;
+		if (thr_empty())
+			return true;
+	} while (rdtsc() - t0 < give_up);
+	tx_stuck = true;
+	return false;
+}
 
 static void uart_putc(char c)
 {
-	while (!(inb(COM1 + UART_LSR) & LSR_THR_EMPTY))
-		cpu_relax();
-	outb(COM1 + UART_DATA, (uint8_t)c);
+	if (uart_wait_thr())
+		outb(COM1 + UART_DATA, (uint8_t)c);
+	else
+		cc.tx_dropped++;
 }
 
 void console_init(void)
@@ -34,8 +137,8 @@ void console_init(void)
 	outb(COM1 + UART_DLL, 1); /* 115200 / 1 */
 	outb(COM1 + UART_DLM, 0);
 	outb(COM1 + UART_LCR, LCR_8N1);
-	outb(COM1 + UART_FCR, 0x07); /* enable and clear both FIFOs */
-	outb(COM1 + UART_MCR, 0x03); /* DTR, RTS */
+	outb(COM1 + UART_FCR, 0x07); /* enable and clear both FIFOs, interrupt at 1 byte */
+	outb(COM1 + UART_MCR, MCR_DTR_RTS);
 }
 
 /* Terminals want CR LF; newlib hands us bare LF. */
@@ -53,4 +156,84 @@ int console_getc(void)
 	if (!console_rx_ready())
 		return -1;
 	return inb(COM1 + UART_DATA);
+}
+
+/* Raised by the UART's interrupt (its isr.S raise entry). */
+static unsigned int console_poll(unsigned int budget)
+{
+	console_rx_look = 1;
+	return 0;
+}
+
+static const struct poller console_poller = {
+	.name = "console",
+	.poll = console_poll,
+	.on_raise = true,
+};
+
+/*
+ * With the interrupt: the look it asked for, taken (a byte arriving from
+ * here on interrupts again). Polled: one line status read.
+ */
+bool console_rx_take(void)
+{
+	if (rx_irq) {
+		console_rx_look = 0;
+		cc.rx_looks++;
+		return true;
+	}
+	if (busy_until && now_ns() >= busy_until) {
+		busy_until = 0; /* the line is in: back to the slow look */
+		poll_every(&console_poller, LOOK_IDLE_NS);
+	}
+	if (!console_rx_ready())
+		return false;
+	cc.rx_looks++;
+	return true;
+}
+
+void console_input_seen(void)
+{
+	if (rx_irq)
+		return;
+	if (!busy_until)
+		poll_every(&console_poller, LOOK_BUSY_NS);
+	busy_until = now_ns() + LOOK_BURST_NS;
+}
+
+static void console_stats(void)
+{
+	printf("  rx %s: interrupts %llu looks %llu; tx busy_waits %llu busy_reads %llu "
+	       "dropped %llu\n",
+	       rx_irq ? "interrupt (ISA IRQ 4)" : "polled", (unsigned long long)cc.rx_interrupts,
+	       (unsigned long long)cc.rx_looks, (unsigned long long)cc.tx_busy_waits,
+	       (unsigned long long)cc.tx_busy_reads, (unsigned long long)cc.tx_dropped);
+}
+
+/*
+ * The I/O APIC entry first, then the UART's "received data available"
+ * enable: a byte that came before raises the line at that moment, an
+ * edge the routed entry delivers. The first pass looks anyway.
+ */
+void console_irq_init(void)
+{
+	int vector;
+
+	stats_register("console", console_stats);
+	if (poll_register(&console_poller) || !poll_bit(&console_poller))
+		goto polled;
+	vector = irq_alloc_raise(&cc.rx_interrupts, poll_bit(&console_poller));
+	if (vector < 0)
+		goto polled;
+	if (ioapic_route_isa(COM1_IRQ, vector)) {
+		irq_free_vector(vector);
+		goto polled;
+	}
+	rx_irq = true;
+	outb(COM1 + UART_MCR, MCR_DTR_RTS | MCR_OUT2);
+	outb(COM1 + UART_IER, IER_RX_AVAILABLE);
+	console_rx_look = 1;
+	return;
+polled:
+	poll_every(&console_poller, LOOK_IDLE_NS);
 }

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
-/* The serial console: COM1, a 16550 UART driven by polling. */
+/* The serial console: COM1, a 16550 UART, input on its interrupt or polled. */
 #ifndef KERNEL_CONSOLE_H
 #define KERNEL_CONSOLE_H
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "kernel/io.h"
 
@@ -22,5 +23,24 @@ static inline bool console_rx_ready(void)
 {
 	return inb(COM1 + UART_LSR) & LSR_DATA_READY;
 }
+
+/*
+ * Route the UART's receive interrupt (after lapic_init and acpi_init);
+ * without an I/O APIC entry for it, input stays polled.
+ */
+void console_irq_init(void);
+/*
+ * Nonzero when the loop should look for input this pass: set by the
+ * UART's interrupt, or always when input is polled. One load per pass.
+ */
+extern volatile uint8_t console_rx_look;
+bool console_rx_take(void);
+/* Input may be waiting: the shell reads the UART until it is empty. */
+static inline bool console_rx_pending(void)
+{
+	return console_rx_look && console_rx_take();
+}
+/* The shell read a character: polled input looks every 1 ms for a while. */
+void console_input_seen(void);
 
 #endif

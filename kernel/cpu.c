@@ -47,6 +47,8 @@ struct table_ptr {
 
 extern const uint64_t isr_table[256];
 extern const uint64_t isr_raise_table[256];
+extern const uint64_t isr_raise_x2_table[256];
+extern const uint64_t isr_raise_pv_table[256];
 
 _Static_assert(sizeof(struct irq_slot) == IRQ_SLOT_SIZE, "isr.S indexes irq_slots");
 _Static_assert(offsetof(struct irq_slot, count) == IRQ_SLOT_COUNT, "isr.S: count");
@@ -173,19 +175,36 @@ int irq_alloc_vector(void (*handler)(void *arg), void *arg)
 	return -1;
 }
 
+/* The raise entries that EOI the way lapic.c chose; NULL: no LAPIC. */
+static const uint64_t *raise_table(void)
+{
+	switch (lapic_eoi_kind()) {
+	case LAPIC_EOI_XAPIC:
+		return isr_raise_table;
+	case LAPIC_EOI_X2APIC:
+		return isr_raise_x2_table;
+	case LAPIC_EOI_KVM_PV:
+		return isr_raise_pv_table;
+	default:
+		return NULL;
+	}
+}
+
 /*
  * The gate is switched while nothing can send the vector yet (the caller
  * routes it afterwards) and back only after its source was reset.
  */
 int irq_alloc_raise(uint64_t *counter, uint32_t raise)
 {
-	if (!counter || !lapic_eoi_reg)
-		return -1; /* isr.S EOIs through the xAPIC register */
+	const uint64_t *table = raise_table();
+
+	if (!counter || !table)
+		return -1; /* isr.S EOIs through the LAPIC */
 	for (int v = IRQ_FIRST; v < IRQ_SPURIOUS; v++) {
 		if (irq_free(v)) {
 			irq_slots[v].counter = counter;
 			irq_slots[v].raise = raise;
-			idt_switch(v, isr_raise_table[v]);
+			idt_switch(v, table[v]);
 			return v;
 		}
 	}

@@ -12,14 +12,8 @@
 void idle_init(void);
 /*
  * Nothing was done in the last pass: with idle=halt, sleep unless a poller
- * was raised or a pending() hook asked says work is waiting (the caller
- * looks at the console: the UART raises no interrupt).
+ * was raised or a pending() hook asked says work is waiting.
  */
 void idle_wait(void);
-/*
- * The shell read a character: a line is coming in, so with tick=deadline
- * the loop looks at the UART every tick for a while, not every 100 ms.
- */
-void idle_console_input(void);
 
 #endif

@@ -90,33 +90,83 @@ isr_\vec:
 /*
  * The slot's count (irq_count) and its counter (the queue's interrupts
  * stat), then its bits into poll_raised with one locked OR, so a check
- * with interrupts off (idle_wait) sees them; the EOI is a write of 0 to
- * the xAPIC register (SDM 3A 11.8.5), which irq_alloc_raise made sure is
- * mapped.
+ * with interrupts off (idle_wait) sees them. Then the EOI, one entry per
+ * way lapic.c found to do it (cpu.c installs the matching table):
+ * isr_raise_N writes 0 to the xAPIC register (SDM 3A 11.8.5), which
+ * irq_alloc_raise made sure is mapped; isr_raise_x2_N writes the x2APIC
+ * EOI MSR (SDM 3A 11.12.1.2); isr_raise_pv_N clears KVM's paravirtual EOI
+ * flag and writes the EOI only when KVM had not set it (lapic.c).
  */
-.macro ISR_RAISE vec
-	.globl isr_raise_\vec
-isr_raise_\vec:
+.macro RAISE_COUNT vec
 	pushq	%rax
 	incq	irq_slots + \vec * IRQ_SLOT_SIZE + IRQ_SLOT_COUNT(%rip)
 	movq	irq_slots + \vec * IRQ_SLOT_SIZE + IRQ_SLOT_COUNTER(%rip), %rax
 	incq	(%rax)
 	movl	irq_slots + \vec * IRQ_SLOT_SIZE + IRQ_SLOT_RAISE(%rip), %eax
 	lock orl	%eax, poll_raised(%rip)
+.endm
+
+.macro ISR_RAISE vec
+	.globl isr_raise_\vec
+isr_raise_\vec:
+	RAISE_COUNT \vec
 	movq	lapic_eoi_reg(%rip), %rax
 	movl	$0, (%rax)
 	popq	%rax
 	iretq
 .endm
 
+.macro ISR_RAISE_X2 vec
+isr_raise_x2_\vec:
+	RAISE_COUNT \vec
+	jmp	isr_eoi_x2apic
+.endm
+
+/*
+ * One instruction tests and clears the flag: KVM may change it whenever
+ * this vCPU is out of the guest, never while it runs, so no lock prefix.
+ */
+.macro ISR_RAISE_PV vec
+isr_raise_pv_\vec:
+	RAISE_COUNT \vec
+	btrl	$0, kvm_pv_eoi_word(%rip)
+	jnc	isr_eoi_write
+	popq	%rax
+	iretq
+.endm
+
 .macro ISR_RAISE_N vec
 	ISR_RAISE %vec
+	ISR_RAISE_X2 %vec
+	ISR_RAISE_PV %vec
 .endm
 	.set vec, 32
 	.rept 223
 	ISR_RAISE_N %vec
 	.set vec, vec + 1
 	.endr
+
+/* The tails the raise entries share; %rax is still to be restored. */
+isr_eoi_write:
+	cmpb	$0, lapic_x2apic(%rip)
+	jne	isr_eoi_x2apic
+	movq	lapic_eoi_reg(%rip), %rax
+	movl	$0, (%rax)
+	popq	%rax
+	iretq
+
+/* WRMSR takes the MSR in %ecx and the value in %edx:%eax (0: any other faults) */
+isr_eoi_x2apic:
+	pushq	%rcx
+	pushq	%rdx
+	movl	$0x80b, %ecx
+	xorl	%eax, %eax
+	xorl	%edx, %edx
+	wrmsr
+	popq	%rdx
+	popq	%rcx
+	popq	%rax
+	iretq
 
 isr_common:
 	pushq	%rax
@@ -214,15 +264,20 @@ isr_table:
 	.endr
 
 /* Only vectors 32..254 have a raise entry; the others are never asked for. */
-	.globl isr_raise_table
-isr_raise_table:
-.macro ISR_RAISE_ADDR vec
-	.quad isr_raise_\vec
-.endm
+.macro RAISE_TABLE name, prefix
+	.globl \name
+\name:
 	.fill 32, 8, 0
 	.set vec, 32
 	.rept 223
-	ISR_RAISE_ADDR %vec
+	RAISE_ADDR \prefix, %vec
 	.set vec, vec + 1
 	.endr
 	.quad 0
+.endm
+.macro RAISE_ADDR prefix, vec
+	.quad \prefix\vec
+.endm
+	RAISE_TABLE isr_raise_table, isr_raise_
+	RAISE_TABLE isr_raise_x2_table, isr_raise_x2_
+	RAISE_TABLE isr_raise_pv_table, isr_raise_pv_

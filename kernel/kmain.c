@@ -12,6 +12,7 @@
 #include "kernel/config.h"
 #include "kernel/console.h"
 #include "kernel/cpu.h"
+#include "kernel/hypervisor.h"
 #include "kernel/idle.h"
 #include "kernel/lapic.h"
 #include "kernel/mm.h"
@@ -30,8 +31,8 @@ static void __attribute__((noreturn)) poll_loop(void)
 {
 	for (;;) {
 		poll_once();
-		/* the UART raises no interrupt: one look per pass */
-		if (console_rx_ready())
+		/* input: the UART's interrupt raised it (or polled: a look) */
+		if (console_rx_pending())
 			shell_poll();
 		idle_wait();
 	}
@@ -39,6 +40,8 @@ static void __attribute__((noreturn)) poll_loop(void)
 
 void kmain(struct boot_info *bi)
 {
+	char hv[160];
+
 	console_init();
 	cpu_init();
 	mm_init(bi);
@@ -46,7 +49,9 @@ void kmain(struct boot_info *bi)
 	setvbuf(stdout, NULL, _IONBF, 0);
 	tsc_init();
 	acpi_init(bi);
+	hypervisor_init();
 	lapic_init();
+	console_irq_init();
 	config_parse_cmdline(bi->cmdline, report_bad_config);
 	shell_init();
 	commands_init();
@@ -58,6 +63,8 @@ void kmain(struct boot_info *bi)
 	idle_init();
 
 	printf("ringside: booted via %s, cmdline '%s'\n", bi->boot_path, bi->cmdline);
+	hypervisor_describe(hv, sizeof(hv));
+	printf("ringside: %s\n", hv);
 	printf("ringside: ready\n");
 	shell_prompt();
 	poll_loop();

@@ -1,12 +1,20 @@
 // SPDX-License-Identifier: MIT
 /*
- * xAPIC mode, memory-mapped at the base IA32_APIC_BASE names. We enable it
- * with the spurious vector 0xff (SDM 3A 11.9) and mask the 8259 PICs, so
- * the only interrupts are the MSI-X vectors drivers ask for.
+ * The local APIC: x2APIC mode when CPUID offers it, registers as MSRs
+ * (SDM 3A 11.12), else xAPIC mode, memory-mapped at the base
+ * IA32_APIC_BASE names. We enable it with the spurious vector 0xff (SDM
+ * 3A 11.9) and mask the 8259 PICs, so the only interrupts are the MSI-X
+ * vectors drivers ask for, the timer and the I/O APIC's (ioapic.c).
+ *
+ * Under KVM an xAPIC access is an emulated MMIO exit, an x2APIC access a
+ * WRMSR exit that KVM handles without decoding an instruction, and with
+ * KVM's paravirtual EOI most EOIs are no exit at all: the EOI is the
+ * common case, one per interrupt.
  */
 #include <stdbool.h>
 
 #include "kernel/cpu.h"
+#include "kernel/hypervisor.h"
 #include "kernel/io.h"
 #include "kernel/lapic.h"
 #include "kernel/mm.h"
@@ -14,6 +22,11 @@
 
 #define MSR_APIC_BASE 0x1b
 #define APIC_BASE_ENABLE (1ULL << 11)
+#define APIC_BASE_X2APIC (1ULL << 10) /* EXTD (SDM 3A 11.12.1) */
+#define MSR_X2APIC_FIRST 0x800 /* xAPIC register offset >> 4 on top */
+#define MSR_TSC_DEADLINE 0x6e0
+#define MSR_KVM_PV_EOI_EN 0x4b564d04
+#define KVM_PV_EOI_ENABLED 1ULL
 #define APIC_ID 0x20
 #define APIC_TPR 0x80
 #define APIC_EOI 0xb0
@@ -25,21 +38,66 @@
 #define APIC_TIMER_DIV 0x3e0
 #define LVT_MASKED (1u << 16)
 #define LVT_PERIODIC (1u << 17)
+#define LVT_TSC_DEADLINE (2u << 17) /* timer mode bits 18:17 = 10b */
 #define TIMER_DIV_16 0x3
 #define CALIBRATE_US 10000
 
+/* What the LVT timer entry was last set to: a re-arm writes no more. */
+enum lvt_mode { LVT_OFF, LVT_ONESHOT_MODE, LVT_PERIODIC_MODE, LVT_DEADLINE_MODE };
+
 static volatile uint8_t *regs;
 static uint64_t base;
+static bool x2apic, tsc_deadline;
+static enum lvt_mode lvt;
 static uint64_t timer_hz; /* LAPIC timer ticks per second at divide 16 */
 static int timer_vector = -1;
 static const uint64_t no_ticks;
 const volatile uint64_t *lapic_timer_count = &no_ticks;
 volatile uint32_t *lapic_eoi_reg;
+/* isr.S reads these two: the EOI when KVM's flag says one is needed */
+uint8_t lapic_x2apic;
+/*
+ * KVM's paravirtual EOI flag (Linux Documentation/virt/kvm/x86/msr.rst,
+ * MSR_KVM_PV_EOI_EN): KVM sets bit 0 when it injects an interrupt whose
+ * EOI it can notice by itself; the guest then clears the bit instead of
+ * writing the EOI register. Four-byte aligned, zero when registered, and
+ * its address is physical: the kernel is identity-mapped (paging.c).
+ */
+volatile uint32_t kvm_pv_eoi_word __attribute__((aligned(4)));
+static enum lapic_eoi_kind eoi_kind;
 
 static void pic_mask_all(void)
 {
 	outb(0x21, 0xff);
 	outb(0xa1, 0xff);
+}
+
+static uint32_t apic_read(unsigned int reg)
+{
+	if (x2apic)
+		return (uint32_t)rdmsr(MSR_X2APIC_FIRST + (reg >> 4));
+	return mmio_read32(regs + reg);
+}
+
+static void apic_write(unsigned int reg, uint32_t v)
+{
+	if (x2apic)
+		wrmsr(MSR_X2APIC_FIRST + (reg >> 4), v);
+	else
+		mmio_write32(regs + reg, v);
+}
+
+/*
+ * xAPIC first, then x2APIC: SDM 3A 11.12.5 allows x2APIC mode to be
+ * entered only from xAPIC mode (from disabled it is an invalid
+ * transition and faults).
+ */
+static bool enable_x2apic(uint64_t msr)
+{
+	if (!cpu_features.x2apic)
+		return false;
+	wrmsr(MSR_APIC_BASE, msr | APIC_BASE_ENABLE | APIC_BASE_X2APIC);
+	return true;
 }
 
 void lapic_init(void)
@@ -48,17 +106,54 @@ void lapic_init(void)
 
 	pic_mask_all();
 	base = msr & 0xffffff000ULL;
-	wrmsr(MSR_APIC_BASE, msr | APIC_BASE_ENABLE);
-	regs = ioremap(base, 4096);
-	if (!regs)
-		return;
-	mmio_write32(regs + APIC_TPR, 0);
-	mmio_write32(regs + APIC_SVR, SVR_ENABLE | 0xff);
-	lapic_eoi_reg = (volatile uint32_t *)(regs + APIC_EOI);
+	msr |= APIC_BASE_ENABLE;
+	wrmsr(MSR_APIC_BASE, msr);
+	x2apic = enable_x2apic(msr);
+	lapic_x2apic = x2apic;
+	if (!x2apic) {
+		regs = ioremap(base, 4096);
+		if (!regs)
+			return;
+		lapic_eoi_reg = (volatile uint32_t *)(regs + APIC_EOI);
+	}
+	apic_write(APIC_TPR, 0);
+	apic_write(APIC_SVR, SVR_ENABLE | 0xff);
+	tsc_deadline = cpu_features.tsc_deadline;
+	eoi_kind = x2apic ? LAPIC_EOI_X2APIC : LAPIC_EOI_XAPIC;
+	if (cpu_features.kvm_pv_eoi) {
+		kvm_pv_eoi_word = 0;
+		wrmsr(MSR_KVM_PV_EOI_EN,
+		      (uint64_t)(uintptr_t)&kvm_pv_eoi_word | KVM_PV_EOI_ENABLED);
+		eoi_kind = LAPIC_EOI_KVM_PV;
+	}
+}
+
+enum lapic_eoi_kind lapic_eoi_kind(void)
+{
+	return eoi_kind;
+}
+
+const char *lapic_mode_name(void)
+{
+	return x2apic ? "x2apic" : regs ? "xapic" : "none";
+}
+
+const char *lapic_eoi_name(void)
+{
+	static const char *const names[] = { "none", "xapic-mmio", "x2apic-msr", "kvm-pv" };
+
+	return names[eoi_kind];
+}
+
+const char *lapic_timer_name(void)
+{
+	return tsc_deadline ? "tsc-deadline" : "count";
 }
 
 uint32_t lapic_id(void)
 {
+	if (x2apic)
+		return apic_read(APIC_ID); /* all 32 bits (SDM 3A 11.12.5.1) */
 	return regs ? mmio_read32(regs + APIC_ID) >> 24 : 0;
 }
 
@@ -67,9 +162,27 @@ uint64_t lapic_base(void)
 	return base;
 }
 
+/*
+ * The flag is read and cleared in one instruction: KVM may set or clear
+ * it whenever it runs this vCPU, so a test and a separate clear could
+ * lose an EOI in between (the same document). No lock prefix: KVM writes
+ * it only while this vCPU is not running.
+ */
+static inline bool pv_eoi_take(void)
+{
+	bool was_set;
+
+	__asm__ __volatile__("btrl $0, %0" : "+m"(kvm_pv_eoi_word), "=@ccc"(was_set)::"memory");
+	return was_set;
+}
+
 void lapic_eoi(void)
 {
-	if (regs)
+	if (eoi_kind == LAPIC_EOI_KVM_PV && pv_eoi_take())
+		return;
+	if (x2apic)
+		wrmsr(MSR_X2APIC_FIRST + (APIC_EOI >> 4), 0);
+	else if (regs)
 		mmio_write32(regs + APIC_EOI, 0);
 }
 
@@ -78,13 +191,14 @@ static void timer_calibrate(void)
 {
 	uint32_t left;
 
-	mmio_write32(regs + APIC_TIMER_DIV, TIMER_DIV_16);
-	mmio_write32(regs + APIC_LVT_TIMER, LVT_MASKED);
-	mmio_write32(regs + APIC_TIMER_INIT, 0xffffffff);
+	apic_write(APIC_TIMER_DIV, TIMER_DIV_16);
+	apic_write(APIC_LVT_TIMER, LVT_MASKED);
+	apic_write(APIC_TIMER_INIT, 0xffffffff);
 	udelay(CALIBRATE_US);
-	left = mmio_read32(regs + APIC_TIMER_CUR);
-	mmio_write32(regs + APIC_TIMER_INIT, 0);
+	left = apic_read(APIC_TIMER_CUR);
+	apic_write(APIC_TIMER_INIT, 0);
 	timer_hz = (uint64_t)(0xffffffffu - left) * (1000000 / CALIBRATE_US);
+	lvt = LVT_OFF;
 }
 
 /* The tick only wakes the CPU; the interrupt itself has nothing to do. */
@@ -92,19 +206,27 @@ static void timer_tick(void *arg)
 {
 }
 
-/* Calibrated and with a vector: false if the timer cannot be used. */
+/* A vector for the timer: false if the timer cannot be used. */
 static bool timer_ready(void)
 {
-	if (!regs)
+	if (!regs && !x2apic)
 		return false;
-	if (!timer_hz)
-		timer_calibrate();
 	if (timer_vector < 0) {
 		timer_vector = irq_alloc_vector(timer_tick, NULL);
 		if (timer_vector >= 0)
 			lapic_timer_count = &irq_slots[timer_vector].count;
 	}
 	return timer_vector >= 0;
+}
+
+/* The same, calibrated: the counting modes need the timer's rate. */
+static bool timer_ready_counting(void)
+{
+	if (!timer_ready())
+		return false;
+	if (!timer_hz)
+		timer_calibrate();
+	return timer_hz;
 }
 
 /* Timer counts for @us, at least 1, at most the 32-bit register holds. */
@@ -119,30 +241,63 @@ static uint32_t timer_count(uint64_t us)
 
 void lapic_timer_periodic(uint32_t period_us)
 {
-	if (!regs)
+	if (!regs && !x2apic)
 		return;
 	if (!period_us) {
-		mmio_write32(regs + APIC_LVT_TIMER, LVT_MASKED);
-		mmio_write32(regs + APIC_TIMER_INIT, 0);
+		apic_write(APIC_LVT_TIMER, LVT_MASKED);
+		apic_write(APIC_TIMER_INIT, 0);
+		if (lvt == LVT_DEADLINE_MODE)
+			wrmsr(MSR_TSC_DEADLINE, 0);
+		lvt = LVT_OFF;
 		return;
 	}
-	if (!timer_ready())
+	if (!timer_ready_counting())
 		return;
-	mmio_write32(regs + APIC_TIMER_DIV, TIMER_DIV_16);
-	mmio_write32(regs + APIC_LVT_TIMER, LVT_PERIODIC | (uint32_t)timer_vector);
-	mmio_write32(regs + APIC_TIMER_INIT, timer_count(period_us));
+	apic_write(APIC_TIMER_DIV, TIMER_DIV_16);
+	apic_write(APIC_LVT_TIMER, LVT_PERIODIC | (uint32_t)timer_vector);
+	apic_write(APIC_TIMER_INIT, timer_count(period_us));
+	lvt = LVT_PERIODIC_MODE;
+}
+
+/*
+ * TSC-deadline mode (SDM 3A 11.5.4.1): the LVT entry once, then each arm
+ * is one WRMSR of the TSC value to interrupt at. In xAPIC mode the MMIO
+ * write switching the mode must be ordered before that WRMSR, which
+ * MFENCE does (same section); x2APIC writes are WRMSRs themselves.
+ */
+static void deadline_arm(uint64_t us)
+{
+	uint64_t hz = tsc_hz();
+	uint64_t cycles = us > UINT64_MAX / 2 / hz ? UINT64_MAX / 2 : hz * us / 1000000;
+
+	if (lvt != LVT_DEADLINE_MODE) {
+		apic_write(APIC_LVT_TIMER, LVT_TSC_DEADLINE | (uint32_t)timer_vector);
+		if (!x2apic)
+			__asm__ __volatile__("mfence" ::: "memory");
+		lvt = LVT_DEADLINE_MODE;
+	}
+	wrmsr(MSR_TSC_DEADLINE, rdtsc() + (cycles ? cycles : 1));
 }
 
 /*
  * One-shot mode (SDM 3A 11.5.4): the count runs down once and interrupts;
- * writing the initial count again restarts it. A count too large for the
- * register ends early, which only costs one extra wake-up.
+ * writing the initial count again restarts it, so the divider and the
+ * LVT entry are written only when the mode changes. A count too large for
+ * the register ends early, which only costs one extra wake-up.
  */
 void lapic_timer_oneshot(uint64_t us)
 {
-	if (!timer_ready())
+	if (tsc_deadline && tsc_hz()) {
+		if (timer_ready())
+			deadline_arm(us);
 		return;
-	mmio_write32(regs + APIC_TIMER_DIV, TIMER_DIV_16);
-	mmio_write32(regs + APIC_LVT_TIMER, (uint32_t)timer_vector);
-	mmio_write32(regs + APIC_TIMER_INIT, timer_count(us));
+	}
+	if (!timer_ready_counting())
+		return;
+	if (lvt != LVT_ONESHOT_MODE) {
+		apic_write(APIC_TIMER_DIV, TIMER_DIV_16);
+		apic_write(APIC_LVT_TIMER, (uint32_t)timer_vector);
+		lvt = LVT_ONESHOT_MODE;
+	}
+	apic_write(APIC_TIMER_INIT, timer_count(us));
 }

@@ -5,21 +5,38 @@
 
 #include <stdint.h>
 
-/* The xAPIC EOI register, NULL when unmapped (isr.S writes it itself). */
+/* How an interrupt ends: isr.S has a raise entry for each (cpu.c picks). */
+enum lapic_eoi_kind {
+	LAPIC_EOI_NONE, /* no LAPIC mapped */
+	LAPIC_EOI_XAPIC, /* a store to lapic_eoi_reg */
+	LAPIC_EOI_X2APIC, /* WRMSR 0x80b */
+	LAPIC_EOI_KVM_PV, /* clear KVM's flag, else one of the two above */
+};
+
+/* The xAPIC EOI register, NULL when unmapped or in x2APIC mode. */
 extern volatile uint32_t *lapic_eoi_reg;
 /* The timer vector's interrupt count (a zero until it has a vector). */
 extern const volatile uint64_t *lapic_timer_count;
 
+/* After hypervisor_init: x2APIC and KVM's PV EOI when offered. */
 void lapic_init(void);
 uint32_t lapic_id(void);
 uint64_t lapic_base(void);
 void lapic_eoi(void);
+enum lapic_eoi_kind lapic_eoi_kind(void);
+/* For `info` and the boot line: "x2apic", "kvm-pv", "tsc-deadline"... */
+const char *lapic_mode_name(void);
+const char *lapic_eoi_name(void);
+const char *lapic_timer_name(void);
 /*
  * A periodic LAPIC timer interrupt every @period_us, on a vector of its
  * own: the wake-up of the idle=halt poll loop. 0 stops it.
  */
 void lapic_timer_periodic(uint32_t period_us);
-/* One interrupt on the same vector after @us (at least one timer count). */
+/*
+ * One interrupt on the same vector after @us (at least one timer count):
+ * one WRMSR in TSC-deadline mode, else the initial count register.
+ */
 void lapic_timer_oneshot(uint64_t us);
 /* Timer interrupts taken: one load, inline (idle_wait asks before each halt). */
 static inline uint64_t lapic_timer_ticks(void)

@@ -4,7 +4,6 @@
 #include <string.h>
 
 #include "kernel/console.h"
-#include "kernel/idle.h"
 #include "kernel/line_edit.h"
 #include "kernel/shell.h"
 
@@ -110,7 +109,7 @@ void shell_poll(void)
 	while ((c = console_getc()) >= 0) {
 		bool done = line_edit_feed(&editor, c, echo, &echo_len);
 
-		idle_console_input();
+		console_input_seen();
 		fflush(stdout);
 		console_write(echo, echo_len);
 		if (c == 0x15) /* Ctrl-U erased the line: redraw the prompt */

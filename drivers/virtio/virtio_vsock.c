@@ -64,6 +64,7 @@ struct vsock_drv_counters {
 	uint64_t rx_refill_fail, rx_reposted;
 	uint64_t rx_dropped[VSOCK_HDR_VERDICTS]; /* by vsock_hdr_check() verdict */
 	uint64_t events, resets, event_unknown;
+	uint64_t no_answer; /* times the device was reported not answering */
 };
 
 struct virtio_vsock {
@@ -76,6 +77,10 @@ struct virtio_vsock {
 	unsigned int txq_pkts;
 	uint32_t txq_bytes;
 	uint32_t events[N_EVENTS];
+	/* vsock_check_device's last look: completions, and TX outstanding */
+	uint64_t watch_completed;
+	bool watch_tx_held;
+	bool no_answer_reported; /* until the device completes something */
 	struct vsock_drv_counters c;
 };
 
@@ -270,11 +275,62 @@ static uint64_t vsock_guest_cid(void)
 	return vsock_dev ? vsock_dev->guest_cid : VSOCK_CID_ANY;
 }
 
+static const char *const queue_names[3] = { "rxq", "txq", "evq" };
+
+static void queue_stats(struct virtio_vsock *d, struct virtq_stats st[3])
+{
+	virtq_get_stats(d->rx, &st[0]);
+	virtq_get_stats(d->tx, &st[1]);
+	virtq_get_stats(d->ev, &st[2]);
+}
+
+/*
+ * A connect or send waits (struct vsock_transport): the device is not
+ * answering when TX held buffers at the last look and no queue completed
+ * anything since; a device that merely has nothing to deliver still
+ * takes what we send. Seen with packed=on against a vhost without packed
+ * rings: the device is there, and RX, TX and events complete nothing.
+ * Said once, until the device completes something again.
+ */
+static void vsock_check_device(bool first)
+{
+	struct virtio_vsock *d = vsock_dev;
+	struct virtq_stats st[3];
+	uint64_t completed;
+	bool silent;
+
+	if (!d)
+		return;
+	queue_stats(d, st);
+	completed = st[0].completed + st[1].completed + st[2].completed;
+	silent = !first && d->watch_tx_held && completed == d->watch_completed &&
+		 !virtq_has_used(d->rx) && !virtq_has_used(d->tx) && !virtq_has_used(d->ev);
+	if (silent && !d->no_answer_reported) {
+		char line[256];
+		int n = 0;
+
+		d->no_answer_reported = true;
+		d->c.no_answer++;
+		for (int i = 0; i < 3; i++)
+			n += snprintf(line + n, sizeof(line) - n, " %s added %llu completed %llu%s",
+				      queue_names[i], (unsigned long long)st[i].added,
+				      (unsigned long long)st[i].completed, i < 2 ? "," : "");
+		pr_warn("virtio-vsock: device does not answer:%s; txq kicks %llu, nothing "
+			"completed for a second\n",
+			line, (unsigned long long)st[1].kicks);
+	} else if (completed != d->watch_completed) {
+		d->no_answer_reported = false;
+	}
+	d->watch_completed = completed;
+	d->watch_tx_held = st[1].added > st[1].completed || d->txq_head;
+}
+
 static const struct vsock_transport virtio_vsock_transport = {
 	.name = "virtio-vsock",
 	.local_cid = vsock_guest_cid,
 	.send_pkt = vsock_send_pkt,
 	.tx_full = vsock_tx_full,
+	.check_device = vsock_check_device,
 	.dst_cid_checked = true, /* rx_reap: vsock_hdr_check against guest_cid */
 };
 
@@ -476,9 +532,9 @@ static void print_counters(struct virtio_vsock *d)
 		printf(" %s %llu", vsock_hdr_verdict_names[v],
 		       (unsigned long long)c->rx_dropped[v]);
 	printf(" rx_refill_fail %llu\n", (unsigned long long)c->rx_refill_fail);
-	printf("  events %llu transport_resets %llu unknown_events %llu\n",
+	printf("  events %llu transport_resets %llu unknown_events %llu no_answer %llu\n",
 	       (unsigned long long)c->events, (unsigned long long)c->resets,
-	       (unsigned long long)c->event_unknown);
+	       (unsigned long long)c->event_unknown, (unsigned long long)c->no_answer);
 }
 
 static void vsock_show(struct virtio_device *vdev)
@@ -488,29 +544,23 @@ static void vsock_show(struct virtio_device *vdev)
 
 static void vsock_driver_stats(void)
 {
-	struct virtq_stats st;
-	struct virtq *qs[3];
+	struct virtq_stats st[3];
 
 	if (!vsock_dev) {
 		printf("  no virtio-vsock device\n");
 		return;
 	}
 	print_counters(vsock_dev);
-	qs[0] = vsock_dev->rx;
-	qs[1] = vsock_dev->tx;
-	qs[2] = vsock_dev->ev;
-	for (int i = 0; i < 3; i++) {
-		virtq_get_stats(qs[i], &st);
+	queue_stats(vsock_dev, st);
+	for (int i = 0; i < 3; i++)
 		printf("  %s: added %llu completed %llu kicks %llu suppressed %llu "
 		       "interrupts %llu bad %llu full %llu indirect %llu\n",
-		       i == 0 ? "rxq" :
-		       i == 1 ? "txq" :
-				"evq",
-		       (unsigned long long)st.added, (unsigned long long)st.completed,
-		       (unsigned long long)st.kicks, (unsigned long long)st.kicks_suppressed,
-		       (unsigned long long)st.interrupts, (unsigned long long)st.bad_completions,
-		       (unsigned long long)st.full, (unsigned long long)st.indirect);
-	}
+		       queue_names[i], (unsigned long long)st[i].added,
+		       (unsigned long long)st[i].completed, (unsigned long long)st[i].kicks,
+		       (unsigned long long)st[i].kicks_suppressed,
+		       (unsigned long long)st[i].interrupts,
+		       (unsigned long long)st[i].bad_completions, (unsigned long long)st[i].full,
+		       (unsigned long long)st[i].indirect);
 }
 
 static const struct virtio_driver vsock_driver = {

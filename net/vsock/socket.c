@@ -43,6 +43,8 @@ CONFIG_KEY(cfg_vsock_buf) = {
 #define EPHEMERAL_FIRST 49152u
 #define CONNECT_TIMEOUT_NS (10ULL * 1000000000ULL)
 #define CLOSE_TIMEOUT_NS (5ULL * 1000000000ULL)
+/* How often a wait on the device asks the transport whether it answers. */
+#define DEVICE_CHECK_NS 1000000000ULL
 #define SMALLCOPY_MAX 128
 /*
  * A queued packet may hold a buffer up to this many times its payload
@@ -104,6 +106,8 @@ static struct vsock_sock *last_conn;
 static struct vsock_counters ctr;
 static uint32_t next_ephemeral = EPHEMERAL_FIRST;
 static unsigned int n_timers; /* sockets with a deadline */
+static bool connect_waits; /* run_timers() saw a socket still connecting */
+static uint64_t device_check_at; /* the transport's next check_device; 0: no wait */
 static uint64_t events; /* changes: vsock_poll_pass() reports when it moved */
 static unsigned int accept_queued; /* children waiting in every listener */
 static bool tx_blocked; /* a send found the transport full */
@@ -1261,6 +1265,7 @@ void vsock_close(struct vsock_sock *s)
 static uint64_t run_timers(void)
 {
 	uint64_t now, next = UINT64_MAX;
+	bool connecting = false;
 
 	now = now_ns();
 	for (unsigned int i = 0; i < MAX_SOCKS && n_timers; i++) {
@@ -1270,6 +1275,7 @@ static uint64_t run_timers(void)
 			continue;
 		if (now < s->deadline) {
 			next = s->deadline < next ? s->deadline : next;
+			connecting |= s->state == VSOCK_CONNECTING;
 			continue;
 		}
 		set_deadline(s, 0);
@@ -1286,7 +1292,27 @@ static uint64_t run_timers(void)
 			sock_free(s);
 		}
 	}
+	connect_waits = connecting;
 	return next;
+}
+
+/*
+ * A connect or a send waits on the device: the transport looks, once a
+ * second, whether the device still completes anything (check_device).
+ * Returns when to look next.
+ */
+static uint64_t check_device(void)
+{
+	uint64_t now;
+
+	if (!transport || !transport->check_device)
+		return UINT64_MAX;
+	now = now_ns();
+	if (!device_check_at || now >= device_check_at) {
+		transport->check_device(!device_check_at);
+		device_check_at = now + DEVICE_CHECK_NS;
+	}
+	return device_check_at;
 }
 
 uint64_t vsock_poll(void)
@@ -1305,6 +1331,13 @@ bool vsock_poll_pass(struct vsock_pass *p)
 	p->next_timer = n_timers ? run_timers() : UINT64_MAX;
 	if (tx_blocked)
 		check_tx_room();
+	if ((n_timers && connect_waits) || tx_blocked) {
+		uint64_t t = check_device();
+
+		p->next_timer = t < p->next_timer ? t : p->next_timer;
+	} else {
+		device_check_at = 0;
+	}
 	p->again = n_timers || tx_blocked;
 	p->changed = events != events_passed;
 	events_passed = events;

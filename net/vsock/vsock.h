@@ -42,6 +42,15 @@ struct vsock_transport {
 	bool (*send_pkt)(struct vsock_pkt *pkt);
 	bool (*tx_full)(void);
 	/*
+	 * Optional. Called about once a second while a connect or a send
+	 * waits on the device (@first: a new wait begins, only note where
+	 * the device is): the transport says on the console, once, when the
+	 * device holds buffers and completed none since the previous call,
+	 * so a device that does not answer is named as such and not only
+	 * seen as connect timeouts.
+	 */
+	void (*check_device)(bool first);
+	/*
 	 * The transport drops every packet whose dst_cid is not local_cid()
 	 * before vsock_rx() (virtio-vsock: vsock_hdr_check), so the socket
 	 * layer does not check it again. False: the socket layer checks.

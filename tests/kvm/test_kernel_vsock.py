@@ -192,3 +192,32 @@ def test_exits_agree_with_the_guests_counters(kguest):
     injected = [v for k, v in per_rt.items() if k.startswith('inj:')]
     assert any(abs(v - irqs) <= 0.02 for v in injected), (per_rt, irqs)
     assert per_rt['exits'] >= per_rt['notify'] + per_rt['hlt'], per_rt
+
+
+def test_exit_budget(kguest):
+    """What ringside asks of KVM (README, VM exits on KVM): per 64 B round
+    trip the halt and the kick and next to nothing else, no UART read and,
+    with x2APIC or KVM's PV EOI offered, no xAPIC page access; idle, the
+    guard's wake-up a second."""
+    info = kguest.command('info')
+    assert 'hypervisor: KVM' in info, info
+    rts = 500
+    with kvm_exits.ExitCounter() as counter:
+        before = counter.snapshot()
+        out = subprocess.run([BENCH, 'pingpong', '--cid', str(CID), '--size', '64',
+                              '--count', str(rts), '--warmup', '20'], capture_output=True,
+                             text=True, timeout=IO_TIMEOUT)
+        after = counter.snapshot()
+        time.sleep(1)
+        idle0 = counter.snapshot()
+        time.sleep(5)
+        idle1 = counter.snapshot()
+    assert out.returncode == 0, out.stderr
+    per_rt = kvm_exits.delta(before, after, rts)
+    why = kvm_exits.details(per_rt)
+    assert per_rt['pio'] <= 0.02, why
+    if 'eoi xapic-mmio' not in info:
+        assert per_rt['apic'] <= 0.02, why
+    assert per_rt['exits'] <= 3.0, why
+    idle = kvm_exits.delta(idle0, idle1, 5)
+    assert idle['exits'] <= 10, kvm_exits.details(idle)

@@ -89,8 +89,26 @@ void stats_register(const char *name, void (*print)(void))
 	stats_print = print;
 }
 
+/* What the driver said on the console, appended (the report tests read it). */
+static char printed[1024];
+
 void printk(int level, const char *fmt, ...)
 {
+	size_t n = strlen(printed);
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(printed + n, sizeof(printed) - n, fmt, ap);
+	va_end(ap);
+}
+
+static unsigned int times_printed(const char *what)
+{
+	unsigned int n = 0;
+
+	for (const char *p = printed; (p = strstr(p, what)); p++)
+		n++;
+	return n;
 }
 
 static uint64_t fake_now = 1000;
@@ -723,6 +741,76 @@ static void test_no_device(void **s)
 	assert_int_equal(vsock_pkt_live(), 0);
 }
 
+/*
+ * A device that takes nothing (packed=on against a vhost without packed
+ * rings): a connect waits, and a second later the driver names the device
+ * and its queues' counters, once, not on every look after; the connect
+ * still times out.
+ */
+static void silent_device_reported_once(enum virtq_layout l)
+{
+	struct vsock_sock *c;
+
+	start(l);
+	if (!timers_poller)
+		vsock_poller_init();
+	printed[0] = '\0';
+	c = vsock_connect(VSOCK_CID_HOST, 1234, VSOCK_TYPE_STREAM);
+	assert_non_null(c);
+	for (int second = 0; second < 5; second++) {
+		poll();
+		timers_poller->poll(POLL_BUDGET);
+		fake_now += 1000000000ull;
+	}
+	assert_int_equal(times_printed("virtio-vsock: device does not answer: rxq added 16 "
+				       "completed 0, txq added 1 completed 0, evq added 8 "
+				       "completed 0;"),
+			 1);
+	assert_int_equal(times_printed("device does not answer"), 1);
+	fake_now += 10ull * 1000000000ull;
+	timers_poller->poll(POLL_BUDGET);
+	assert_int_equal(vsock_state(c), VSOCK_CLOSED);
+	assert_int_equal(vsock_error(c), -ETIMEDOUT);
+	vsock_close(c);
+	stop();
+}
+
+static void test_silent_device_split(void **s)
+{
+	silent_device_reported_once(VIRTQ_SPLIT);
+}
+
+static void test_silent_device_packed(void **s)
+{
+	silent_device_reported_once(VIRTQ_PACKED);
+}
+
+/* The device takes the REQUEST and the peer never answers: not the device's fault. */
+static void test_quiet_peer_not_reported(void **s)
+{
+	struct virtio_vsock_hdr h;
+	struct vsock_sock *c;
+
+	start(VIRTQ_SPLIT);
+	if (!timers_poller)
+		vsock_poller_init();
+	printed[0] = '\0';
+	c = vsock_connect(VSOCK_CID_HOST, 1234, VSOCK_TYPE_STREAM);
+	assert_non_null(c);
+	assert_int_equal(device_tx(&h, NULL, 0), 1);
+	assert_int_equal(h.op, VSOCK_OP_REQUEST);
+	for (int second = 0; second < 5; second++) {
+		poll();
+		timers_poller->poll(POLL_BUDGET);
+		fake_now += 1000000000ull;
+	}
+	assert_int_equal(times_printed("device does not answer"), 0);
+	vsock_close(c);
+	assert_int_equal(device_tx(&h, NULL, 0), 1); /* the RST */
+	poll();
+	stop();
+}
+
 /* remove: what the device still holds, and the software queue, are freed. */
 static void test_remove_with_packets_in_flight(void **s)
 {
@@ -763,6 +851,9 @@ int main(void)
 		cmocka_unit_test(test_remove_with_packets_in_flight),
 		cmocka_unit_test(test_pending_with_interrupts_split),
 		cmocka_unit_test(test_pending_with_interrupts_packed),
+		cmocka_unit_test(test_silent_device_split),
+		cmocka_unit_test(test_silent_device_packed),
+		cmocka_unit_test(test_quiet_peer_not_reported),
 		cmocka_unit_test(test_no_device),
 	};
 

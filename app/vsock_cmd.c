@@ -40,8 +40,8 @@ static void list_sockets(void)
 	unsigned int n = 0;
 
 	printf("local cid %llu\n", (unsigned long long)vsock_local_cid());
-	printf("%-6s %-10s %-11s %-16s %8s %8s %8s %8s %12s %12s\n", "type", "state", "local",
-	       "peer", "rxq", "bufalloc", "peerfree", "fwd_cnt", "rx_bytes", "tx_bytes");
+	printf("%-6s %-10s %-11s %-16s %8s %8s %8s %8s %12s %12s %s\n", "type", "state", "local",
+	       "peer", "rxq", "bufalloc", "peerfree", "fwd_cnt", "rx_bytes", "tx_bytes", "owner");
 	while ((s = vsock_next(s))) {
 		struct vsock_info in;
 		char peer[32];
@@ -52,11 +52,12 @@ static void list_sockets(void)
 		else
 			snprintf(peer, sizeof(peer), "%llu:%u", (unsigned long long)in.peer_cid,
 				 in.peer_port);
-		printf("%-6s %-10s %-11u %-16s %8u %8u %8u %8u %12llu %12llu\n",
+		printf("%-6s %-10s %-11u %-16s %8u %8u %8u %8u %12llu %12llu %#x%s%s\n",
 		       in.type == VSOCK_TYPE_STREAM ? "stream" : "seqpkt",
 		       vsock_state_name(in.state), in.local_port, peer, in.rx_queued, in.buf_alloc,
 		       in.peer_free, in.fwd_cnt, (unsigned long long)in.rx_bytes,
-		       (unsigned long long)in.tx_bytes);
+		       (unsigned long long)in.tx_bytes, in.owner_tag, in.on_ready ? " ready" : "",
+		       in.on_tx_wait ? " tx-wait" : "");
 		n++;
 	}
 	printf("%u socket(s), %llu packet buffers (%llu KiB) alive, %llu pooled\n", n,

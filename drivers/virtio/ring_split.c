@@ -7,6 +7,7 @@
  * device can write.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "drivers/virtio/virtqueue.h"
@@ -24,6 +25,22 @@ static uint16_t *split_used_event(struct virtq *vq)
 static uint16_t *split_avail_event(struct virtq *vq)
 {
 	return virtq_avail_event(vq->split.used, vq->size);
+}
+
+/*
+ * Who holds the ball (2.7.7, 2.7.10): what each side published last. For
+ * a queue that went quiet: used idx past taken is a completion we were
+ * not told of; avail idx past what the device took (used idx plus in
+ * flight) with no kick is one the device was not told of.
+ */
+void virtq_print_indices_split(struct virtq *vq)
+{
+	struct virtq_split *s = &vq->split;
+
+	printf("    split: avail idx %u (ours), kick wanted past %u; used idx %u, taken %u, "
+	       "interrupt wanted past %u; in flight %u\n",
+	       READ_ONCE(s->avail->idx), READ_ONCE(*split_avail_event(vq)), READ_ONCE(s->used->idx),
+	       s->last_used, READ_ONCE(*split_used_event(vq)), s->in_flight);
 }
 
 int virtq_init_split(struct virtq *vq)

@@ -92,6 +92,7 @@ static void print_queue(const struct virtio_queue *q)
 	       (unsigned long long)st.kicks, (unsigned long long)st.kicks_suppressed,
 	       (unsigned long long)st.interrupts, (unsigned long long)st.bad_completions,
 	       (unsigned long long)st.full, (unsigned long long)st.indirect);
+	virtq_print_indices(q->vq);
 }
 
 static int cmd_virtio(int argc, char **argv)

@@ -420,3 +420,9 @@ unsigned int virtq_fixed_reclaim(struct virtq *vq, uint16_t *ids, unsigned int m
 	vq->stats.completed += n; /* split: unused (virtq_get_stats) */
 	return n;
 }
+
+void virtq_print_indices(struct virtq *vq)
+{
+	if (vq->layout == VIRTQ_SPLIT)
+		virtq_print_indices_split(vq);
+}

@@ -154,6 +154,8 @@ static inline uint16_t virtq_index(const struct virtq *vq);
 uint64_t virtq_features(const struct virtq *vq);
 static inline void *virtq_priv(const struct virtq *vq);
 void virtq_get_stats(const struct virtq *vq, struct virtq_stats *st);
+/* One console line of ring indices, each side's (split; nothing for packed). */
+void virtq_print_indices(struct virtq *vq);
 
 /*
  * ---- Private: only virtqueue.c, ring_split.c, ring_packed.c and the
@@ -253,6 +255,7 @@ void *virtq_get_used_split(struct virtq *vq, uint32_t *len);
 bool virtq_has_used_split(struct virtq *vq);
 void virtq_disable_cb_split(struct virtq *vq);
 bool virtq_enable_cb_split(struct virtq *vq);
+void virtq_print_indices_split(struct virtq *vq);
 
 int virtq_init_packed(struct virtq *vq);
 void virtq_free_packed(struct virtq *vq);

@@ -14,16 +14,16 @@ measure with one guest running.
 Kinds (the columns of the cost tables):
   exits   every exit
   hlt     HLT (the guest went idle)
-  notify  nested page faults outside the local APIC page: on a virtio guest
-          the notify writes (kicks), which KVM hands to an ioeventfd, and
-          any other device MMIO
+  notify  nested page faults on device memory (at or above 3 GiB) outside
+          the local APIC page: on a virtio guest the notify writes (kicks),
+          which KVM hands to an ioeventfd
   apic    nested page faults on the xAPIC page (an EOI or a timer register
           written through MMIO instead of x2APIC MSRs)
   pio     port I/O (by port in 'pio:PORT', e.g. pio:0x3fd, the UART status)
   msr     MSR accesses (x2APIC, TSC deadline; by MSR in 'msr:0x...')
   intr    the host interrupted the guest (an external interrupt or NMI)
   window  interrupt-window exits (KVM waits to inject)
-  other   the rest (CPUID, ...)
+  other   the rest (CPUID, nested page faults on RAM, ...)
 and, not an exit, 'inj': interrupts KVM injected into the guest (first
 injections; one that an exit interrupted and KVM injects again counts once).
 """
@@ -42,18 +42,20 @@ KINDS = ('exits', 'hlt', 'notify', 'apic', 'pio', 'msr', 'intr', 'window', 'othe
 
 # event -> (the fields to key its histogram on, first one the kernel has;
 # a filter, used where the kernel has its field). Older kernels name
-# kvm_inj_virq's field irq, newer ones vector. Page faults are keyed on the
-# APIC page only: a guest's boot faults in more distinct addresses than a
-# histogram holds.
+# kvm_inj_virq's field irq, newer ones vector. Page faults are keyed by
+# page (a histogram holds too few entries for a boot's addresses) and only
+# on device memory: RAM faulted in is 'other'.
+MMIO_FLOOR = 0xc0000000
 TRIGGERS = {
     'kvm_exit': (('exit_reason',), None),
-    'kvm_page_fault': (('fault_address',), 'fault_address >= %d && fault_address < %d'
-                       % (APIC_PAGE, APIC_PAGE + 0x1000)),
+    'kvm_page_fault': (('fault_address.buckets=4096',),
+                       'fault_address >= %d' % MMIO_FLOOR),
     'kvm_pio': (('port',), None),
     'kvm_msr': (('ecx',), None),
     'kvm_inj_virq': (('vector', 'irq'), 'reinjected == 0'),
 }
-HIST_LINE = re.compile(r'\{\s*(\w+):\s*(\d+)\s*\}\s*hitcount:\s*(\d+)')
+# '{ port: 1016 } hitcount: 5', or with buckets '{ fault_address: ~ A-B } ...'
+HIST_LINE = re.compile(r'\{\s*(\w+):\s*~?\s*(\d+)(?:-\d+)?\s*\}\s*hitcount:\s*(\d+)')
 
 
 class ExitsUnavailable(Exception):
@@ -81,11 +83,12 @@ def _svm():
 
 
 def _field(event, names, missing=OSError):
-    """The first of `names` that the event's format has (or `missing`)."""
+    """The first of `names` (with its .modifier, if any) that the event's
+    format has (or `missing`)."""
     with open(os.path.join(_event_dir(event), 'format')) as f:
         have = set(re.findall(r'field:[^;]*?(\w+);', f.read()))
     for name in names:
-        if name in have:
+        if name.split('.')[0] in have:
             return name
     if missing is OSError:
         raise OSError(0, 'no field %s in %s' % (' or '.join(names), event))
@@ -149,10 +152,12 @@ class ExitCounter:
                 npf += hits
             else:
                 counts[kind] += hits
-        apic = sum(h for gpa, h in _hist('kvm_page_fault').items()
-                   if gpa & ~0xfff == APIC_PAGE)
+        pages = _hist('kvm_page_fault')
+        apic = pages.get(APIC_PAGE, 0)
+        device = sum(pages.values()) - apic
         counts['apic'] += apic
-        counts['notify'] += npf - apic
+        counts['notify'] += device
+        counts['other'] += npf - apic - device
         for vector, hits in _hist('kvm_inj_virq').items():
             counts['inj'] += hits
             counts['inj:%#x' % vector] = hits

@@ -1407,6 +1407,9 @@ void vsock_get_info(const struct vsock_sock *s, struct vsock_info *in)
 	in->rx_bytes = s->rx_bytes;
 	in->tx_bytes = s->tx_bytes;
 	in->accept_queue = s->n_pending;
+	in->owner_tag = s->owner_tag;
+	in->on_ready = s->on_ready;
+	in->on_tx_wait = s->on_tx_wait;
 }
 
 struct vsock_sock *vsock_next(struct vsock_sock *prev)

@@ -231,6 +231,8 @@ struct vsock_info {
 	uint32_t peer_buf_alloc, peer_fwd_cnt, tx_cnt, peer_free;
 	uint64_t rx_bytes, tx_bytes;
 	uint32_t accept_queue;
+	uint32_t owner_tag; /* the poller bit it is handed to; 0: nobody's */
+	bool on_ready, on_tx_wait; /* queued for its owner, for TX room */
 };
 
 void vsock_get_info(const struct vsock_sock *s, struct vsock_info *info);

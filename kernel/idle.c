@@ -37,9 +37,10 @@ CONFIG_KEY(cfg_tick) = {
  * mode (the old 100 ms console look had bounded it unnoticed). After the
  * guard's wake-ups that ended one, the RX ring held used entries past
  * the driver's last_used with used_event equal to it: the device had to
- * interrupt (virtio 1.2, 2.7.7.2), so the interrupt was lost between
- * vhost and the guest. The guard bounds such a stall at one wake-up a
- * second, about two exits.
+ * interrupt (virtio 1.2, 2.7.7.2). KVM's counts around such a stall
+ * (MSIs vhost sent, vectors injected) equal the interrupts the guest
+ * took: vhost sent none for that entry. The guard bounds such a stall at
+ * one wake-up a second, about two exits.
  */
 CONFIG_KEY(cfg_idle_guard) = {
 	.name = "idle_guard",

@@ -9,7 +9,6 @@ import os
 import re
 import socket
 import subprocess
-import threading
 import time
 
 import pytest
@@ -18,7 +17,7 @@ from ringside import kvm_exits
 from ringside.benchlib import wait_vsock_cid
 from ringside.exit_cost import ringside_counters
 from ringside_qemu import REPO, Guest
-from vsockhost import pattern
+from vsockhost import HostPeer, pattern
 
 CID = 3
 ECHO, SINK, SOURCE = 1234, 1235, 1236
@@ -114,50 +113,22 @@ def test_streams_checked(kguest, direction):
     assert re.search(r'total:\s+[1-9]\d* bytes', out.stdout), out.stdout
 
 
-class VsockListener:
+def vsock_listener(port, mode):
     """An AF_VSOCK listener on the host (this L1): guest connections to
-    CID 2 port P land here; 'echo' sends back, 'check' counts the pattern."""
-
-    def __init__(self, port, mode):
-        self.mode, self.bytes, self.errors = mode, 0, []
-        self.sock = socket.socket(socket.AF_VSOCK, socket.SOCK_STREAM)
-        self.sock.bind((socket.VMADDR_CID_ANY, port))
-        self.sock.listen(4)
-        self.thread = threading.Thread(target=self._serve, daemon=True)
-        self.thread.start()
-
-    def _serve(self):
-        try:
-            conn, _ = self.sock.accept()
-        except OSError:
-            return
-        with conn:
-            off = 0
-            while True:
-                data = conn.recv(1 << 20)
-                if not data:
-                    return
-                if self.mode == 'echo':
-                    conn.sendall(data)
-                elif data != pattern(len(data), off):
-                    self.errors.append(off)
-                    return
-                off += len(data)
-                self.bytes = off
-
-    def close(self):
-        self.sock.close()
-        self.thread.join(10)
+    CID 2 port P land here."""
+    sock = socket.socket(socket.AF_VSOCK, socket.SOCK_STREAM)
+    sock.bind((socket.VMADDR_CID_ANY, port))
+    return HostPeer(sock, mode)
 
 
 def test_guest_initiated_pingpong_and_stream(kguest):
-    echo = VsockListener(5000, 'echo')
+    echo = vsock_listener(5000, 'echo')
     try:
         out = kguest.command('vsock pingpong 2 5000 4096 200', timeout=300)
         assert re.search(r'pingpong 4096 B x 200: p1 \d+ ns', out), out
     finally:
         echo.close()
-    sink = VsockListener(5001, 'check')
+    sink = vsock_listener(5001, 'check')
     try:
         out = kguest.command('vsock stream 2 5001 4096 2', timeout=300)
         m = re.search(r'stream 4096 B writes for [\d.]+ s: (\d+) bytes', out)

@@ -21,7 +21,7 @@ import time
 import pytest
 
 from ringside_qemu import Guest, REPO
-from vsockhost import hybrid_connect, hybrid_connect_seq
+from vsockhost import HostPeer, hybrid_connect, hybrid_connect_seq
 
 BENCH = os.path.join(REPO, 'build', 'host', 'ringside-bench')
 ECHO, SINK, SOURCE = 1234, 1235, 1236
@@ -239,44 +239,17 @@ def test_seqpacket_boundaries(vguest):
             assert s.recv(1 << 20) == m
 
 
-class HostListener:
+class HostListener(HostPeer):
     """A Unix listener at <uds>_<port>: where guest connections to host port P land."""
 
     def __init__(self, uds, port, mode):
         self.path = '%s_%d' % (uds, port)
-        self.mode = mode
-        self.bytes = 0
-        self.errors = []
-        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.sock.bind(self.path)
-        self.sock.listen(4)
-        self.thread = threading.Thread(target=self._serve, daemon=True)
-        self.thread.start()
-
-    def _serve(self):
-        try:
-            conn, _ = self.sock.accept()
-        except OSError:
-            return
-        with conn:
-            off = 0
-            while True:
-                data = conn.recv(1 << 20)
-                if not data:
-                    return
-                if self.mode == 'echo':
-                    conn.sendall(data)
-                else:
-                    for i, b in enumerate(data):
-                        if b != (off + i) % 251:
-                            self.errors.append(off + i)
-                            return
-                off += len(data)
-                self.bytes = off
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.bind(self.path)
+        super().__init__(sock, mode)
 
     def close(self):
-        self.sock.close()
-        self.thread.join(10)
+        super().close()
         os.unlink(self.path)
 
 

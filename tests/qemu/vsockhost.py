@@ -25,6 +25,46 @@ BOOT_TIMEOUT = 180      # TCG on two busy cores
 IO_TIMEOUT = 120
 
 
+class HostPeer:
+    """Where a guest-initiated connection lands: `sock`, bound, is listened
+    on; its first connection is served in a thread, 'echo' sending every
+    byte back, 'check' counting the pattern (bytes, the first bad offset in
+    errors). The hybrid-vsock listener (<uds>_<port>) and, on a KVM host,
+    an AF_VSOCK one use it alike."""
+
+    def __init__(self, sock, mode):
+        self.sock, self.mode = sock, mode
+        self.bytes = 0
+        self.errors = []
+        self.sock.listen(4)
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self):
+        try:
+            conn, _ = self.sock.accept()
+        except OSError:
+            return
+        with conn:
+            off = 0
+            while True:
+                data = conn.recv(1 << 20)
+                if not data:
+                    return
+                if self.mode == 'echo':
+                    conn.sendall(data)
+                elif data != pattern(len(data), off):
+                    self.errors.append(off + next(i for i, b in enumerate(data)
+                                                  if b != (off + i) % 251))
+                    return
+                off += len(data)
+                self.bytes = off
+
+    def close(self):
+        self.sock.close()
+        self.thread.join(10)
+
+
 def pattern(n, off=0):
     """The data pattern every ringside service uses: byte i is i % 251."""
     period = bytes(range(251))

@@ -15,23 +15,12 @@ out=${1:-build/linux-guest}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 
-kver=$(ls /lib/modules | sort -V | tail -1)
-[ -n "$kver" ] && [ -f "/boot/vmlinuz-$kver" ] || {
-	echo "build.sh: no Debian kernel: apt-get install linux-image-amd64" >&2
-	exit 1
-}
-[ -x /bin/busybox ] || {
-	echo "build.sh: no /bin/busybox: apt-get install busybox-static" >&2
-	exit 1
-}
+. "$here/initrd.sh"
+debian_kernel
 
 root=$out/root
-rm -rf "$root"
-mkdir -p "$root/bin" "$root/lib/modules" "$root/proc" "$root/sys" "$root/dev"
-cp /bin/busybox "$root/bin/busybox"
-for a in sh mount insmod cat echo sleep poweroff mkdir; do
-	ln -sf busybox "$root/bin/$a"
-done
+busybox_root "$root" sh mount insmod cat echo sleep poweroff mkdir
+mkdir -p "$root/lib/modules"
 
 # load order follows the modules' dependencies (modinfo -F depends)
 mods="virtio_ring virtio virtio_pci_modern_dev virtio_pci_legacy_dev virtio_pci
@@ -40,12 +29,7 @@ failover net_failover virtio_net pktgen"
 for m in $mods; do
 	f=$(find "/lib/modules/$kver" -name "$m.ko*" | head -1)
 	[ -n "$f" ] || { echo "build.sh: module $m missing" >&2; exit 1; }
-	case "$f" in
-	*.ko.xz) xz -dc "$f" >"$root/lib/modules/$m.ko" ;;
-	*.ko.zst) zstd -qdc "$f" >"$root/lib/modules/$m.ko" ;;
-	*.ko.gz) gzip -dc "$f" >"$root/lib/modules/$m.ko" ;;
-	*) cp "$f" "$root/lib/modules/$m.ko" ;;
-	esac
+	copy_module "$f" "$root/lib/modules/$m.ko"
 done
 
 gcc -static -O2 -Wall -Wextra -Werror -o "$root/bin/ringside-guest-server" \
@@ -65,7 +49,5 @@ exec /bin/ringside-guest-server </dev/console >/dev/console 2>&1
 INIT
 chmod +x "$root/init"
 
-(cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) >"$out/initrd"
-cp "/boot/vmlinuz-$kver" "$out/bzImage"
-rm -rf "$root"
+pack_initrd "$root" "$out"
 echo "build.sh: $out/bzImage $out/initrd ($kver)"

@@ -3,5 +3,5 @@
 LINUX_GUEST := $(BUILD)/linux-guest/initrd
 .PHONY: linux-guest
 linux-guest: $(LINUX_GUEST)
-$(LINUX_GUEST): host/linux-guest/build.sh host/linux-guest/guest-server.c
+$(LINUX_GUEST): host/linux-guest/build.sh host/linux-guest/guest-server.c host/linux-guest/initrd.sh
 	host/linux-guest/build.sh $(BUILD)/linux-guest

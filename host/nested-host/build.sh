@@ -15,15 +15,8 @@ out=${1:-build/nested-host}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 
-kver=$(ls /lib/modules | sort -V | tail -1)
-[ -n "$kver" ] && [ -f "/boot/vmlinuz-$kver" ] || {
-	echo "build.sh: no Debian kernel: apt-get install linux-image-amd64" >&2
-	exit 1
-}
-[ -x /bin/busybox ] || {
-	echo "build.sh: no /bin/busybox: apt-get install busybox-static" >&2
-	exit 1
-}
+. "$here/../linux-guest/initrd.sh"
+debian_kernel
 
 # What L1 needs: its own devices (virtio-pci, 9p, the console ports), KVM,
 # and the back ends under test. kvm_amd is last: it fails without SVM and
@@ -31,13 +24,9 @@ kver=$(ls /lib/modules | sort -V | tail -1)
 wanted="virtio_pci virtio_console 9pnet_virtio 9p vhost_vsock vhost_net tun kvm kvm_amd"
 
 root=$out/root
-rm -rf "$root"
-mkdir -p "$root/bin" "$root/modules" "$root/proc" "$root/sys" "$root/dev" \
-	"$root/tmp" "$root/usr" "$root/etc" "$root/job" "$root/root"
-cp /bin/busybox "$root/bin/busybox"
-for a in sh mount insmod cat echo mkdir ln ip poweroff sync sleep hostname grep dmesg tail; do
-	ln -sf busybox "$root/bin/$a"
-done
+busybox_root "$root" sh mount insmod cat echo mkdir ln ip poweroff sync sleep hostname grep \
+	dmesg tail
+mkdir -p "$root/modules" "$root/tmp" "$root/usr" "$root/etc" "$root/job" "$root/root"
 # Debian is merged-/usr: programs from /usr find their loader and
 # libraries through these once /usr is mounted.
 ln -s usr/lib "$root/lib"
@@ -57,19 +46,11 @@ for m in $wanted; do
 	add "$m"
 done
 for m in $order; do
-	f=$(modinfo -k "$kver" -n "$m")
-	case "$f" in
-	*.ko.xz) xz -dc "$f" >"$root/modules/$m.ko" ;;
-	*.ko.zst) zstd -qdc "$f" >"$root/modules/$m.ko" ;;
-	*.ko.gz) gzip -dc "$f" >"$root/modules/$m.ko" ;;
-	*) cp "$f" "$root/modules/$m.ko" ;;
-	esac
+	copy_module "$(modinfo -k "$kver" -n "$m")" "$root/modules/$m.ko"
 done
 echo $order >"$root/modules/order"
 
 cp "$here/init" "$root/init"
 chmod +x "$root/init"
-(cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) >"$out/initrd"
-cp "/boot/vmlinuz-$kver" "$out/bzImage"
-rm -rf "$root"
+pack_initrd "$root" "$out"
 echo "build.sh: $out/bzImage $out/initrd ($kver:$order)"

@@ -3,5 +3,5 @@
 NESTED_HOST := $(BUILD)/nested-host/initrd
 .PHONY: nested-host
 nested-host: $(NESTED_HOST)
-$(NESTED_HOST): host/nested-host/build.sh host/nested-host/init
+$(NESTED_HOST): host/nested-host/build.sh host/nested-host/init host/linux-guest/initrd.sh
 	host/nested-host/build.sh $(BUILD)/nested-host

@@ -251,4 +251,4 @@ def test_pingpong_trace_guest_cost(cguest, tmp_path):
                           str(trace), '--cost-shm', str(bad)],
                          capture_output=True, text=True, timeout=60)
     assert out.returncode == 2
-    assert out.stderr.strip() == 'ringside-bench: %s: not a ringside cost block' % bad
+    assert out.stderr.strip() == 'ringside-bench: --cost-shm %s: not a ringside cost block' % bad

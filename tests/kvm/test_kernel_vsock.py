@@ -130,14 +130,7 @@ def test_guest_initiated_pingpong_and_stream(kguest):
         echo.close()
     sink = vsock_listener(5001, 'check')
     try:
-        out = kguest.command('vsock stream 2 5001 4096 2', timeout=300)
-        m = re.search(r'stream 4096 B writes for [\d.]+ s: (\d+) bytes', out)
-        assert m, out
-        deadline = time.monotonic() + IO_TIMEOUT
-        while sink.bytes < int(m.group(1)) and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert not sink.errors, 'pattern mismatch at %d' % sink.errors[0]
-        assert sink.bytes == int(m.group(1)) > 0
+        sink.check_guest_stream(kguest, 5001)
     finally:
         sink.close()
 

@@ -64,6 +64,19 @@ class HostPeer:
         self.sock.close()
         self.thread.join(10)
 
+    def check_guest_stream(self, guest, port):
+        """The guest's `vsock stream 2 PORT 4096 2` into this 'check' peer:
+        every byte it says it wrote arrived, in pattern."""
+        out = guest.command('vsock stream 2 %d 4096 2' % port, timeout=300)
+        m = re.search(r'stream 4096 B writes for [\d.]+ s: (\d+) bytes', out)
+        assert m, out
+        sent = int(m.group(1))
+        deadline = time.monotonic() + IO_TIMEOUT
+        while self.bytes < sent and not self.errors and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not self.errors, 'pattern mismatch at %d' % self.errors[0]
+        assert self.bytes == sent > 0, (self.bytes, sent)
+
 
 def pattern(n, off=0):
     """The data pattern every ringside service uses: byte i is i % 251."""

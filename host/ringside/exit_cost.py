@@ -31,6 +31,7 @@ from .bench_compare import LINUX_INITRD, LINUX_KERNEL, LINUX_READY, linux_irqs
 from .bench_vsock import QUEUE_RE
 from .benchlib import (BENCH, Parser, nonneg_int, output_file, positive_float, positive_int,
                        run_bench, wait_vsock_cid)
+from .process import read_text, vhost_workers
 
 PROG = 'exit-cost'
 CID = 3
@@ -75,19 +76,8 @@ def host_cpu_ns(qemu_pid):
     """CPU time the guest costs this host so far: QEMU's threads and the
     vhost workers the kernel runs for it ([vhost-PID]), in ns."""
     pids = ['%d/task/%s' % (qemu_pid, t) for t in os.listdir('/proc/%d/task' % qemu_pid)]
-    worker = 'vhost-%d' % qemu_pid
-    for pid in os.listdir('/proc'):
-        if pid.isdigit() and _read('/proc/%s/comm' % pid) == worker:
-            pids.append(pid)
-    return sum(int((_read('/proc/%s/schedstat' % p) or '0').split()[0]) for p in pids)
-
-
-def _read(path):
-    try:
-        with open(path) as f:
-            return f.read().strip()
-    except OSError:
-        return None
+    pids += vhost_workers(qemu_pid)
+    return sum(int((read_text('/proc/%s/schedstat' % p) or '0').split()[0]) for p in pids)
 
 
 def around(counter, qemu_pid, run, ops_of):
@@ -237,7 +227,7 @@ def main(argv):
         raise SystemExit('%s: error: cannot count VM exits: %s' % (PROG, e))
     print('%s: KVM (halt_poll_ns %s), kernel vhost-vsock, %s; %d round trips per size, '
           '%g s streams, %g s idle' % (
-              PROG, _read('/sys/module/kvm/parameters/halt_poll_ns') or '?',
+              PROG, read_text('/sys/module/kvm/parameters/halt_poll_ns') or '?',
               time.strftime('%Y-%m-%d %H:%M'), opts.count + opts.warmup, opts.time, opts.idle))
     for which, config in configs.items():
         if config:

@@ -30,7 +30,7 @@ from .benchlib import Parser, positive_int
 from .errors import EXIT_TIMEOUT
 from .images import REPO, repo_path
 from .options import _memory, _seconds
-from .process import die_with_parent
+from .process import die_with_parent, read_text
 
 PROG = 'nested'
 L1_DIR = repo_path('build', 'nested-host')
@@ -124,16 +124,8 @@ def _copy(fd, dest):
             dest.flush()
 
 
-def _read(path):
-    try:
-        with open(path) as f:
-            return f.read().strip()
-    except FileNotFoundError:
-        return None
-
-
 def _console_tail(path, lines=5):
-    text = _read(path) or ''
+    text = read_text(path) or ''
     return [line for line in text.splitlines() if line.strip()][-lines:]
 
 
@@ -193,7 +185,7 @@ def _wait(opts, qemu, job, copiers):
     while qemu.poll() is None:
         if not told_no_kvm and os.path.exists(os.path.join(job, 'no-kvm')):
             say('L1 has no KVM (%s): its guests run under TCG'
-                % _read(os.path.join(job, 'no-kvm')))
+                % read_text(os.path.join(job, 'no-kvm')))
             told_no_kvm = True
         if time.monotonic() > deadline:
             say('error: %s did not finish within %g s (L1 console: %s)'
@@ -206,9 +198,9 @@ def _wait(opts, qemu, job, copiers):
     for t in copiers:
         t.join(10)
     qemu_err = qemu.stderr.read().decode(errors='replace').strip()
-    status, error = _read(os.path.join(job, 'status')), _read(os.path.join(job, 'error'))
+    status, error = read_text(os.path.join(job, 'status')), read_text(os.path.join(job, 'error'))
     if opts.verbose:
-        say('L1 console (%s):\n%s' % (opts.log, _read(opts.log) or ''))
+        say('L1 console (%s):\n%s' % (opts.log, read_text(opts.log) or ''))
     if status is not None and status.isdigit():
         return int(status)
     if error:

@@ -2,6 +2,7 @@
 """Child processes: started in their own session, stopped by PID."""
 
 import ctypes
+import os
 import shlex
 import signal
 import subprocess
@@ -23,6 +24,23 @@ def die_with_parent():
     started it (always the launcher's main thread) goes away."""
     if _prctl:
         _prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+
+
+def read_text(path):
+    """A small file's text, stripped (/proc and /sys entries, a job's
+    status); None when it cannot be read."""
+    try:
+        with open(path) as f:
+            return f.read().strip()
+    except OSError:
+        return None
+
+
+def vhost_workers(qemu_pid):
+    """PIDs of the kernel threads vhost runs for this QEMU ([vhost-PID])."""
+    name = 'vhost-%d' % qemu_pid
+    return [p for p in os.listdir('/proc') if p.isdigit()
+            and read_text('/proc/%s/comm' % p) == name]
 
 
 class Children:

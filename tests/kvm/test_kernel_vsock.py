@@ -16,6 +16,7 @@ import pytest
 from ringside import kvm_exits
 from ringside.benchlib import wait_vsock_cid
 from ringside.exit_cost import ringside_counters
+from ringside.process import vhost_workers
 from ringside_qemu import REPO, Guest
 from vsockhost import HostPeer, pattern
 
@@ -72,17 +73,8 @@ def holds_vhost_vsock(pid):
 def test_guest_runs_on_kvm_and_the_kernel_back_end(kguest):
     assert kguest.launch.accel == 'kvm'
     assert holds_vhost_vsock(kguest.launch.qemu.pid), 'QEMU does not hold /dev/vhost-vsock'
-    workers = [c for c in os.listdir('/proc') if c.isdigit()
-               and _comm(c) == 'vhost-%d' % kguest.launch.qemu.pid]
-    assert workers, 'no vhost worker thread for QEMU %d' % kguest.launch.qemu.pid
-
-
-def _comm(pid):
-    try:
-        with open('/proc/%s/comm' % pid) as f:
-            return f.read().strip()
-    except OSError:
-        return ''
+    assert vhost_workers(kguest.launch.qemu.pid), \
+        'no vhost worker thread for QEMU %d' % kguest.launch.qemu.pid
 
 
 @pytest.mark.parametrize('size', SIZES)

@@ -67,6 +67,54 @@ static int cmd_info(int argc, char **argv)
 	return 0;
 }
 
+/* In-use chunks by exact size, for `mem chunks`: a handful of sizes recur. */
+#define CENSUS_SIZES 64
+
+struct heap_census {
+	uint64_t size[CENSUS_SIZES], count[CENSUS_SIZES];
+	uint64_t bytes, other, other_bytes;
+	unsigned int n_sizes;
+};
+
+static void census_add(uint64_t size, void *arg)
+{
+	struct heap_census *c = arg;
+	unsigned int i;
+
+	c->bytes += size;
+	for (i = 0; i < c->n_sizes && c->size[i] != size; i++)
+		;
+	if (i == c->n_sizes) {
+		if (i == CENSUS_SIZES) {
+			c->other++;
+			c->other_bytes += size;
+			return;
+		}
+		c->size[c->n_sizes++] = size;
+	}
+	c->count[i]++;
+}
+
+/* Every chunk in use, counted by size: what a leak is made of. */
+static int mem_chunks(void)
+{
+	static struct heap_census c;
+	int n;
+
+	memset(&c, 0, sizeof(c));
+	n = heap_walk(census_add, &c);
+	if (n < 0)
+		return shell_error("mem: the heap does not walk as newlib's malloc lays it out");
+	printf("heap chunks in use: %d, %llu B\n", n, (unsigned long long)c.bytes);
+	for (unsigned int i = 0; i < c.n_sizes; i++)
+		printf("  %8llu B x %llu\n", (unsigned long long)c.size[i],
+		       (unsigned long long)c.count[i]);
+	if (c.other)
+		printf("  other sizes x %llu, %llu B\n", (unsigned long long)c.other,
+		       (unsigned long long)c.other_bytes);
+	return 0;
+}
+
 static int cmd_mem(int argc, char **argv)
 {
 	const struct mem_region *r;
@@ -74,8 +122,10 @@ static int cmd_mem(int argc, char **argv)
 	struct mm_stats m;
 	unsigned int n;
 
-	if (too_many_args(argc, argv, 1))
-		return -1;
+	if (argc == 2 && !strcmp(argv[1], "chunks"))
+		return mem_chunks();
+	if (argc > 1)
+		return shell_error("usage: mem [chunks]");
 	printf("loader memory map (%u entries):\n", boot_info.mmap_count);
 	for (unsigned int i = 0; i < boot_info.mmap_count; i++) {
 		const struct boot_mem_range *e = &boot_info.mmap[i];
@@ -221,7 +271,9 @@ static int cmd_crash(int argc, char **argv)
 
 static const struct shell_cmd builtin_cmds[] = {
 	{ "info", NULL, "CPU, memory, TSC, boot path, command line, build id", cmd_info },
-	{ "mem", NULL, "memory map, usable RAM, heap and page-table use", cmd_mem },
+	{ "mem", "[chunks]",
+	  "memory map, usable RAM, heap and page-table use; chunks: heap chunks in use by size",
+	  cmd_mem },
 	{ "uptime", NULL, "time since boot", cmd_uptime },
 	{ "config", NULL, "show every configuration key", cmd_config },
 	{ "get", "KEY", "show one configuration key", cmd_get },

@@ -57,6 +57,50 @@ uint64_t heap_in_use(void)
 	return (uint32_t)newlib_mallinfo().uordblks;
 }
 
+/*
+ * newlib's malloc (dlmalloc 2.6) lays chunks end to end from the first
+ * sbrk: a chunk is [prev_size, size | PREV_INUSE, user data], and whether a
+ * chunk is in use is the PREV_INUSE bit of the one after it. The last one,
+ * "top", is the free tail (the first word of the first bin). Our sbrk is
+ * contiguous, so no fenceposts lie between.
+ */
+#define CHUNK_WORD 8
+#define CHUNK_ALIGN 16
+#define CHUNK_PREV_INUSE 1
+#define CHUNK_FLAGS 3
+
+extern char *__malloc_sbrk_base;
+extern char *__malloc_av_[];
+
+static uint64_t chunk_size(const char *c)
+{
+	return *(const uint64_t *)(c + CHUNK_WORD) & ~(uint64_t)CHUNK_FLAGS;
+}
+
+int heap_walk(void (*fn)(uint64_t size, void *arg), void *arg)
+{
+	char *top = __malloc_av_[2], *c = __malloc_sbrk_base;
+	int n = 0;
+
+	if (c == (char *)-1)
+		return 0; /* nothing allocated yet */
+	/* the first chunk's user data is aligned (newlib's front correction) */
+	c += (CHUNK_ALIGN - ((uintptr_t)c + 2 * CHUNK_WORD) % CHUNK_ALIGN) % CHUNK_ALIGN;
+	while (c < top) {
+		uint64_t size = chunk_size(c);
+		char *next = c + size;
+
+		if (size < 2 * CHUNK_ALIGN || next > top)
+			return -1; /* not a heap we understand: stop, never wander */
+		if (*(const uint64_t *)(next + CHUNK_WORD) & CHUNK_PREV_INUSE) {
+			fn(size, arg);
+			n++;
+		}
+		c = next;
+	}
+	return n;
+}
+
 void *dma_alloc(size_t size, size_t align)
 {
 	void *p = memalign(align < 16 ? 16 : align, size);

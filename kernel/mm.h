@@ -44,5 +44,11 @@ void *heap_sbrk(intptr_t incr);
 void heap_get(uint64_t *start, uint64_t *end, uint64_t *brk);
 /* Bytes malloc has handed out and not had back (chunk overheads included). */
 uint64_t heap_in_use(void);
+/*
+ * Call @fn with the size of each chunk in use, in address order; the number
+ * of chunks in use, or -1 if the heap's layout is not what newlib's malloc
+ * leaves.
+ */
+int heap_walk(void (*fn)(uint64_t size, void *arg), void *arg);
 
 #endif

@@ -67,6 +67,8 @@ COUNTER_RE = re.compile(r'^  (\w+) +(\d+)$', re.M)
 COUNTERS_END = re.compile(r'^  host_io_errors +\d+\n', re.M)
 
 HEAP_RE = re.compile(r'heap: .* in use \((\d+) B\)')
+CHUNKS_RE = re.compile(r'heap chunks in use: (\d+), (\d+) B')
+CHUNK_SIZE_RE = re.compile(r'^ +(\d+) B x (\d+)$', re.M)
 TRIM_RE = re.compile(r'vsock: (\d+) pooled packet buffers freed')
 SOCKET_RE = re.compile(r'^(?:stream|seqpkt)\s+(\S+)', re.M)
 VSOCK_RE = re.compile(r'(\d+) socket\(s\), (\d+) packet buffers \((\d+) KiB\) alive')
@@ -324,6 +326,12 @@ class Guest:
         if not m:
             raise SystemExit('%s: no heap line in the guest\'s `mem`' % self.prog)
         v['heap'] = int(m.group(1))
+        out = self.command('mem chunks')
+        m = CHUNKS_RE.search(out)
+        if not m or 'other sizes' in out:
+            raise SystemExit('%s: no heap census in the guest\'s `mem chunks`' % self.prog)
+        v['chunks'] = int(m.group(1))
+        v['sizes'] = {int(size): int(n) for size, n in CHUNK_SIZE_RE.findall(out)}
         return v
 
 
@@ -420,13 +428,49 @@ def service_checks(before, after, totals):
     return fails
 
 
+# newlib's malloc hands out a free chunk whole when cutting it would leave
+# less than its smallest chunk (32 B): a buffer freed and allocated again
+# can sit in a chunk one alignment step (16 B) bigger than before.
+CHUNK_WHOLE_SLACK = 16
+
+
+def heap_census_diff(start, end):
+    """Chunks in use by size, start against end: (failures, chunks handed
+    out whole). Every chunk must be matched by one of the same size, or one
+    CHUNK_WHOLE_SLACK bigger at the end; the number of chunks is exact."""
+    fails, whole = [], []
+    left = dict(start)
+    extra = []
+    for size, n in sorted(end.items()):
+        kept = min(n, left.get(size, 0))
+        left[size] = left.get(size, 0) - kept
+        extra += [size] * (n - kept)
+    for size in extra:
+        if left.get(size - CHUNK_WHOLE_SLACK, 0) > 0:
+            left[size - CHUNK_WHOLE_SLACK] -= 1
+            whole.append(size)
+        else:
+            fails.append('guest heap: a %d B chunk in use at the end was not there at '
+                         'the start' % size)
+    for size, n in sorted(left.items()):
+        if n:
+            fails.append('guest heap: %d chunk(s) of %d B in use at the start are gone at '
+                         'the end' % (n, size))
+    return fails, whole
+
+
 def memory_checks(g0, g1, b0, bw, b1, tolerance):
     fails = []
     if g1['busy']:
         fails.append('guest still has %d socket(s) not closed' % g1['busy'])
-    for key in ('sockets', 'pkts', 'heap'):
+    for key in ('sockets', 'pkts', 'chunks'):
         if g1[key] != g0[key]:
             fails.append('guest %s %d at start, %d at end' % (key, g0[key], g1[key]))
+    census_fails, whole = heap_census_diff(g0['sizes'], g1['sizes'])
+    fails += census_fails
+    if not census_fails and g1['heap'] != g0['heap'] + CHUNK_WHOLE_SLACK * len(whole):
+        fails.append('guest heap %d at start, %d at end, %d chunk(s) handed out whole'
+                     % (g0['heap'], g1['heap'], len(whole)))
     if b1['host_conns']:
         fails.append('back end still holds %d host connection(s)' % b1['host_conns'])
     for key in ('fds', 'maps'):
@@ -451,10 +495,15 @@ def print_report(opts, totals, mem, fails, secs):
     for e in totals.errors[:5]:
         print('  error: %s' % e)
     g0, g1 = mem['guest_start'], mem['guest_end']
-    print('guest: heap in use %d -> %d B, packet buffers %d -> %d, sockets %d -> %d '
-          '(pooled buffers freed before counting: %d, %d)'
-          % (g0['heap'], g1['heap'], g0['pkts'], g1['pkts'], g0['sockets'], g1['sockets'],
-             g0['trimmed'], g1['trimmed']))
+    print('guest: heap in use %d -> %d B in %d -> %d chunks, packet buffers %d -> %d, '
+          'sockets %d -> %d (pooled buffers freed before counting: %d, %d)'
+          % (g0['heap'], g1['heap'], g0['chunks'], g1['chunks'], g0['pkts'], g1['pkts'],
+             g0['sockets'], g1['sockets'], g0['trimmed'], g1['trimmed']))
+    whole = heap_census_diff(g0['sizes'], g1['sizes'])[1]
+    if whole:
+        print('guest: %d chunk(s) handed out whole by malloc (%d B more than at the start: '
+              '%s B)' % (len(whole), CHUNK_WHOLE_SLACK * len(whole),
+                         ', '.join(map(str, whole))))
     b0, bw, b1 = mem['backend_start'], mem['backend_warm'], mem['backend_end']
     print('back end: VmRSS %d / %d / %d KiB, RssAnon %d / %d / %d KiB (start / after '
           'warm-up / end), fds %d -> %d, maps %d -> %d'

@@ -96,6 +96,20 @@ def test_plain_commands(guest, cmd):
         assert re.search(r'(?m)^\s*loglevel\s*=\s*\d', out), out
 
 
+def test_heap_census_adds_up(guest):
+    """`mem chunks` walks newlib's heap: its chunks add up to the bytes
+    malloc reports in use, and a bad argument is refused."""
+    in_use = int(re.search(r'heap: .* in use \((\d+) B\)', guest.command('mem')).group(1))
+    out = guest.command('mem chunks')
+    m = re.search(r'heap chunks in use: (\d+), (\d+) B', out)
+    assert m, out
+    sizes = [(int(a), int(b)) for a, b in re.findall(r'(?m)^ +(\d+) B x (\d+)$', out)]
+    assert sum(n for _, n in sizes) == int(m.group(1)), out
+    assert sum(s * n for s, n in sizes) == int(m.group(2)) == in_use, out
+    assert all(s % 16 == 0 and s >= 32 for s, _ in sizes), out
+    assert guest.command('mem bogus').startswith('error: usage: mem [chunks]')
+
+
 def test_loglevel_at_boot(guest):
     expect = guest.boot.cmdline_loglevel
     if expect is None:

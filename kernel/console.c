@@ -3,9 +3,10 @@
  * COM1 at 0x3f8: 115200 8N1, FIFOs on. Input interrupts when the I/O APIC
  * can route ISA IRQ 4 (console_irq_init), else the poll loop looks at the
  * line status: every pass, and while idle every 100 ms (1 ms for a
- * second after a keystroke). Output writes the transmitter when its
- * holding register is empty, which under QEMU it almost always is, so
- * writing costs one line status read and one data write per byte.
+ * second after a keystroke). Output goes in bursts of up to the transmit
+ * FIFO's 16 bytes, each written once the line status says the FIFO is
+ * empty, with one string instruction (rep outsb): under KVM a burst is one
+ * line status read and one exit for the data, not two exits a byte.
  *
  * Every UART access is a VM exit into QEMU, so with the interrupt a
  * wake-up the UART did not cause reads nothing from it: the interrupt
@@ -35,7 +36,8 @@
 
 #define LCR_8N1 0x03
 #define LCR_DLAB 0x80
-#define LSR_THR_EMPTY 0x20
+#define LSR_THR_EMPTY 0x20 /* FIFOs on: the transmit FIFO is empty */
+#define UART_TX_FIFO 16
 #define IER_RX_AVAILABLE 0x01
 #define MCR_DTR_RTS 0x03
 #define MCR_OUT2 0x08 /* gates the UART's interrupt line on a PC */
@@ -54,7 +56,8 @@
 struct console_counters {
 	uint64_t rx_interrupts;
 	uint64_t rx_looks; /* shell_poll runs: interrupts or polled looks */
-	uint64_t tx_busy_waits; /* bytes that found the transmitter busy */
+	uint64_t tx_bursts; /* writes of up to UART_TX_FIFO bytes */
+	uint64_t tx_busy_waits; /* bursts that found the transmitter busy */
 	uint64_t tx_busy_reads; /* line status reads while it stayed busy */
 	uint64_t tx_dropped; /* bytes given up on (the host stopped reading) */
 };
@@ -62,7 +65,7 @@ struct console_counters {
 static struct console_counters cc;
 volatile uint8_t console_rx_look = 1; /* polled until the interrupt is routed */
 static bool rx_irq;
-static bool tx_stuck; /* a byte was given up: drop until THR is empty again */
+static bool tx_stuck; /* a burst was given up: drop until THR is empty again */
 static uint64_t busy_until; /* polled: look every 1 ms until then */
 
 static uint64_t ns_to_tsc(uint64_t ns)
@@ -78,21 +81,16 @@ static bool thr_empty(void)
 }
 
 /*
- * Wait for the transmit holding register, without hammering it. Under
- * KVM each line status read is an exit into QEMU's device model, which
- * takes QEMU's big lock. When the pipe behind QEMU's chardev is full
- * (the reader is slow for a moment), QEMU keeps THRE clear until its main
- * loop gets to write the pipe again, and that main loop needs the same
- * lock: a vCPU reading LSR back to back can starve it, so the pipe is
- * never flushed, THRE never comes back, and stdin is not read either
- * (the likely cause of two nested runs in which the guest stopped in the
- * middle of `stats` and QEMU stopped reading its console). So a busy
+ * Wait for the transmit FIFO to empty, without hammering it. Under KVM
+ * each line status read is an exit into QEMU's device model, which takes
+ * QEMU's big lock; when the pipe behind QEMU's chardev is full (the reader
+ * is slow for a moment), QEMU keeps THRE clear until its main loop writes
+ * the pipe again, and that main loop needs the same lock. So a busy
  * transmitter is asked again only after a pause spent in the guest,
- * TSC-timed (no exit), doubling from 1 us to 100 us; QEMU's main loop
- * runs in the meantime. After 5 s the byte is dropped, and so is
- * everything after it until THRE is back (one read per byte), so a host
- * that stopped reading for good does not stop the appliance; a reader
- * that is merely slow loses nothing.
+ * TSC-timed (no exit), doubling from 1 us to 100 us. After 5 s the burst
+ * is dropped, and so is everything after it until THRE is back (one read
+ * per burst), so a host that stopped reading for good does not stop the
+ * appliance; a reader that is merely slow loses nothing.
  */
 static bool uart_wait_thr(void)
 {
@@ -122,12 +120,17 @@ static bool uart_wait_thr(void)
 	return false;
 }
 
-static void uart_putc(char c)
+static void uart_write_burst(const char *buf, size_t n)
 {
-	if (uart_wait_thr())
-		outb(COM1 + UART_DATA, (uint8_t)c);
-	else
-		cc.tx_dropped++;
+	if (!uart_wait_thr()) {
+		cc.tx_dropped += n;
+		return;
+	}
+	cc.tx_bursts++;
+	__asm__ __volatile__("rep outsb"
+			     : "+S"(buf), "+c"(n)
+			     : "d"((uint16_t)(COM1 + UART_DATA))
+			     : "memory");
 }
 
 void console_init(void)
@@ -144,11 +147,20 @@ void console_init(void)
 /* Terminals want CR LF; newlib hands us bare LF. */
 void console_write(const char *buf, size_t len)
 {
+	char burst[UART_TX_FIFO];
+	size_t n = 0;
+
 	for (size_t i = 0; i < len; i++) {
+		if (n + 2 > sizeof(burst)) {
+			uart_write_burst(burst, n);
+			n = 0;
+		}
 		if (buf[i] == '\n')
-			uart_putc('\r');
-		uart_putc(buf[i]);
+			burst[n++] = '\r';
+		burst[n++] = buf[i];
 	}
+	if (n)
+		uart_write_burst(burst, n);
 }
 
 int console_getc(void)
@@ -203,11 +215,12 @@ void console_input_seen(void)
 
 static void console_stats(void)
 {
-	printf("  rx %s: interrupts %llu looks %llu; tx busy_waits %llu busy_reads %llu "
-	       "dropped %llu\n",
+	printf("  rx %s: interrupts %llu looks %llu; tx bursts %llu busy_waits %llu "
+	       "busy_reads %llu dropped %llu\n",
 	       rx_irq ? "interrupt (ISA IRQ 4)" : "polled", (unsigned long long)cc.rx_interrupts,
-	       (unsigned long long)cc.rx_looks, (unsigned long long)cc.tx_busy_waits,
-	       (unsigned long long)cc.tx_busy_reads, (unsigned long long)cc.tx_dropped);
+	       (unsigned long long)cc.rx_looks, (unsigned long long)cc.tx_bursts,
+	       (unsigned long long)cc.tx_busy_waits, (unsigned long long)cc.tx_busy_reads,
+	       (unsigned long long)cc.tx_dropped);
 }
 
 /*

@@ -40,7 +40,7 @@ def one_boot(args, accel, timeout):
         launch.stop()
 
 
-def main():
+def main(argv=None):
     p = Parser(
             prog='boot-time', description=__doc__.split('\n\n')[0],
             epilog='Runs round robin; the table shows median, min and max over the runs.')
@@ -52,7 +52,7 @@ def main():
     p.add_argument('--timeout', type=positive_float, default=120.0,
                    help='seconds per boot (default 120)')
     p.add_argument('--json', action='store_true', help='print JSON instead of the table')
-    a = p.parse_args()
+    a = p.parse_args(argv)
     if a.runs < 1:
         p.error('--runs must be >= 1')
 

@@ -38,7 +38,7 @@ def one_boot(args, accel, timeout):
         launch.stop()
 
 
-def main():
+def main(argv=None):
     p = Parser(prog='efi-boot-time', description=__doc__.split('\n\n')[0])
     p.add_argument('--runs', type=positive_int, default=5, help='boots per way (default 5)')
     p.add_argument('--machine', choices=('q35', 'pc'), default='q35')
@@ -46,7 +46,7 @@ def main():
     p.add_argument('--timeout', type=positive_float, default=120.0,
                    help='seconds per boot (default 120)')
     p.add_argument('--json', action='store_true', help='print JSON instead of the table')
-    a = p.parse_args()
+    a = p.parse_args(argv)
     if a.runs < 1:
         p.error('--runs must be >= 1')
 

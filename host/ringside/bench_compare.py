@@ -36,7 +36,6 @@ idle rate measured before the cell (ringside/cost_measure.py).
 """
 
 import argparse
-import json
 import os
 import statistics
 import tempfile
@@ -44,10 +43,11 @@ import tempfile
 import ringside as rr
 
 from . import kvm_exits
-from .benchlib import (BENCH, REPO, Parser, nonneg_int, output_file, positive_float, positive_int,
+from .benchlib import (BENCH, REPO, Parser, nonneg_int, positive_float, positive_int,
                        run_bench, vsock_target)
 from .bench_vsock import QUEUE_RE
 from .cost_measure import Meter, settle
+from .results import add_options, publish
 
 COST_CMDLINE = 'irq=msix idle=halt'
 CONFIGS = ('split sleep', 'split poll', 'packed sleep', 'packed poll')
@@ -247,8 +247,7 @@ def main(argv):
     p.add_argument('--count', type=positive_int, default=500, help='round trips per size (500)')
     p.add_argument('--warmup', type=nonneg_int, default=50)
     p.add_argument('--time', type=positive_float, default=3.0, help='seconds per stream cell (3)')
-    p.add_argument('--json', type=output_file, metavar='FILE',
-                   help='also write the results as JSON')
+    add_options(p)
     p.add_argument('--cost', nargs='?', const='', metavar='OPTS',
                    help='guest cost per operation (ringside-cost plugin; OPTS e.g. io=on)')
     p.add_argument('--exits', action='store_true',
@@ -319,10 +318,8 @@ def main(argv):
         if opts.baseline:
             line += ' %12.3f %8.2f %7.2f-%-7.2f' % tuple(row[7:11])
         print(line)
-    if opts.json:
-        # [config, [metric, size, dir], ringside, linux, ratio, lowest,
-        # highest] and with --baseline [baseline, ratio, lowest, highest]
-        out['rows'] = [[row[0], list(row[1])] + row[2:] for row in rows]
-        with open(opts.json, 'w') as f:
-            json.dump(out, f, indent=1)
+    # [config, [metric, size, dir], ringside, linux, ratio, lowest,
+    # highest] and with --baseline [baseline, ratio, lowest, highest]
+    out['rows'] = [[row[0], list(row[1])] + row[2:] for row in rows]
+    publish(PROG, opts, out)
     return 0

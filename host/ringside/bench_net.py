@@ -40,7 +40,6 @@ guest_args() from here, so the tests run what the benchmark runs.
 """
 
 import argparse
-import json
 import os
 import re
 import shutil
@@ -56,6 +55,9 @@ from .bench_compare import linux_irqs
 from .cost_measure import Meter, spread, virtio_bars
 from .images import REPO
 from .testpmd import TESTPMD, TestPmd, TestPmdError
+from .results import add_options, publish
+
+PROG = 'bench-net'
 
 GUEST_MAC = '52:54:00:12:34:56'
 GUEST_IP = '10.0.2.15'
@@ -465,7 +467,7 @@ def main(argv=None):
                    help='run QEMU on this CPU only (0; -1: no pinning)')
     p.add_argument('--accel', choices=('auto', 'kvm', 'tcg'), default='tcg')
     p.add_argument('--timeout', type=positive_float, default=300.0, help='seconds per step (300)')
-    p.add_argument('--json', action='store_true', help='print results as JSON')
+    add_options(p)
     p.add_argument('--cost', nargs='?', const='', metavar='OPTS',
                    help='guest cost per packet (ringside-cost plugin; OPTS e.g. io=on)')
     p.add_argument('-v', '--verbose', action='store_true', help='progress on stderr, keep logs')
@@ -490,20 +492,17 @@ def main(argv=None):
     table = summarize(results)
     linux_table = summarize_linux(linux)
     cmp = compare(table, linux_table, results, linux, opts) if linux_table else []
-    if opts.json:
-        json.dump({'runs': results, 'summary': table, 'linux_runs': linux,
-                   'linux_summary': linux_table, 'compare': cmp,
-                   'linux_kernel': linux_kernel_version() if linux else None,
-                   'params': {'count': opts.count, 'size': opts.size, 'burst': opts.burst,
-                              'rounds': opts.rounds, 'accel': opts.accel, 'pin': opts.pin,
-                              'lcores': opts.lcores, 'machine': opts.machine}},
-                  sys.stdout, indent=1)
-        print()
-    else:
+    if table:
+        print_table(table, opts)
+    if linux_table:
         if table:
-            print_table(table, opts)
-        if linux_table:
-            if table:
-                print()
-            print_linux(linux_table, cmp, opts)
+            print()
+        print_linux(linux_table, cmp, opts)
+    publish(PROG, opts, {'runs': results, 'summary': table, 'linux_runs': linux,
+                         'linux_summary': linux_table, 'compare': cmp,
+                         'linux_kernel': linux_kernel_version() if linux else None,
+                         'params': {'count': opts.count, 'size': opts.size, 'burst': opts.burst,
+                                    'rounds': opts.rounds, 'accel': opts.accel, 'pin': opts.pin,
+                                    'lcores': opts.lcores, 'machine': opts.machine}},
+            accel=opts.accel)
     return 0

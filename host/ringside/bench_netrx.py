@@ -20,7 +20,6 @@ Linux guest runs with pci=nomsi for the same reason, so it takes INTx).
 """
 
 import argparse
-import json
 import os
 import re
 import shutil
@@ -35,6 +34,7 @@ from .benchlib import Parser, nonneg_float, nonneg_int, positive_float, positive
 from .bench_net import (GUEST_IP, LINUX_INITRD, LINUX_KERNEL, PEER_IP, csv_list, guest_args,
                         linux_guest_argv, linux_wait_ready, pinned_qemu)
 from .testpmd import TESTPMD, TestPmd, TestPmdError
+from .results import add_options, publish
 
 PROG = 'bench-netrx'
 
@@ -251,7 +251,7 @@ def main(argv=None):
                    help='run QEMU on this CPU only (0; -1: no pinning)')
     p.add_argument('--accel', choices=('auto', 'kvm', 'tcg'), default='tcg')
     p.add_argument('--timeout', type=positive_float, default=300.0, help='seconds per step (300)')
-    p.add_argument('--json', action='store_true', help='print results as JSON')
+    add_options(p)
     p.add_argument('-v', '--verbose', action='store_true', help='progress on stderr, keep logs')
     opts = p.parse_args(argv)
     if opts.pin < 0:
@@ -273,9 +273,7 @@ def main(argv=None):
     except (TestPmdError, rr.LaunchError) as e:
         print('%s: %s' % (PROG, e), file=sys.stderr)
         return 1
-    if opts.json:
-        json.dump({'runs': results, 'params': vars(opts)}, sys.stdout, indent=1)
-        print()
-    else:
-        print_table(results)
+    print_table(results)
+    params = {k: v for k, v in vars(opts).items() if k not in ('json', 'csv', 'no_save')}
+    publish(PROG, opts, {'runs': results, 'params': params})
     return 0 if all(r['exact'] for r in results) else 1

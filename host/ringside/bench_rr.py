@@ -36,8 +36,9 @@ import ringside as rr
 from . import cost, netns
 from .bench_compare import LINUX_INITRD, LINUX_KERNEL, LINUX_READY
 from .bench_vsock import int_list, size_list
-from .benchlib import BENCH, REPO, Parser, nonneg_int, output_file, positive_float, wait_vsock_up
+from .benchlib import BENCH, REPO, Parser, nonneg_int, positive_float, wait_vsock_up
 from .images import COST_PLUGIN
+from .results import add_options, publish
 
 PROG = 'bench-rr'
 OUT_DIR = os.path.join(REPO, 'build', 'bench')
@@ -313,7 +314,7 @@ def main(argv):
     p.add_argument('--cost', action='store_true',
                    help='guest instructions per transaction from the cost plugin '
                         '(build/host/ringside-cost.so)')
-    p.add_argument('--json', type=output_file, metavar='FILE', help='also write all cells as JSON')
+    add_options(p)
     p.add_argument('--plots', metavar='DIR', default=OUT_DIR,
                    help='where the PNG plots go (build/bench)')
     p.add_argument('--from-json', metavar='FILE',
@@ -354,10 +355,9 @@ def main(argv):
             finally:
                 if ns:
                     ns.close()
-    if opts.json:
-        with open(opts.json, 'w') as f:
-            json.dump({'accel': accel, 'cells': rows}, f, indent=1)
-    return report(opts, accel, rows)
+    status = report(opts, accel, rows)
+    publish(PROG, opts, {'accel': accel, 'cells': rows}, accel=accel)
+    return status
 
 
 def report(opts, accel, rows):

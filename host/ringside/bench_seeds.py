@@ -43,6 +43,7 @@ from . import bench_compare, bench_net, bench_vsock
 from .benchlib import Parser
 from .cost_measure import spread
 from .images import REPO
+from .results import add_options, publish
 
 OUT = os.path.join(REPO, 'build', 'bench')
 SWITCHES_004 = (('credit', ('lazy', 'eager')), ('rxbuf', ('4096', '65580')),
@@ -54,8 +55,10 @@ QUICK = {'rounds': 1, 'count': 100, 'warmup': 10, 'sizes': '64,4k', 'time': 1.0,
 
 
 def run_tool(name, main, argv, outdir):
-    """main(argv) with its text output into outdir/name.txt."""
+    """main(argv) with its text output into outdir/name.txt; its JSON is
+    this report's, not a run of its own under build/bench/."""
     path = os.path.join(outdir, name + '.txt')
+    argv = ['--no-save'] + argv
     print('bench-seeds: %s %s' % (name, ' '.join(argv)), file=sys.stderr)
     with open(path, 'w') as f, contextlib.redirect_stdout(f):
         status = main(argv)
@@ -204,16 +207,10 @@ def seed004(p, outdir):
 
 def seed001(p, outdir):
     path = os.path.join(outdir, 'seed001.json')
-    argv = ['--cost', '--json', '--count', str(p['pkts']), '--rounds', str(p['net_rounds'])]
-    print('bench-seeds: seed001 %s' % ' '.join(argv), file=sys.stderr)
-    with open(path, 'w') as f, contextlib.redirect_stdout(f):
-        status = bench_net.main(argv)
-    if status:
-        raise SystemExit('bench-seeds: bench-net failed (%s)' % status)
+    run_tool('seed001', bench_net.main, ['--cost', '--json', path, '--count', str(p['pkts']),
+                                         '--rounds', str(p['net_rounds'])], outdir)
     with open(path) as f:
-        text = f.read()
-    start = text.find('{\n')     # anything printed before the JSON is not ours
-    res = json.loads(text[max(start, 0):])
+        res = json.load(f)
     rows, plot = [], {}
     for t in res['summary']:
         rows.append(['ringside', t['ring'], t['txpoll'], fmt(t['mpps_median'], 4),
@@ -400,6 +397,7 @@ def main(argv):
     p.add_argument('--only', default=','.join(s for s, _ in SECTIONS),
                    help='sections, comma separated (000,001,004,linux)')
     p.add_argument('--out', default=OUT, help='output directory (build/bench)')
+    add_options(p)
     p.add_argument('launcher_args', nargs='*', help=argparse.SUPPRESS)
     opts = p.parse_args(argv)
     kvm = rr.parse_args(['--vsock'] + opts.launcher_args).vsock_transport == 'kernel'
@@ -444,4 +442,5 @@ def main(argv):
     with open(os.path.join(opts.out, 'seeds.json'), 'w') as f:
         json.dump(data, f, indent=1)
     print('bench-seeds: %s' % os.path.relpath(os.path.join(opts.out, 'seeds.md'), REPO))
+    publish('bench-seeds', opts, data, accel='kvm' if kvm else 'tcg')
     return 0

@@ -33,9 +33,10 @@ import time
 import ringside as rr
 
 from .bench_vsock import Guest, ab_switch, label, variants
-from .benchlib import BENCH, REPO, Parser, nonneg_int, output_file, positive_int, wait_vsock_up
+from .benchlib import BENCH, REPO, Parser, nonneg_int, positive_int, wait_vsock_up
 from .cost import CostBlock
 from .cost_measure import IDLE_WINDOW
+from .results import add_options, publish
 
 PROG = 'bench-tail'
 COST_CMDLINE = 'irq=msix idle=halt'
@@ -84,8 +85,7 @@ def parse_args(argv):
                    help='guest command line (default %r)' % COST_CMDLINE)
     p.add_argument('--no-cost', action='store_true',
                    help='without the cost plugin (latency only; QEMU runs faster)')
-    p.add_argument('--json', type=output_file, metavar='FILE',
-                   help='also write every round trip as JSON')
+    add_options(p)
     p.add_argument('--out', default=OUT_DIR, help='directory for the PNGs (build/bench)')
     p.add_argument('launcher_args', nargs='*', help=argparse.SUPPRESS)
     opts = p.parse_args(argv)
@@ -399,15 +399,15 @@ def plot(cells, out_dir, size):
     return paths
 
 
-def write_json(path, opts, cells):
+def result_of(opts, cells):
+    """Every round trip of every cell, for --json and the saved run."""
     out = {'size': opts.size, 'cells': []}
     for c in cells:
         s = {k: v for k, v in c['summary'].items() if k != 'slow'}
         out['cells'].append({'config': c['config'], 'pin': c['pin'], 'nice': c['nice'],
                              'load': c['load'],
                              'summary': s, 'rows': c['rows']})
-    with open(path, 'w') as f:
-        json.dump(out, f)
+    return out
 
 
 def main(argv):
@@ -467,5 +467,4 @@ def report(opts, cells):
         print('\nplots: %s' % ', '.join(os.path.relpath(p, REPO) for p in paths))
     else:
         print('\nno plots: python3-matplotlib is not installed')
-    if opts.json:
-        write_json(opts.json, opts, cells)
+    publish(PROG, opts, result_of(opts, cells))

@@ -32,7 +32,6 @@ Absolute numbers under TCG mean little; compare ratios within one run.
 """
 
 import argparse
-import json
 import os
 import re
 import statistics
@@ -44,9 +43,10 @@ import ringside as rr
 from . import cost, kvm_exits
 from .bench_tools import (SocatForwards, forward_args, print_tools, print_tools_stream, run_tools,
                           run_tools_stream)
-from .benchlib import (BENCH, REPO, Parser, nonneg_int, output_file, positive_float, positive_int,
+from .benchlib import (BENCH, REPO, Parser, nonneg_int, positive_float, positive_int,
                        run_bench, vsock_target, wait_target)
 from .cost_measure import Meter, settle, spread, virtio_bars
+from .results import add_options, publish
 
 COST_CMDLINE = 'irq=msix idle=halt'
 TOP_FUNCTIONS = 10
@@ -132,8 +132,7 @@ def parse_args(argv):
     p.add_argument('--tools', action='store_true',
                    help='also sockperf and iperf3 (-P, -R, --bidir) through the TCP forward, '
                         'ringside-bench forwarded vs hybrid (the forwarder\'s overhead)')
-    p.add_argument('--json', type=output_file, metavar='FILE',
-                   help='also write all results as JSON')
+    add_options(p)
     p.add_argument('--cost', nargs='?', const='', metavar='OPTS',
                    help='guest cost columns (the ringside-cost plugin; --cost=io=on also '
                         'counts I/O exits and notifies); boots the ELF with irq=msix '
@@ -482,9 +481,7 @@ def print_results(opts, results, stats):
         print_tools_stream(results['tools_stream'], opts.time)
     if stats is not None:
         print('\nguest counters at the end:\n' + stats.rstrip())
-    if opts.json:
-        with open(opts.json, 'w') as f:
-            json.dump(results, f, indent=1)
+    publish(PROG, opts, results, accel=results.get('accel'))
 
 
 def run_all_tools(opts, target, fwd_ports, results):
@@ -513,6 +510,7 @@ def run_attached(opts):
 
 def main(argv):
     opts = parse_args(argv)
+    opts.argv = argv
     if not os.access(BENCH, os.X_OK):
         raise SystemExit('bench-vsock: %s not found (run make)' % BENCH)
     try:
@@ -543,7 +541,7 @@ def run_booted(opts):
         if not rr.vsock_kernel(lopts, accel):
             lopts = rr.parse_args(largs + fwd_args + opts.launcher_args)
     log = open(os.path.join(REPO, 'build', 'bench-vsock-qemu.log'), 'w')
-    results = {'pingpong': [], 'stream': []}
+    results = {'pingpong': [], 'stream': [], 'accel': accel, 'boot': opts.boot}
     with rr.Launch(lopts, accel, qemu_stderr=log) as launch:
         launch.wait_ready()
         guest = Guest(rr, launch)

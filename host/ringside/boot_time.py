@@ -8,7 +8,6 @@ arrived (the reader thread stamps each chunk). QEMU is killed after each
 boot. Uses host/ringside-run's code for the command line and console.
 """
 
-import json
 import re
 import statistics
 import subprocess
@@ -17,6 +16,9 @@ import sys
 import ringside as rr
 
 from .benchlib import Parser, positive_float, positive_int
+from .results import add_options, publish
+
+PROG = 'boot-time'
 
 # name, launcher options
 BOOTS = [
@@ -51,7 +53,7 @@ def main(argv=None):
                    help='default tcg (auto probes KVM once, before the runs)')
     p.add_argument('--timeout', type=positive_float, default=120.0,
                    help='seconds per boot (default 120)')
-    p.add_argument('--json', action='store_true', help='print JSON instead of the table')
+    add_options(p)
     a = p.parse_args(argv)
     if a.runs < 1:
         p.error('--runs must be >= 1')
@@ -77,15 +79,6 @@ def main(argv=None):
     except KeyboardInterrupt:
         return 130
 
-    if a.json:
-        json.dump({'accel': accel, 'machine': a.machine, 'memory': a.memory, 'runs': a.runs,
-                   'unit': 's',
-                   'boots': [{'boot': name, 'ready': samples[name], 'first_output': first[name],
-                              'median': statistics.median(samples[name])} for name, _ in BOOTS]},
-                  sys.stdout, indent=1)
-        print()
-        return 0
-
     print("QEMU start -> 'ringside: ready', median of %d, -accel %s, -machine %s, -m %s"
           % (a.runs, accel, a.machine, a.memory))
     print('%-34s %9s %9s %9s %13s' % ('boot', 'median', 'min', 'max', 'first byte'))
@@ -93,4 +86,11 @@ def main(argv=None):
         s = samples[name]
         print('%-34s %7.3f s %7.3f s %7.3f s %11.3f s' % (
                 name, statistics.median(s), min(s), max(s), statistics.median(first[name])))
+    publish(PROG, a, {'accel': accel, 'machine': a.machine, 'memory': a.memory, 'runs': a.runs,
+                      'unit': 's',
+                      'boots': [{'boot': name, 'ready': samples[name],
+                                 'first_output': first[name],
+                                 'median': statistics.median(samples[name])}
+                                for name, _ in BOOTS]},
+            accel=accel)
     return 0

@@ -7,13 +7,15 @@ the guest functions that executed the most instructions, per operation.
     host/cost-report --system-map kallsyms.txt linux.cost   # Linux guest
 """
 
-import json
 import os
 import sys
 
-from .benchlib import Parser, output_file, positive_float, positive_int
+from .benchlib import Parser, positive_float, positive_int
 from . import cost
 from .images import repo_path
+from .results import add_options, publish
+
+PROG = 'cost-report'
 
 DEFAULT_ELF = repo_path('build', 'ringside.elf')
 
@@ -36,8 +38,7 @@ def parse_args(argv):
                      help='symbols from this ELF (default build/ringside.elf)')
     sym.add_argument('--system-map', metavar='PATH',
                      help="symbols from a Linux System.map or the guest's /proc/kallsyms")
-    p.add_argument('--json', type=output_file, metavar='FILE',
-                   help='also write the numbers as JSON')
+    add_options(p)
     opts = p.parse_args(argv)
     if opts.ops <= 0:
         p.error('--ops must be > 0')
@@ -69,10 +70,6 @@ def main(argv=None):
     symbols = load_symbols(opts)
     for line in cost.report(counters, symbols, opts.ops, opts.top, opts.what):
         print(line)
-    if opts.json:
-        funcs = cost.by_function(counters.profile, symbols)
-        with open(opts.json, 'w') as f:
-            json.dump({'ops': opts.ops, 'totals': counters.totals,
-                       'vcpus': counters.vcpus, 'functions': funcs}, f,
-                      indent=1, sort_keys=True)
+    publish(PROG, opts, {'ops': opts.ops, 'totals': counters.totals, 'vcpus': counters.vcpus,
+                         'functions': cost.by_function(counters.profile, symbols)})
     return 0

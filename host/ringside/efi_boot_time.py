@@ -9,7 +9,6 @@ the chunk of serial output holding the ready line arrived. The QEMU command
 line and console come from host/ringside-run, like host/boot-time.
 """
 
-import json
 import re
 import statistics
 import subprocess
@@ -18,6 +17,9 @@ import sys
 import ringside as rr
 
 from .benchlib import Parser, positive_float, positive_int
+from .results import add_options, publish
+
+PROG = 'efi-boot-time'
 
 # name, launcher options
 BOOTS = [
@@ -45,7 +47,7 @@ def main(argv=None):
     p.add_argument('--memory', default='512M')
     p.add_argument('--timeout', type=positive_float, default=120.0,
                    help='seconds per boot (default 120)')
-    p.add_argument('--json', action='store_true', help='print JSON instead of the table')
+    add_options(p)
     a = p.parse_args(argv)
     if a.runs < 1:
         p.error('--runs must be >= 1')
@@ -68,14 +70,6 @@ def main(argv=None):
         return 130
 
     grub, direct = (statistics.median(samples[name]) for name, _ in BOOTS)
-    if a.json:
-        json.dump({'accel': accel, 'machine': a.machine, 'memory': a.memory, 'runs': a.runs,
-                   'unit': 's', 'direct_over_grub': direct / grub,
-                   'boots': [{'boot': name, 'ready': samples[name],
-                              'median': statistics.median(samples[name])} for name, _ in BOOTS]},
-                  sys.stdout, indent=1)
-        print()
-        return 0
     print("QEMU start -> 'ringside: ready', median of %d, -accel %s, -machine %s, -m %s"
           % (a.runs, accel, a.machine, a.memory))
     print('%-36s %9s %9s %9s' % ('boot', 'median', 'min', 'max'))
@@ -83,4 +77,10 @@ def main(argv=None):
         s = samples[name]
         print('%-36s %7.3f s %7.3f s %7.3f s' % (name, statistics.median(s), min(s), max(s)))
     print('direct / GRUB: %.2f (saves %.3f s)' % (direct / grub, grub - direct))
+    publish(PROG, a, {'accel': accel, 'machine': a.machine, 'memory': a.memory, 'runs': a.runs,
+                      'unit': 's', 'direct_over_grub': direct / grub,
+                      'boots': [{'boot': name, 'ready': samples[name],
+                                 'median': statistics.median(samples[name])}
+                                for name, _ in BOOTS]},
+            accel=accel)
     return 0

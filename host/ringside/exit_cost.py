@@ -19,7 +19,6 @@ notify exit, so the two agree. The Linux guest is Debian's kernel
 (build/linux-guest, `make linux-guest`).
 """
 
-import json
 import os
 import re
 import time
@@ -29,9 +28,10 @@ import ringside as rr
 from . import kvm_exits
 from .bench_compare import LINUX_INITRD, LINUX_KERNEL, LINUX_READY, linux_irqs
 from .bench_vsock import QUEUE_RE
-from .benchlib import (BENCH, Parser, nonneg_int, output_file, positive_float, positive_int,
+from .benchlib import (BENCH, Parser, nonneg_int, positive_float, positive_int,
                        run_bench, wait_vsock_cid)
 from .process import read_text, vhost_workers
+from .results import add_options, publish
 
 PROG = 'exit-cost'
 CID = 3
@@ -193,8 +193,7 @@ def parse_args(argv):
     p.add_argument('--idle-ab', action='store_true',
                    help='boot every guest twice, halting and polling when idle (ringside '
                         'idle=halt|poll, Linux default|idle=poll): latency, exits, host CPU')
-    p.add_argument('--json', type=output_file, metavar='FILE',
-                   help='also write the results as JSON')
+    add_options(p)
     opts = p.parse_args(argv)
     opts.guests = [g.strip() for g in opts.guests.split(',') if g.strip()]
     if not opts.guests or any(g not in ('ringside', 'linux') for g in opts.guests):
@@ -233,7 +232,5 @@ def main(argv):
         if config:
             print('%s: %s' % (which, config))
     print_table(results)
-    if opts.json:
-        with open(opts.json, 'w') as f:
-            json.dump({'results': results, 'config': configs}, f, indent=1)
+    publish(PROG, opts, {'results': results, 'config': configs}, accel='kvm')
     return 0

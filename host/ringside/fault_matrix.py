@@ -24,7 +24,6 @@ vhost-user-vsock device to a restarted back end.
 tests/qemu/test_faults_linux.py runs the Linux column through run_cell().
 """
 
-import json
 import os
 import re
 import select
@@ -36,8 +35,11 @@ import time
 
 import ringside as rr
 
-from .benchlib import Parser, hybrid_connect, output_file, positive_int
+from .benchlib import Parser, hybrid_connect, positive_int
 from .images import DEFAULT_VSOCK_BACKEND, REPO
+from .results import add_options, publish
+
+PROG = 'fault-matrix'
 
 GUESTS = ('ringside', 'linux')
 RINGS = ('split', 'packed')
@@ -334,8 +336,7 @@ def main(argv):
     p.add_argument('--modes', help='inject modes (default: every mode of --inject list)')
     p.add_argument('--every', type=positive_int, default=20, help='a fault every N packets (20)')
     p.add_argument('--seed', type=int, default=7, help='--inject-seed (7)')
-    p.add_argument('--json', type=output_file, metavar='FILE',
-                   help='also write the results as JSON')
+    add_options(p)
     p.add_argument('-v', '--verbose', action='store_true', help='a line per cell as it ends')
     opts = p.parse_args(argv)
     if not os.path.exists(DEFAULT_VSOCK_BACKEND):
@@ -369,10 +370,9 @@ def main(argv):
     print('inject modes x guests, --inject-every %d --inject-seed %d (TCG)'
           % (opts.every, opts.seed))
     print_table(results, guests, rings, modes)
-    if opts.json:
-        with open(opts.json, 'w') as f:
-            json.dump([{'guest': k[0], 'ring': k[1], 'mode': k[2], 'outcome': v.outcome,
-                        'exact': v.ok, 'failures': v.failures, 'after': v.after,
-                        'injected': v.injected, 'guest_said': v.markers}
-                       for k, v in results.items()], f, indent=1)
+    publish(PROG, opts, {'cells': [{'guest': k[0], 'ring': k[1], 'mode': k[2],
+                                    'outcome': v.outcome, 'exact': v.ok,
+                                    'failures': v.failures, 'after': v.after,
+                                    'injected': v.injected, 'guest_said': v.markers}
+                                   for k, v in results.items()]})
     return 0

@@ -13,6 +13,7 @@ import time
 import ringside as rr
 
 from .benchlib import Parser, positive_float, wait_vsock_up
+from .results import add_options, publish
 
 PROG = 'idle-cpu'
 
@@ -25,6 +26,7 @@ def cpu_seconds(pid):
 def main(argv):
     p = Parser(prog=PROG, description=__doc__.split('\n')[0])
     p.add_argument('--seconds', type=positive_float, default=3.0, help='idle time measured (3)')
+    add_options(p)
     p.add_argument('configs', nargs='*', default=['irq=msix idle=poll', 'irq=msix idle=halt'],
                    help="kernel command lines to compare (default: 'irq=msix idle=poll' "
                         "'irq=msix idle=halt')")
@@ -32,6 +34,7 @@ def main(argv):
     if opts.seconds <= 0:
         p.error('--seconds must be positive')
     print('%-32s %10s' % ('cmdline', 'QEMU CPU'))
+    rows = []
     for cmdline in opts.configs:
         lopts = rr.parse_args(['--boot', 'elf', '--vsock', '--accel', 'tcg',
                                '--cmdline', cmdline])
@@ -43,5 +46,7 @@ def main(argv):
             time.sleep(opts.seconds)  # the measurement is of doing nothing
             c1, t1 = cpu_seconds(pid), time.monotonic()
             launch.poweroff()
-        print('%-32s %9.0f%%' % (cmdline, (c1 - c0) / (t1 - t0) * 100))
+        rows.append({'cmdline': cmdline, 'qemu_cpu_pct': (c1 - c0) / (t1 - t0) * 100})
+        print('%-32s %9.0f%%' % (cmdline, rows[-1]['qemu_cpu_pct']))
+    publish(PROG, opts, {'accel': 'tcg', 'seconds': opts.seconds, 'rows': rows}, accel='tcg')
     return 0

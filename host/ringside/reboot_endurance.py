@@ -24,16 +24,16 @@ Exits 1 otherwise, or if any echo came back wrong or the back end exited.
 
 import argparse
 import hashlib
-import json
 import os
 import random
 import time
 
 import ringside as rr
 
-from .benchlib import Parser, nonneg_int, output_file, positive_int, wait_vsock_up
+from .benchlib import Parser, nonneg_int, positive_int, wait_vsock_up
 from .images import REPO
 from .soak import COUNTER_RE, IO_TIMEOUT, TunedChildren, backend_of, echo_stream
+from .results import add_options, publish
 
 PROG = 'reboot-endurance'
 
@@ -49,8 +49,7 @@ def parse_args(argv):
     p.add_argument('--rss-tolerance', type=nonneg_int, default=256, metavar='KIB',
                    help='back end RssAnon growth allowed over the first reboot (256 KiB)')
     p.add_argument('--boot', choices=['iso', 'elf'], default='elf')
-    p.add_argument('--json', type=output_file, metavar='FILE',
-                   help='also write every sample as JSON')
+    add_options(p)
     p.add_argument('launcher_args', nargs='*', help=argparse.SUPPRESS)
     opts = p.parse_args(argv)
     if opts.reboots <= 0 or opts.size <= 0 or opts.rss_tolerance < 0:
@@ -177,8 +176,5 @@ def main(argv):
     print('back end counters at exit: vu_connects %d, vu_msgs %d, conns_host %d, '
           'conns_closed %d, ring_errors %d' % tuple(counters.get(k, -1) for k in (
               'vu_connects', 'vu_msgs', 'conns_host', 'conns_closed', 'ring_errors')))
-    if opts.json:
-        with open(opts.json, 'w') as f:
-            json.dump({'samples': samples, 'counters': counters, 'failures': fails}, f,
-                      indent=1)
+    publish(PROG, opts, {'samples': samples, 'counters': counters, 'failures': fails})
     return 1 if fails else 0

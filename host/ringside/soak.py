@@ -38,7 +38,6 @@ Exits 1 on any mismatch, connection error or growth.
 
 import argparse
 import hashlib
-import json
 import os
 import random
 import re
@@ -52,9 +51,10 @@ import time
 
 import ringside as rr
 
-from .benchlib import (Parser, hybrid_connect, nonneg_float, nonneg_int, output_file,
+from .benchlib import (Parser, hybrid_connect, nonneg_float, nonneg_int,
                        positive_float, positive_int, wait_vsock_up)
 from .images import REPO
+from .results import add_options, publish
 
 PROG = 'soak'
 PORT_ECHO, PORT_SINK, PORT_SOURCE = 1234, 1235, 1236
@@ -532,7 +532,7 @@ def parse_args(argv):
     p.add_argument('--rss-tolerance', type=nonneg_int, default=256, metavar='KIB',
                    help='back end RssAnon growth allowed after the warm-up (256 KiB)')
     p.add_argument('--boot', choices=['iso', 'elf'], default='elf')
-    p.add_argument('--json', type=output_file, metavar='FILE', help='also write the totals as JSON')
+    add_options(p)
     p.add_argument('launcher_args', nargs='*', help=argparse.SUPPRESS)
     opts = p.parse_args(argv)
     if opts.duration <= 0 or opts.conns <= 0 or opts.max_size <= 0 or opts.rss_tolerance < 0:
@@ -601,10 +601,8 @@ def main(argv):
         shutil.rmtree(tmp, ignore_errors=True)
         log.close()
     print_report(opts, totals, mem, fails, secs)
-    if opts.json:
-        with open(opts.json, 'w') as f:
-            json.dump({'conns': totals.conns, 'sent': totals.sent,
-                       'received': totals.received, 'messages': totals.messages,
-                       'mismatches': totals.mismatches, 'errors': totals.errors,
-                       'memory': mem, 'failures': fails}, f, indent=1)
+    publish(PROG, opts, {'conns': totals.conns, 'sent': totals.sent,
+                         'received': totals.received, 'messages': totals.messages,
+                         'mismatches': totals.mismatches, 'errors': totals.errors,
+                         'memory': mem, 'failures': fails})
     return 1 if fails else 0

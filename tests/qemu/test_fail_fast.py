@@ -71,8 +71,9 @@ def run_script(name, *args, timeout=60):
     return p.returncode, out, err
 
 
-JSON_SCRIPTS = ['bench-compare', 'bench-rr', 'bench-tail', 'bench-vsock', 'exit-cost',
-                'fault-matrix', 'reboot-endurance', 'soak']
+JSON_SCRIPTS = ['bench-compare', 'bench-net', 'bench-netrx', 'bench-rr', 'bench-seeds',
+                'bench-tail', 'bench-vsock', 'boot-time', 'efi-boot-time', 'exit-cost',
+                'fault-matrix', 'idle-cpu', 'reboot-endurance', 'soak']
 
 
 @pytest.mark.parametrize('script', JSON_SCRIPTS + ['cost-report'])
@@ -82,6 +83,15 @@ def test_json_folder_checked_at_parse_time(tmp_path, script):
     status, out, err = run_script(script, '--json', path, *extra)
     assert status == 2
     assert err == ('%s: error: argument --json: %s: folder %s does not exist (see --help)\n'
+                   % (script, path, tmp_path / 'missing'))
+
+
+@pytest.mark.parametrize('script', JSON_SCRIPTS)
+def test_csv_folder_checked_at_parse_time(tmp_path, script):
+    path = str(tmp_path / 'missing' / 'x.csv')
+    status, out, err = run_script(script, '--csv', path)
+    assert status == 2
+    assert err == ('%s: error: argument --csv: %s: folder %s does not exist (see --help)\n'
                    % (script, path, tmp_path / 'missing'))
 
 

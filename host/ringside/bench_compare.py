@@ -43,8 +43,8 @@ import tempfile
 import ringside as rr
 
 from . import kvm_exits
-from .benchlib import (BENCH, REPO, Parser, nonneg_int, positive_float, positive_int,
-                       run_bench, vsock_target)
+from .benchlib import (BENCH, REPO, Parser, nonneg_int, positive_float, positive_int, run_bench,
+                       size_list, vsock_target)
 from .bench_vsock import QUEUE_RE
 from .cost_measure import Meter, settle
 from .results import add_options, publish
@@ -243,10 +243,12 @@ def main(argv):
                epilog='Launcher options after "--" go to every boot (host/ringside-run), '
                       'e.g. -- --backend CMD or -- --qemu PATH; the poll configurations '
                       'add --poll to the back end\'s command.')
-    p.add_argument('--sizes', default='64,512,4096', help='ping-pong sizes (64,512,4096)')
+    p.add_argument('--sizes', type=size_list, default=[64, 512, 4096],
+                   help='ping-pong sizes (64,512,4k)')
     p.add_argument('--count', type=positive_int, default=500, help='round trips per size (500)')
     p.add_argument('--warmup', type=nonneg_int, default=50)
-    p.add_argument('--time', type=positive_float, default=3.0, help='seconds per stream cell (3)')
+    p.add_argument('-t', '--time',
+                   type=positive_float, default=3.0, help='seconds per stream cell (3)')
     add_options(p)
     p.add_argument('--cost', nargs='?', const='', metavar='OPTS',
                    help='guest cost per operation (ringside-cost plugin; OPTS e.g. io=on)')
@@ -272,10 +274,6 @@ def main(argv):
         p.error('--rounds takes a number >= 1')
     if any('=' not in w for w in opts.cmdline.split()):
         p.error('--cmdline takes KEY=VALUE words, e.g. "idle=poll tick=periodic"')
-    try:
-        opts.sizes = [int(s) for s in opts.sizes.split(',')]
-    except ValueError:
-        p.error('--sizes takes numbers, e.g. 64,512,4096')
     for path in (BENCH, LINUX_KERNEL, LINUX_INITRD):
         if not os.path.exists(path):
             p.error('%s missing: run make and make linux-guest' % os.path.relpath(path, REPO))

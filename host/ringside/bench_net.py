@@ -50,7 +50,7 @@ import tempfile
 
 import ringside as rr
 
-from .benchlib import Parser, nonneg_int, positive_float, positive_int
+from .benchlib import Parser, nonneg_int, positive_float, positive_int, size
 from .bench_compare import linux_irqs
 from .cost_measure import Meter, spread, virtio_bars
 from .images import REPO
@@ -450,7 +450,7 @@ def main(argv=None):
     p = Parser(prog='bench-net', description=__doc__.split('\n\n')[0],
                formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument('--count', type=positive_int, default=200000, help='packets per run (200000)')
-    p.add_argument('--size', type=positive_int, default=64, help='frame bytes without FCS (64)')
+    p.add_argument('--size', type=size, default=64, help='frame bytes without FCS (64)')
     p.add_argument('--burst', type=positive_int, default=256, help='frames per kick at most (256)')
     p.add_argument('--rings', type=csv_list(str, ('split', 'packed')), default=['split', 'packed'],
                    help='layouts, comma-separated (split,packed)')

@@ -30,7 +30,7 @@ import time
 
 import ringside as rr
 
-from .benchlib import Parser, nonneg_float, nonneg_int, positive_float, positive_int
+from .benchlib import Parser, nonneg_float, nonneg_int, positive_float, size
 from .bench_net import (GUEST_IP, LINUX_INITRD, LINUX_KERNEL, PEER_IP, csv_list, guest_args,
                         linux_guest_argv, linux_wait_ready, pinned_qemu)
 from .testpmd import TESTPMD, TestPmd, TestPmdError
@@ -240,9 +240,10 @@ def main(argv=None):
                    help='mergeable RX buffers (mrg_rxbuf), comma-separated (on,off)')
     p.add_argument('--guests', type=csv_list(str, ('ringside', 'linux')),
                    default=['ringside', 'linux'], help='receivers (ringside,linux)')
-    p.add_argument('--size', type=positive_int, default=64,
+    p.add_argument('--size', type=size, default=64,
                    help='frame bytes (testpmd --txpkts, 64)')
-    p.add_argument('--seconds', type=positive_float, default=5.0, help='measured seconds (5)')
+    p.add_argument('-t', '--time', '--seconds', dest='seconds',
+                   type=positive_float, default=5.0, help='measured seconds (5)')
     p.add_argument('--warmup', type=nonneg_float, default=1.0, help='seconds before measuring (1)')
     p.add_argument('--machine', choices=('q35', 'pc'), default='q35')
     p.add_argument('--lcores', default='0-1',

@@ -35,8 +35,8 @@ import ringside as rr
 
 from . import cost, netns
 from .bench_compare import LINUX_INITRD, LINUX_KERNEL, LINUX_READY
-from .bench_vsock import int_list, size_list
-from .benchlib import BENCH, REPO, Parser, nonneg_int, positive_float, wait_vsock_up
+from .benchlib import (BENCH, REPO, Parser, int_list, nonneg_int, positive_float, size_list,
+                       wait_vsock_up)
 from .images import COST_PLUGIN
 from .results import add_options, publish
 
@@ -299,11 +299,13 @@ def main(argv):
                epilog='Launcher options after "--" go to every boot (host/ringside-run), '
                       'e.g. -- --backend CMD or -- --qemu PATH; the poll back ends add '
                       '--poll to the back end\'s command.')
-    p.add_argument('--sessions', type=int_list, default=[1, 10, 100, 200],
+    p.add_argument('-P', '--parallel', '--sessions', dest='sessions',
+                   type=int_list, default=[1, 10, 100, 200],
                    help='concurrent sessions (1,10,100,200)')
     p.add_argument('--sizes', type=size_list, default=[1, 1024],
                    help='request = response sizes (1,1024)')
-    p.add_argument('--time', type=positive_float, default=3.0, help='measured seconds per cell (3)')
+    p.add_argument('-t', '--time',
+                   type=positive_float, default=3.0, help='measured seconds per cell (3)')
     p.add_argument('--warmup', type=nonneg_int, default=3,
                    help='unmeasured transactions per session first (3)')
     p.add_argument('--guests', default='ringside,linux', help='ringside and/or linux')

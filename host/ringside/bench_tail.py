@@ -33,7 +33,7 @@ import time
 import ringside as rr
 
 from .bench_vsock import Guest, ab_switch, label, variants
-from .benchlib import BENCH, REPO, Parser, nonneg_int, positive_int, wait_vsock_up
+from .benchlib import BENCH, REPO, Parser, nonneg_int, positive_int, size, wait_vsock_up
 from .cost import CostBlock
 from .cost_measure import IDLE_WINDOW
 from .results import add_options, publish
@@ -69,7 +69,7 @@ def parse_args(argv):
                description='Per-round-trip latency and guest instructions of 64 B '
                            'ping-pong: CDF, histogram, the slowest 1 %% vs the median.',
                epilog='Launcher options after "--" go to host/ringside-run.')
-    p.add_argument('--size', type=positive_int, default=64, help='bytes per round trip (64)')
+    p.add_argument('--size', type=size, default=64, help='bytes per round trip (64)')
     p.add_argument('--count', type=positive_int, default=5000,
                    help='measured round trips per cell (5000)')
     p.add_argument('--warmup', type=nonneg_int, default=200, help='unmeasured round trips (200)')

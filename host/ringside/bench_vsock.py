@@ -43,8 +43,8 @@ import ringside as rr
 from . import cost, kvm_exits
 from .bench_tools import (SocatForwards, forward_args, print_tools, print_tools_stream, run_tools,
                           run_tools_stream)
-from .benchlib import (BENCH, REPO, Parser, nonneg_int, positive_float, positive_int,
-                       run_bench, vsock_target, wait_target)
+from .benchlib import (BENCH, REPO, Parser, int_list, nonneg_int, positive_float, positive_int,
+                       run_bench, size_list, vsock_target, wait_target)
 from .cost_measure import Meter, settle, spread, virtio_bars
 from .results import add_options, publish
 
@@ -54,35 +54,6 @@ TOP_FUNCTIONS = 10
 PROG = 'bench-vsock'
 QUEUE_RE = re.compile(r'^\s+(rxq|txq|evq): added (\d+) completed (\d+) kicks (\d+) '
                       r'suppressed (\d+) interrupts (\d+)', re.M)
-
-
-def size_list(text):
-    out = []
-    for word in text.split(','):
-        word = word.strip().lower()
-        scale = 1
-        if word.endswith('k'):
-            scale, word = 1024, word[:-1]
-        elif word.endswith('m'):
-            scale, word = 1 << 20, word[:-1]
-        try:
-            value = int(word) * scale
-        except ValueError:
-            raise argparse.ArgumentTypeError('bad size %r' % word)
-        if value <= 0:
-            raise argparse.ArgumentTypeError('sizes must be positive')
-        out.append(value)
-    return out
-
-
-def int_list(text):
-    try:
-        values = [int(w) for w in text.split(',')]
-    except ValueError:
-        raise argparse.ArgumentTypeError('expected numbers like 1,4')
-    if any(v <= 0 for v in values):
-        raise argparse.ArgumentTypeError('expected positive numbers')
-    return values
 
 
 def ab_switch(text):
@@ -117,12 +88,14 @@ def parse_args(argv):
                    help='ping-pong sizes (default 64,512,4k)')
     p.add_argument('--count', type=positive_int, default=300, help='round trips per size (300)')
     p.add_argument('--warmup', type=nonneg_int, default=30, help='unmeasured round trips (30)')
-    p.add_argument('--lengths', type=size_list, default=size_list('4k,64k'),
+    p.add_argument('-l', '--length', '--lengths', dest='lengths',
+                   type=size_list, default=size_list('4k,64k'),
                    help='stream buffer lengths (default 4k,64k)')
-    p.add_argument('--streams', type=int_list, default=[1, 4],
+    p.add_argument('-P', '--parallel', '--streams', dest='streams', type=int_list, default=[1, 4],
                    help='parallel streams (default 1,4)')
     p.add_argument('--dirs', default='h2g,g2h', help='stream directions (h2g,g2h)')
-    p.add_argument('--time', type=positive_float, default=3.0, help='seconds per stream cell (3)')
+    p.add_argument('-t', '--time',
+                   type=positive_float, default=3.0, help='seconds per stream cell (3)')
     p.add_argument('--ab', type=ab_switch, action='append', default=[],
                    help='switch KEY between values, interleaved (repeatable)')
     p.add_argument('--rounds', type=positive_int, default=1,

@@ -60,6 +60,41 @@ def nonneg_float(text):
     return _number(text, float, False)
 
 
+SIZE_SUFFIXES = {'k': 1 << 10, 'm': 1 << 20, 'g': 1 << 30}
+
+
+def size(text):
+    """A positive byte count: 4096, 4k, 64K, 1m, 1g (powers of 1024)."""
+    word = text.strip().lower()
+    scale = SIZE_SUFFIXES.get(word[-1:], 1)
+    if scale > 1:
+        word = word[:-1]
+    try:
+        value = int(word) * scale
+    except ValueError:
+        value = 0
+    if value <= 0:
+        raise argparse.ArgumentTypeError('expected a positive size like 64, 4k or 1m, got %r'
+                                         % text)
+    return value
+
+
+def size_list(text):
+    """Sizes, comma separated: 64,512,4k."""
+    return [size(word) for word in text.split(',')]
+
+
+def int_list(text):
+    """Positive counts, comma separated: 1,4."""
+    try:
+        values = [int(w) for w in text.split(',')]
+    except ValueError:
+        raise argparse.ArgumentTypeError('expected numbers like 1,4, got %r' % text)
+    if any(v <= 0 for v in values):
+        raise argparse.ArgumentTypeError('expected positive numbers, got %r' % text)
+    return values
+
+
 def output_file(text):
     """A file to write at the end (--json FILE): its folder must exist and
     be writable now, not after the whole run."""

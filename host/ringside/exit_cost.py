@@ -185,7 +185,7 @@ def parse_args(argv):
                    help='which guests, in order (ringside,linux)')
     p.add_argument('--count', type=positive_int, default=2000, help='round trips per size (2000)')
     p.add_argument('--warmup', type=nonneg_int, default=20, help='round trips before (20)')
-    p.add_argument('--time', type=positive_float, default=3.0, help='seconds per stream (3)')
+    p.add_argument('-t', '--time', type=positive_float, default=3.0, help='seconds per stream (3)')
     p.add_argument('--idle', type=positive_float, default=5.0, help='seconds idle (5)')
     p.add_argument('--cmdline', default='', help="ringside's keys, e.g. 'idle=poll'")
     p.add_argument('--linux-cmdline', default='', help="the Linux guest's extra kernel "

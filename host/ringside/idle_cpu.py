@@ -25,7 +25,8 @@ def cpu_seconds(pid):
 
 def main(argv):
     p = Parser(prog=PROG, description=__doc__.split('\n')[0])
-    p.add_argument('--seconds', type=positive_float, default=3.0, help='idle time measured (3)')
+    p.add_argument('-t', '--time', '--seconds', dest='seconds',
+                   type=positive_float, default=3.0, help='idle time measured (3)')
     add_options(p)
     p.add_argument('configs', nargs='*', default=['irq=msix idle=poll', 'irq=msix idle=halt'],
                    help="kernel command lines to compare (default: 'irq=msix idle=poll' "

@@ -30,7 +30,7 @@ import time
 
 import ringside as rr
 
-from .benchlib import Parser, nonneg_int, positive_int, wait_vsock_up
+from .benchlib import Parser, nonneg_int, positive_int, size, wait_vsock_up
 from .images import REPO
 from .soak import COUNTER_RE, IO_TIMEOUT, TunedChildren, backend_of, echo_stream
 from .results import add_options, publish
@@ -43,7 +43,7 @@ def parse_args(argv):
                'back end; echo checked each boot, back end fds and memory flat.',
                epilog='Launcher options after "--" go to host/ringside-run.')
     p.add_argument('--reboots', type=positive_int, default=100, help='guest reboots (100)')
-    p.add_argument('--size', type=positive_int, default=65536,
+    p.add_argument('--size', type=size, default=65536,
                    help='echo bytes per boot (65536)')
     p.add_argument('--seed', type=int, default=1, help='the echo bytes (1)')
     p.add_argument('--rss-tolerance', type=nonneg_int, default=256, metavar='KIB',

@@ -51,8 +51,8 @@ import time
 
 import ringside as rr
 
-from .benchlib import (Parser, hybrid_connect, nonneg_float, nonneg_int,
-                       positive_float, positive_int, wait_vsock_up)
+from .benchlib import (Parser, hybrid_connect, nonneg_float, nonneg_int, positive_float,
+                       positive_int, size, wait_vsock_up)
 from .images import REPO
 from .results import add_options, publish
 
@@ -441,21 +441,21 @@ def heap_census_diff(start, end):
     fails, whole = [], []
     left = dict(start)
     extra = []
-    for size, n in sorted(end.items()):
-        kept = min(n, left.get(size, 0))
-        left[size] = left.get(size, 0) - kept
-        extra += [size] * (n - kept)
-    for size in extra:
-        if left.get(size - CHUNK_WHOLE_SLACK, 0) > 0:
-            left[size - CHUNK_WHOLE_SLACK] -= 1
-            whole.append(size)
+    for chunk, n in sorted(end.items()):
+        kept = min(n, left.get(chunk, 0))
+        left[chunk] = left.get(chunk, 0) - kept
+        extra += [chunk] * (n - kept)
+    for chunk in extra:
+        if left.get(chunk - CHUNK_WHOLE_SLACK, 0) > 0:
+            left[chunk - CHUNK_WHOLE_SLACK] -= 1
+            whole.append(chunk)
         else:
             fails.append('guest heap: a %d B chunk in use at the end was not there at '
-                         'the start' % size)
-    for size, n in sorted(left.items()):
+                         'the start' % chunk)
+    for chunk, n in sorted(left.items()):
         if n:
             fails.append('guest heap: %d chunk(s) of %d B in use at the start are gone at '
-                         'the end' % (n, size))
+                         'the end' % (n, chunk))
     return fails, whole
 
 
@@ -520,14 +520,15 @@ def parse_args(argv):
     p = Parser(prog=PROG, description='Many concurrent vsock connections (echo, sink, '
                'source, seqpacket) for a long time; every byte checked, memory flat.',
                epilog='Launcher options after "--" go to host/ringside-run.')
-    p.add_argument('--duration', type=positive_float, default=600.0,
+    p.add_argument('-t', '--time', '--duration', dest='duration',
+                   type=positive_float, default=600.0,
                    help='seconds of load after the warm-up (600)')
     p.add_argument('--warmup', type=nonneg_float,
                    help='seconds of warm-up load first (default: a tenth of --duration, '
                         '5..60)')
     p.add_argument('--conns', type=positive_int, default=64, help='concurrent connections (64)')
     p.add_argument('--seed', type=int, default=1, help='random sizes and bytes (1)')
-    p.add_argument('--max-size', type=positive_int, default=262144,
+    p.add_argument('--max-size', type=size, default=262144,
                    help='largest transfer per connection, bytes (262144)')
     p.add_argument('--rss-tolerance', type=nonneg_int, default=256, metavar='KIB',
                    help='back end RssAnon growth allowed after the warm-up (256 KiB)')

@@ -95,27 +95,43 @@ def test_csv_folder_checked_at_parse_time(tmp_path, script):
                    % (script, path, tmp_path / 'missing'))
 
 
-@pytest.mark.parametrize('script,option,value,what', [
+@pytest.mark.parametrize('script,option,value,what,shown', [(case + (None,))[:5] for case in [
     ('bench-compare', '--count', '-1', 'positive'),
     ('bench-compare', '--warmup', '-1', 'non-negative'),
     ('bench-net', '--count', '-1', 'positive'),
     ('bench-net', '--rounds', '0', 'positive'),
-    ('bench-netrx', '--seconds', '0', 'positive'),
-    ('bench-rr', '--time', '-3', 'positive'),
+    ('bench-netrx', '--seconds', '0', 'positive', '-t/--time/--seconds'),
+    ('bench-rr', '-t', '-3', 'positive', '-t/--time'),
     ('bench-tail', '--count', '0', 'positive'),
     ('bench-vsock', '--count', '-1', 'positive'),
-    ('bench-vsock', '--time', 'nan', 'positive'),
+    ('bench-vsock', '--time', 'nan', 'positive', '-t/--time'),
     ('boot-time', '--runs', '0', 'positive'),
     ('efi-boot-time', '--runs', '-2', 'positive'),
     ('exit-cost', '--count', 'x', 'positive'),
     ('fault-matrix', '--every', '0', 'positive'),
-    ('idle-cpu', '--seconds', '-1', 'positive'),
+    ('idle-cpu', '--time', '-1', 'positive', '-t/--time/--seconds'),
     ('reboot-endurance', '--reboots', '0', 'positive'),
     ('soak', '--conns', '-4', 'positive'),
-])
-def test_counts_checked_at_parse_time(script, option, value, what):
-    """A bad count fails in one line naming the option, before any boot."""
+    ('soak', '--duration', '0', 'positive', '-t/--time/--duration'),
+]])
+def test_counts_checked_at_parse_time(script, option, value, what, shown):
+    """A bad count fails in one line naming the option (all its names,
+    iperf3's first: -t/--time/--seconds), before any boot."""
     status, out, err = run_script(script, option, value)
     assert status == 2
     assert err == ("%s: error: argument %s: expected a %s number, got '%s' (see --help)\n"
-                   % (script, option, what, value))
+                   % (script, shown or option, what, value))
+
+
+@pytest.mark.parametrize('script,option,value', [
+    ('bench-vsock', '--sizes', '4x'), ('bench-vsock', '-l', '0'),
+    ('bench-compare', '--sizes', '64,big'), ('bench-rr', '--sizes', '-1'),
+    ('bench-net', '--size', '1q'), ('bench-tail', '--size', '0'),
+    ('soak', '--max-size', 'k'), ('reboot-endurance', '--size', '2.5k'),
+])
+def test_sizes_checked_at_parse_time(script, option, value):
+    """Sizes take k/m/g (powers of 1024) everywhere; a bad one fails at once."""
+    status, out, err = run_script(script, option, value)
+    assert status == 2, err
+    assert "expected a positive size like 64, 4k or 1m, got '%s'" % value.split(',')[-1] \
+        in err or "got '%s'" % value in err, err

@@ -100,8 +100,8 @@ def parse_args(argv):
                    help='switch KEY between values, interleaved (repeatable)')
     p.add_argument('--rounds', type=positive_int, default=1,
                    help='repeat every A/B cell this many times (1)')
-    p.add_argument('--no-pingpong', action='store_true')
-    p.add_argument('--no-stream', action='store_true')
+    p.add_argument('--no-pingpong', action='store_true', help='leave out the ping-pong cells')
+    p.add_argument('--no-stream', action='store_true', help='leave out the stream cells')
     p.add_argument('--tools', action='store_true',
                    help='also sockperf and iperf3 (-P, -R, --bidir) through the TCP forward, '
                         'ringside-bench forwarded vs hybrid (the forwarder\'s overhead)')
@@ -121,6 +121,8 @@ def parse_args(argv):
                         'console: no guest counters, --ab, --cost, --tools')
     p.add_argument('launcher_args', nargs='*', help=argparse.SUPPRESS)
     opts = p.parse_args(argv)
+    if opts.no_pingpong and opts.no_stream:
+        p.error('--no-pingpong and --no-stream leave nothing to measure')
     if opts.attach:
         # nothing here reaches the guest's console
         refused = [name for name, given in (
@@ -307,6 +309,12 @@ def has_io(rows):
     return any(r.get('cost', {}).get('io') for _, r in rows)
 
 
+def percentile_text(value, count, fraction):
+    """A percentile, or '-' when count samples cannot give it: the 99th
+    needs 100, the 99.9th 1000 (below that it is just the largest)."""
+    return '%9.0f' % value if count * (1 - fraction) >= 1 - 1e-9 else '%9s' % '-'
+
+
 def print_pingpong(rows):
     io = has_io(rows)
     cost_on = any('cost' in r for _, r in rows)
@@ -322,9 +330,14 @@ def print_pingpong(rows):
                     r.get('txq_irqs_per_rt', 0) + r.get('rxq_irqs_per_rt', 0))
         else:
             kicks = '%8s %8s' % ('-', '-')   # no guest counters (--attach)
-        print('%-28s %7d %7d %9.0f %9.0f %10.1f %9.0f %9.0f %9.0f %s' % (
-                conf, r['size'], r['count'], r['p1'], r['p50'], r['mean'], r['p99'],
-                r['p99_9'], r['max'], kicks) + cost_cols(r, io, False) + exits_cols(r))
+        print('%-28s %7d %7d %s %9.0f %10.1f %s %s %9.0f %s' % (
+                conf, r['size'], r['count'], percentile_text(r['p1'], r['count'], 0.99),
+                r['p50'], r['mean'], percentile_text(r['p99'], r['count'], 0.99),
+                percentile_text(r['p99_9'], r['count'], 0.999), r['max'], kicks)
+              + cost_cols(r, io, False) + exits_cols(r))
+    if any(r['count'] < 1000 for _, r in rows):
+        print("- : too few rounds for that percentile (the 1st and 99th need 100, the "
+              "99.9th 1000)")
 
 
 def print_stream(rows):

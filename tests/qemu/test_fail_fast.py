@@ -7,6 +7,7 @@ wait at most a few seconds)."""
 import os
 import signal
 import subprocess
+import sys
 
 import pytest
 
@@ -135,3 +136,19 @@ def test_sizes_checked_at_parse_time(script, option, value):
     assert status == 2, err
     assert "expected a positive size like 64, 4k or 1m, got '%s'" % value.split(',')[-1] \
         in err or "got '%s'" % value in err, err
+
+
+def test_empty_run_is_an_error():
+    status, out, err = run_script('bench-vsock', '--no-pingpong', '--no-stream')
+    assert status == 2
+    assert err == ('bench-vsock: error: --no-pingpong and --no-stream leave nothing to '
+                   'measure (see --help)\n')
+
+
+def test_percentiles_too_few_samples_are_marked():
+    sys.path.insert(0, HOST)
+    from ringside.bench_vsock import percentile_text
+    assert percentile_text(1234.0, 99, 0.99).split() == ['-']
+    assert percentile_text(1234.0, 100, 0.99).split() == ['1234']
+    assert percentile_text(1234.0, 999, 0.999).split() == ['-']
+    assert percentile_text(1234.0, 1000, 0.999).split() == ['1234']

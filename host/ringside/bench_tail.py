@@ -163,13 +163,31 @@ def percentile(sorted_values, p):
     return sorted_values[min(max(i, 0), len(sorted_values) - 1)]
 
 
+def halt_cost(rows):
+    """Instructions one more halt adds to a round trip, from the round trips
+    themselves: the least-squares slope of instructions on halts; 0 when
+    the halts do not vary or the slope is not positive. The idle rate is not
+    it: an idle wake-up also runs the guest's periodic work (the console
+    look, the idle guard), so per halt it can cost more than a whole round
+    trip, while a halt inside a round trip costs only the wake-up."""
+    if len(rows) < 2 or 'insns' not in rows[0]:
+        return 0.0
+    mh = statistics.mean(r['halts'] for r in rows)
+    mi = statistics.mean(r['insns'] for r in rows)
+    var = sum((r['halts'] - mh) ** 2 for r in rows)
+    if not var:
+        return 0.0
+    slope = sum((r['halts'] - mh) * (r['insns'] - mi) for r in rows) / var
+    return max(slope, 0.0)
+
+
 def summarize(rows, per_halt):
     """Latency percentiles, and the slowest 1 % against the middle (p40..p60).
 
-    A round trip's instructions include an idle wake-up (about per_halt:
-    the tick, a poll pass, the halt) for every halt in it, and a round trip
-    that waited long for the host sees more ticks: `work` takes those off,
-    so slow and median round trips compare by what the guest was asked to do.
+    A round trip's instructions include a wake-up (per_halt, halt_cost())
+    for every halt in it, and a round trip that waited long for the host
+    halts more: `work` takes those off, so slow and median round trips
+    compare by what the guest was asked to do.
     """
     by_ns = sorted(rows, key=lambda r: r['ns'])
     ns = [r['ns'] for r in by_ns]
@@ -180,7 +198,8 @@ def summarize(rows, per_halt):
     slow = by_ns[n - max(1, n // 100):]
     middle = by_ns[int(n * 0.4):int(n * 0.6)] or by_ns
     s['slow'] = slow
-    if 'insns' in by_ns[0] and per_halt:
+    # a guest that never halts spins when idle: its instructions follow time
+    if 'insns' in by_ns[0] and any(r['halts'] for r in rows):
         for r in rows:
             r['work'] = r['insns'] - r['halts'] * per_halt
         for name, part in (('mid', middle), ('slow', slow)):
@@ -236,8 +255,9 @@ class Bench:
         os.sched_setaffinity(0, cpus)
         os.setpriority(os.PRIO_PROCESS, 0, nice)
 
-    def per_halt(self):
-        """Instructions per idle wake-up now; 0 if the guest does not halt."""
+    def idle_per_halt(self):
+        """Instructions per idle wake-up now (for the record, see halt_cost);
+        0 if the guest does not halt."""
         if not self.counters:
             return 0
         before = self.counters.snapshot()
@@ -247,7 +267,7 @@ class Bench:
 
     def cell(self, combo, pin_mode, nice, trace):
         self.guest.apply(combo, self.uds)
-        per_halt = self.per_halt()
+        idle_per_halt = self.idle_per_halt()
         client_cpus = self.pin(pin_mode, nice)
         args = [BENCH, 'pingpong', '--uds', self.uds, '--size', str(self.opts.size),
                 '--count', str(self.opts.count), '--warmup', str(self.opts.warmup),
@@ -268,8 +288,10 @@ class Bench:
             raise SystemExit('%s: the trace of %s holds %d round trips'
                              % (PROG, trace, len(rows)))
         client = json.loads(proc.stdout)['results'][0]
+        per_halt = halt_cost(rows)
         return {'config': label(combo), 'pin': pin_mode, 'nice': nice, 'load': load, 'rows': rows,
-                'per_halt': per_halt, 'summary': summarize(rows, per_halt), 'client': client}
+                'per_halt': per_halt, 'idle_per_halt': idle_per_halt,
+                'summary': summarize(rows, per_halt), 'client': client}
 
 
 # ------------------------------------------------------------------ output
@@ -301,8 +323,9 @@ def print_table(cells):
         print(line)
     print('insn p50: median guest instructions of the round trips between p40 and p60 of '
           'latency; insn slow:\nof the slowest 1 %; hlt: mean halts; work: instructions less '
-          'an idle wake-up per halt\n(idle/halt, measured before the cell); slow>1.5x: how '
-          'many of the slowest 1 % did more\nthan 1.5x the median work')
+          'a wake-up per halt\n(the slope of instructions on halts over the cell\'s round '
+          'trips); slow>1.5x: how many of\nthe slowest 1 % did more than 1.5x the median '
+          'work')
 
 
 def print_slowest(cells):

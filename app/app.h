@@ -15,6 +15,8 @@ void rng_cmd_init(void);
 void netsink_init(void);
 /* The UDP echo service on udp_echo_port (udp_echo.c). */
 void udp_echo_init(void);
+/* Datagrams the service sent back. */
+uint64_t udp_echo_count(void);
 extern struct config_key cfg_udp_echo_port;
 /* The iperf3 server on iperf3_port (iperf3.c). */
 void iperf3_init(void);

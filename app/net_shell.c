@@ -32,6 +32,7 @@ static void show_counters(void)
 #define SHOW(name) printf("  %-24s %llu\n", #name, (unsigned long long)net_stats.name);
 	NET_PROTO_COUNTERS(SHOW)
 #undef SHOW
+	printf("  %-24s %llu\n", "udp_echoed", (unsigned long long)udp_echo_count());
 }
 
 static int cmd_net(int argc, char **argv)

@@ -98,8 +98,8 @@ struct net_dev {
 	X(ip_bad_version) X(ip_bad_hlen) X(ip_bad_len) X(ip_bad_csum) X(ip_fragment)    \
 	X(ip_not_for_us) X(ip_unknown_proto) X(icmp_rx) X(icmp_short) X(icmp_bad_csum)  \
 	X(icmp_echo_replies_sent) X(icmp_unknown_type) X(udp_rx) X(udp_short)           \
-	X(udp_bad_len) X(udp_bad_csum) X(udp_no_port) X(udp_echoed) X(tx_no_route)      \
-	X(tx_no_arp) X(tx_dropped)
+	X(udp_bad_len) X(udp_bad_csum) X(udp_no_port) X(tx_no_route) X(tx_no_arp)      \
+	X(tx_dropped)
 /* clang-format on */
 
 struct net_proto_stats {

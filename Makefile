@@ -1,10 +1,12 @@
 # ringside — the only entry point.
 #   make            build/ringside.elf, build/ringside.iso, host programs
 #   make deps       install the Debian packages everything needs (as root)
-#   make test       include check, format check, lint, unit tests, dependency check, fuzzers,
-#                   then the QEMU tests (pytest)
+#   make check      the fast tier (a few minutes): include rules, format check, lint,
+#                   host tests (docs/config.md current), unit tests, dependency check,
+#                   one QEMU smoke boot (pytest -m smoke)
+#   make test       everything: the fast tier's checks, fuzzers, then every QEMU test
 #   make test-nested  the KVM suite (tests/kvm) on the nested host (host/nested)
-#   make check      the guest's include layering (tests/check-includes)
+#   make docs       docs/config.md from the configuration keys' declarations
 #   make lint       flake8 over the Python in host/ and tests/ (config: .flake8)
 #   make format-check   every C file in .clang-format style (make format fixes)
 #   make coverage   unit-test line and branch coverage (lcov), build/coverage/
@@ -46,8 +48,9 @@ KERNEL_OBJS := $(patsubst %,$(BUILD)/k/%.o,$(basename $(KERNEL_SRCS)))
 NEWLIB_LIBS := $(NEWLIB_SYS)/lib/libc.a $(NEWLIB_SYS)/lib/libm.a
 LIBGCC := $(shell $(KCC) -print-libgcc-file-name)
 
-.PHONY: all deps kernel iso host test check lint unit unit-build fuzz fuzz-build qemu-test test-nested run \
-	bench bench-seeds clean distclean format format-check coverage mutants test-deps list-test-srcs
+.PHONY: all deps kernel iso host test check check-includes host-test smoke docs lint unit \
+	unit-build fuzz fuzz-build qemu-test test-nested run bench bench-seeds clean distclean format \
+	format-check coverage mutants test-deps list-test-srcs
 all: $(BUILD)/ringside.elf $(BUILD)/ringside.iso host
 
 deps:
@@ -240,13 +243,37 @@ lint:
 	$(PYTHON) -m flake8 host tests $(PY_SCRIPTS)
 
 # Source rules no compiler checks: the guest's include layering.
-check:
+check-includes:
 	@tests/check-includes
 
-test: deps
-	$(MAKE) check
+# The host package and the generated docs, no QEMU (tests/host).
+host-test:
+	$(PYTHON) -m pytest -q tests/host $(PYTEST_ARGS)
+
+# One boot of the appliance with one echo (tests marked smoke).
+smoke: all
+	$(PYTHON) -m pytest -q -m smoke tests/qemu $(PYTEST_ARGS)
+
+# docs/config.md from the CONFIG_KEY declarations (tests/host checks it is current).
+docs:
+	$(PYTHON) host/config-doc -o docs/config.md
+
+# The fast tier: everything but the fuzzers and the long QEMU tests.
+check:
+	$(MAKE) check-includes
 	$(MAKE) format-check
 	$(MAKE) lint
+	$(MAKE) host-test
+	$(MAKE) all
+	$(MAKE) unit
+	$(MAKE) test-deps
+	$(MAKE) smoke
+
+test: deps
+	$(MAKE) check-includes
+	$(MAKE) format-check
+	$(MAKE) lint
+	$(MAKE) host-test
 	$(MAKE) all
 	$(MAKE) unit
 	$(MAKE) test-deps

@@ -102,6 +102,7 @@ BENCH_VSOCK = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__)))), 'host', 'bench-vsock')
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not (shutil.which('iperf3') and shutil.which('sockperf')),
                     reason='iperf3 or sockperf not installed (make deps)')
 def test_bench_vsock_tools(tmp_path):

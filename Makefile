@@ -121,7 +121,7 @@ HOST_CFLAGS := -std=gnu11 -O2 -g $(WARN) -D_GNU_SOURCE -I.
 COST_PLUGIN := $(BUILD)/host/ringside-cost.so
 host: $(HOST_PROGS) $(COST_PLUGIN)
 
-# The guest cost counter: a TCG plugin QEMU loads with -plugin (see README).
+# The guest cost counter: a TCG plugin QEMU loads with -plugin (docs/benchmarks.md).
 # Its qemu_plugin_* references resolve against qemu-system-x86_64 at load time.
 $(COST_PLUGIN): $(wildcard host/cost/*.c) $(wildcard host/cost/*.h)
 	@mkdir -p $(dir $@)
@@ -208,7 +208,7 @@ qemu-test: all linux-guest nested-host
 	$(PYTHON) -m pytest -v tests/qemu $(PYTEST_ARGS)
 
 # The KVM suite (tests/kvm) on the nested host: not in make test while an
-# L2's serial console can stop mid-output under nesting (README).
+# L2's serial console can stop mid-output under nesting (docs/results/kvm.md).
 test-nested: all linux-guest nested-host
 	RINGSIDE_NESTED_SUITE=1 $(PYTHON) -m pytest -v tests/qemu/test_nested.py $(PYTEST_ARGS)
 
@@ -290,7 +290,7 @@ bench: deps
 	$(MAKE) all
 	host/bench-vsock $(BENCH_ARGS)
 
-# The seeds' tables with guest cost: build/bench/seeds.md and PNGs (README).
+# The seeds' tables with guest cost: build/bench/seeds.md and PNGs (docs/benchmarks.md).
 bench-seeds: deps
 	$(MAKE) all linux-guest
 	host/bench-seeds $(SEEDS_ARGS)

@@ -75,7 +75,7 @@ def cguest(tmp_path_factory):
 def pguest(tmp_path_factory):
     """Counted as in benchmarks: inline counts and the profile only. Its
     test runs first and alone: a second QEMU would change the timing, and
-    with it which paths the guest takes (see README, cost accounting)."""
+    with it which paths the guest takes (docs/benchmarks.md, cost accounting)."""
     yield from counted_guest(tmp_path_factory, 'prof=on', 'cost')
 
 

@@ -7,6 +7,7 @@
 #   make test       everything: the fast tier's checks, fuzzers, then every QEMU test
 #   make test-nested  the KVM suite (tests/kvm) on the nested host (host/nested)
 #   make docs       docs/config.md from the configuration keys' declarations
+#   make smoke, make host-test   the QEMU smoke boot; the host package's tests (tests/host)
 #   make lint       flake8 over the Python in host/ and tests/ (config: .flake8)
 #   make format-check   every C file in .clang-format style (make format fixes)
 #   make coverage   unit-test line and branch coverage (lcov), build/coverage/

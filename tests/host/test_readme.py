@@ -66,3 +66,15 @@ def test_ci_runs_the_readme_test_command():
         ci = f.read()
     assert 'make test     # build everything and run all tests' in readme
     assert re.search(r'^exec make test$', ci, re.M)
+
+
+def test_every_script_in_benchmarks_md():
+    """docs/benchmarks.md names every script in host/."""
+    with open(os.path.join(REPO, 'docs', 'benchmarks.md')) as f:
+        doc = f.read()
+    host = os.path.join(REPO, 'host')
+    scripts = [n for n in os.listdir(host)
+               if os.path.isfile(os.path.join(host, n)) and os.access(os.path.join(host, n), os.X_OK)]
+    assert len(scripts) > 10
+    missing = [n for n in sorted(scripts) if '`%s' % n not in doc and 'host/%s' % n not in doc]
+    assert not missing, missing

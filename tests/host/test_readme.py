@@ -73,8 +73,8 @@ def test_every_script_in_benchmarks_md():
     with open(os.path.join(REPO, 'docs', 'benchmarks.md')) as f:
         doc = f.read()
     host = os.path.join(REPO, 'host')
-    scripts = [n for n in os.listdir(host)
-               if os.path.isfile(os.path.join(host, n)) and os.access(os.path.join(host, n), os.X_OK)]
+    scripts = [n for n in os.listdir(host) if os.path.isfile(os.path.join(host, n))
+               and os.access(os.path.join(host, n), os.X_OK)]
     assert len(scripts) > 10
     missing = [n for n in sorted(scripts) if '`%s' % n not in doc and 'host/%s' % n not in doc]
     assert not missing, missing

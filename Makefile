@@ -1,10 +1,13 @@
 # ringside — the only entry point.
 #   make            build/ringside.elf, build/ringside.iso, host programs
 #   make deps       install the Debian packages everything needs (as root)
-#   make test       include check, format check, lint, unit tests, dependency check, fuzzers,
-#                   then the QEMU tests (pytest)
+#   make check      the fast tier (a few minutes): include rules, format check, lint,
+#                   host tests (docs/config.md current), unit tests, dependency check,
+#                   one QEMU smoke boot (pytest -m smoke)
+#   make test       everything: the fast tier's checks, fuzzers, then every QEMU test
 #   make test-nested  the KVM suite (tests/kvm) on the nested host (host/nested)
-#   make check      the guest's include layering (tests/check-includes)
+#   make docs       docs/config.md from the configuration keys' declarations
+#   make smoke, make host-test   the QEMU smoke boot; the host package's tests (tests/host)
 #   make lint       flake8 over the Python in host/ and tests/ (config: .flake8)
 #   make format-check   every C file in .clang-format style (make format fixes)
 #   make coverage   unit-test line and branch coverage (lcov), build/coverage/
@@ -46,8 +49,9 @@ KERNEL_OBJS := $(patsubst %,$(BUILD)/k/%.o,$(basename $(KERNEL_SRCS)))
 NEWLIB_LIBS := $(NEWLIB_SYS)/lib/libc.a $(NEWLIB_SYS)/lib/libm.a
 LIBGCC := $(shell $(KCC) -print-libgcc-file-name)
 
-.PHONY: all deps kernel iso host test check lint unit unit-build fuzz fuzz-build qemu-test test-nested run \
-	bench bench-seeds clean distclean format format-check coverage mutants test-deps list-test-srcs
+.PHONY: all deps kernel iso host test check check-includes host-test smoke docs lint unit \
+	unit-build fuzz fuzz-build qemu-test test-nested run bench bench-seeds clean distclean format \
+	format-check coverage mutants test-deps list-test-srcs
 all: $(BUILD)/ringside.elf $(BUILD)/ringside.iso host
 
 deps:
@@ -118,7 +122,7 @@ HOST_CFLAGS := -std=gnu11 -O2 -g $(WARN) -D_GNU_SOURCE -I.
 COST_PLUGIN := $(BUILD)/host/ringside-cost.so
 host: $(HOST_PROGS) $(COST_PLUGIN)
 
-# The guest cost counter: a TCG plugin QEMU loads with -plugin (see README).
+# The guest cost counter: a TCG plugin QEMU loads with -plugin (docs/benchmarks.md).
 # Its qemu_plugin_* references resolve against qemu-system-x86_64 at load time.
 $(COST_PLUGIN): $(wildcard host/cost/*.c) $(wildcard host/cost/*.h)
 	@mkdir -p $(dir $@)
@@ -205,7 +209,7 @@ qemu-test: all linux-guest nested-host
 	$(PYTHON) -m pytest -v tests/qemu $(PYTEST_ARGS)
 
 # The KVM suite (tests/kvm) on the nested host: not in make test while an
-# L2's serial console can stop mid-output under nesting (README).
+# L2's serial console can stop mid-output under nesting (docs/results/kvm.md).
 test-nested: all linux-guest nested-host
 	RINGSIDE_NESTED_SUITE=1 $(PYTHON) -m pytest -v tests/qemu/test_nested.py $(PYTEST_ARGS)
 
@@ -240,13 +244,39 @@ lint:
 	$(PYTHON) -m flake8 host tests $(PY_SCRIPTS)
 
 # Source rules no compiler checks: the guest's include layering.
-check:
+check-includes:
 	@tests/check-includes
 
-test: deps
-	$(MAKE) check
+# The host package and the generated docs, no QEMU (tests/host).
+host-test:
+	$(PYTHON) -m pytest -q tests/host $(PYTEST_ARGS)
+
+# One boot of the appliance with one echo (tests marked smoke).
+smoke: all
+	$(PYTHON) -m pytest -q -m smoke tests/qemu $(PYTEST_ARGS)
+
+# docs/config.md from the CONFIG_KEY declarations (tests/host checks it is current).
+docs:
+	$(PYTHON) host/config-doc -o docs/config.md
+
+# The fast tier: everything but the fuzzers' runs and the long QEMU tests.
+# What it runs is built first on every core (test-deps needs the fuzzers).
+NPROC := $(shell nproc 2>/dev/null || echo 1)
+check:
+	$(MAKE) check-includes
 	$(MAKE) format-check
 	$(MAKE) lint
+	$(MAKE) host-test
+	$(MAKE) -j$(NPROC) all unit-build fuzz-build
+	$(MAKE) unit
+	$(MAKE) test-deps
+	$(MAKE) smoke
+
+test: deps
+	$(MAKE) check-includes
+	$(MAKE) format-check
+	$(MAKE) lint
+	$(MAKE) host-test
 	$(MAKE) all
 	$(MAKE) unit
 	$(MAKE) test-deps
@@ -263,7 +293,7 @@ bench: deps
 	$(MAKE) all
 	host/bench-vsock $(BENCH_ARGS)
 
-# The seeds' tables with guest cost: build/bench/seeds.md and PNGs (README).
+# The seeds' tables with guest cost: build/bench/seeds.md and PNGs (docs/benchmarks.md).
 bench-seeds: deps
 	$(MAKE) all linux-guest
 	host/bench-seeds $(SEEDS_ARGS)

@@ -27,8 +27,8 @@ kernel's vhost-vsock (`vhost-vsock-pci`) instead of our back end: one config,
 vhost no packed ring), the client on AF_VSOCK, and with --exits every cell
 also gets the VM exits per operation the host counted (ringside/kvm_exits.py).
 
-With --cost both guests run under the ringside-cost plugin (README, cost
-accounting) and halt when idle (ringside with `irq=msix idle=halt`, Linux by
+With --cost both guests run under the ringside-cost plugin (docs/benchmarks.md,
+cost accounting) and halt when idle (ringside with `irq=msix idle=halt`, Linux by
 default); every cell also gets the guest's instructions, halts and
 interrupts (the guest's own counters: ringside's `stats virtio-vsock`,
 Linux's /proc/interrupts virtio lines) per round trip or per KiB, with the

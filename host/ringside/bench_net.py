@@ -27,8 +27,8 @@ kicks per packet, how often the TX ring was full, and ratios side by side;
 then per layout ringside's Mpps next to Linux's and their ratio.
 Under TCG absolute numbers mean little; the ratios are the result.
 
-With --cost both guests run under the ringside-cost QEMU plugin (README,
-cost accounting) and every run also gets the guest's instructions, halts and
+With --cost both guests run under the ringside-cost QEMU plugin
+(docs/benchmarks.md, cost accounting) and every run also gets the guest's instructions, halts and
 interrupts (its own counters: ringside's `virtio` queue lines, Linux's
 /proc/interrupts virtio lines) per packet sent; ringside adds `idle=halt` to
 its command line (its virtio-net stays polled, see LINUX_CMDLINE), Linux

@@ -10,8 +10,8 @@ for h2g, source 1236 for g2h). With --ab KEY=A,B the guest is switched with
 are measured interleaved in one boot. Guest counters (`stats virtio-vsock`)
 around each ping-pong cell give kicks and interrupts per round trip.
 
-With --cost the guest runs under the ringside-cost QEMU plugin (README, cost
-accounting), boots as an ELF with `irq=msix idle=halt` (so waiting is a
+With --cost the guest runs under the ringside-cost QEMU plugin (docs/benchmarks.md,
+cost accounting), boots as an ELF with `irq=msix idle=halt` (so waiting is a
 halt, not instructions) and every cell gets cost columns: guest
 instructions per round trip (ping-pong) or per KiB (stream), halts and
 interrupts per operation and, with --cost=io=on, I/O accesses and notify

@@ -4,15 +4,30 @@ with the idle rate taken off, waiting for the guest to settle, the split of
 a span into work, poll passes and heap, and per-operation cost cells.
 
 The benchmark scripts (bench-vsock, bench-compare, bench-net, bench-seeds)
-and the tests (tests/qemu/test_cost.py, tests/qemu/cost_measure.py) share
-these, so a benchmark's cost column is what the tests check.
+and the tests (tests/qemu/test_cost.py) share these, so a benchmark's cost
+column is what the tests check.
+
+main() is host/cost-measure, the standard table of guest instructions per
+operation: it boots ringside (or, with --linux, the Linux guest of make
+linux-guest) with the vsock back end and the ringside-cost plugin, then
+measures with the counters bracketed tightly around each workload (idle,
+64 B and 4 KiB echo round trips, a stream each way). What the guest does
+while it waits is measured as an idle rate just before each workload and
+taken off, so the numbers are the work of the operations themselves.
 """
 
+import os
 import re
 import statistics
+import sys
+import tempfile
 import time
 
+import ringside as rr
+
 from . import cost
+from .benchlib import Parser, hybrid_connect, nonneg_float, nonneg_int, positive_int
+from .images import REPO
 
 IDLE_WINDOW = 1.0   # seconds of idle counting before each workload
 
@@ -205,3 +220,256 @@ class Meter:
 
     def close(self):
         self.block.close()
+
+
+# ---------------------------------------------------------------- host/cost-measure
+
+ECHO, SINK, SOURCE = 1234, 1235, 1236
+CMDLINE = 'irq=msix idle=halt'
+KIB = 1024
+IO_TIMEOUT = 120
+BOOT_TIMEOUT = 300
+ELF = os.path.join(REPO, 'build', 'ringside.elf')
+PLUGIN = os.path.join(REPO, 'build', 'host', 'ringside-cost.so')
+LINUX_KERNEL = os.path.join(REPO, 'build', 'linux-guest', 'bzImage')
+LINUX_INITRD = os.path.join(REPO, 'build', 'linux-guest', 'initrd')
+LINUX_READY = r'ringside-linux-guest: ready'
+PROG = 'cost-measure'
+
+
+def recv_exact(sock, n):
+    buf = bytearray()
+    while len(buf) < n:
+        chunk = sock.recv(n - len(buf))
+        if not chunk:
+            raise ConnectionError('echo closed after %d of %d bytes' % (len(buf), n))
+        buf += chunk
+    return bytes(buf)
+
+
+def pingpong(block, uds, size, count, warmup=50, sock=None, gap=0.0):
+    """(instructions per round trip, Span) for `count` echo round trips,
+    on `sock` if given (an echo connection), else on a new connection.
+    gap: seconds to wait after each reply, so that the guest has gone idle
+    before the next request (isolated round trips: the guest's path no
+    longer depends on whether the next request beats its halt)."""
+    if sock is None:
+        with hybrid_connect(uds, ECHO, IO_TIMEOUT) as s:
+            return pingpong(block, uds, size, count, warmup, s, gap)
+    data = bytes(i % 251 for i in range(size))
+    for _ in range(warmup):
+        sock.sendall(data)
+        if recv_exact(sock, size) != data:
+            raise ConnectionError('echo of %d bytes came back different' % size)
+    rate = idle_rate(block)
+    with Span(block, rate) as span:
+        for _ in range(count):
+            sock.sendall(data)
+            got = recv_exact(sock, size)
+            if gap:
+                time.sleep(gap)
+    if got != data:
+        raise ConnectionError('echo of %d bytes came back different' % size)
+    return span.insns() / count, span
+
+
+def stream_h2g(block, uds, total, buf=64 * KIB):
+    """(instructions per KiB, Span): `total` bytes into the guest's sink,
+    until the guest has gone back to idle."""
+    data = bytes(i % 251 for i in range(buf))
+    with hybrid_connect(uds, SINK, IO_TIMEOUT) as s:
+        s.sendall(data[:4096])
+        rate = idle_rate(block)
+        with Span(block, rate) as span:
+            sent = 0
+            while sent < total:
+                s.sendall(data)
+                sent += len(data)
+            settle(block, rate)
+    return span.insns() / (sent / KIB), span
+
+
+def stream_g2h(block, uds, total, buf=64 * KIB):
+    """(instructions per KiB, Span): read `total` bytes from the guest's
+    source. The guest may have sent up to one credit window more when the
+    span ends (it stops when we stop reading): <= 256 KiB of `total`."""
+    with hybrid_connect(uds, SOURCE, IO_TIMEOUT) as s:
+        recv_exact(s, 4096)
+        rate = idle_rate(block)
+        with Span(block, rate) as span:
+            got = 0
+            while got < total:
+                chunk = s.recv(buf)
+                if not chunk:
+                    raise ConnectionError('source closed after %d bytes' % got)
+                got += len(chunk)
+    return span.insns() / (got / KIB), span
+
+
+def roundtrips(block, uds, symbols, size, count, runs, gap):
+    """Rows for `runs` runs of `count` round trips on one connection."""
+    rows = {'total': [], 'work': [], 'poll passes': [], 'heap': [], 'halts': []}
+    spans = []
+    with hybrid_connect(uds, ECHO, IO_TIMEOUT) as s:
+        pingpong(block, None, size, 200, sock=s, gap=gap)
+        for _ in range(runs):
+            span = pingpong(block, None, size, count, 0, s, gap)[1]
+            work, passes, heap = split_insns(span.delta, symbols)
+            rows['total'].append(span.insns_by_halts(count) / count)
+            rows['work'].append(work / count)
+            rows['poll passes'].append(passes / count)
+            rows['heap'].append(heap / count)
+            rows['halts'].append(span.delta.totals['halts'] / count)
+            spans.append(span)
+    return rows, spans
+
+
+def print_row(name, vals):
+    print('%-30s %10.1f %10.1f %10.1f %7.2f%%' % (
+        name, statistics.mean(vals), min(vals), max(vals), spread(vals)))
+
+
+def print_header():
+    print('%-30s %10s %10s %10s %8s' % ('guest instructions', 'mean', 'min', 'max', 'spread'))
+
+
+def launch(opts, block_path, log_dir):
+    """A started Launch with the vsock back end and the plugin counting
+    into block_path: ringside by PVH, or the Linux guest with --linux."""
+    args = ['--boot', 'elf', '--vsock', '--accel', 'tcg', '--cost', block_path + ',prof=on']
+    if opts.linux:
+        args += ['--kernel', LINUX_KERNEL, '--cmdline', 'console=ttyS0 quiet panic=-1',
+                 '--qemu-arg=-initrd', '--qemu-arg=%s' % LINUX_INITRD]
+    else:
+        args += ['--cmdline', opts.cmdline]
+    err = open(os.path.join(log_dir, 'qemu.stderr.log'), 'wb')
+    ser = open(os.path.join(log_dir, 'serial.log'), 'wb')
+    la = rr.Launch(rr.parse_args(args), 'tcg', qemu_stderr=err, log=ser)
+    la.start()
+    if opts.linux:
+        la.console.wait_for(LINUX_READY, BOOT_TIMEOUT, what='Linux guest ready')
+    else:
+        la.wait_ready(BOOT_TIMEOUT)
+    deadline = time.monotonic() + 60
+    while True:     # the back end takes connections once it has the rings
+        try:
+            hybrid_connect(la.opts.vsock_uds, ECHO, IO_TIMEOUT).close()
+            return la
+        except OSError:
+            if time.monotonic() > deadline:
+                la.stop()
+                raise
+            time.sleep(0.2)
+
+
+def read_kallsyms(console, path):
+    """The Linux guest's /proc/kallsyms (kernel and modules) into path:
+    Debian's /boot/System.map is a stub. Returns the symbols."""
+    console.send('kallsyms\n')
+    m = console.wait_for(r'kallsyms-begin\r?\n((?:.|\n)*?)kallsyms-end\r?\n', 600,
+                         what='kallsyms')
+    with open(path, 'w') as f:
+        f.write(m.group(1).replace('\r', ''))
+    return cost.system_map_symbols(path)
+
+
+def measure_linux(opts, la, block, tmp):
+    symbols = read_kallsyms(la.console, os.path.join(tmp, 'kallsyms'))
+    uds = la.opts.vsock_uds
+    print('Linux guest; %d runs; round trips: %d per run, %g s apart; symbols: %s'
+          % (opts.runs, opts.count, opts.gap, os.path.join(tmp, 'kallsyms')))
+    print_header()
+    print_row('idle, per second', [idle_rate(block, 2.0) for _ in range(opts.runs)])
+    last = None
+    for size in (64, 4096):
+        vals = []
+        with hybrid_connect(uds, ECHO, IO_TIMEOUT) as s:
+            pingpong(block, None, size, 200, sock=s, gap=opts.gap)
+            for _ in range(opts.runs):
+                v, span = pingpong(block, None, size, opts.count, 0, s, opts.gap)
+                vals.append(v)
+                last = last or span
+        print_row('%d B round trip, total' % size, vals)
+    total = opts.mib << 20
+    print_row('h2g stream 64 KiB, per KiB',
+              [stream_h2g(block, uds, total)[0] for _ in range(opts.runs)])
+    print_row('g2h stream 64 KiB, per KiB',
+              [stream_g2h(block, uds, total)[0] for _ in range(opts.runs)])
+    print('\ntop functions of a 64 B round trip (first run; idle included):')
+    for line in cost.report(last.delta, symbols, opts.count, opts.top, 'rt')[10:]:
+        print(line)
+
+
+def measure_ringside(opts, la, block):
+    symbols = cost.elf_symbols(ELF)
+    uds = la.opts.vsock_uds
+    print('guest: %s; %d runs; round trips: %d per run, %g s apart, one connection'
+          % (opts.cmdline, opts.runs, opts.count, opts.gap))
+    print_header()
+    rates = [idle_rate(block, 2.0) for _ in range(opts.runs)]
+    print_row('idle, per second', rates)
+    print_row('idle, per wake-up', [r.per_halt for r in rates])
+    spans64 = None
+    for size in (64, 4096):
+        rows, spans = roundtrips(block, uds, symbols, size, opts.count, opts.runs, opts.gap)
+        spans64 = spans64 or spans
+        for key, vals in rows.items():
+            print_row('%d B round trip, %s' % (size, key), vals)
+    total = opts.mib << 20
+    streams = {}
+    for name, fn in (('h2g', stream_h2g), ('g2h', stream_g2h)):
+        runs = [fn(block, uds, total) for _ in range(opts.runs)]
+        print_row('%s stream 64 KiB, per KiB' % name, [r[0] for r in runs])
+        streams[name] = runs[-1][1]
+    print('\ntop functions of a 64 B round trip (last run; idle wake-ups included):')
+    for line in cost.report(spans64[-1].delta, symbols, opts.count, opts.top, 'rt')[10:]:
+        print(line)
+    if opts.stream_top:
+        for name, span in streams.items():
+            print('\ntop functions of a %s stream per 64 KiB (last run):' % name)
+            for line in cost.report(span.delta, symbols, total >> 16, opts.stream_top,
+                                    '64K')[10:]:
+                print(line)
+
+
+def build_parser():
+    p = Parser(prog=PROG, description='Guest instructions per operation (idle, echo round '
+               'trips, streams), counted by the ringside-cost plugin under TCG.')
+    p.add_argument('--runs', type=positive_int, default=3, help='runs of each workload')
+    p.add_argument('--count', type=positive_int, default=2000, help='round trips per run')
+    p.add_argument('--gap', type=nonneg_float, default=0.0005,
+                   help='seconds after each reply (0: back to back)')
+    p.add_argument('--mib', type=positive_int, default=32, help='MiB per stream run')
+    p.add_argument('--cmdline', default=CMDLINE,
+                   help='ringside kernel command line (default %(default)r)')
+    p.add_argument('--top', type=positive_int, default=10,
+                   help='functions listed for the 64 B round trip')
+    p.add_argument('--stream-top', type=nonneg_int, default=0, metavar='N',
+                   help='also the top N functions of each stream, per 64 KiB')
+    p.add_argument('--linux', action='store_true',
+                   help='measure the Linux guest instead (make linux-guest)')
+    return p
+
+
+def main(argv=None):
+    p = build_parser()
+    opts = p.parse_args(argv)
+    need = [PLUGIN] + ([LINUX_KERNEL, LINUX_INITRD] if opts.linux else [ELF])
+    missing = [path for path in need if not os.path.exists(path)]
+    if missing:
+        print('%s: %s missing (run make%s)' % (PROG, os.path.relpath(missing[0], REPO),
+                                               ' linux-guest' if opts.linux else ''),
+              file=sys.stderr)
+        return 1
+    tmp = tempfile.mkdtemp(prefix='ringside-cost-')
+    path = os.path.join(tmp, 'guest.cost')
+    la = launch(opts, path, tmp)
+    try:
+        block = cost.CostBlock(path)
+        if opts.linux:
+            measure_linux(opts, la, block, tmp)
+            return 0
+        measure_ringside(opts, la, block)
+        return 0 if la.poweroff() == 0 else 1
+    finally:
+        la.stop()

@@ -104,8 +104,8 @@ def build_parser():
     a('--vsock-arg', metavar='ARG', action='append', default=[],
       help='extra back-end argument (repeatable)')
     # --forward [ADDR:]H=G (repeatable): the back end's --forward-tcp, TCP port H
-    # (127.0.0.1 unless ADDR) to guest vsock port G (README, tools people
-    # already use); out of --help, which must fit a screen.
+    # (127.0.0.1 unless ADDR) to guest vsock port G (docs/own-stack.md,
+    # tools people already use); out of --help, which must fit a screen.
     a('--forward', metavar='[ADDR:]H=G', action='append', default=[], help=argparse.SUPPRESS)
     a('--vsock-transport', choices=['auto', 'vhost-user', 'kernel'], default='auto',
       metavar='auto|vhost-user|kernel', help='kernel: vhost-vsock-pci (see notes)')
@@ -113,7 +113,7 @@ def build_parser():
       help='your vhost-user-vsock back end (see notes)')
     a('--qemu', metavar='PATH',
       help='QEMU ($RINGSIDE_QEMU, else qemu-system-x86_64)')
-    # --cost PATH[,OPTS]: guest cost counters (README, cost accounting); out of
+    # --cost PATH[,OPTS]: guest cost counters (docs/benchmarks.md); out of
     # --help, which must fit a screen.
     a('--cost', metavar='PATH[,OPTS]', help=argparse.SUPPRESS)
     a('--qemu-arg', action='append', default=[], metavar='ARG',

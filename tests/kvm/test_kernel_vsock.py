@@ -151,7 +151,7 @@ def test_exits_agree_with_the_guests_counters(kguest):
 
 
 def test_exit_budget(kguest):
-    """What ringside asks of KVM (README, VM exits on KVM): per 64 B round
+    """What ringside asks of KVM (docs/own-stack.md, VM exits): per 64 B round
     trip the halt and the kick and next to nothing else, no UART read and,
     with x2APIC or KVM's PV EOI offered, no xAPIC page access; idle, the
     guard's wake-up a second."""

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""Benchmarking your own back end and QEMU (README, "Benchmark your own
+"""Benchmarking your own back end and QEMU (docs/own-stack.md, "Your
 back end"): ringside-run --backend CMD (placeholders, readiness, a back end
 that fails), --qemu PATH, the kernel vhost-vsock checks on a host without
 /dev/vhost-vsock (tests/kvm has them where it exists), and

@@ -18,6 +18,7 @@ SEEDS = os.path.join(REPO, 'host', 'bench-seeds')
 LINUX = os.path.join(REPO, 'build', 'linux-guest', 'initrd')
 
 pytestmark = [
+    pytest.mark.slow,
     pytest.mark.skipif(not shutil.which('dpdk-testpmd'),
                        reason='seed 001 needs dpdk-testpmd (package dpdk)'),
     pytest.mark.skipif(not os.path.exists(LINUX),

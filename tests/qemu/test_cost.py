@@ -9,18 +9,38 @@ import re
 import struct
 import subprocess
 import sys
+import time
+
 import pytest
 
-from ringside_qemu import REPO
-from cost_measure import ECHO, Span, boot, idle_rate, pingpong, split_insns
+from ringside_qemu import Guest, REPO
 from vsockhost import hybrid_connect
 from ringside import cost
-from ringside.cost_measure import virtio_bars
+from ringside.cost_measure import (CMDLINE, ECHO, Span, idle_rate, pingpong, split_insns,
+                                   virtio_bars)
 
 PLUGIN = os.path.join(REPO, 'build', 'host', 'ringside-cost.so')
 ELF = os.path.join(REPO, 'build', 'ringside.elf')
 REPORT = os.path.join(REPO, 'host', 'cost-report')
 CALIBRATE_INSNS = 8     # kernel/calibrate.c
+
+
+def boot(block_path, cmdline=CMDLINE, opts='prof=on', name='cost'):
+    """A started vsock guest whose cost block is block_path (as
+    host/cost-measure boots it), its logs with the other tests'."""
+    cost_arg = block_path + (',' + opts if opts else '')
+    g = Guest('--boot', 'elf', '--vsock', '--cmdline', cmdline, '--cost', cost_arg, name=name)
+    g.start()
+    deadline = time.monotonic() + 60
+    while True:     # the back end takes connections once it has the rings
+        try:
+            hybrid_connect(g.vsock_uds, ECHO).close()
+            return g
+        except OSError:
+            if time.monotonic() > deadline:
+                g.stop()
+                raise
+            time.sleep(0.2)
 
 
 def counted_guest(tmp_path_factory, opts, name):
@@ -55,7 +75,7 @@ def cguest(tmp_path_factory):
 def pguest(tmp_path_factory):
     """Counted as in benchmarks: inline counts and the profile only. Its
     test runs first and alone: a second QEMU would change the timing, and
-    with it which paths the guest takes (see README, cost accounting)."""
+    with it which paths the guest takes (docs/benchmarks.md, cost accounting)."""
     yield from counted_guest(tmp_path_factory, 'prof=on', 'cost')
 
 
@@ -92,7 +112,7 @@ def test_roundtrip_cost_repeatable(pguest):
 
 
 # The guest's cost of one isolated 64 B echo round trip (irq=msix
-# idle=halt tick=deadline, cost_measure.py): about 920 instructions in all
+# idle=halt tick=deadline, host/cost-measure): about 920 instructions in all
 # and none in newlib's allocator, since the echo replies in the received
 # buffer, which then goes straight back onto the RX ring (before: 1,300;
 # 1,950 to 2,040; 2,700 to 3,100 with 130 in the allocator; before the

@@ -143,6 +143,7 @@ def check(res, want, said):
         assert not res.markers, res.summary()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize('mode', MODES)
 @pytest.mark.parametrize('ring', fm.RINGS)
 def test_linux_under_fault(together, ring, mode):

@@ -11,6 +11,8 @@ import pytest
 
 import vsockhost as vh
 
+pytestmark = pytest.mark.slow     # the Linux guest boots in 20-55 s under TCG
+
 ECHO_SIZES = [1, 44, 64, 4095, 4096, 4097, 65536, 65580, 1 << 20]
 BULK = 64 << 20
 

@@ -24,6 +24,7 @@ from conftest import REPO
 
 
 pytestmark = [
+        pytest.mark.slow,
         pytest.mark.skipif(not shutil.which('dpdk-testpmd'),
                            reason='dpdk-testpmd not installed (package dpdk-dev)'),
         pytest.mark.skipif(not os.path.isdir('/lib/modules') or not os.listdir('/lib/modules'),

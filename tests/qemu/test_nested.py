@@ -13,6 +13,8 @@ import pytest
 
 from ringside_qemu import REPO
 
+pytestmark = pytest.mark.slow     # every test but one boots L1 under TCG
+
 NESTED = os.path.join(REPO, 'host', 'nested')
 L1 = os.path.join(REPO, 'build', 'nested-host', 'initrd')
 # The KVM suite's tests (tests/kvm): all must run and pass inside L1.

@@ -165,6 +165,7 @@ def linux_rx(request):
         shutil.rmtree(workdir, ignore_errors=True)
 
 
+@pytest.mark.slow
 def test_linux_txonly_counts(linux_rx):
     """Linux counts at its interface every frame testpmd sent."""
     launch, pmd = linux_rx

@@ -9,6 +9,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from ringside_qemu import REPO
 
 sys.path.insert(0, os.path.join(REPO, 'host'))
@@ -46,6 +48,7 @@ def test_failures_catch_leaks():
     assert re_mod.counter_failures({}) == ['no back-end counters at exit']
 
 
+@pytest.mark.slow
 def test_ten_reboots(tmp_path):
     out = tmp_path / 'reboots.json'
     p = subprocess.run([TOOL, '--reboots', '10', '--seed', '5', '--json', str(out),

@@ -11,6 +11,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from ringside_qemu import REPO
 
 sys.path.insert(0, os.path.join(REPO, 'host'))
@@ -95,6 +97,7 @@ def test_bad_option_is_one_line():
     assert p.stderr.startswith('soak: error:')
 
 
+@pytest.mark.slow
 def test_soak_60s(tmp_path):
     out = tmp_path / 'soak.json'
     p = subprocess.run([SOAK, '--duration', '60', '--seed', '11', '--json', str(out),

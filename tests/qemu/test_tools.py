@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
 """Tools people already have, against the guest: Debian's socat on the
-hybrid-vsock socket (the README's recipe) and Debian's sockperf through the
+hybrid-vsock socket (docs/own-stack.md's recipe) and Debian's sockperf through the
 back end's TCP forwarding to the guest's sockperf server (app/sockperf.c);
 and host/bench-vsock --tools, which puts sockperf and iperf3 next to
 ringside-bench in one boot.
@@ -39,7 +39,7 @@ def tguest():
 
 
 def socat_hybrid(uds, port, data):
-    """The README recipe: socat on the Unix socket, CONNECT line first.
+    """docs/own-stack.md's recipe: socat on the Unix socket, CONNECT line first.
     Returns socat's stdout (the "OK" line, then the echo)."""
     p = subprocess.run(['socat', '-t', '30', '-', 'UNIX-CONNECT:%s' % uds],
                        input=b'CONNECT %d\n' % port + data,
@@ -102,6 +102,7 @@ BENCH_VSOCK = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__)))), 'host', 'bench-vsock')
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not (shutil.which('iperf3') and shutil.which('sockperf')),
                     reason='iperf3 or sockperf not installed (make deps)')
 def test_bench_vsock_tools(tmp_path):

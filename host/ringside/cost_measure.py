@@ -28,6 +28,7 @@ import ringside as rr
 from . import cost
 from .benchlib import Parser, hybrid_connect, nonneg_float, nonneg_int, positive_int
 from .images import REPO
+from .results import add_options, publish
 
 IDLE_WINDOW = 1.0   # seconds of idle counting before each workload
 
@@ -324,13 +325,20 @@ def roundtrips(block, uds, symbols, size, count, runs, gap):
     return rows, spans
 
 
-def print_row(name, vals):
-    print('%-30s %10.1f %10.1f %10.1f %7.2f%%' % (
-        name, statistics.mean(vals), min(vals), max(vals), spread(vals)))
+class CostTable:
+    """The guest instructions table: printed as it grows, kept for --json."""
 
+    def __init__(self):
+        self.rows = []
+        print('%-30s %10s %10s %10s %8s' % ('guest instructions', 'mean', 'min', 'max',
+                                            'spread'))
 
-def print_header():
-    print('%-30s %10s %10s %10s %8s' % ('guest instructions', 'mean', 'min', 'max', 'spread'))
+    def row(self, name, vals):
+        r = {'what': name, 'mean': statistics.mean(vals), 'min': min(vals), 'max': max(vals),
+             'spread_pct': spread(vals), 'runs': list(vals)}
+        self.rows.append(r)
+        print('%-30s %10.1f %10.1f %10.1f %7.2f%%' % (name, r['mean'], r['min'], r['max'],
+                                                      r['spread_pct']))
 
 
 def launch(opts, block_path, log_dir):
@@ -378,8 +386,8 @@ def measure_linux(opts, la, block, tmp):
     uds = la.opts.vsock_uds
     print('Linux guest; %d runs; round trips: %d per run, %g s apart; symbols: %s'
           % (opts.runs, opts.count, opts.gap, os.path.join(tmp, 'kallsyms')))
-    print_header()
-    print_row('idle, per second', [idle_rate(block, 2.0) for _ in range(opts.runs)])
+    table = CostTable()
+    table.row('idle, per second', [idle_rate(block, 2.0) for _ in range(opts.runs)])
     last = None
     for size in (64, 4096):
         vals = []
@@ -389,37 +397,38 @@ def measure_linux(opts, la, block, tmp):
                 v, span = pingpong(block, None, size, opts.count, 0, s, opts.gap)
                 vals.append(v)
                 last = last or span
-        print_row('%d B round trip, total' % size, vals)
+        table.row('%d B round trip, total' % size, vals)
     total = opts.mib << 20
-    print_row('h2g stream 64 KiB, per KiB',
+    table.row('h2g stream 64 KiB, per KiB',
               [stream_h2g(block, uds, total)[0] for _ in range(opts.runs)])
-    print_row('g2h stream 64 KiB, per KiB',
+    table.row('g2h stream 64 KiB, per KiB',
               [stream_g2h(block, uds, total)[0] for _ in range(opts.runs)])
     print('\ntop functions of a 64 B round trip (first run; idle included):')
     for line in cost.report(last.delta, symbols, opts.count, opts.top, 'rt')[10:]:
         print(line)
+    return table.rows
 
 
-def measure_ringside(opts, la, block):
+def measure_ringside(opts, la, block, tmp):
     symbols = cost.elf_symbols(ELF)
     uds = la.opts.vsock_uds
     print('guest: %s; %d runs; round trips: %d per run, %g s apart, one connection'
           % (opts.cmdline, opts.runs, opts.count, opts.gap))
-    print_header()
+    table = CostTable()
     rates = [idle_rate(block, 2.0) for _ in range(opts.runs)]
-    print_row('idle, per second', rates)
-    print_row('idle, per wake-up', [r.per_halt for r in rates])
+    table.row('idle, per second', rates)
+    table.row('idle, per wake-up', [r.per_halt for r in rates])
     spans64 = None
     for size in (64, 4096):
         rows, spans = roundtrips(block, uds, symbols, size, opts.count, opts.runs, opts.gap)
         spans64 = spans64 or spans
         for key, vals in rows.items():
-            print_row('%d B round trip, %s' % (size, key), vals)
+            table.row('%d B round trip, %s' % (size, key), vals)
     total = opts.mib << 20
     streams = {}
     for name, fn in (('h2g', stream_h2g), ('g2h', stream_g2h)):
         runs = [fn(block, uds, total) for _ in range(opts.runs)]
-        print_row('%s stream 64 KiB, per KiB' % name, [r[0] for r in runs])
+        table.row('%s stream 64 KiB, per KiB' % name, [r[0] for r in runs])
         streams[name] = runs[-1][1]
     print('\ntop functions of a 64 B round trip (last run; idle wake-ups included):')
     for line in cost.report(spans64[-1].delta, symbols, opts.count, opts.top, 'rt')[10:]:
@@ -430,6 +439,7 @@ def measure_ringside(opts, la, block):
             for line in cost.report(span.delta, symbols, total >> 16, opts.stream_top,
                                     '64K')[10:]:
                 print(line)
+    return table.rows
 
 
 def build_parser():
@@ -448,6 +458,7 @@ def build_parser():
                    help='also the top N functions of each stream, per 64 KiB')
     p.add_argument('--linux', action='store_true',
                    help='measure the Linux guest instead (make linux-guest)')
+    add_options(p)
     return p
 
 
@@ -466,10 +477,12 @@ def main(argv=None):
     la = launch(opts, path, tmp)
     try:
         block = cost.CostBlock(path)
-        if opts.linux:
-            measure_linux(opts, la, block, tmp)
-            return 0
-        measure_ringside(opts, la, block)
-        return 0 if la.poweroff() == 0 else 1
+        guest = 'linux' if opts.linux else 'ringside'
+        rows = (measure_linux if opts.linux else measure_ringside)(opts, la, block, tmp)
+        status = 0 if opts.linux or la.poweroff() == 0 else 1
+        publish(PROG, opts, {'guest': guest, 'cmdline': None if opts.linux else opts.cmdline,
+                             'runs': opts.runs, 'count': opts.count, 'rows': rows},
+                accel='tcg')
+        return status
     finally:
         la.stop()

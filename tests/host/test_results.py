@@ -7,13 +7,10 @@ import csv
 import json
 import os
 import subprocess
-import sys
 import types
 
-from ringside_qemu import REPO
-
-sys.path.insert(0, os.path.join(REPO, 'host'))
-from ringside import results  # noqa: E402
+from conftest import REPO
+from ringside import results
 
 COMPARE = os.path.join(REPO, 'host', 'compare')
 RUN = {'accel': 'tcg',

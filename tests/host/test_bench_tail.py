@@ -2,13 +2,8 @@
 """bench-tail's guest work per round trip: instructions less a wake-up per
 halt, the wake-up's cost taken from the round trips themselves."""
 
-import os
-import sys
 
-from ringside_qemu import REPO
-
-sys.path.insert(0, os.path.join(REPO, 'host'))
-from ringside.bench_tail import halt_cost, summarize  # noqa: E402
+from ringside.bench_tail import halt_cost, summarize
 
 
 def trips(halts, base=919, per_halt=100):

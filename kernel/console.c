@@ -5,8 +5,10 @@
  * line status: every pass, and while idle every 100 ms (1 ms for a
  * second after a keystroke). Output goes in bursts of up to the transmit
  * FIFO's 16 bytes, each written once the line status says the FIFO is
- * empty, with one string instruction (rep outsb): under KVM a burst is one
- * line status read and one exit for the data, not two exits a byte.
+ * empty, with one string instruction (rep outsb): one line status read a
+ * burst instead of one a byte. KVM still exits once per byte written (it
+ * emulates OUTS an element at a time): on the nested host a long `config`
+ * costs 1.24 port exits a byte, against 2.1 byte by byte.
  *
  * Every UART access is a VM exit into QEMU, so with the interrupt a
  * wake-up the UART did not cause reads nothing from it: the interrupt

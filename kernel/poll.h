@@ -13,8 +13,7 @@
  * pass for a while (poll_keep), or its pending() said so before a halt.
  * A pass costs a bit test for it instead of a call.
  *
- * The table is static and lock-free: one loop runs it. A later step runs
- * one loop per vCPU; the table then becomes per-CPU.
+ * The table is static and lock-free: one loop runs it.
  */
 #ifndef KERNEL_POLL_H
 #define KERNEL_POLL_H

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * Seed 001's switch, one for every virtio driver with a TX queue
+ * The TX-reclaim switch (virtio-net's "free old xmit only in NAPI"), one
+ * for every virtio driver with a TX queue
  * (virtio-net, virtio-vsock): reclaim sent buffers in the poll loop only,
  * or also on send.
  */

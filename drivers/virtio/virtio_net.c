@@ -14,7 +14,7 @@
  * (virtqueue.h): slot i is buffer id i, its descriptor points at the
  * slot's buffer for good, so a burst is its ids added in one batch (one
  * publish, one kick) and reclaiming is ids coming back. With txpoll=1
- * (seed 001) sent buffers are reclaimed only in the poll path and the
+ * (as virtio-net frees them only in NAPI) sent buffers are reclaimed only in the poll path and the
  * device is asked for no TX interrupts; with txpoll=0 the transmit path
  * also reclaims before adding, as Linux did before.
  */

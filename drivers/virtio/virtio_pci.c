@@ -58,7 +58,7 @@ CONFIG_KEY(cfg_irq) = {
 /*
  * How often an idle loop looks at a device whose queues raise no
  * interrupt (irq=poll, no MSI-X, a refused vector): the 1 ms the periodic
- * tick always gave, so polled devices answer as before with tick=deadline.
+ * tick gives, so polled devices answer as quickly with tick=deadline.
  */
 #define POLLED_PERIOD_NS 1000000ULL
 

@@ -116,7 +116,7 @@ bool virtio_device_ok(struct virtio_device *vdev);
 /* Reset every device and probe again with the current config (ring=...). */
 void virtio_reprobe_all(void);
 
-/* Seed 001: reclaim TX buffers only in the poll loop (txpoll.c). */
+/* txpoll=1: reclaim TX buffers only in the poll loop (txpoll.c). */
 extern struct config_key cfg_txpoll;
 
 /* Each driver registers itself; called before virtio_pci_init(). */

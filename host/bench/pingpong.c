@@ -3,7 +3,7 @@
  * pingpong: send SIZE bytes to the echo port, wait until all SIZE come
  * back, record the round trip (fio's pingpong=1 on a vsock/unix job does
  * the same). Warm-up rounds first; then --count rounds or --time seconds.
- * Latency percentiles in ns as in seed 000's table.
+ * Latency percentiles in ns as in the table of Linux's vsock TX fast path (efcd71af38be).
  *
  * --trace FILE keeps every measured round trip in order; with --cost-shm
  * the guest's counters are read right before each round trip starts, so

@@ -4,7 +4,7 @@
  * h2g writes -l byte buffers of the pattern to the sink port, g2h reads
  * -l byte buffers from the source port and checks every byte. Gb/s with
  * G = 10^9. --cpu-pids adds CPU% of other processes (QEMU, the back end)
- * to ours for seed 004's efficiency, Mbps / CPU%.
+ * to ours for the efficiency of Linux's vsock throughput series, Mbps / CPU%.
  */
 #include <errno.h>
 #include <pthread.h>

@@ -5,7 +5,7 @@ and Linux's pktgen against the same testpmd as the baseline.
 One testpmd; in each round one ringside boot (virtio-net-pci with packed=on,
 so the guest can choose either layout) runs every combination of ring layout
 (`set ring=`, which re-probes the device) and TX reclaim mode (`set
-txpoll=`, seed 001); rounds interleave, so slow drifts of a busy host hit
+txpoll=`); rounds interleave, so slow drifts of a busy host hit
 all of them alike. Each run: read testpmd's counters, `pktgen count=N
 size=S burst=B dst=IP,MAC`, read testpmd's RX-packets again; the run fails
 unless testpmd received exactly what pktgen sent.

@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: MIT
 """bench-rr: request/response at scale, ringside vs Linux, in one command.
 
-Like netperf TCP_RR and UDP_RR with many sessions (seed 003): for each
-guest (ringside, and the Linux baseline of `make linux-guest`) and each
+Like netperf TCP_RR and UDP_RR with many sessions, as vhost_net's
+busy-polling series measured: for each guest (ringside, and the Linux baseline of `make linux-guest`) and each
 back-end mode (sleeping on eventfds, or `--poll`), boot the guest with
 vsock through build/host/ringside-vhost-vsock and virtio-net on a tap in a
 network namespace made for the run, then run `ringside-bench rr` for every

@@ -52,7 +52,7 @@ def main(argv=None):
     if a.runs < 1:
         p.error('--runs must be >= 1')
 
-    # OVMF hangs under this machine's KVM (see ENVIRONMENT.md): TCG only.
+    # OVMF has been seen to hang under KVM on these machines: TCG only.
     accel = 'tcg'
     common = ['--machine', a.machine, '--memory', a.memory, '--timeout', str(a.timeout)]
     samples = {name: [] for name, _ in BOOTS}

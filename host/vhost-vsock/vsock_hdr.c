@@ -25,7 +25,7 @@ enum guest_hdr_err vsock_hdr_parse(const struct iovec *out, unsigned n_out, uint
 {
 	if (out_len < VSOCK_HDR_LEN || iov_to_buf(out, n_out, 0, h, VSOCK_HDR_LEN) != VSOCK_HDR_LEN)
 		return GUEST_HDR_SHORT;
-	/* seed 002: a len the buffer cannot hold is dropped, never trusted */
+	/* a len the buffer cannot hold is dropped, never trusted (as Linux 6.3) */
 	if (h->len > VSOCK_MAX_PKT_PAYLOAD)
 		return GUEST_HDR_LEN_BIG;
 	if (h->len > out_len - VSOCK_HDR_LEN)

@@ -32,7 +32,7 @@ _Static_assert(__builtin_offsetof(struct vsock_pkt, data) ==
 	       "vsock_pkt data follows hdr");
 
 /*
- * Header validation (seed 002, Linux's current rules): what a device wrote
+ * Header validation (Linux's rules since its vsock sk_buff rework, 6.3): what a device wrote
  * into an RX buffer, @used bytes by its word. The ring already bounds
  * @used by the buffer's size (virtq_used_len), so there is no overrun
  * verdict: it could never be reached.

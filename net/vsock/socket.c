@@ -3,7 +3,7 @@
  * vsock connections over any transport (virtio 1.2, 5.10.6): the
  * connection table, the REQUEST/RESPONSE/SHUTDOWN/RST state machine and
  * credit flow control (5.10.6.3). Received packets stay in the buffer they
- * arrived in until read (zero copy); small ones may be merged (seed 004).
+ * arrived in until read (zero copy); small ones may be merged (the small-packet copy of Linux's 2019 vsock throughput series).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -641,7 +641,7 @@ static ssize_t send_data(struct vsock_sock *s, const void *buf, size_t len, bool
 /*
  * The received buffer becomes the sent packet: its header is rewritten in
  * place for the way back, so the bytes are neither copied nor is a packet
- * allocated (an echo's whole cost used to be one of each). The payload is
+ * allocated (without this, an echo's whole cost would be one of each). The payload is
  * read, and the reply carries the credit that frees.
  */
 static __attribute__((noinline)) ssize_t send_head(struct vsock_sock *s, struct vsock_pkt *p)
@@ -721,8 +721,8 @@ size_t vsock_rx_queued(const struct vsock_sock *s)
 }
 
 /*
- * seed 004: a tiny payload would pin a whole RX buffer while it waits to
- * be read. Copy it into the free tail of the previous queued buffer when
+ * The small-packet copy (Linux's 2019 vsock throughput series): a tiny
+ * payload would pin a whole RX buffer while it waits to be read. Copy it into the free tail of the previous queued buffer when
  * that does not cross a message boundary.
  */
 static bool try_smallcopy(struct vsock_sock *s, struct vsock_pkt *pkt)

@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 #define VSOCK_HDR_LEN 44
-#define VSOCK_MAX_PKT_PAYLOAD 65536 /* VIRTIO_VSOCK_MAX_PKT_BUF_SIZE, seed 004 */
+#define VSOCK_MAX_PKT_PAYLOAD 65536 /* VIRTIO_VSOCK_MAX_PKT_BUF_SIZE since Linux 5.4 */
 #define VSOCK_CID_HOST 2
 #define VSOCK_CID_ANY 0xffffffffULL
 

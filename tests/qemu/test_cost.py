@@ -82,7 +82,7 @@ def pguest(tmp_path_factory):
 def test_roundtrip_cost_repeatable(pguest):
     """Two identical runs of 2000 isolated 64 B echo round trips on one
     connection agree within 1 % on the guest's total instructions per
-    round trip (issue 12).
+    round trip.
 
     The total is repeatable because the number of poll passes per round
     trip is fixed by structure, not timing: the RX interrupt wakes the

@@ -255,7 +255,7 @@ def test_mergeable_small_buffers(net_guest):
 
 
 def test_irq_msix_interrupts_counted(net_guest):
-    """irq=msix: RX interrupts; TX interrupts only with txpoll=0 (seed 001).
+    """irq=msix: RX interrupts; TX interrupts only with txpoll=0.
 
     With EVENT_IDX "no interrupts" is a request the device SHOULD honour
     (virtio 1.2, 2.7.7.2); QEMU still sends the first one after a reset and

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""host/reboot-endurance --reboots 10 (issue 11, item 10): one back end
+"""host/reboot-endurance --reboots 10: one back end
 stays up while the guest reboots (`reboot` on the console, QEMU resets);
 every boot serves the echo byte-exact and the back end's fds, mappings and
 private memory stay flat. The check is tested on made-up samples first."""

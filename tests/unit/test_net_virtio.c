@@ -403,7 +403,7 @@ static void tx_burst(enum virtq_layout l, int txpoll)
 		ring_model_complete(m, 0, 0);
 	n = registered->ops->xmit_burst(registered, frames, 20);
 	if (txpoll) {
-		/* seed 001: nothing reclaimed on the transmit path */
+		/* txpoll=1: nothing reclaimed on the transmit path */
 		assert_int_equal(n, 6);
 		assert_int_equal(stats()->tx_reclaim_in_xmit, 0);
 		assert_int_equal(stats()->tx_ring_full, 1);

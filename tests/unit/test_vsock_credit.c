@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * When the guest sends a CREDIT_UPDATE (virtio 1.2, 5.10.6.3), pinned
- * exactly. credit=lazy follows Linux (seed 004): after a read, update only
+ * exactly. credit=lazy follows Linux (its 2019 vsock throughput series): after a read, update only
  * when the free space the peer last heard of, buf_alloc - (fwd_cnt -
  * last_fwd_cnt), drops below 64 KiB (VIRTIO_VSOCK_MAX_PKT_BUF_SIZE).
  * credit=eager updates after every read that consumed bytes. A fake

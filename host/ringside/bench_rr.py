@@ -4,8 +4,9 @@
 Like netperf TCP_RR and UDP_RR with many sessions, as vhost_net's
 busy-polling series measured: for each guest (ringside, and the Linux
 baseline of `make linux-guest`) and each back-end mode (sleeping on
-eventfds, or `--poll`), boot the guest with vsock through build/host/ringside-vhost-vsock and virtio-net on a tap in a
-network namespace made for the run, then run `ringside-bench rr` for every
+eventfds, or `--poll`), boot the guest with vsock through
+build/host/ringside-vhost-vsock and virtio-net on a tap in a network
+namespace made for the run, then run `ringside-bench rr` for every
 (sessions, size) cell: over vsock against the echo service (port 1234),
 and, once per guest, over UDP against the guest's UDP echo (port 7) from
 inside the namespace. Each cell reports transactions/s (total and per

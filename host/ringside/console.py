@@ -92,6 +92,8 @@ class Console:
         self._stamps = []  # (end offset, time.monotonic() of arrival)
         self._cond = threading.Condition()
         self._wlock = threading.Lock()
+        # called when a wait times out: a note on the guest's state, or ''
+        self.diagnose = None
         self._thread = threading.Thread(target=self._read, name='console', daemon=True)
         self._thread.start()
 
@@ -162,8 +164,9 @@ class Console:
                                       % (what or repr(rx.pattern), self.text[-200:]))
                 left = deadline - time.monotonic()
                 if left <= 0:
-                    raise GuestTimeout('no %s after %g s; last output: %r'
-                                       % (what or repr(rx.pattern), timeout, self.text[-200:]))
+                    raise GuestTimeout('no %s after %g s; last output: %r%s'
+                                       % (what or repr(rx.pattern), timeout, self.text[-200:],
+                                          self.diagnose() if self.diagnose else ''))
                 self._cond.wait(left)
 
     def wait_eof(self, timeout):

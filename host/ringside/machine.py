@@ -14,7 +14,8 @@ from .console import Console
 from .errors import GuestExited, LaunchError
 from .images import DEFAULT_ELF, DEFAULT_ESP, DEFAULT_ISO
 from .process import Children
-from .qemu import packed_requested, qemu_argv, vsock_kernel
+from . import vcpu_watch
+from .qemu import packed_requested, qemu_argv, size_bytes, vsock_kernel
 from .vhost import kernel_vsock_problem
 
 
@@ -75,6 +76,12 @@ class Launch:
             if spec.socket_path:
                 self._wait_listening(spec, proc)
         argv = self.argv()
+        watch = None
+        if self.accel == 'kvm' and vcpu_watch.wanted():
+            # a console timeout reads the vCPU's registers (vcpu_watch.py)
+            self._workdir = self._workdir or tempfile.mkdtemp(prefix='ringside-')
+            watch = os.path.join(self._workdir, 'qmp.sock')
+            argv += ['-qmp', 'unix:%s,server=on,wait=off' % watch]
         serial_path = self.opts.serial_path
         remove_stale_socket(serial_path)
         pipes = serial_path is None
@@ -91,6 +98,9 @@ class Launch:
             sock = self._connect(serial_path)
             self.console = Console(sock.fileno(), sock.fileno(), tee=self.tee,
                                    log=self.log, holder=sock)
+        if watch and self.console:
+            ram = size_bytes(self.opts.memory)
+            self.console.diagnose = lambda: vcpu_watch.explain(watch, ram)
         return self
 
     def _wait_listening(self, spec, proc):

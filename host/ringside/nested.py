@@ -39,7 +39,7 @@ EXIT_L1 = 125  # L1 did not run CMD to its end (like env(1)'s 125)
 ENV_PREFIX = 'RINGSIDE_'
 # L1's KVM works, but a guest under it boots slowly while this machine is
 # busy: --accel auto's probe waits this long there before it picks TCG.
-L1_ENV = {'RINGSIDE_KVM_PROBE_TIMEOUT': '60'}
+L1_ENV = {'RINGSIDE_KVM_PROBE_TIMEOUT': '60', 'RINGSIDE_VCPU_WATCH': '1'}
 
 
 def parse_args(argv):

@@ -15,7 +15,8 @@ def qemu_opt(value):
     return str(value).replace(',', ',,')
 
 
-def _size_bytes(size):
+def size_bytes(size):
+    """QEMU's -m size ('512M', '3G', or bytes) in bytes."""
     scale = {'K': 1 << 10, 'M': 1 << 20, 'G': 1 << 30, 'T': 1 << 40}
     if size[-1] in scale:
         return int(size[:-1]) * scale[size[-1]]
@@ -79,7 +80,7 @@ def qemu_argv(opts, accel, serial_path=None):
     if opts.vsock and not vsock_kernel(opts, accel):
         # vhost-user back ends map guest RAM: it has to be shared memory.
         argv += ['-object', 'memory-backend-memfd,id=mem,size=%d,share=on'
-                 % _size_bytes(opts.memory)]
+                 % size_bytes(opts.memory)]
         machine += ',memory-backend=mem'
     argv += ['-machine', machine, '-m', opts.memory]
     argv += ['-display', 'none', '-monitor', 'none']

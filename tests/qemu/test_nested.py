@@ -7,11 +7,15 @@ import os
 import re
 import subprocess
 import sys
+import warnings
 import xml.etree.ElementTree as ET
 
 import pytest
 
 from ringside_qemu import REPO
+
+sys.path.insert(0, os.path.join(REPO, 'host'))
+from ringside import vcpu_watch  # noqa: E402
 
 pytestmark = pytest.mark.slow     # every test but one boots L1 under TCG
 
@@ -58,26 +62,47 @@ def test_without_svm_guests_fall_back_to_tcg():
     assert out.stdout.strip() == 'idle=halt', out.stdout
 
 
-# Under nesting an L2's serial console now and then stops in the middle of
-# a command's output and never goes on (ringside's `config`, the Linux
-# guest's /proc/interrupts alike; cause not found): the suite would fail
-# at random, so it runs when asked (make test-nested), not in make test.
-SUITE_ENV = 'RINGSIDE_NESTED_SUITE'
+# Under nesting an L2 vCPU now and then comes back from an I/O intercept
+# holding L1's state instead of its own (host/ringside/vcpu_watch.py: QEMU's
+# emulated SVM, ringside and the Linux guest alike, about once per few
+# hundred KiB of console output). The launcher inside L1 reads the vCPU's
+# registers when a console wait times out and says so; a test that failed
+# for that reason alone runs once more, and the warning shows the evidence.
+# Any other failure fails the suite.
 
 
-@pytest.mark.skipif(os.environ.get(SUITE_ENV) != '1',
-                    reason='the KVM suite runs with make test-nested (%s=1): nested L2 consoles '
-                           'stop mid-output now and then, cause not found' % SUITE_ENV)
-def test_kvm_suite_inside():
-    """tests/kvm on the nested host: every test ran (none skipped) and passed."""
+def kvm_suite(*tests):
+    """tests/kvm (or the given node ids) inside L1: (completed process,
+    counts, [(node id, failure text)])."""
     report = os.path.join(REPO, 'build', 'nested-kvm-suite.xml')
     if os.path.exists(report):
         os.unlink(report)
     out = nested('/usr/bin/python3', '-m', 'pytest', '-q', '-p', 'no:cacheprovider',
-                 'tests/kvm', '--junitxml', report, timeout=1800)
+                 *(tests or ['tests/kvm']), '--junitxml', report, timeout=1800)
+    assert os.path.exists(report), out.stdout[-4000:] + out.stderr[-2000:]
     suite = ET.parse(report).getroot()
     suite = suite if suite.tag == 'testsuite' else suite.find('testsuite')
     counts = {k: int(suite.get(k)) for k in ('tests', 'failures', 'errors', 'skipped')}
+    failed = []
+    for case in suite.iter('testcase'):
+        for bad in list(case.findall('failure')) + list(case.findall('error')):
+            node = '%s.py::%s' % (case.get('classname').replace('.', '/'), case.get('name'))
+            failed.append((node, '%s\n%s' % (bad.get('message', ''), bad.text or '')))
+    return out, counts, failed
+
+
+def test_kvm_suite_inside():
+    """tests/kvm on the nested host: every test ran (none skipped) and passed."""
+    out, counts, failed = kvm_suite()
+    lost = [node for node, text in failed if vcpu_watch.LOST in text]
+    if failed and len(lost) == len(failed):
+        evidence = [text[text.index(vcpu_watch.LOST):].split('\n')[0][:300]
+                    for _, text in failed]
+        warnings.warn('KVM suite: %d test(s) lost to the nested hypervisor, run again: %s; %s'
+                      % (len(lost), ' '.join(lost), evidence[0]))
+        out, again, failed = kvm_suite(*sorted(set(lost)))
+        assert out.returncode == 0 and not failed, out.stdout[-4000:] + out.stderr[-2000:]
+        counts['failures'] = counts['errors'] = 0
     assert out.returncode == 0, out.stdout[-4000:] + out.stderr[-2000:]
     assert counts['failures'] == counts['errors'] == counts['skipped'] == 0, counts
     assert counts['tests'] >= KVM_SUITE_MIN_TESTS, counts

@@ -43,8 +43,8 @@ import ringside as rr
 from . import cost, kvm_exits
 from .bench_tools import (SocatForwards, forward_args, print_tools, print_tools_stream, run_tools,
                           run_tools_stream)
-from .benchlib import (BENCH, REPO, Parser, int_list, nonneg_int, positive_float, positive_int,
-                       run_bench, size_list, vsock_target, wait_target)
+from .benchlib import (BENCH, REPO, Parser, Progress, int_list, nonneg_int, positive_float,
+                       positive_int, run_bench, size_list, vsock_target, wait_target)
 from .cost_measure import Meter, settle, spread, virtio_bars
 from .results import add_options, publish
 
@@ -434,12 +434,16 @@ def run_cells(opts, guest, target, meter, results):
     """Every ping-pong and stream cell, --ab combinations interleaved;
     `guest` None: attached, nothing switched or counted."""
     combos = variants(opts.ab)
+    cells = ((0 if opts.no_pingpong else len(opts.sizes)) + (0 if opts.no_stream else len(
+        opts.dirs) * len(opts.lengths) * len(opts.streams))) * len(combos) * opts.rounds
+    progress = Progress(PROG, cells)
     for _ in range(opts.rounds):
         if not opts.no_pingpong:
             for size in opts.sizes:
                 for combo in combos:
                     if guest:
                         guest.apply(combo, target)
+                    progress.step('ping-pong %d B %s' % (size, label(combo)))
                     res = pingpong_cell(guest, target, opts, size, meter)
                     results['pingpong'].append((label(combo), res))
         if not opts.no_stream:
@@ -449,6 +453,8 @@ def run_cells(opts, guest, target, meter, results):
                         for combo in combos:
                             if guest:
                                 guest.apply(combo, target)
+                            progress.step('stream %s %d B x%d %s'
+                                          % (d, length, streams, label(combo)))
                             res = stream_cell(target, opts, d, length, streams, guest, meter)
                             results['stream'].append((label(combo), res))
 

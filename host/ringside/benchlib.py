@@ -108,6 +108,18 @@ def output_file(text):
     return text
 
 
+class Progress:
+    """One line on stderr per cell of a long run: '[3/12] pingpong 4096 B'."""
+
+    def __init__(self, prog, total):
+        self.prog, self.total, self.done = prog, total, 0
+
+    def step(self, what):
+        self.done += 1
+        print('%s: [%d/%d] %s' % (self.prog, self.done, self.total, what), file=sys.stderr,
+              flush=True)
+
+
 def run_bench(args, timeout, prog):
     """ringside-bench ARGS --json, parsed; exits with its error otherwise."""
     proc = subprocess.run([BENCH] + args + ['--json'], capture_output=True, text=True,

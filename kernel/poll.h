@@ -14,6 +14,21 @@
  * A pass costs a bit test for it instead of a call.
  *
  * The table is static and lock-free: one loop runs it.
+ *
+ * When to use which way of getting the loop's attention:
+ *
+ *   the work comes with                    use                      who
+ *   an interrupt (a queue's MSI-X vector)  the vector's raise entry isr.S -> poll_raised
+ *   an event in another part of the guest  poll_raise(bit)          sockets for their owner
+ *   a state to look at every pass a while  poll_keep(bit, on)       a wait with a timeout
+ *   work no interrupt announces            pending() +              TX waiting for ring room
+ *     (looked at with interrupts off)        poll_ask_pending()
+ *   a time (a timeout, a retransmission)   poll_wake_at(deadline)   each pass while waiting
+ *   a source that never interrupts         poll_every(owner, ns)    polled queues, console
+ *   a shell command that blocks            poll_wait(step, ...)     vsock pingpong, ping
+ *
+ * Every pass runs the pollers without on_raise; on_raise pollers run when
+ * raised, kept or pending, so an idle service costs a bit test a pass.
  */
 #ifndef KERNEL_POLL_H
 #define KERNEL_POLL_H

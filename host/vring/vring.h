@@ -78,6 +78,11 @@ struct device_ring {
  * (the back end counts and logs them; tests leave it NULL).
  */
 extern void (*vring_violation_hook)(const char *fmt, va_list ap);
+/*
+ * Called once each time a ring becomes broken (NULL: nothing), so the
+ * back end can tell the front end the device needs a reset.
+ */
+extern void (*vring_broken_hook)(struct device_ring *vr);
 
 /* Translate the ring areas; false (and counted) when they are not valid. */
 bool vring_map(struct device_ring *vr, const struct guest_mem *mem);

@@ -202,6 +202,46 @@ static void test_segment_limit(void **state)
 	pop_refused();
 }
 
+/*
+ * The attack modes ring-loop and ring-avail-jump (drivers/virtio/
+ * vsock_attack.c): the ring stops, the back end is told once (it signals
+ * the front end that the device needs a reset), later pops change
+ * nothing, and a new base from the front end (the guest's reset) brings
+ * the ring back, to be reported again when it breaks again.
+ */
+static unsigned int broken_calls;
+static struct device_ring *broken_ring;
+
+static void count_broken(struct device_ring *r)
+{
+	broken_calls++;
+	broken_ring = r;
+}
+
+static void test_broken_reported_once_until_reset(void **state)
+{
+	broken_calls = 0;
+	vring_broken_hook = count_broken;
+	set_desc(DESC, 0, BUF, 16, VRING_DESC_F_NEXT, 1);
+	set_desc(DESC, 1, BUF, 16, VRING_DESC_F_NEXT, 0);
+	offer(0);
+	pop_refused();
+	assert_int_equal(broken_calls, 1);
+	assert_ptr_equal(broken_ring, &vr);
+	assert_int_equal(vring_pop(&vr, &e), -1); /* still broken, not told again */
+	assert_int_equal(broken_calls, 1);
+	/* the guest reset the device: a fresh ring at base 0 works */
+	memset(mem + AVAIL, 0, 4);
+	vring_set_base(&vr, 0);
+	set_desc(DESC, 0, BUF, 16, 0, 0);
+	offer(0);
+	assert_int_equal(vring_pop(&vr, &e), 1);
+	set_avail_idx(1 + NUM + 1); /* ring-avail-jump */
+	pop_refused();
+	assert_int_equal(broken_calls, 2);
+	vring_broken_hook = NULL;
+}
+
 /* ---- vsock headers from the guest ---- */
 
 static enum guest_hdr_err parse(struct virtio_vsock_hdr *in, uint64_t out_len)
@@ -245,7 +285,7 @@ int main(void)
 		T(test_avail_idx_too_far_ahead),    T(test_readable_after_writable),
 		T(test_buffer_past_guest_memory),   T(test_indirect_length_not_multiple_of_16),
 		T(test_indirect_next_beyond_table), T(test_segment_limit),
-		T(test_vsock_header_checks),
+		T(test_vsock_header_checks),	    T(test_broken_reported_once_until_reset),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

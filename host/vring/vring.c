@@ -73,6 +73,7 @@ int vring_pop(struct device_ring *vr, struct vq_elem *e)
 	e->n_out = e->n_in = 0;
 	e->out_len = e->in_len = 0;
 	e->indirect = false;
+	e->dropped = false;
 	e->prev_avail = vr->last_avail;
 	e->prev_wrap = vr->avail_wrap;
 	ret = vr->packed ? vring_packed_pop(vr, e) : vring_split_pop(vr, e);

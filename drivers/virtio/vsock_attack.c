@@ -357,9 +357,10 @@ static int send_hdr(const struct attack_mode *m, const struct attack_target *t, 
 		h.flags = ~(VSOCK_SHUTDOWN_RCV | VSOCK_SHUTDOWN_SEND);
 		break;
 	}
+	/* a burst that found the ring full part way still went out */
 	for (i = 0; i < burst && !ret; i++)
 		ret = queue_pkt(&h, payload, VSOCK_HDR_LEN + desc_payload);
-	return ret;
+	return i > 1 ? 0 : ret;
 }
 
 /*
@@ -484,6 +485,19 @@ static uint64_t tx_completed(struct virtq_stats *st)
 	return st->completed;
 }
 
+/* No TX completion for SILENCE_NS (progress noted on each look). */
+static bool tx_silent(uint64_t now)
+{
+	struct virtq_stats st;
+	uint64_t done = tx_completed(&st);
+
+	if (done != run.completed) {
+		run.completed = done;
+		run.progress_ns = now;
+	}
+	return now - run.progress_ns > SILENCE_NS;
+}
+
 static void attack_stop(const char *how)
 {
 	uint64_t resets = vsock_counters()->transport_resets - run.resets0;
@@ -519,18 +533,15 @@ static void settle(uint64_t now)
 	struct attack_tally *t = &tally[run.mode - modes];
 	struct virtq *vq = virtio_vsock_txq();
 	struct virtq_stats st;
-	uint64_t done = tx_completed(&st);
+	bool silent = tx_silent(now);
 
-	if (done != run.completed) {
-		run.completed = done;
-		run.progress_ns = now;
-	}
-	if (vq && st.added == done) {
+	tx_completed(&st);
+	if (vq && st.added == st.completed) {
 		t->answered++;
 		attack_stop("done, device answered");
 		return;
 	}
-	if (!vq || now - run.progress_ns > SILENCE_NS) {
+	if (!vq || silent) {
 		t->silent++;
 		if (vq)
 			virtq_mark_broken(vq); /* virtio-recover resets the device */
@@ -567,10 +578,21 @@ static unsigned int attack_poll(unsigned int budget)
 		attack_stop("not for this ring or feature set");
 		return 1;
 	}
+	if (ret == -EIO || virtq_is_broken(vq)) {
+		tally[run.mode - modes].silent++;
+		attack_stop("done, queue broken: reset");
+		return 1;
+	}
+	virtq_kick(vq); /* also what a burst queued before the ring filled */
 	if (ret) {
 		t->refused++; /* ring full: try again next time */
+		if (tx_silent(now)) {
+			/* full, and the device takes nothing: settle says silent */
+			run.settling = true;
+			run.settle_start_ns = now;
+			return 1;
+		}
 	} else {
-		virtq_kick(vq);
 		run.sent++;
 		t->sent++;
 	}
@@ -594,6 +616,7 @@ static void attack_start(const struct attack_mode *m, uint32_t every_ms, uint32_
 	run.count = count;
 	run.active = true;
 	run.resets0 = vsock_counters()->transport_resets;
+	run.progress_ns = now_ns();
 	tally[m - modes].runs++;
 	pr_warn("attack %s: start: %u packets, one every %u ms\n", m->name, count, every_ms);
 	poll_keep(poll_bit(&attack_poller), true);

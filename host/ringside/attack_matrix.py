@@ -49,9 +49,10 @@ ECHO, SINK = 1234, 1235
 BOOT_TIMEOUT = 300
 ATTACK_TIMEOUT = 240      # one mode, settle included, under TCG
 EXCHANGE_TIMEOUT = 30
+VICTIM_CHUNK = bytes(range(256)) * 64
 CONNECT_TIMEOUT = 60      # the device may be restarting after a reset
 # back end counters that count a guest's violation
-VIOLATIONS = ('ring_errors', 'bad_hdrs', 'credit_violations', 'rst_tx')
+VIOLATIONS = ('ring_errors', 'rings_broken', 'bad_hdrs', 'credit_violations', 'rst_tx')
 DONE = r'attack %s: (done, [^\n]*|not for this ring[^\n]*|stopped[^\n]*)'
 
 
@@ -181,6 +182,18 @@ def _victim(sess, mode):
         return None
 
 
+def _feed(victim):
+    """Keep the host side of a stream victim writing (to the sink), so
+    the credit the attack lies about is what the back end sends by."""
+    if victim is None or victim.type != socket.SOCK_STREAM:
+        return
+    try:
+        victim.setblocking(False)
+        victim.send(VICTIM_CHUNK)
+    except OSError:
+        pass  # full, or reset by the attack: the victim may suffer
+
+
 def _after(sess):
     """A new connection, byte-exact for 1 B, 64 KiB and 1 MiB."""
     try:
@@ -218,6 +231,7 @@ def run_mode(sess, mode, by):
         m = done.search(console.text, mark)
         if m or not sess.alive():
             break
+        _feed(victim)
         if by is not None and not res.bystander:
             err = echo_exchange(by, pattern(1 + (n * 7919) % 70000, n), EXCHANGE_TIMEOUT)
             n += 1
@@ -251,7 +265,7 @@ def run_mode(sess, mode, by):
     res.violation = v.group(0) if v else ''
     if res.after:
         res.outcome = 'stalls'
-    elif 'silent: reset' in res.guest_line:
+    elif res.guest_line.endswith(': reset') or ': reset:' in res.guest_line:
         res.outcome = 'resets'
     elif res.bystander:
         res.outcome = 'stalls'   # answered, yet a connection it was not attacking broke

@@ -20,6 +20,7 @@
  * wrong destination CID, unknown types and ops are dropped, each with its
  * own counter.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -578,6 +579,28 @@ static const struct virtio_driver vsock_driver = {
 struct virtq *virtio_vsock_txq(void)
 {
 	return vsock_dev ? vsock_dev->tx : NULL;
+}
+
+/*
+ * vsock_attack.c: @pkt posted on RX as a device-readable buffer, which
+ * no driver may do (5.10.6.3: RX buffers are device-writable). Counted in
+ * rx_posted like any RX buffer: rx_reap takes it back (and drops it, a
+ * completion with no header).
+ */
+int virtio_vsock_post_rx_readonly(struct vsock_pkt *pkt, uint32_t len)
+{
+	struct virtio_vsock *d = vsock_dev;
+	struct vbuf out = { &pkt->hdr, len };
+	int ret;
+
+	if (!d)
+		return -ENODEV;
+	ret = virtq_add(d->rx, &out, 1, NULL, 0, pkt);
+	if (ret)
+		return ret;
+	d->rx_posted++;
+	virtq_kick(d->rx);
+	return 0;
 }
 
 void virtio_vsock_init(void)

@@ -67,6 +67,7 @@ static int send_avail_jump(const struct attack_mode *m, const struct attack_targ
 			   uint32_t nth);
 static int send_notify_flood(const struct attack_mode *m, const struct attack_target *t,
 			     uint32_t nth);
+static int send_wrong_way(const struct attack_mode *m, const struct attack_target *t, uint32_t nth);
 
 /* Header modes: what each changes in an otherwise honest header. */
 enum hdr_lie {
@@ -98,7 +99,6 @@ enum ring_lie {
 	RING_ADDR_WRAP,
 	RING_LEN_ZERO,
 	RING_LEN_4G,
-	RING_WRITE_TX,
 	RING_INDIRECT_NESTED,
 	RING_INDIRECT_ODD,
 	RING_INDIRECT_EMPTY,
@@ -144,7 +144,8 @@ enum ring_lie {
 	  true)                                                                                    \
 	X("ring-len-zero", "one descriptor of length 0", S, send_ring, RING_LEN_ZERO, true)        \
 	X("ring-len-4g", "one descriptor of length 4 GiB - 1", S, send_ring, RING_LEN_4G, true)    \
-	X("ring-write-tx", "device-writable buffer on TX", S, send_ring, RING_WRITE_TX, true)      \
+	X("ring-write-tx", "device-writable buffer on TX", S, send_wrong_way, 0, false)            \
+	X("ring-rx-readonly", "device-readable buffer on RX", S, send_wrong_way, 1, false)         \
 	X("ring-indirect-nested", "indirect table inside an indirect table", S, send_ring,         \
 	  RING_INDIRECT_NESTED, true)                                                              \
 	X("ring-indirect-odd", "indirect table of 17 bytes", S, send_ring, RING_INDIRECT_ODD,      \
@@ -419,9 +420,6 @@ static int send_ring(const struct attack_mode *m, const struct attack_target *t,
 	case RING_LEN_4G:
 		one[0].len = 0xffffffffu;
 		break;
-	case RING_WRITE_TX:
-		one[0].flags = VIRTQ_DESC_F_WRITE;
-		break;
 	case RING_INDIRECT_NESTED:
 	case RING_INDIRECT_ODD:
 	case RING_INDIRECT_EMPTY: {
@@ -444,6 +442,36 @@ static int send_ring(const struct attack_mode *m, const struct attack_target *t,
 	ret = virtq_add_forged(vq, d, n, pkt);
 	if (d != one)
 		free(d);
+	if (ret)
+		vsock_pkt_free(pkt);
+	return ret;
+}
+
+/*
+ * Buffers the wrong way round, through the ring API (both layouts): a
+ * device-writable one on TX (arg 0), a device-readable one on RX (arg 1).
+ * Either comes back through the driver's own reclaim or reap.
+ */
+static int send_wrong_way(const struct attack_mode *m, const struct attack_target *t, uint32_t nth)
+{
+	struct virtq *vq = virtio_vsock_txq();
+	struct vsock_pkt *pkt;
+	struct vbuf b;
+	int ret;
+
+	(void)nth;
+	if (!vq)
+		return -ENODEV;
+	pkt = vsock_pkt_alloc(64);
+	if (!pkt)
+		return -ENOMEM;
+	honest_hdr(m, t, &pkt->hdr, VSOCK_OP_CREDIT_UPDATE);
+	b.addr = &pkt->hdr;
+	b.len = VSOCK_HDR_LEN + 64;
+	if (m->arg)
+		ret = virtio_vsock_post_rx_readonly(pkt, b.len);
+	else
+		ret = virtq_add(vq, NULL, 0, &b, 1, pkt);
 	if (ret)
 		vsock_pkt_free(pkt);
 	return ret;

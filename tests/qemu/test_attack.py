@@ -35,6 +35,8 @@ ABSORBED = ('seq-no-eom', 'buf-alloc-zero', 'buf-alloc-huge', 'buf-alloc-shrink'
 # chains with no header to read (length 0, device-writable on TX): the
 # vsock header check drops them
 RING_NO_HEADER = ('ring-len-zero', 'ring-write-tx')
+# a device-readable RX buffer: the back end gives it back unwritten
+RING_RX = ('ring-rx-readonly',)
 # bad chains behind a valid head: the back end gives them back unread
 # (used, length 0), counts them and goes on (host/vring/vring_split.c)
 RING_DROPPED = ('ring-loop', 'ring-long', 'ring-addr-out', 'ring-addr-wrap', 'ring-len-4g',
@@ -61,14 +63,17 @@ def check(res):
         assert res.delta.get(HEADER_COUNTED[mode], 0) >= 1, res.summary()
     if mode in RING_NO_HEADER:
         assert res.delta.get('bad_hdrs', 0) >= 1, res.summary()
-    if mode in RING_DROPPED:
+    if mode in RING_DROPPED + RING_RX:
         assert res.delta.get('ring_errors', 0) >= 1, res.summary()
     assert res.delta.get('rings_broken', 0) == 0, res.summary()
 
 
 @pytest.mark.parametrize('ring', ['split', 'packed'])
 def test_every_mode_against_our_back_end(ring):
-    modes = HEADER_MODES + (RING_NO_HEADER + RING_DROPPED + RING_BROKEN if ring == 'split' else ())
+    # ring-len-zero and the ring-* below need a forged split chain
+    modes = HEADER_MODES + ('ring-write-tx',) + RING_RX
+    if ring == 'split':
+        modes += ('ring-len-zero',) + RING_DROPPED + RING_BROKEN
     results = am.run_session(ring, modes, log_dir=LOG_DIR, name='attack-%s' % ring,
                              verbose=True)
     status = results.pop('_status')

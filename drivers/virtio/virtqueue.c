@@ -429,10 +429,10 @@ void virtq_print_indices(struct virtq *vq)
 
 int virtq_add_forged(struct virtq *vq, const struct virtq_desc *tmpl, unsigned int n, void *token)
 {
-	if (vq->layout != VIRTQ_SPLIT)
-		return -EOPNOTSUPP;
 	if (!token || vq->broken)
 		return -EIO;
+	if (vq->layout == VIRTQ_PACKED)
+		return virtq_add_forged_packed(vq, tmpl, n, token);
 	return virtq_add_forged_split(vq, tmpl, n, token);
 }
 

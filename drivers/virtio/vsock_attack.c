@@ -11,7 +11,8 @@
  *
  * Header modes go through the ring API with a descriptor of the length
  * the mode wants (split and packed); ring modes write descriptors the
- * ring API would never write (virtq_add_forged, split only). Modes that
+ * ring API would never write (virtq_add_forged; a few are for one layout
+ * only, and say "not for this ring" on the other). Modes that
  * lie about a connection use the "victim": a connected socket of the
  * mode's type on attack_port (the sink's port by default; any connected
  * SEQPACKET socket for the seqpacket modes), else ports nobody uses.
@@ -54,8 +55,11 @@ struct attack_mode {
 	enum vsock_type type; /* of the victim, and of the packets */
 	int (*send)(const struct attack_mode *m, const struct attack_target *t, uint32_t nth);
 	int arg;
-	bool ring; /* forged ring entries: split rings only */
+	int ring; /* forged ring entries for one layout only: ONLY_SPLIT, ONLY_PACKED */
 };
+
+#define ONLY_SPLIT 1
+#define ONLY_PACKED 2
 
 struct attack_tally {
 	uint64_t runs, sent, refused, answered, silent;
@@ -102,58 +106,59 @@ enum ring_lie {
 	RING_INDIRECT_NESTED,
 	RING_INDIRECT_ODD,
 	RING_INDIRECT_EMPTY,
+	PACKED_NEXT_LAST,
+	PACKED_WRAP_LIE,
 };
 
 /* name, help, type of the victim and packets, sender, its argument, ring mode */
 #define S VSOCK_TYPE_STREAM
 #define Q VSOCK_TYPE_SEQPACKET
 #define ATTACK_MODES(X)                                                                            \
-	X("len-over-buf", "RW whose len is larger than its buffer", S, send_hdr, LIE_LEN_BUF,      \
-	  false)                                                                                   \
-	X("len-over-64k", "RW of 68 KiB, buffer as large", S, send_hdr, LIE_LEN_64K, false)        \
-	X("len-negative", "RW whose len is negative as s32", S, send_hdr, LIE_LEN_NEG, false)      \
-	X("bad-op", "op 42 on the victim's ports", S, send_hdr, LIE_OP, false)                     \
-	X("bad-type", "type 9 RW on the victim's ports", S, send_hdr, LIE_TYPE, false)             \
-	X("response", "RESPONSE nobody asked for, on the victim", S, send_hdr, LIE_RESPONSE,       \
-	  false)                                                                                   \
-	X("rw-unused", "RW for a port nobody uses", S, send_hdr, LIE_RW_UNUSED, false)             \
-	X("src-cid-host", "RW with the host's CID as source", S, send_hdr, LIE_SRC_HOST, false)    \
-	X("src-cid-other", "RW with another guest's CID as source", S, send_hdr, LIE_SRC_OTHER,    \
-	  false)                                                                                   \
-	X("buf-alloc-zero", "CREDIT_UPDATE with buf_alloc 0", S, send_hdr, LIE_BUF_ZERO, false)    \
+	X("len-over-buf", "RW whose len is larger than its buffer", S, send_hdr, LIE_LEN_BUF, 0)   \
+	X("len-over-64k", "RW of 68 KiB, buffer as large", S, send_hdr, LIE_LEN_64K, 0)            \
+	X("len-negative", "RW whose len is negative as s32", S, send_hdr, LIE_LEN_NEG, 0)          \
+	X("bad-op", "op 42 on the victim's ports", S, send_hdr, LIE_OP, 0)                         \
+	X("bad-type", "type 9 RW on the victim's ports", S, send_hdr, LIE_TYPE, 0)                 \
+	X("response", "RESPONSE nobody asked for, on the victim", S, send_hdr, LIE_RESPONSE, 0)    \
+	X("rw-unused", "RW for a port nobody uses", S, send_hdr, LIE_RW_UNUSED, 0)                 \
+	X("src-cid-host", "RW with the host's CID as source", S, send_hdr, LIE_SRC_HOST, 0)        \
+	X("src-cid-other", "RW with another guest's CID as source", S, send_hdr, LIE_SRC_OTHER, 0) \
+	X("buf-alloc-zero", "CREDIT_UPDATE with buf_alloc 0", S, send_hdr, LIE_BUF_ZERO, 0)        \
 	X("buf-alloc-huge", "CREDIT_UPDATE with buf_alloc 4 GiB - 1", S, send_hdr, LIE_BUF_HUGE,   \
-	  false)                                                                                   \
+	  0)                                                                                       \
 	X("buf-alloc-shrink", "CREDIT_UPDATEs with buf_alloc halving", S, send_hdr,                \
-	  LIE_BUF_SHRINK, false)                                                                   \
+	  LIE_BUF_SHRINK, 0)                                                                       \
 	X("fwd-cnt-back", "CREDIT_UPDATE with fwd_cnt 64 KiB backwards", S, send_hdr,              \
-	  LIE_FWD_BACK, false)                                                                     \
+	  LIE_FWD_BACK, 0)                                                                         \
 	X("fwd-cnt-jump", "CREDIT_UPDATE with fwd_cnt 1 GiB past what was sent", S, send_hdr,      \
-	  LIE_FWD_JUMP, false)                                                                     \
-	X("credit-flood", "CREDIT_REQUESTs, 256 a burst", S, send_hdr, LIE_CREDIT_FLOOD, false)    \
-	X("seq-no-eom", "SEQPACKET RWs of 4 KiB, never an EOM", Q, send_hdr, LIE_SEQ_NO_EOM,       \
-	  false)                                                                                   \
-	X("seq-huge", "SEQPACKET RWs of 64 KiB, never an EOM", Q, send_hdr, LIE_SEQ_HUGE, false)   \
+	  LIE_FWD_JUMP, 0)                                                                         \
+	X("credit-flood", "CREDIT_REQUESTs, 256 a burst", S, send_hdr, LIE_CREDIT_FLOOD, 0)        \
+	X("seq-no-eom", "SEQPACKET RWs of 4 KiB, never an EOM", Q, send_hdr, LIE_SEQ_NO_EOM, 0)    \
+	X("seq-huge", "SEQPACKET RWs of 64 KiB, never an EOM", Q, send_hdr, LIE_SEQ_HUGE, 0)       \
 	X("shutdown-bits", "SHUTDOWN with only undefined flag bits", S, send_hdr,                  \
-	  LIE_SHUTDOWN_BITS, false)                                                                \
+	  LIE_SHUTDOWN_BITS, 0)                                                                    \
 	X("ring-loop", "chain of two descriptors pointing at each other", S, send_ring, RING_LOOP, \
-	  true)                                                                                    \
+	  ONLY_SPLIT)                                                                              \
 	X("ring-long", "chain through every free descriptor, last back to the first", S,           \
-	  send_ring, RING_LONG, true)                                                              \
-	X("ring-addr-out", "buffer beyond guest memory", S, send_ring, RING_ADDR_OUT, true)        \
-	X("ring-addr-wrap", "buffer whose end wraps past 2^64", S, send_ring, RING_ADDR_WRAP,      \
-	  true)                                                                                    \
-	X("ring-len-zero", "one descriptor of length 0", S, send_ring, RING_LEN_ZERO, true)        \
-	X("ring-len-4g", "one descriptor of length 4 GiB - 1", S, send_ring, RING_LEN_4G, true)    \
-	X("ring-write-tx", "device-writable buffer on TX", S, send_wrong_way, 0, false)            \
-	X("ring-rx-readonly", "device-readable buffer on RX", S, send_wrong_way, 1, false)         \
+	  send_ring, RING_LONG, ONLY_SPLIT)                                                        \
+	X("ring-addr-out", "buffer beyond guest memory", S, send_ring, RING_ADDR_OUT, 0)           \
+	X("ring-addr-wrap", "buffer whose end wraps past 2^64", S, send_ring, RING_ADDR_WRAP, 0)   \
+	X("ring-len-zero", "one descriptor of length 0", S, send_ring, RING_LEN_ZERO, 0)           \
+	X("ring-len-4g", "one descriptor of length 4 GiB - 1", S, send_ring, RING_LEN_4G, 0)       \
+	X("ring-write-tx", "device-writable buffer on TX", S, send_wrong_way, 0, 0)                \
+	X("ring-rx-readonly", "device-readable buffer on RX", S, send_wrong_way, 1, 0)             \
 	X("ring-indirect-nested", "indirect table inside an indirect table", S, send_ring,         \
-	  RING_INDIRECT_NESTED, true)                                                              \
-	X("ring-indirect-odd", "indirect table of 17 bytes", S, send_ring, RING_INDIRECT_ODD,      \
-	  true)                                                                                    \
+	  RING_INDIRECT_NESTED, 0)                                                                 \
+	X("ring-indirect-odd", "indirect table of 17 bytes", S, send_ring, RING_INDIRECT_ODD, 0)   \
 	X("ring-indirect-empty", "indirect table of 0 bytes", S, send_ring, RING_INDIRECT_EMPTY,   \
-	  true)                                                                                    \
-	X("ring-avail-jump", "avail->idx moved past the ring size", S, send_avail_jump, 0, true)   \
-	X("notify-flood", "kicks with no new buffer, 2000 a burst", S, send_notify_flood, 0, false)
+	  0)                                                                                       \
+	X("ring-avail-jump", "avail->idx moved past the ring size", S, send_avail_jump, 0,         \
+	  ONLY_SPLIT)                                                                              \
+	X("packed-next-last", "one slot flagged NEXT, the next slot not available", S, send_ring,  \
+	  PACKED_NEXT_LAST, ONLY_PACKED)                                                           \
+	X("packed-wrap-lie", "one slot whose avail/used bits lie about the wrap counter", S,       \
+	  send_ring, PACKED_WRAP_LIE, ONLY_PACKED)                                                 \
+	X("notify-flood", "kicks with no new buffer, 2000 a burst", S, send_notify_flood, 0, 0)
 
 #define MODE_ENTRY(name, help, type, fn, arg, ring) { name, help, type, fn, arg, ring },
 static const struct attack_mode modes[] = { ATTACK_MODES(MODE_ENTRY) };
@@ -380,7 +385,10 @@ static int send_ring(const struct attack_mode *m, const struct attack_target *t,
 	(void)nth;
 	if (!vq)
 		return -ENODEV;
-	if (m->arg >= RING_INDIRECT_NESTED &&
+	if ((m->ring == ONLY_SPLIT && virtq_layout(vq) != VIRTQ_SPLIT) ||
+	    (m->ring == ONLY_PACKED && virtq_layout(vq) != VIRTQ_PACKED))
+		return -EOPNOTSUPP;
+	if (m->arg >= RING_INDIRECT_NESTED && m->arg <= RING_INDIRECT_EMPTY &&
 	    !(virtq_features(vq) & VIRTIO_BIT(VIRTIO_F_INDIRECT_DESC)))
 		return -EOPNOTSUPP;
 	pkt = vsock_pkt_alloc(64);
@@ -407,6 +415,14 @@ static int send_ring(const struct attack_mode *m, const struct attack_target *t,
 			d[k] = (struct virtq_desc){ hdr_pa, k ? 8 : VSOCK_HDR_LEN,
 						    VIRTQ_DESC_F_NEXT, (k + 1) % n };
 		break;
+	case PACKED_NEXT_LAST:
+		/* 2.8.6: the chain goes on into a slot not made available */
+		one[0].flags = VIRTQ_DESC_F_NEXT;
+		break;
+	case PACKED_WRAP_LIE:
+		/* 2.8.1: available only to a device whose wrap counter differs */
+		one[0].next = VIRTQ_FORGE_WRAP_LIE;
+		break;
 	case RING_ADDR_OUT:
 		one[0].addr = 1ULL << 46; /* far past any memory QEMU gives a guest */
 		break;
@@ -431,6 +447,9 @@ static int send_ring(const struct attack_mode *m, const struct attack_target *t,
 			table[0] = (struct virtq_desc){ virt_to_phys(&table[1]), 16,
 							VIRTQ_DESC_F_INDIRECT, 0 };
 		table[1] = (struct virtq_desc){ hdr_pa, VSOCK_HDR_LEN, 0, 0 };
+		/* 2.8.19: a packed table's flags sit where a split one's next is */
+		if (virtq_layout(vq) == VIRTQ_PACKED)
+			table[0].next = table[0].flags, table[0].flags = 0;
 		one[0].addr = virt_to_phys(table);
 		one[0].flags = VIRTQ_DESC_F_INDIRECT;
 		one[0].len = m->arg == RING_INDIRECT_ODD   ? 17 :
@@ -667,7 +686,10 @@ static void list_modes(void)
 		const struct attack_tally *t = &tally[i];
 
 		printf("  %-22s %s%s; runs %llu sent %llu refused %llu answered %llu silent %llu\n",
-		       modes[i].name, modes[i].help, modes[i].ring ? " (split ring)" : "",
+		       modes[i].name, modes[i].help,
+		       modes[i].ring == ONLY_SPLIT  ? " (split ring)" :
+		       modes[i].ring == ONLY_PACKED ? " (packed ring)" :
+						      "",
 		       (unsigned long long)t->runs, (unsigned long long)t->sent,
 		       (unsigned long long)t->refused, (unsigned long long)t->answered,
 		       (unsigned long long)t->silent);

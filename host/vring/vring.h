@@ -41,8 +41,10 @@ struct vq_elem {
 	uint16_t ndesc; /* ring descriptors the chain used (1 if indirect) */
 	bool indirect; /* the chain was an indirect table */
 	/*
-	 * Split only: the chain broke a rule behind a valid head; it has no
-	 * segments and goes back used with length 0 (vring_split_pop).
+	 * The chain broke a rule where the ring can still tell where the
+	 * next one starts (a bad buffer or table behind a valid split head,
+	 * or inside a packed chain whose slots are intact): it has no
+	 * segments and goes back used with length 0.
 	 */
 	bool dropped;
 	uint16_t prev_avail; /* ring position before the pop (vring_unpop) */

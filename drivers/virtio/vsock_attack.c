@@ -18,7 +18,7 @@
  * SEQPACKET socket for the seqpacket modes), else ports nobody uses.
  *
  * Off by default, and nothing here runs on the data path: the poller
- * runs only when raised, which only the command and the boot key do.
+ * joins the loop with the first attack (the command or the boot key).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -652,11 +652,19 @@ static unsigned int attack_poll(unsigned int budget)
 static const struct poller attack_poller = {
 	.name = "vsock-attack",
 	.poll = attack_poll,
-	.on_raise = true, /* off: a bit test per pass, no call */
+	.on_raise = true, /* between attacks: a bit test per pass, no call */
 };
 
-static void attack_start(const struct attack_mode *m, uint32_t every_ms, uint32_t count)
+/*
+ * The poller joins the loop with the first attack, not at boot: a guest
+ * that never attacks runs exactly the pollers it ran before.
+ */
+static int attack_start(const struct attack_mode *m, uint32_t every_ms, uint32_t count)
 {
+	int ret = poll_register(&attack_poller);
+
+	if (ret)
+		return ret;
 	memset(&run, 0, sizeof(run));
 	run.mode = m;
 	run.every_ms = every_ms;
@@ -668,6 +676,7 @@ static void attack_start(const struct attack_mode *m, uint32_t every_ms, uint32_
 	pr_warn("attack %s: start: %u packets, one every %u ms\n", m->name, count, every_ms);
 	poll_keep(poll_bit(&attack_poller), true);
 	poll_raise(poll_bit(&attack_poller));
+	return 0;
 }
 
 /* ---- console and boot key ---- */
@@ -749,7 +758,8 @@ static int cmd_attack(int argc, char **argv)
 		if (r < 0)
 			return r;
 	}
-	attack_start(m, every, count);
+	if (attack_start(m, every, count))
+		return shell_error("attack: no room for a poller (POLL_MAX)");
 	return 0;
 }
 
@@ -760,23 +770,26 @@ static const struct shell_cmd attack_cmd = {
 	.run = cmd_attack,
 };
 
+static bool attack_ready; /* vsock_attack_init ran */
+
 static void boot_key_changed(struct config_key *key)
 {
 	uint64_t v = config_get(key);
 
-	/* parsed before vsock_attack_init: it calls again once the poller is there */
-	if (!poll_bit(&attack_poller))
+	/* parsed before vsock_attack_init: it calls again once the device driver is there */
+	if (!attack_ready)
 		return;
-	if (v && !run.active)
-		attack_start(&modes[v - 1], config_get(&cfg_attack_every),
-			     config_get(&cfg_attack_count));
+	if (v && !run.active &&
+	    attack_start(&modes[v - 1], config_get(&cfg_attack_every),
+			 config_get(&cfg_attack_count)))
+		pr_err("attack: no room for a poller (POLL_MAX)\n");
 }
 
 static struct config_hook boot_hook = { .fn = boot_key_changed };
 
 void vsock_attack_init(void)
 {
-	poll_register(&attack_poller);
+	attack_ready = true;
 	shell_register(&attack_cmd);
 	config_on_change(&cfg_attack, &boot_hook);
 	boot_key_changed(&cfg_attack);

@@ -114,6 +114,10 @@ def test_boot_key_runs_an_attack():
             assert time.monotonic() < deadline, sess.launch.console.text[-2000:]
             time.sleep(0.1)  # the console text has no event to wait on
         assert 'device answered: sent 5 of 5' in m.group(1), m.group(0)
+        # the guest's own tally of the mode, in `attack list`
+        out = sess.launch.console.command('attack list', 60)
+        line = re.search(r'^\s+rw-unused .*$', out, re.M)
+        assert line and 'runs 1 sent 5 refused 0 answered 1 silent 0' in line.group(0), out
         assert sess.counters()['rst_tx'] >= 5
         assert not am._after(sess)
         assert sess.launch.poweroff(120) == 0

@@ -7,6 +7,7 @@
 #include "app/app.h"
 #include "app/services.h"
 #include "drivers/virtio/virtio_pci.h"
+#include "drivers/virtio/vsock_attack.h"
 #include "kernel/app.h"
 #include "net/net.h"
 #include "net/vsock/vsock.h"
@@ -31,4 +32,5 @@ void app_init(void)
 	iperf3_init();
 	sockperf_init();
 	vsock_cmd_init();
+	vsock_attack_init(); /* off unless `attack` or the attack= key */
 }

@@ -720,3 +720,56 @@ unsigned int virtq_fixed_reclaim_packed(struct virtq *vq, uint16_t *ids, unsigne
 		packed_after_used(vq);
 	return n;
 }
+
+/*
+ * A chain exactly as @tmpl says (drivers/virtio/vsock_attack.c), in the
+ * next @n slots under one buffer id, tracked like any chain so its
+ * completion frees it. Each descriptor's flags are the template's
+ * (NEXT, WRITE, INDIRECT: the same bits as split) with the avail and used
+ * bits of our wrap counter (2.8.1), or of the other one when the
+ * template's next is VIRTQ_FORGE_WRAP_LIE; next means nothing else here.
+ * The head's flags go last (2.8.21.1.1).
+ */
+int virtq_add_forged_packed(struct virtq *vq, const struct virtq_desc *tmpl, unsigned int n,
+			    void *token)
+{
+	struct virtq_packed *p = &vq->packed;
+	uint16_t id = p->free_id, head = p->next_avail, head_flags = 0;
+	struct virtq_chain *c;
+
+	if (!n || n > vq->size || vq->num_free < n)
+		return -ENOSPC;
+	for (unsigned int k = 0; k < n; k++) {
+		struct virtq_packed_desc *d = &p->desc[p->next_avail];
+		bool wrap = p->avail_wrap ^ (tmpl[k].next == VIRTQ_FORGE_WRAP_LIE);
+		uint16_t flags = (tmpl[k].flags & ~(VIRTQ_DESC_F_AVAIL | VIRTQ_DESC_F_USED)) |
+				 packed_avail_flags(wrap);
+
+		d->addr = tmpl[k].addr;
+		d->len = tmpl[k].len;
+		d->id = id;
+		if (k)
+			d->flags = flags;
+		else
+			head_flags = flags;
+		if (++p->next_avail == vq->size) {
+			p->next_avail = 0;
+			p->avail_wrap = !p->avail_wrap;
+		}
+	}
+	c = &vq->chain[id];
+	p->free_id = c->link;
+	c->token = token;
+	c->indirect = NULL;
+	c->in_len = 0; /* nothing the device may write: any used len is ignored */
+	c->ndescs = n;
+	if (n > 1)
+		p->multi_slot++;
+	vq->num_free -= n;
+	p->pending += n;
+	vq->num_added += n;
+	vq->stats.added++;
+	virt_wmb();
+	WRITE_ONCE(p->desc[head].flags, head_flags);
+	return 0;
+}

@@ -592,3 +592,53 @@ unsigned int virtq_fixed_reclaim_split(struct virtq *vq, uint16_t *ids, unsigned
 		split_update_used_event(vq);
 	return n;
 }
+
+/*
+ * A chain exactly as @tmpl says (drivers/virtio/vsock_attack.c), in free
+ * descriptors like any chain, so the bookkeeping stays ours: a next field
+ * below @n names the chain's own k-th descriptor, any other value goes
+ * into the table as it is. Completion frees the slots through our copy of
+ * the links (split_detach), whatever the table says.
+ */
+int virtq_add_forged_split(struct virtq *vq, const struct virtq_desc *tmpl, unsigned int n,
+			   void *token)
+{
+	struct virtq_split *s = &vq->split;
+	uint16_t *slot, head = s->free_head, i = head;
+	struct virtq_chain *c;
+	unsigned int k;
+
+	if (!n || vq->num_free < n)
+		return -ENOSPC;
+	slot = malloc(n * sizeof(*slot));
+	if (!slot)
+		return -ENOMEM;
+	for (k = 0; k < n; k++) {
+		slot[k] = i;
+		i = s->next[i];
+	}
+	for (k = 0; k < n; k++) {
+		s->desc[slot[k]] = tmpl[k];
+		if (tmpl[k].next < n)
+			s->desc[slot[k]].next = slot[tmpl[k].next];
+	}
+	s->free_head = s->next[slot[n - 1]];
+	vq->num_free -= n;
+	c = &vq->chain[head];
+	c->token = token;
+	c->indirect = NULL;
+	c->in_len = 0; /* nothing the device may write: any used len is ignored */
+	c->ndescs = n;
+	c->link = slot[n - 1];
+	free(slot);
+	vq->stats.added++;
+	split_publish(vq, head);
+	return 0;
+}
+
+/* avail->idx @ahead entries past ours, pointing at nothing (2.7.13.3). */
+void virtq_forge_avail_idx_split(struct virtq *vq, uint16_t ahead)
+{
+	virt_wmb();
+	WRITE_ONCE(vq->split.avail->idx, (uint16_t)(vq->split.avail_idx + ahead));
+}

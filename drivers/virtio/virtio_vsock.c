@@ -20,10 +20,12 @@
  * wrong destination CID, unknown types and ops are dropped, each with its
  * own counter.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "drivers/virtio/virtio_pci.h"
+#include "drivers/virtio/vsock_attack.h"
 #include "kernel/config.h"
 #include "kernel/poll.h"
 #include "kernel/printk.h"
@@ -572,6 +574,34 @@ static const struct virtio_driver vsock_driver = {
 	.remove = vsock_remove,
 	.show = vsock_show,
 };
+
+/* vsock_attack.c writes into the live queue; it owns no state of ours. */
+struct virtq *virtio_vsock_txq(void)
+{
+	return vsock_dev ? vsock_dev->tx : NULL;
+}
+
+/*
+ * vsock_attack.c: @pkt posted on RX as a device-readable buffer, which
+ * no driver may do (5.10.6.3: RX buffers are device-writable). Counted in
+ * rx_posted like any RX buffer: rx_reap takes it back (and drops it, a
+ * completion with no header).
+ */
+int virtio_vsock_post_rx_readonly(struct vsock_pkt *pkt, uint32_t len)
+{
+	struct virtio_vsock *d = vsock_dev;
+	struct vbuf out = { &pkt->hdr, len };
+	int ret;
+
+	if (!d)
+		return -ENODEV;
+	ret = virtq_add(d->rx, &out, 1, NULL, 0, pkt);
+	if (ret)
+		return ret;
+	d->rx_posted++;
+	virtq_kick(d->rx);
+	return 0;
+}
 
 void virtio_vsock_init(void)
 {

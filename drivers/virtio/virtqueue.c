@@ -426,3 +426,20 @@ void virtq_print_indices(struct virtq *vq)
 	if (vq->layout == VIRTQ_SPLIT)
 		virtq_print_indices_split(vq);
 }
+
+int virtq_add_forged(struct virtq *vq, const struct virtq_desc *tmpl, unsigned int n, void *token)
+{
+	if (!token || vq->broken)
+		return -EIO;
+	if (vq->layout == VIRTQ_PACKED)
+		return virtq_add_forged_packed(vq, tmpl, n, token);
+	return virtq_add_forged_split(vq, tmpl, n, token);
+}
+
+bool virtq_forge_avail_idx(struct virtq *vq, uint16_t ahead)
+{
+	if (vq->layout != VIRTQ_SPLIT || vq->broken)
+		return false;
+	virtq_forge_avail_idx_split(vq, ahead);
+	return true;
+}

@@ -143,6 +143,19 @@ static inline unsigned int virtq_free_slots(const struct virtq *vq);
  */
 void virtq_set_indirect_min(struct virtq *vq, unsigned int min_descs);
 
+/*
+ * Hostile-driver support for vsock_attack.c, never on a data path: a
+ * chain of @n descriptors written as @tmpl says (a next below @n is the
+ * chain's own k-th descriptor; packed rings: the next @n slots, and a next
+ * of VIRTQ_FORGE_WRAP_LIE gives that descriptor the other wrap counter's
+ * avail/used bits), tracked like any buffer so its completion frees it;
+ * and the split avail index published @ahead past ours (false on a
+ * packed ring).
+ */
+#define VIRTQ_FORGE_WRAP_LIE 0xfffe
+int virtq_add_forged(struct virtq *vq, const struct virtq_desc *tmpl, unsigned int n, void *token);
+bool virtq_forge_avail_idx(struct virtq *vq, uint16_t ahead);
+
 /* Guest-physical addresses of the three areas (4.1.4.3 queue_desc etc.). */
 uint64_t virtq_desc_addr(const struct virtq *vq);
 uint64_t virtq_driver_addr(const struct virtq *vq);
@@ -268,6 +281,12 @@ void *virtq_get_used_packed(struct virtq *vq, uint32_t *len);
 bool virtq_has_used_packed(struct virtq *vq);
 void virtq_disable_cb_packed(struct virtq *vq);
 bool virtq_enable_cb_packed(struct virtq *vq);
+
+int virtq_add_forged_split(struct virtq *vq, const struct virtq_desc *tmpl, unsigned int n,
+			   void *token);
+int virtq_add_forged_packed(struct virtq *vq, const struct virtq_desc *tmpl, unsigned int n,
+			    void *token);
+void virtq_forge_avail_idx_split(struct virtq *vq, uint16_t ahead);
 
 /* Buffers of more or fewer than one descriptor (virtqueue.c). */
 int virtq_add_chain(struct virtq *vq, const struct vbuf *out, unsigned int n_out,

@@ -99,5 +99,7 @@ void vu_readable(struct vsock_dev *d);
 void vu_disconnect(struct vsock_dev *d);
 void vu_update_ready(struct vsock_dev *d, unsigned idx);
 void vu_notify(struct vsock_dev *d, unsigned idx);
+/* vring_broken_hook: tell the front end the device needs a reset. */
+void vu_ring_broken(struct device_ring *vr);
 
 #endif

@@ -155,6 +155,10 @@ static bool rx_get(struct vsock_dev *d)
 		/* 5.10.6.2: rx buffers are device-writable and hold a header */
 		if (d->rx_held.n_out == 0 && d->rx_held.in_len >= VSOCK_HDR_LEN)
 			break;
+		if (d->rx_held.dropped) { /* counted in ring_errors already */
+			vring_push(&d->vq[VQ_RX], &d->rx_held, 0);
+			continue;
+		}
 		vv_violation(&stats.ring_errors,
 			     "rx chain: %u readable, %llu "
 			     "writable bytes",

@@ -156,6 +156,10 @@ void guest_tx_process(struct vsock_dev *d)
 	int budget = 256; /* let RX and the host sockets run too */
 
 	while (budget-- > 0 && vring_pop(vr, &e) == 1) {
+		if (e.dropped) { /* counted in ring_errors: back unread */
+			vring_push(vr, &e, 0);
+			continue;
+		}
 		tx_packet(d, &e);
 		inject_tx_id(d, &e);
 		vring_push(vr, &e, 0);

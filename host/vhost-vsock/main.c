@@ -392,6 +392,7 @@ int main(int argc, char **argv)
 
 	parse_args(&dev, argc, argv);
 	vring_violation_hook = stats_ring_violation;
+	vring_broken_hook = vu_ring_broken;
 	setup(&dev);
 	fprintf(stderr,
 		"ringside-vhost-vsock: listening on %s (vhost-user), "

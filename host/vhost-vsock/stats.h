@@ -19,6 +19,7 @@
 	X(kicks) /* guest notifications read from kick eventfds */               \
 	X(calls) /* notifications sent to the guest */                           \
 	X(ring_errors) /* bad descriptors, indices or addresses */               \
+	X(rings_broken) /* rings stopped by a violation until the next reset */  \
 	X(tx_pkts) /* packets taken from the guest's TX queue */                 \
 	X(tx_bytes) /* payload bytes from the guest */                           \
 	X(rx_pkts) /* packets put in the guest's RX queue */                     \

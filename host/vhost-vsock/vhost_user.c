@@ -172,6 +172,25 @@ void vu_update_ready(struct vsock_dev *d, unsigned idx)
 		vring_set_kicks(vr, !d->poll);
 }
 
+/*
+ * A ring the guest broke (vring.h) cannot go on: the device needs a reset
+ * (virtio 1.2, 2.1.2 DEVICE_NEEDS_RESET). vhost-user gives a back end no
+ * status bit of its own; its channel for this is the ring's error
+ * eventfd (vhost-user.rst, VHOST_USER_SET_VRING_ERR), which the front end
+ * reports. The ring works again once the guest resets the device and the
+ * front end sets the ring up anew (vring_set_base clears broken).
+ */
+void vu_ring_broken(struct device_ring *vr)
+{
+	uint64_t one = 1;
+
+	stats.rings_broken++;
+	vv_log("ring broken by the guest after %llu violations: the device needs a reset",
+	       (unsigned long long)vr->errors);
+	if (vr->err_fd >= 0 && write(vr->err_fd, &one, sizeof(one)) != sizeof(one))
+		stats.host_io_errors++;
+}
+
 void vu_notify(struct vsock_dev *d, unsigned idx)
 {
 	uint64_t one = 1;

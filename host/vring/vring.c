@@ -9,6 +9,17 @@
 #include "vring.h"
 
 void (*vring_violation_hook)(const char *fmt, va_list ap);
+void (*vring_broken_hook)(struct device_ring *vr);
+
+/* From here on the ring is not touched until the front end sets it up anew. */
+static void vring_mark_broken(struct device_ring *vr)
+{
+	if (vr->broken)
+		return;
+	vr->broken = true;
+	if (vring_broken_hook)
+		vring_broken_hook(vr);
+}
 
 void vring_violation(struct device_ring *vr, const char *fmt, ...)
 {
@@ -47,7 +58,7 @@ static bool vring_usable(struct device_ring *vr)
 		return false;
 	if (vr->packed && (vr->last_avail >= vr->num || vr->used_idx >= vr->num)) {
 		vring_violation(vr, "packed position beyond ring");
-		vr->broken = true;
+		vring_mark_broken(vr);
 		return false;
 	}
 	return true;
@@ -62,13 +73,14 @@ int vring_pop(struct device_ring *vr, struct vq_elem *e)
 	e->n_out = e->n_in = 0;
 	e->out_len = e->in_len = 0;
 	e->indirect = false;
+	e->dropped = false;
 	e->prev_avail = vr->last_avail;
 	e->prev_wrap = vr->avail_wrap;
 	ret = vr->packed ? vring_packed_pop(vr, e) : vring_split_pop(vr, e);
 	if (ret > 0)
 		vr->seen_avail = true;
 	if (ret < 0) {
-		vr->broken = true;
+		vring_mark_broken(vr);
 		vr->last_avail = e->prev_avail;
 		vr->avail_wrap = e->prev_wrap;
 	}

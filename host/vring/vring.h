@@ -40,6 +40,13 @@ struct vq_elem {
 	uint16_t id; /* split: head index; packed: buffer id */
 	uint16_t ndesc; /* ring descriptors the chain used (1 if indirect) */
 	bool indirect; /* the chain was an indirect table */
+	/*
+	 * The chain broke a rule where the ring can still tell where the
+	 * next one starts (a bad buffer or table behind a valid split head,
+	 * or inside a packed chain whose slots are intact): it has no
+	 * segments and goes back used with length 0.
+	 */
+	bool dropped;
 	uint16_t prev_avail; /* ring position before the pop (vring_unpop) */
 	bool prev_wrap;
 	unsigned n_out, n_in;
@@ -78,10 +85,18 @@ struct device_ring {
  * (the back end counts and logs them; tests leave it NULL).
  */
 extern void (*vring_violation_hook)(const char *fmt, va_list ap);
+/*
+ * Called once each time a ring becomes broken (NULL: nothing), so the
+ * back end can tell the front end the device needs a reset.
+ */
+extern void (*vring_broken_hook)(struct device_ring *vr);
 
 /* Translate the ring areas; false (and counted) when they are not valid. */
 bool vring_map(struct device_ring *vr, const struct guest_mem *mem);
-/* 1: one chain in *e; 0: nothing available; -1: the ring is broken. */
+/*
+ * 1: one chain in *e (e->dropped: a bad one to push back with length 0);
+ * 0: nothing available; -1: the ring is broken.
+ */
 int vring_pop(struct device_ring *vr, struct vq_elem *e);
 /* Give back the most recently popped chain (it was not used). */
 void vring_unpop(struct device_ring *vr, const struct vq_elem *e);

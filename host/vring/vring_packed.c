@@ -83,10 +83,24 @@ static bool packed_walk_indirect(struct device_ring *vr, struct vq_elem *e, uint
 	return true;
 }
 
+/* One descriptor's buffers into @e; false on a violation (counted). */
+static bool packed_take_desc(struct device_ring *vr, struct vq_elem *e,
+			     const struct vring_packed_desc *d, unsigned n)
+{
+	if (!(d->flags & VRING_DESC_F_INDIRECT))
+		return vring_elem_add(vr, e, d->addr, d->len, d->flags & VRING_DESC_F_WRITE);
+	/* 2.8.19: an indirect descriptor is a chain's only one */
+	if (n || (d->flags & VRING_DESC_F_NEXT)) {
+		vring_violation(vr, "indirect descriptor inside a chain");
+		return false;
+	}
+	return packed_walk_indirect(vr, e, d->addr, d->len);
+}
+
 int vring_packed_pop(struct device_ring *vr, struct vq_elem *e)
 {
 	uint16_t i = vr->last_avail, flags, id = 0;
-	bool wrap = vr->avail_wrap;
+	bool wrap = vr->avail_wrap, bad = false;
 	unsigned n = 0;
 
 	flags = __atomic_load_n(&ring(vr)[i].flags, __ATOMIC_ACQUIRE);
@@ -104,17 +118,14 @@ int vring_packed_pop(struct device_ring *vr, struct vq_elem *e)
 			vring_violation(vr, "descriptor %u of a chain not available", n);
 			return -1;
 		}
-		if (d.flags & VRING_DESC_F_INDIRECT) {
-			/* 2.8.19: an indirect descriptor is a chain's only one */
-			if (n || (d.flags & VRING_DESC_F_NEXT)) {
-				vring_violation(vr, "indirect descriptor inside a chain");
-				return -1;
-			}
-			if (!packed_walk_indirect(vr, e, d.addr, d.len))
-				return -1;
-		} else if (!vring_elem_add(vr, e, d.addr, d.len, d.flags & VRING_DESC_F_WRITE)) {
-			return -1;
-		}
+		/*
+		 * A bad buffer (outside guest memory, a bad indirect table,
+		 * too many segments) spoils the chain, not the ring: its
+		 * slots are still known from the flags, so the walk goes on
+		 * to the chain's end, mapping nothing more.
+		 */
+		if (!bad && !packed_take_desc(vr, e, &d, n))
+			bad = true;
 		/* 2.8.6: the buffer id is in the last descriptor */
 		id = d.id;
 		n++;
@@ -128,6 +139,12 @@ int vring_packed_pop(struct device_ring *vr, struct vq_elem *e)
 			vring_violation(vr, "packed chain too long");
 			return -1;
 		}
+	}
+	/* as vring_split_pop: back to the driver unread, used with length 0 */
+	if (bad) {
+		e->n_out = e->n_in = 0;
+		e->out_len = e->in_len = 0;
+		e->dropped = true;
 	}
 	e->id = id;
 	e->ndesc = n;

@@ -115,11 +115,43 @@ static bool split_walk_indirect(struct device_ring *vr, struct vq_elem *e,
 	}
 }
 
-int vring_split_pop(struct device_ring *vr, struct vq_elem *e)
+/* Walk the chain from @head into @e; false on a violation (counted). */
+static bool split_walk_chain(struct device_ring *vr, struct vq_elem *e, uint16_t head,
+			     unsigned *count)
 {
 	const struct vring_desc *table = vr->desc;
+	uint16_t i;
+
+	for (i = head;;) {
+		struct vring_desc d = table[i];
+
+		if (d.flags & VRING_DESC_F_INDIRECT) {
+			/*
+			 * 2.7.5.3.1: INDIRECT and NEXT together are invalid,
+			 * and an indirect descriptor is a chain's only one.
+			 */
+			if ((d.flags & VRING_DESC_F_NEXT) || *count) {
+				vring_violation(vr, "indirect descriptor inside a chain");
+				return false;
+			}
+			return split_walk_indirect(vr, e, &d);
+		}
+		if (!vring_elem_add(vr, e, d.addr, d.len, d.flags & VRING_DESC_F_WRITE))
+			return false;
+		if (!(d.flags & VRING_DESC_F_NEXT))
+			return true;
+		if (++*count >= vr->num || d.next >= vr->num) {
+			vring_violation(vr, "bad chain from %u", head);
+			return false;
+		}
+		i = d.next;
+	}
+}
+
+int vring_split_pop(struct device_ring *vr, struct vq_elem *e)
+{
 	uint16_t avail = load16(avail_idx(vr));
-	uint16_t head, i;
+	uint16_t head;
 	unsigned count = 0;
 
 	if (avail == vr->last_avail)
@@ -134,31 +166,18 @@ int vring_split_pop(struct device_ring *vr, struct vq_elem *e)
 		vring_violation(vr, "head %u >= %u", head, vr->num);
 		return -1;
 	}
-	for (i = head;;) {
-		struct vring_desc d = table[i];
-
-		if (d.flags & VRING_DESC_F_INDIRECT) {
-			/*
-			 * 2.7.5.3.1: INDIRECT and NEXT together are invalid,
-			 * and an indirect descriptor is a chain's only one.
-			 */
-			if ((d.flags & VRING_DESC_F_NEXT) || count) {
-				vring_violation(vr, "indirect descriptor inside a chain");
-				return -1;
-			}
-			if (!split_walk_indirect(vr, e, &d))
-				return -1;
-			break;
-		}
-		if (!vring_elem_add(vr, e, d.addr, d.len, d.flags & VRING_DESC_F_WRITE))
-			return -1;
-		if (!(d.flags & VRING_DESC_F_NEXT))
-			break;
-		if (++count >= vr->num || d.next >= vr->num) {
-			vring_violation(vr, "bad chain from %u", head);
-			return -1;
-		}
-		i = d.next;
+	/*
+	 * A bad chain behind a good head (a loop, a buffer outside guest
+	 * memory, a bad indirect table): the index and the head still say
+	 * where the next chain is, so the ring goes on. The chain comes
+	 * back to the driver unread, used with length 0 (2.7.8), and the
+	 * other connections keep their queue; only a bad index or head,
+	 * which leave nothing to resynchronise on, stop the ring.
+	 */
+	if (!split_walk_chain(vr, e, head, &count)) {
+		e->n_out = e->n_in = 0;
+		e->out_len = e->in_len = 0;
+		e->dropped = true;
 	}
 	e->id = head;
 	e->ndesc = count + 1;

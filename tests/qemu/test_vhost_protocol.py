@@ -170,6 +170,7 @@ UADDR = 0x7f0000000000          # the "front end's" address of the region
 RING = {0: 0x0000, 1: 0x1000}   # desc at +0, avail at +0x200, used at +0x400
 NUM = 8
 BUF = 0x10000
+VU_SET_VRING_ERR = 14
 
 
 class FakeGuest:
@@ -303,6 +304,68 @@ def test_hostile_ring_is_counted(backend, attack):
     finally:
         g.close()
     # the next front end gets a working device
+    g = FakeGuest(backend)
+    g.close()
+    assert backend.alive()
+
+
+def wait_used(g, q, idx, timeout=20):
+    deadline = time.monotonic() + timeout
+    while g.used_idx(q) < idx and time.monotonic() < deadline:
+        time.sleep(0.02)  # guest memory has no event to wait on
+    return g.used_idx(q)
+
+
+def used_elem(g, q, i):
+    """(id, len) of used ring entry i."""
+    return struct.unpack_from("<II", g.mem, RING[q] + 0x400 + 4 + 8 * i)
+
+
+@pytest.mark.parametrize("attack", [
+    hostile_loop, hostile_outside, hostile_far, hostile_indirect_len,
+    hostile_indirect_nested])
+def test_bad_tx_chain_dropped_ring_goes_on(backend, attack):
+    """A bad chain behind a valid head (the guest's attack modes ring-*):
+    counted once, given back used with length 0, and the next chain is
+    taken as usual; the ring is not stopped (vring_split_pop)."""
+    g = FakeGuest(backend)
+    try:
+        before = backend.counters()
+        attack(g)                                   # head 0
+        g.mem[BUF + 0x2000:BUF + 0x2000 + 44] = vsock_hdr(1, dst_port=4321)
+        g.desc(1, 2, BUF + 0x2000, 44)              # a REQUEST, nobody listens
+        g.make_avail(1, 2)
+        assert wait_used(g, 1, 2) == 2
+        assert used_elem(g, 1, 0) == (0, 0)
+        assert used_elem(g, 1, 1)[0] == 2
+        c = wait_counter(backend, "conns_refused", before["conns_refused"] + 1)
+        assert c["ring_errors"] == before["ring_errors"] + 1
+        assert c["tx_pkts"] == before["tx_pkts"] + 1
+        assert c["conns_refused"] == before["conns_refused"] + 1
+        assert c["rings_broken"] == before["rings_broken"]
+        assert backend.alive()
+    finally:
+        g.close()
+
+
+@pytest.mark.parametrize("attack", [hostile_head, hostile_avail_idx])
+def test_broken_ring_signals_err_fd(backend, attack):
+    """Nothing to resynchronise on (attack mode ring-avail-jump): the
+    ring stops, rings_broken counts it and the ring's error eventfd
+    (VHOST_USER_SET_VRING_ERR) fires; the next front end gets a working
+    device."""
+    g = FakeGuest(backend)
+    err = os.eventfd(0, os.EFD_NONBLOCK)
+    try:
+        g.fe.send(VU_SET_VRING_ERR, struct.pack("<Q", 1), fds=[err])
+        before = backend.counters()
+        attack(g)
+        c = wait_counter(backend, "rings_broken", before["rings_broken"] + 1)
+        assert c["rings_broken"] == before["rings_broken"] + 1
+        assert os.eventfd_read(err) == 1
+    finally:
+        os.close(err)
+        g.close()
     g = FakeGuest(backend)
     g.close()
     assert backend.alive()

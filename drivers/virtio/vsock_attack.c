@@ -1,0 +1,796 @@
+// SPDX-License-Identifier: MIT
+/*
+ * A hostile driver on demand: `attack MODE [every=N] [count=N]` (or the
+ * boot keys attack, attack_every, attack_count) writes COUNT malformed
+ * packets or forged ring entries, one every N ms, into the live vsock TX
+ * queue while the services run beside it, then watches what the device
+ * does: it answers (completes what it was given), or falls silent, in
+ * which case the TX queue is marked broken and the transport resets the
+ * device (virtio_pci.c, the virtio-recover poller), as for any device
+ * that stopped answering.
+ *
+ * Header modes go through the ring API with a descriptor of the length
+ * the mode wants (split and packed); ring modes write descriptors the
+ * ring API would never write (virtq_add_forged; a few are for one layout
+ * only, and say "not for this ring" on the other). Modes that
+ * lie about a connection use the "victim": a connected socket of the
+ * mode's type on attack_port (the sink's port by default; any connected
+ * SEQPACKET socket for the seqpacket modes), else ports nobody uses.
+ *
+ * Off by default, and nothing here runs on the data path: the poller
+ * joins the loop with the first attack (the command or the boot key).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "drivers/virtio/vsock_attack.h"
+#include "kernel/config.h"
+#include "kernel/dma.h"
+#include "kernel/poll.h"
+#include "kernel/printk.h"
+#include "kernel/shell.h"
+#include "kernel/time.h"
+#include "net/vsock/vsock.h"
+
+#define NS_PER_MS 1000000ULL
+/* Silence for this long after the last packet, with TX held: no answer. */
+#define SILENCE_NS (3000ULL * NS_PER_MS)
+/* Settling gives up after this even while the device trickles answers. */
+#define SETTLE_MAX_NS (60000ULL * NS_PER_MS)
+#define UNUSED_PORT 31351u
+#define FLOOD_BURST 256u
+#define PAYLOAD 16u
+
+struct attack_target {
+	bool found;
+	uint32_t local_port, peer_port;
+	uint32_t buf_alloc, fwd_cnt;
+};
+
+struct attack_mode {
+	const char *name;
+	const char *help;
+	enum vsock_type type; /* of the victim, and of the packets */
+	int (*send)(const struct attack_mode *m, const struct attack_target *t, uint32_t nth);
+	int arg;
+	int ring; /* forged ring entries for one layout only: ONLY_SPLIT, ONLY_PACKED */
+};
+
+#define ONLY_SPLIT 1
+#define ONLY_PACKED 2
+
+struct attack_tally {
+	uint64_t runs, sent, refused, answered, silent;
+};
+
+static int send_hdr(const struct attack_mode *m, const struct attack_target *t, uint32_t nth);
+static int send_ring(const struct attack_mode *m, const struct attack_target *t, uint32_t nth);
+static int send_avail_jump(const struct attack_mode *m, const struct attack_target *t,
+			   uint32_t nth);
+static int send_notify_flood(const struct attack_mode *m, const struct attack_target *t,
+			     uint32_t nth);
+static int send_wrong_way(const struct attack_mode *m, const struct attack_target *t, uint32_t nth);
+
+/* Header modes: what each changes in an otherwise honest header. */
+enum hdr_lie {
+	LIE_LEN_BUF,
+	LIE_LEN_64K,
+	LIE_LEN_NEG,
+	LIE_OP,
+	LIE_TYPE,
+	LIE_RESPONSE,
+	LIE_RW_UNUSED,
+	LIE_SRC_HOST,
+	LIE_SRC_OTHER,
+	LIE_BUF_ZERO,
+	LIE_BUF_HUGE,
+	LIE_BUF_SHRINK,
+	LIE_FWD_BACK,
+	LIE_FWD_JUMP,
+	LIE_CREDIT_FLOOD,
+	LIE_SEQ_NO_EOM,
+	LIE_SEQ_HUGE,
+	LIE_SHUTDOWN_BITS,
+};
+
+/* Ring modes: the descriptors written (split ring, virtio 1.2 §2.7.5). */
+enum ring_lie {
+	RING_LOOP,
+	RING_LONG,
+	RING_ADDR_OUT,
+	RING_ADDR_WRAP,
+	RING_LEN_ZERO,
+	RING_LEN_4G,
+	RING_INDIRECT_NESTED,
+	RING_INDIRECT_ODD,
+	RING_INDIRECT_EMPTY,
+	PACKED_NEXT_LAST,
+	PACKED_WRAP_LIE,
+};
+
+/* name, help, type of the victim and packets, sender, its argument, ring mode */
+#define S VSOCK_TYPE_STREAM
+#define Q VSOCK_TYPE_SEQPACKET
+#define ATTACK_MODES(X)                                                                            \
+	X("len-over-buf", "RW whose len is larger than its buffer", S, send_hdr, LIE_LEN_BUF, 0)   \
+	X("len-over-64k", "RW of 68 KiB, buffer as large", S, send_hdr, LIE_LEN_64K, 0)            \
+	X("len-negative", "RW whose len is negative as s32", S, send_hdr, LIE_LEN_NEG, 0)          \
+	X("bad-op", "op 42 on the victim's ports", S, send_hdr, LIE_OP, 0)                         \
+	X("bad-type", "type 9 RW on the victim's ports", S, send_hdr, LIE_TYPE, 0)                 \
+	X("response", "RESPONSE nobody asked for, on the victim", S, send_hdr, LIE_RESPONSE, 0)    \
+	X("rw-unused", "RW for a port nobody uses", S, send_hdr, LIE_RW_UNUSED, 0)                 \
+	X("src-cid-host", "RW with the host's CID as source", S, send_hdr, LIE_SRC_HOST, 0)        \
+	X("src-cid-other", "RW with another guest's CID as source", S, send_hdr, LIE_SRC_OTHER, 0) \
+	X("buf-alloc-zero", "CREDIT_UPDATE with buf_alloc 0", S, send_hdr, LIE_BUF_ZERO, 0)        \
+	X("buf-alloc-huge", "CREDIT_UPDATE with buf_alloc 4 GiB - 1", S, send_hdr, LIE_BUF_HUGE,   \
+	  0)                                                                                       \
+	X("buf-alloc-shrink", "CREDIT_UPDATEs with buf_alloc halving", S, send_hdr,                \
+	  LIE_BUF_SHRINK, 0)                                                                       \
+	X("fwd-cnt-back", "CREDIT_UPDATE with fwd_cnt 64 KiB backwards", S, send_hdr,              \
+	  LIE_FWD_BACK, 0)                                                                         \
+	X("fwd-cnt-jump", "CREDIT_UPDATE with fwd_cnt 1 GiB past what was sent", S, send_hdr,      \
+	  LIE_FWD_JUMP, 0)                                                                         \
+	X("credit-flood", "CREDIT_REQUESTs, 256 a burst", S, send_hdr, LIE_CREDIT_FLOOD, 0)        \
+	X("seq-no-eom", "SEQPACKET RWs of 4 KiB, never an EOM", Q, send_hdr, LIE_SEQ_NO_EOM, 0)    \
+	X("seq-huge", "SEQPACKET RWs of 64 KiB, never an EOM", Q, send_hdr, LIE_SEQ_HUGE, 0)       \
+	X("shutdown-bits", "SHUTDOWN with only undefined flag bits", S, send_hdr,                  \
+	  LIE_SHUTDOWN_BITS, 0)                                                                    \
+	X("ring-loop", "chain of two descriptors pointing at each other", S, send_ring, RING_LOOP, \
+	  ONLY_SPLIT)                                                                              \
+	X("ring-long", "chain through every free descriptor, last back to the first", S,           \
+	  send_ring, RING_LONG, ONLY_SPLIT)                                                        \
+	X("ring-addr-out", "buffer beyond guest memory", S, send_ring, RING_ADDR_OUT, 0)           \
+	X("ring-addr-wrap", "buffer whose end wraps past 2^64", S, send_ring, RING_ADDR_WRAP, 0)   \
+	X("ring-len-zero", "one descriptor of length 0", S, send_ring, RING_LEN_ZERO, 0)           \
+	X("ring-len-4g", "one descriptor of length 4 GiB - 1", S, send_ring, RING_LEN_4G, 0)       \
+	X("ring-write-tx", "device-writable buffer on TX", S, send_wrong_way, 0, 0)                \
+	X("ring-rx-readonly", "device-readable buffer on RX", S, send_wrong_way, 1, 0)             \
+	X("ring-indirect-nested", "indirect table inside an indirect table", S, send_ring,         \
+	  RING_INDIRECT_NESTED, 0)                                                                 \
+	X("ring-indirect-odd", "indirect table of 17 bytes", S, send_ring, RING_INDIRECT_ODD, 0)   \
+	X("ring-indirect-empty", "indirect table of 0 bytes", S, send_ring, RING_INDIRECT_EMPTY,   \
+	  0)                                                                                       \
+	X("ring-avail-jump", "avail->idx moved past the ring size", S, send_avail_jump, 0,         \
+	  ONLY_SPLIT)                                                                              \
+	X("packed-next-last", "one slot flagged NEXT, the next slot not available", S, send_ring,  \
+	  PACKED_NEXT_LAST, ONLY_PACKED)                                                           \
+	X("packed-wrap-lie", "one slot whose avail/used bits lie about the wrap counter", S,       \
+	  send_ring, PACKED_WRAP_LIE, ONLY_PACKED)                                                 \
+	X("notify-flood", "kicks with no new buffer, 2000 a burst", S, send_notify_flood, 0, 0)
+
+#define MODE_ENTRY(name, help, type, fn, arg, ring) { name, help, type, fn, arg, ring },
+static const struct attack_mode modes[] = { ATTACK_MODES(MODE_ENTRY) };
+#undef MODE_ENTRY
+#define N_MODES (sizeof(modes) / sizeof(modes[0]))
+
+/* "off", then every mode's name: the boot key's choices, there before
+ * the command line is parsed. */
+#define MODE_NAME(name, help, type, fn, arg, ring) name,
+static const char *const mode_names[] = { "off", ATTACK_MODES(MODE_NAME) NULL };
+#undef MODE_NAME
+#undef S
+#undef Q
+
+CONFIG_KEY(cfg_attack) = {
+	.name = "attack",
+	.help = "hostile driver: start this attack mode at boot (`attack list`)",
+	.type = CONFIG_ENUM,
+	.choices = mode_names,
+	.def = 0,
+};
+
+CONFIG_KEY(cfg_attack_every) = {
+	.name = "attack_every",
+	.help = "hostile driver: ms between two attack packets",
+	.type = CONFIG_UINT,
+	.min = 1,
+	.max = 60000,
+	.def = 20,
+};
+
+CONFIG_KEY(cfg_attack_count) = {
+	.name = "attack_count",
+	.help = "hostile driver: attack packets per run",
+	.type = CONFIG_UINT,
+	.min = 1,
+	.max = 1000000,
+	.def = 20,
+};
+
+CONFIG_KEY(cfg_attack_port) = {
+	.name = "attack_port",
+	.help = "hostile driver: the victim is a connection on this local port",
+	.type = CONFIG_UINT,
+	.min = 1,
+	.max = 0xffffffff,
+	.def = 1235,
+};
+
+struct attack_run {
+	const struct attack_mode *mode;
+	uint32_t every_ms, count, sent;
+	uint64_t next_ns; /* next packet, or the settle deadline */
+	uint64_t settle_start_ns, progress_ns;
+	uint64_t completed; /* TX completions at the last look */
+	uint64_t resets0; /* transport resets before the run */
+	bool active, settling;
+};
+
+static struct attack_run run;
+static struct attack_tally tally[N_MODES];
+static const struct poller attack_poller;
+
+/* ---- what goes into the queue ---- */
+
+static void find_target(const struct attack_mode *m, struct attack_target *t)
+{
+	uint32_t port = config_get(&cfg_attack_port);
+	struct vsock_sock *s = NULL;
+	struct vsock_info in;
+
+	memset(t, 0, sizeof(*t));
+	t->local_port = UNUSED_PORT;
+	t->peer_port = UNUSED_PORT + 1;
+	t->buf_alloc = 65536;
+	while ((s = vsock_next(s))) {
+		vsock_get_info(s, &in);
+		if (in.state != VSOCK_CONNECTED || in.type != m->type)
+			continue;
+		if (in.local_port != port && m->type != VSOCK_TYPE_SEQPACKET)
+			continue;
+		t->found = true;
+		t->local_port = in.local_port;
+		t->peer_port = in.peer_port;
+		t->buf_alloc = in.buf_alloc;
+		t->fwd_cnt = in.fwd_cnt;
+		return;
+	}
+}
+
+/* One packet of @payload bytes, @desc_len of it in the descriptor. */
+static int queue_pkt(const struct virtio_vsock_hdr *h, uint32_t payload, uint32_t desc_len)
+{
+	struct virtq *vq = virtio_vsock_txq();
+	struct vsock_pkt *pkt;
+	struct vbuf out;
+	int ret;
+
+	if (!vq)
+		return -ENODEV;
+	pkt = vsock_pkt_alloc(payload);
+	if (!pkt)
+		return -ENOMEM;
+	pkt->hdr = *h;
+	memset(pkt->data, 0xa5, payload);
+	out.addr = &pkt->hdr;
+	out.len = desc_len;
+	/* completion frees it in the driver's tx_reclaim like any packet */
+	ret = virtq_add(vq, &out, 1, NULL, 0, pkt);
+	if (ret)
+		vsock_pkt_free(pkt);
+	return ret;
+}
+
+static void honest_hdr(const struct attack_mode *m, const struct attack_target *t,
+		       struct virtio_vsock_hdr *h, uint16_t op)
+{
+	memset(h, 0, sizeof(*h));
+	h->src_cid = vsock_local_cid();
+	h->dst_cid = VSOCK_CID_HOST;
+	h->src_port = t->local_port;
+	h->dst_port = t->peer_port;
+	h->type = m->type;
+	h->op = op;
+	h->buf_alloc = t->buf_alloc;
+	h->fwd_cnt = t->fwd_cnt;
+}
+
+static int send_hdr(const struct attack_mode *m, const struct attack_target *t, uint32_t nth)
+{
+	struct virtio_vsock_hdr h;
+	uint32_t payload = 0, desc_payload = 0;
+	unsigned int burst = 1, i;
+	int ret = 0;
+
+	honest_hdr(m, t, &h, VSOCK_OP_CREDIT_UPDATE);
+	switch ((enum hdr_lie)m->arg) {
+	case LIE_LEN_BUF:
+		h.op = VSOCK_OP_RW;
+		h.len = 4096;
+		payload = desc_payload = PAYLOAD;
+		break;
+	case LIE_LEN_64K:
+		h.op = VSOCK_OP_RW;
+		h.len = payload = desc_payload = VSOCK_MAX_PKT_PAYLOAD + 4096;
+		break;
+	case LIE_LEN_NEG:
+		h.op = VSOCK_OP_RW;
+		h.len = 0x80000000u + PAYLOAD;
+		payload = desc_payload = PAYLOAD;
+		break;
+	case LIE_OP:
+		h.op = 42;
+		break;
+	case LIE_TYPE:
+		h.op = VSOCK_OP_RW;
+		h.type = 9;
+		h.len = payload = desc_payload = PAYLOAD;
+		break;
+	case LIE_RESPONSE:
+		h.op = VSOCK_OP_RESPONSE;
+		break;
+	case LIE_RW_UNUSED:
+		h.op = VSOCK_OP_RW;
+		h.src_port = UNUSED_PORT + 2;
+		h.dst_port = UNUSED_PORT + 3 + nth;
+		h.len = payload = desc_payload = PAYLOAD;
+		break;
+	case LIE_SRC_HOST:
+	case LIE_SRC_OTHER:
+		h.op = VSOCK_OP_RW;
+		h.src_cid = m->arg == LIE_SRC_HOST ? VSOCK_CID_HOST : h.src_cid + 1;
+		h.len = payload = desc_payload = PAYLOAD;
+		break;
+	case LIE_BUF_ZERO:
+		h.buf_alloc = 0;
+		break;
+	case LIE_BUF_HUGE:
+		h.buf_alloc = 0xffffffffu;
+		break;
+	case LIE_BUF_SHRINK:
+		h.buf_alloc = t->buf_alloc >> (1 + nth % 16);
+		break;
+	case LIE_FWD_BACK:
+		h.fwd_cnt = t->fwd_cnt - 65536;
+		break;
+	case LIE_FWD_JUMP:
+		h.fwd_cnt = t->fwd_cnt + 0x40000000u;
+		break;
+	case LIE_CREDIT_FLOOD:
+		h.op = VSOCK_OP_CREDIT_REQUEST;
+		burst = FLOOD_BURST;
+		break;
+	case LIE_SEQ_NO_EOM:
+	case LIE_SEQ_HUGE:
+		h.op = VSOCK_OP_RW;
+		h.len = m->arg == LIE_SEQ_HUGE ? VSOCK_MAX_PKT_PAYLOAD : 4096;
+		payload = desc_payload = h.len;
+		break;
+	case LIE_SHUTDOWN_BITS:
+		h.op = VSOCK_OP_SHUTDOWN;
+		h.flags = ~(VSOCK_SHUTDOWN_RCV | VSOCK_SHUTDOWN_SEND);
+		break;
+	}
+	/* a burst that found the ring full part way still went out */
+	for (i = 0; i < burst && !ret; i++)
+		ret = queue_pkt(&h, payload, VSOCK_HDR_LEN + desc_payload);
+	return i > 1 ? 0 : ret;
+}
+
+/*
+ * Ring modes: a valid header in a buffer of our own (freed when the chain
+ * completes), then descriptors around it that break one rule each.
+ */
+static int send_ring(const struct attack_mode *m, const struct attack_target *t, uint32_t nth)
+{
+	struct virtq *vq = virtio_vsock_txq();
+	struct virtq_desc one[1], *d = one;
+	struct vsock_pkt *pkt;
+	uint64_t hdr_pa;
+	unsigned int n = 1, k;
+	int ret;
+
+	(void)nth;
+	if (!vq)
+		return -ENODEV;
+	if ((m->ring == ONLY_SPLIT && virtq_layout(vq) != VIRTQ_SPLIT) ||
+	    (m->ring == ONLY_PACKED && virtq_layout(vq) != VIRTQ_PACKED))
+		return -EOPNOTSUPP;
+	if (m->arg >= RING_INDIRECT_NESTED && m->arg <= RING_INDIRECT_EMPTY &&
+	    !(virtq_features(vq) & VIRTIO_BIT(VIRTIO_F_INDIRECT_DESC)))
+		return -EOPNOTSUPP;
+	pkt = vsock_pkt_alloc(64);
+	if (!pkt)
+		return -ENOMEM;
+	honest_hdr(m, t, &pkt->hdr, VSOCK_OP_CREDIT_UPDATE);
+	hdr_pa = virt_to_phys(&pkt->hdr);
+	one[0] = (struct virtq_desc){ hdr_pa, VSOCK_HDR_LEN, 0, 0xffff };
+	switch ((enum ring_lie)m->arg) {
+	case RING_LOOP:
+	case RING_LONG:
+		n = m->arg == RING_LOOP ? 2 : virtq_free_slots(vq);
+		if (n < 2) {
+			vsock_pkt_free(pkt);
+			return -ENOSPC;
+		}
+		d = calloc(n, sizeof(*d));
+		if (!d) {
+			vsock_pkt_free(pkt);
+			return -ENOMEM;
+		}
+		/* 2.7.5.3.1: a chain never loops; this one's last points at its first */
+		for (k = 0; k < n; k++)
+			d[k] = (struct virtq_desc){ hdr_pa, k ? 8 : VSOCK_HDR_LEN,
+						    VIRTQ_DESC_F_NEXT, (k + 1) % n };
+		break;
+	case PACKED_NEXT_LAST:
+		/* 2.8.6: the chain goes on into a slot not made available */
+		one[0].flags = VIRTQ_DESC_F_NEXT;
+		break;
+	case PACKED_WRAP_LIE:
+		/* 2.8.1: available only to a device whose wrap counter differs */
+		one[0].next = VIRTQ_FORGE_WRAP_LIE;
+		break;
+	case RING_ADDR_OUT:
+		one[0].addr = 1ULL << 46; /* far past any memory QEMU gives a guest */
+		break;
+	case RING_ADDR_WRAP:
+		one[0].addr = ~0ULL - 0xfff;
+		one[0].len = 0x2000;
+		break;
+	case RING_LEN_ZERO:
+		one[0].len = 0;
+		break;
+	case RING_LEN_4G:
+		one[0].len = 0xffffffffu;
+		break;
+	case RING_INDIRECT_NESTED:
+	case RING_INDIRECT_ODD:
+	case RING_INDIRECT_EMPTY: {
+		/* the table lives in the packet's payload, after the header */
+		struct virtq_desc *table = (struct virtq_desc *)pkt->data;
+
+		table[0] = (struct virtq_desc){ hdr_pa, VSOCK_HDR_LEN, 0, 0 };
+		if (m->arg == RING_INDIRECT_NESTED)
+			table[0] = (struct virtq_desc){ virt_to_phys(&table[1]), 16,
+							VIRTQ_DESC_F_INDIRECT, 0 };
+		table[1] = (struct virtq_desc){ hdr_pa, VSOCK_HDR_LEN, 0, 0 };
+		/* 2.8.19: a packed table's flags sit where a split one's next is */
+		if (virtq_layout(vq) == VIRTQ_PACKED)
+			table[0].next = table[0].flags, table[0].flags = 0;
+		one[0].addr = virt_to_phys(table);
+		one[0].flags = VIRTQ_DESC_F_INDIRECT;
+		one[0].len = m->arg == RING_INDIRECT_ODD   ? 17 :
+			     m->arg == RING_INDIRECT_EMPTY ? 0 :
+							     16;
+		break;
+	}
+	}
+	ret = virtq_add_forged(vq, d, n, pkt);
+	if (d != one)
+		free(d);
+	if (ret)
+		vsock_pkt_free(pkt);
+	return ret;
+}
+
+/*
+ * Buffers the wrong way round, through the ring API (both layouts): a
+ * device-writable one on TX (arg 0), a device-readable one on RX (arg 1).
+ * Either comes back through the driver's own reclaim or reap.
+ */
+static int send_wrong_way(const struct attack_mode *m, const struct attack_target *t, uint32_t nth)
+{
+	struct virtq *vq = virtio_vsock_txq();
+	struct vsock_pkt *pkt;
+	struct vbuf b;
+	int ret;
+
+	(void)nth;
+	if (!vq)
+		return -ENODEV;
+	pkt = vsock_pkt_alloc(64);
+	if (!pkt)
+		return -ENOMEM;
+	honest_hdr(m, t, &pkt->hdr, VSOCK_OP_CREDIT_UPDATE);
+	b.addr = &pkt->hdr;
+	b.len = VSOCK_HDR_LEN + 64;
+	if (m->arg)
+		ret = virtio_vsock_post_rx_readonly(pkt, b.len);
+	else
+		ret = virtq_add(vq, NULL, 0, &b, 1, pkt);
+	if (ret)
+		vsock_pkt_free(pkt);
+	return ret;
+}
+
+static int send_avail_jump(const struct attack_mode *m, const struct attack_target *t, uint32_t nth)
+{
+	struct virtq *vq = virtio_vsock_txq();
+
+	(void)m, (void)t, (void)nth;
+	if (!vq)
+		return -ENODEV;
+	/* 2.7.13.3: the driver is never more than the ring size ahead */
+	return virtq_forge_avail_idx(vq, virtq_size(vq) + 1) ? 0 : -EOPNOTSUPP;
+}
+
+static int send_notify_flood(const struct attack_mode *m, const struct attack_target *t,
+			     uint32_t nth)
+{
+	struct virtq *vq = virtio_vsock_txq();
+
+	(void)m, (void)t, (void)nth;
+	if (!vq)
+		return -ENODEV;
+	for (unsigned int i = 0; i < 2000; i++)
+		virtq_notify(vq);
+	return 0;
+}
+
+/* ---- the run ---- */
+
+static uint64_t tx_completed(struct virtq_stats *st)
+{
+	struct virtq *vq = virtio_vsock_txq();
+
+	memset(st, 0, sizeof(*st));
+	if (vq)
+		virtq_get_stats(vq, st);
+	return st->completed;
+}
+
+/* No TX completion for SILENCE_NS (progress noted on each look). */
+static bool tx_silent(uint64_t now)
+{
+	struct virtq_stats st;
+	uint64_t done = tx_completed(&st);
+
+	if (done != run.completed) {
+		run.completed = done;
+		run.progress_ns = now;
+	}
+	return now - run.progress_ns > SILENCE_NS;
+}
+
+static void attack_stop(const char *how)
+{
+	uint64_t resets = vsock_counters()->transport_resets - run.resets0;
+
+	pr_warn("attack %s: %s: sent %u of %u, transport resets %llu\n", run.mode->name, how,
+		run.sent, run.count, (unsigned long long)resets);
+	run.active = false;
+	poll_keep(poll_bit(&attack_poller), false);
+}
+
+/*
+ * After the last packet: a harmless probe (RST between ports nobody
+ * uses), then wait until TX is drained. A device that completes nothing
+ * for SILENCE_NS while buffers are out did not survive it on its own: the
+ * queue is marked broken, and the transport resets the device.
+ */
+static void settle_start(uint64_t now)
+{
+	struct attack_target none = { .local_port = UNUSED_PORT, .peer_port = UNUSED_PORT + 1 };
+	struct virtio_vsock_hdr h;
+	struct virtq_stats st;
+
+	honest_hdr(&modes[0], &none, &h, VSOCK_OP_RST);
+	if (!queue_pkt(&h, 0, VSOCK_HDR_LEN))
+		virtq_kick(virtio_vsock_txq());
+	run.settling = true;
+	run.settle_start_ns = run.progress_ns = now;
+	run.completed = tx_completed(&st);
+}
+
+static void settle(uint64_t now)
+{
+	struct attack_tally *t = &tally[run.mode - modes];
+	struct virtq *vq = virtio_vsock_txq();
+	struct virtq_stats st;
+	bool silent = tx_silent(now);
+
+	tx_completed(&st);
+	if (vq && st.added == st.completed) {
+		t->answered++;
+		attack_stop("done, device answered");
+		return;
+	}
+	if (!vq || silent) {
+		t->silent++;
+		if (vq)
+			virtq_mark_broken(vq); /* virtio-recover resets the device */
+		attack_stop(vq ? "done, device silent: reset" : "done, no device");
+		return;
+	}
+	if (now - run.settle_start_ns > SETTLE_MAX_NS)
+		attack_stop("done, device still busy");
+}
+
+static unsigned int attack_poll(unsigned int budget)
+{
+	struct attack_tally *t;
+	struct attack_target tgt;
+	uint64_t now = now_ns();
+	struct virtq *vq;
+	int ret;
+
+	(void)budget;
+	if (!run.active)
+		return 0;
+	poll_wake_at(now + NS_PER_MS);
+	if (run.settling) {
+		settle(now);
+		return 0;
+	}
+	vq = virtio_vsock_txq();
+	if (!vq || now < run.next_ns)
+		return 0; /* the boot key waits for the device */
+	t = &tally[run.mode - modes];
+	find_target(run.mode, &tgt);
+	ret = run.mode->send(run.mode, &tgt, run.sent);
+	if (ret == -EOPNOTSUPP) {
+		attack_stop("not for this ring or feature set");
+		return 1;
+	}
+	if (ret == -EIO || virtq_is_broken(vq)) {
+		tally[run.mode - modes].silent++;
+		attack_stop("done, queue broken: reset");
+		return 1;
+	}
+	virtq_kick(vq); /* also what a burst queued before the ring filled */
+	if (ret) {
+		t->refused++; /* ring full: try again next time */
+		if (tx_silent(now)) {
+			/* full, and the device takes nothing: settle says silent */
+			run.settling = true;
+			run.settle_start_ns = now;
+			return 1;
+		}
+	} else {
+		run.sent++;
+		t->sent++;
+	}
+	run.next_ns = now + run.every_ms * NS_PER_MS;
+	if (run.sent >= run.count)
+		settle_start(now);
+	return 1;
+}
+
+static const struct poller attack_poller = {
+	.name = "vsock-attack",
+	.poll = attack_poll,
+	.on_raise = true, /* between attacks: a bit test per pass, no call */
+};
+
+/*
+ * The poller joins the loop with the first attack, not at boot: a guest
+ * that never attacks runs exactly the pollers it ran before.
+ */
+static int attack_start(const struct attack_mode *m, uint32_t every_ms, uint32_t count)
+{
+	int ret = poll_register(&attack_poller);
+
+	if (ret)
+		return ret;
+	memset(&run, 0, sizeof(run));
+	run.mode = m;
+	run.every_ms = every_ms;
+	run.count = count;
+	run.active = true;
+	run.resets0 = vsock_counters()->transport_resets;
+	run.progress_ns = now_ns();
+	tally[m - modes].runs++;
+	pr_warn("attack %s: start: %u packets, one every %u ms\n", m->name, count, every_ms);
+	poll_keep(poll_bit(&attack_poller), true);
+	poll_raise(poll_bit(&attack_poller));
+	return 0;
+}
+
+/* ---- console and boot key ---- */
+
+static const struct attack_mode *find_mode(const char *name)
+{
+	for (unsigned int i = 0; i < N_MODES; i++)
+		if (!strcmp(modes[i].name, name))
+			return &modes[i];
+	return NULL;
+}
+
+static void list_modes(void)
+{
+	for (unsigned int i = 0; i < N_MODES; i++) {
+		const struct attack_tally *t = &tally[i];
+
+		printf("  %-22s %s%s; runs %llu sent %llu refused %llu answered %llu silent %llu\n",
+		       modes[i].name, modes[i].help,
+		       modes[i].ring == ONLY_SPLIT  ? " (split ring)" :
+		       modes[i].ring == ONLY_PACKED ? " (packed ring)" :
+						      "",
+		       (unsigned long long)t->runs, (unsigned long long)t->sent,
+		       (unsigned long long)t->refused, (unsigned long long)t->answered,
+		       (unsigned long long)t->silent);
+	}
+}
+
+static int parse_opt(const char *arg, const char *key, uint64_t max, uint32_t *out)
+{
+	size_t n = strlen(key);
+	char *end;
+	unsigned long long v;
+
+	if (strncmp(arg, key, n) || arg[n] != '=')
+		return 1;
+	v = strtoull(arg + n + 1, &end, 0);
+	if (!arg[n + 1] || *end || arg[n + 1] == '-' || v < 1 || v > max)
+		return shell_error("attack: %s must be 1..%llu, got '%s'", key,
+				   (unsigned long long)max, arg + n + 1);
+	*out = v;
+	return 0;
+}
+
+static int cmd_attack(int argc, char **argv)
+{
+	uint32_t every = config_get(&cfg_attack_every), count = config_get(&cfg_attack_count);
+	const struct attack_mode *m;
+
+	if (argc < 2) {
+		if (run.active)
+			printf("attack %s: running, sent %u of %u\n", run.mode->name, run.sent,
+			       run.count);
+		else
+			printf("no attack running\n");
+		return 0;
+	}
+	if (!strcmp(argv[1], "list")) {
+		list_modes();
+		return 0;
+	}
+	if (!strcmp(argv[1], "stop")) {
+		if (run.active)
+			attack_stop("stopped");
+		return 0;
+	}
+	m = find_mode(argv[1]);
+	if (!m)
+		return shell_error("attack: no mode '%s' (attack list)", argv[1]);
+	if (run.active)
+		return shell_error("attack: %s is running (attack stop)", run.mode->name);
+	for (int i = 2; i < argc; i++) {
+		int r = parse_opt(argv[i], "every", cfg_attack_every.max, &every);
+
+		if (r > 0)
+			r = parse_opt(argv[i], "count", cfg_attack_count.max, &count);
+		if (r > 0)
+			return shell_error("attack: unknown option '%s'", argv[i]);
+		if (r < 0)
+			return r;
+	}
+	if (attack_start(m, every, count))
+		return shell_error("attack: no room for a poller (POLL_MAX)");
+	return 0;
+}
+
+static const struct shell_cmd attack_cmd = {
+	.name = "attack",
+	.usage = "list | stop | MODE [every=MS] [count=N]",
+	.help = "hostile driver: write malformed packets or ring entries into vsock TX",
+	.run = cmd_attack,
+};
+
+static bool attack_ready; /* vsock_attack_init ran */
+
+static void boot_key_changed(struct config_key *key)
+{
+	uint64_t v = config_get(key);
+
+	/* parsed before vsock_attack_init: it calls again once the device driver is there */
+	if (!attack_ready)
+		return;
+	if (v && !run.active &&
+	    attack_start(&modes[v - 1], config_get(&cfg_attack_every),
+			 config_get(&cfg_attack_count)))
+		pr_err("attack: no room for a poller (POLL_MAX)\n");
+}
+
+static struct config_hook boot_hook = { .fn = boot_key_changed };
+
+void vsock_attack_init(void)
+{
+	attack_ready = true;
+	shell_register(&attack_cmd);
+	config_on_change(&cfg_attack, &boot_hook);
+	boot_key_changed(&cfg_attack);
+}

@@ -1,0 +1,355 @@
+# SPDX-License-Identifier: MIT
+"""attack-matrix: what our vhost-user back end makes of a hostile guest.
+
+ringside's `attack MODE` (drivers/virtio/vsock_attack.c) writes malformed
+vsock headers or forged split-ring entries into the live TX queue. For
+each ring layout (the device's packed=off|on) one guest boots behind
+build/host/ringside-vhost-vsock and every mode runs in turn, while a
+bystander connection to the echo service exchanges data and compares
+every byte. The victim (what the header modes lie about) is a connection
+to the sink (stream modes) or a SEQPACKET connection to the echo service.
+
+Per mode the outcome is decided from events: the guest's "attack MODE:
+done" line, the back end's counters (SIGUSR1 dump) and process, the
+bystander's bytes, a new connection after the attack:
+
+  survives      the device answered, nothing counted as a violation, the
+                bystander byte-exact, a new connection echoes
+  drops         the device answered and counted violations (dropped what
+                it had to, or reset the offending connection), the
+                bystander byte-exact, a new connection echoes
+  resets        the device fell silent; the guest reset it and after the
+                reset a new connection echoes byte-exact
+  stalls        no new connection echoes after the attack, or it never ended
+  crashes       the back end (or QEMU) exited
+
+A cell "-" was not run: the mode needs a split ring (ring modes on a
+packed ring print "not for this ring").
+"""
+
+import json
+import os
+import re
+import signal
+import socket
+import sys
+import tempfile
+import shutil
+import time
+
+import ringside as rr
+
+from .benchlib import Parser, hybrid_connect, output_file
+from .fault_matrix import echo_exchange, pattern
+from .images import DEFAULT_VSOCK_BACKEND, REPO
+
+RINGS = ('split', 'packed')
+OUTCOMES = ('survives', 'drops', 'resets', 'stalls', 'crashes')
+ECHO, SINK = 1234, 1235
+BOOT_TIMEOUT = 300
+ATTACK_TIMEOUT = 240      # one mode, settle included, under TCG
+EXCHANGE_TIMEOUT = 30
+VICTIM_CHUNK = bytes(range(256)) * 64
+CONNECT_TIMEOUT = 60      # the device may be restarting after a reset
+# back end counters that count a guest's violation
+VIOLATIONS = ('ring_errors', 'rings_broken', 'bad_hdrs', 'credit_violations', 'rst_tx')
+DONE = r'attack %s: (done, [^\n]*|not for this ring[^\n]*|stopped[^\n]*)'
+
+
+def attack_modes(guest):
+    """The guest's modes, from `attack list`."""
+    out = guest.command('attack list', 60)
+    return re.findall(r'^\s+([a-z0-9-]+)\s', out, re.M)
+
+
+class Session:
+    """One guest on one ring behind our back end, for a series of modes."""
+
+    def __init__(self, ring, log_dir, accel='tcg', name=None, every=20, count=20):
+        self.ring = ring
+        self.every, self.count = every, count
+        self.name = name or 'attack-%s' % ring
+        self.tmp = tempfile.mkdtemp(prefix='ringside-attack-')
+        self.uds_seq = os.path.join(self.tmp, 'seq')
+        args = ['--vsock', '--accel', accel, '--boot', 'elf', '--qemu-arg=-global',
+                '--qemu-arg=vhost-user-vsock-pci.packed=%s' % ('on' if ring == 'packed' else 'off'),
+                '--vsock-arg=--uds-seqpacket', '--vsock-arg=%s' % self.uds_seq]
+        self.opts = rr.parse_args(args)
+        self.accel = accel
+        os.makedirs(log_dir, exist_ok=True)
+        self.stderr_path = os.path.join(log_dir, self.name + '.stderr.log')
+        self.serial_path = os.path.join(log_dir, self.name + '.serial.log')
+        self._files = []
+        self.launch = None
+
+    def start(self):
+        err = open(self.stderr_path, 'wb')
+        ser = open(self.serial_path, 'wb')
+        self._files = [err, ser]
+        self.launch = rr.Launch(self.opts, self.accel, qemu_stderr=err, log=ser)
+        self.launch.start()
+        self.launch.wait_ready(BOOT_TIMEOUT)
+        self.connect(ECHO).close()   # the back end has its rings
+        return self
+
+    def stop(self):
+        if self.launch:
+            self.launch.stop()
+        for f in self._files:
+            f.close()
+        self._files = []
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    @property
+    def uds(self):
+        return self.launch.opts.vsock_uds
+
+    def backend(self):
+        for name, proc in self.launch.children.procs:
+            if name == 'vhost-vsock':
+                return proc
+        raise LookupError('no back end')
+
+    def alive(self):
+        return (self.backend().poll() is None and self.launch.qemu is not None
+                and self.launch.qemu.poll() is None)
+
+    def backend_log(self, start=0):
+        with open(self.stderr_path, 'rb') as f:
+            return f.read()[start:].decode(errors='replace')
+
+    def counters(self):
+        """The back end's counters: SIGUSR1, then the newest dump in its log."""
+        start = os.path.getsize(self.stderr_path)
+        os.kill(self.backend().pid, signal.SIGUSR1)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            text = self.backend_log(start)
+            if re.search(r'host_io_errors +\d+\n', text):
+                return {k: int(v) for k, v in re.findall(r'^  (\w+) +(\d+)$', text, re.M)}
+            if self.backend().poll() is not None:
+                raise ConnectionError('back end exited')
+            time.sleep(0.05)  # a log file has no event to wait on
+        raise TimeoutError('no counter dump from the back end')
+
+    def connect(self, port, timeout=CONNECT_TIMEOUT, seq=False):
+        """hybrid_connect, retried while the device restarts."""
+        deadline = time.monotonic() + timeout
+        kind = socket.SOCK_SEQPACKET if seq else socket.SOCK_STREAM
+        while True:
+            try:
+                return hybrid_connect(self.uds_seq if seq else self.uds, port, 10, kind)
+            except (ConnectionError, OSError):
+                if time.monotonic() > deadline or not self.alive():
+                    raise
+                time.sleep(0.2)  # the back end refuses until QEMU gave it rings
+
+
+class Result:
+    def __init__(self, ring, mode):
+        self.ring, self.mode = ring, mode
+        self.outcome = None
+        self.guest_line = ''
+        self.exchanges = 0        # byte-exact bystander exchanges during the attack
+        self.bystander = ''       # what went wrong for the bystander ('' = exact)
+        self.after = ''           # what went wrong for a new connection
+        self.delta = {}           # back end counters that moved
+        self.violation = ''       # the back end's first violation line
+
+    def evidence(self):
+        parts = [self.guest_line or 'no done line']
+        moved = ' '.join('%s+%d' % kv for kv in sorted(self.delta.items()) if kv[0] in VIOLATIONS)
+        if moved:
+            parts.append('back end ' + moved)
+        if self.violation:
+            parts.append(self.violation)
+        if self.bystander:
+            parts.append('bystander: ' + self.bystander)
+        if self.after:
+            parts.append('after: ' + self.after)
+        parts.append('%d exact exchanges' % self.exchanges)
+        return '; '.join(parts)
+
+    def summary(self):
+        return '%s %s: %s (%s)' % (self.ring, self.mode, self.outcome, self.evidence())
+
+
+def _victim(sess, mode):
+    seq = mode.startswith('seq-')
+    try:
+        return sess.connect(ECHO if seq else SINK, seq=seq)
+    except OSError:
+        return None
+
+
+def _feed(victim):
+    """Keep the host side of a stream victim writing (to the sink), so
+    the credit the attack lies about is what the back end sends by."""
+    if victim is None or victim.type != socket.SOCK_STREAM:
+        return
+    try:
+        victim.setblocking(False)
+        victim.send(VICTIM_CHUNK)
+    except OSError:
+        pass  # full, or reset by the attack: the victim may suffer
+
+
+def _after(sess):
+    """A new connection, byte-exact for 1 B, 64 KiB and 1 MiB."""
+    try:
+        s = sess.connect(ECHO)
+    except OSError as e:
+        return 'connect: %s' % (e.strerror or e)
+    with s:
+        for size in (1, 65536, 1 << 20):
+            err = echo_exchange(s, pattern(size, size), EXCHANGE_TIMEOUT * 4)
+            if err:
+                return err
+    return ''
+
+
+def run_mode(sess, mode, by):
+    """One mode on a running session; `by` is the bystander socket (or
+    None: a new one is opened). Returns (Result, bystander for the next)."""
+    res = Result(sess.ring, mode)
+    before = sess.counters()
+    log_mark = os.path.getsize(sess.stderr_path)
+    victim = _victim(sess, mode)
+    if by is None:
+        try:
+            by = sess.connect(ECHO)
+        except OSError as e:
+            res.bystander = 'connect: %s' % (e.strerror or e)
+    console = sess.launch.console
+    mark = len(console.text)
+    console.command('attack %s every=%d count=%d' % (mode, sess.every, sess.count), 60)
+    done = re.compile(DONE % re.escape(mode))
+    deadline = time.monotonic() + ATTACK_TIMEOUT
+    n = 0
+    m = None
+    while time.monotonic() < deadline:
+        m = done.search(console.text, mark)
+        if m or not sess.alive():
+            break
+        _feed(victim)
+        if by is not None and not res.bystander:
+            err = echo_exchange(by, pattern(1 + (n * 7919) % 70000, n), EXCHANGE_TIMEOUT)
+            n += 1
+            if err:
+                res.bystander = err
+            else:
+                res.exchanges += 1
+        else:
+            time.sleep(0.1)  # waiting for the guest's line, nothing to exchange
+    if victim is not None:
+        victim.close()
+    res.guest_line = m.group(0) if m else ''
+    if not sess.alive():
+        res.outcome = 'crashes'
+        res.guest_line = res.guest_line or 'back end or QEMU exited'
+        return res, None
+    if not m:
+        console.command('attack stop', 60)
+        res.outcome = 'stalls'
+        return res, None
+    if 'not for this ring' in res.guest_line:
+        res.outcome = '-'
+        return res, by
+    if by is not None and not res.bystander:
+        # the bystander once more, after the attack: still exact?
+        res.bystander = echo_exchange(by, pattern(65536, 7), EXCHANGE_TIMEOUT)
+    res.after = _after(sess)
+    after = sess.counters()
+    res.delta = {k: after[k] - before.get(k, 0) for k in after if after[k] != before.get(k, 0)}
+    v = re.search(r'violation: [^\n]*', sess.backend_log(log_mark))
+    res.violation = v.group(0) if v else ''
+    if res.after:
+        res.outcome = 'stalls'
+    elif res.guest_line.endswith(': reset') or ': reset:' in res.guest_line:
+        res.outcome = 'resets'
+    elif res.bystander:
+        res.outcome = 'stalls'   # answered, yet a connection it was not attacking broke
+    elif any(res.delta.get(k) for k in VIOLATIONS):
+        res.outcome = 'drops'
+    else:
+        res.outcome = 'survives'
+    if res.bystander or res.outcome == 'resets':
+        if by is not None:
+            by.close()
+        by = None
+    return res, by
+
+
+def run_session(ring, modes=None, log_dir=None, accel='tcg', every=20, count=20, name=None,
+                verbose=False):
+    """Boot once, run `modes` (default: every mode the guest lists) in
+    turn; {mode: Result}. Stops at a crash: the rest get no result."""
+    log_dir = log_dir or os.path.join(REPO, 'build', 'attack-matrix')
+    sess = Session(ring, log_dir, accel, name, every, count)
+    results = {}
+    by = None
+    try:
+        sess.start()
+        for mode in modes or attack_modes(sess.launch.console):
+            res, by = run_mode(sess, mode, by)
+            results[mode] = res
+            if verbose:
+                print(res.summary(), flush=True)
+            if res.outcome == 'crashes':
+                break
+        if by is not None:
+            by.close()
+        results['_status'] = sess.launch.poweroff(120) if sess.alive() else None
+    finally:
+        sess.stop()
+    return results
+
+
+def print_table(results, rings, modes):
+    print('%-22s' % 'mode' + ''.join(' %-9s' % r for r in rings) + ' evidence')
+    for m in modes:
+        row = '%-22s' % m
+        ev = []
+        for r in rings:
+            res = results.get(r, {}).get(m)
+            row += ' %-9s' % (res.outcome if res else '-')
+            if res and res.outcome != '-':
+                ev.append('%s: %s' % (r, res.evidence()))
+        print(row + ' ' + ' | '.join(ev))
+
+
+def main(argv):
+    p = Parser(prog='attack-matrix', description=__doc__.split('\n')[0])
+    p.add_argument('--rings', default=','.join(RINGS), help='split,packed (both)')
+    p.add_argument('--modes', help='comma-separated (default: every mode of `attack list`)')
+    p.add_argument('--every', type=int, default=20, help='ms between attack packets (20)')
+    p.add_argument('--count', type=int, default=20, help='attack packets per mode (20)')
+    p.add_argument('--json', type=output_file, metavar='FILE', help='also write JSON')
+    p.add_argument('-v', '--verbose', action='store_true', help='a line per mode as it ends')
+    opts = p.parse_args(argv)
+    if not os.path.exists(DEFAULT_VSOCK_BACKEND):
+        p.error('%s missing: run make' % os.path.relpath(DEFAULT_VSOCK_BACKEND, REPO))
+    rings = [r for r in opts.rings.split(',') if r]
+    if not rings or any(r not in RINGS for r in rings):
+        p.error('--rings takes split,packed')
+    if opts.every < 1 or opts.count < 1:
+        p.error('--every and --count take numbers >= 1')
+    modes = [m for m in opts.modes.split(',') if m] if opts.modes else None
+    results = {}
+    for r in rings:
+        try:
+            results[r] = run_session(r, modes, every=opts.every, count=opts.count,
+                                     verbose=opts.verbose)
+        except (RuntimeError, OSError, rr.LaunchError) as e:
+            sys.stderr.write('attack-matrix: %s: %s\n' % (r, e))
+    all_modes = modes or [m for r in rings for m in results.get(r, {}) if m != '_status']
+    all_modes = list(dict.fromkeys(all_modes))
+    print('attack modes x ringside-vhost-vsock, every=%d count=%d (TCG)'
+          % (opts.every, opts.count))
+    print_table(results, rings, all_modes)
+    if opts.json:
+        with open(opts.json, 'w') as f:
+            json.dump([{'ring': r, 'mode': m, 'outcome': v.outcome, 'evidence': v.evidence(),
+                        'delta': v.delta} for r in results for m, v in results[r].items()
+                       if m != '_status'], f, indent=1)
+    return 0

@@ -100,7 +100,7 @@ static bool timer_still_good(uint64_t asked)
  * still running that fires no later than needed is kept: writing the
  * LAPIC's timer registers on every halt costs the guest instructions and,
  * under QEMU, a rescheduled host timer per halt, which measurably slowed
- * ping-pong (see README, tick). With nothing due at all only the guard
+ * ping-pong (docs/config.md, tick). With nothing due at all only the guard
  * is armed (idle_guard, or no timer when it is 0): an idle guest whose
  * console interrupts wakes about once a second.
  */

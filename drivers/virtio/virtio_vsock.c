@@ -11,12 +11,14 @@
  * reports transport resets.
  *
  * TX is polled by design: the device is asked for no TX interrupts, and
- * with txpoll=1 (seed 001) finished buffers are reclaimed only in the poll
- * loop, never on the send path. fastpath=1 (seed 000) puts a packet into
- * the virtqueue at once when nothing waits in the software queue.
+ * with txpoll=1 finished buffers are reclaimed only in the poll loop, never
+ * on the send path (as virtio-net frees them only in NAPI). fastpath=1 puts
+ * a packet into the virtqueue at once when nothing waits in the software
+ * queue (Linux's efcd71af38be, "vsock/virtio: avoid queuing packets when
+ * intermediate queue is empty").
  *
  * Every header from the device is checked before the socket layer sees it
- * (seed 002): short buffers, a payload length beyond the buffer, the
+ * (Linux's rules since its vsock sk_buff rework, 6.3): short buffers, a payload length beyond the buffer, the
  * wrong destination CID, unknown types and ops are dropped, each with its
  * own counter.
  */
@@ -46,8 +48,8 @@ CONFIG_KEY(cfg_rxbuf) = {
 	.min = 256,
 	.max = 65536 + 44,
 	/*
-	 * 64 KiB payloads (seed 004's largest packet): a host write of up to
-	 * 64 KiB is one packet, not sixteen (README, configuration keys).
+	 * 64 KiB payloads (VIRTIO_VSOCK_MAX_PKT_BUF_SIZE since Linux 5.4): a
+	 * host write of up to 64 KiB is one packet, not sixteen.
 	 */
 	.def = 65536 + 44,
 };
@@ -196,7 +198,7 @@ static inline int tx_add(struct virtio_vsock *d, struct vsock_pkt *pkt)
 {
 	struct vbuf out[2];
 
-	/* txpoll=0: the Linux behaviour seed 001 removed, kept for A/B */
+	/* txpoll=0: reclaim on the send path too, as Linux did before TX NAPI; for A/B */
 	if (!config_get(&cfg_txpoll))
 		tx_reclaim(d, true);
 	out[0].addr = &pkt->hdr;

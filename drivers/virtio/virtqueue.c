@@ -65,7 +65,7 @@ fail:
  * is needed. A table from the heap per packet cost about 170 of the 1,200
  * instructions of a 64 KiB guest-to-host packet (dma_alloc, malloc and
  * free). Longer tables, or a queue too large for a block of
- * SLOT_TABLES_MAX bytes: the heap, as before; no memory for the block: a
+ * SLOT_TABLES_MAX bytes: the heap; no memory for the block: a
  * direct chain, as for any table. The block is allocated with the queue
  * when indirect descriptors are negotiated, so the heap in use does not
  * grow the first time a table is needed (the soak compares it), and goes

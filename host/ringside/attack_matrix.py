@@ -27,7 +27,6 @@ A cell "-" was not run: the mode needs a split ring (ring modes on a
 packed ring print "not for this ring").
 """
 
-import json
 import os
 import re
 import signal
@@ -39,9 +38,10 @@ import time
 
 import ringside as rr
 
-from .benchlib import Parser, hybrid_connect, output_file
+from .benchlib import Parser, hybrid_connect, positive_int
 from .fault_matrix import echo_exchange, pattern
 from .images import DEFAULT_VSOCK_BACKEND, REPO
+from .results import add_options, publish
 
 RINGS = ('split', 'packed')
 OUTCOMES = ('survives', 'drops', 'resets', 'stalls', 'crashes')
@@ -322,9 +322,11 @@ def main(argv):
     p = Parser(prog='attack-matrix', description=__doc__.split('\n')[0])
     p.add_argument('--rings', default=','.join(RINGS), help='split,packed (both)')
     p.add_argument('--modes', help='comma-separated (default: every mode of `attack list`)')
-    p.add_argument('--every', type=int, default=20, help='ms between attack packets (20)')
-    p.add_argument('--count', type=int, default=20, help='attack packets per mode (20)')
-    p.add_argument('--json', type=output_file, metavar='FILE', help='also write JSON')
+    p.add_argument('--every', type=positive_int, default=20,
+                   help='ms between attack packets (20)')
+    p.add_argument('--count', type=positive_int, default=20,
+                   help='attack packets per mode (20)')
+    add_options(p)
     p.add_argument('-v', '--verbose', action='store_true', help='a line per mode as it ends')
     opts = p.parse_args(argv)
     if not os.path.exists(DEFAULT_VSOCK_BACKEND):
@@ -332,8 +334,6 @@ def main(argv):
     rings = [r for r in opts.rings.split(',') if r]
     if not rings or any(r not in RINGS for r in rings):
         p.error('--rings takes split,packed')
-    if opts.every < 1 or opts.count < 1:
-        p.error('--every and --count take numbers >= 1')
     modes = [m for m in opts.modes.split(',') if m] if opts.modes else None
     results = {}
     for r in rings:
@@ -347,9 +347,8 @@ def main(argv):
     print('attack modes x ringside-vhost-vsock, every=%d count=%d (TCG)'
           % (opts.every, opts.count))
     print_table(results, rings, all_modes)
-    if opts.json:
-        with open(opts.json, 'w') as f:
-            json.dump([{'ring': r, 'mode': m, 'outcome': v.outcome, 'evidence': v.evidence(),
-                        'delta': v.delta} for r in results for m, v in results[r].items()
-                       if m != '_status'], f, indent=1)
+    publish('attack-matrix', opts, {'cells': [
+        {'ring': r, 'mode': m, 'outcome': v.outcome, 'evidence': v.evidence(),
+         'delta': v.delta} for r in results for m, v in results[r].items() if m != '_status']},
+            accel='tcg')
     return 0

@@ -72,9 +72,9 @@ def run_script(name, *args, timeout=60):
     return p.returncode, out, err
 
 
-JSON_SCRIPTS = ['bench-compare', 'bench-net', 'bench-netrx', 'bench-rr', 'bench-seeds',
-                'bench-tail', 'bench-vsock', 'boot-time', 'efi-boot-time', 'exit-cost',
-                'fault-matrix', 'idle-cpu', 'reboot-endurance', 'soak']
+JSON_SCRIPTS = ['attack-matrix', 'bench-compare', 'bench-net', 'bench-netrx', 'bench-rr',
+                'bench-seeds', 'bench-tail', 'bench-vsock', 'boot-time', 'efi-boot-time',
+                'exit-cost', 'fault-matrix', 'idle-cpu', 'reboot-endurance', 'soak']
 
 
 @pytest.mark.parametrize('script', JSON_SCRIPTS + ['cost-report'])

@@ -719,7 +719,7 @@ static void test_done(void **state)
 }
 
 /*
- * SEQPACKET truncation, one rule (README, vsock section): a read returns
+ * SEQPACKET truncation, one rule (docs/console.md, vsock): a read returns
  * the start of the next message, as much as fits, always with end of
  * record; the rest of that message is discarded. Every buffer length
  * from 1 to past the end of a message of three packets (100, 200, 300

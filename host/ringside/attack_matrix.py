@@ -53,7 +53,8 @@ VICTIM_CHUNK = bytes(range(256)) * 64
 CONNECT_TIMEOUT = 60      # the device may be restarting after a reset
 # back end counters that count a guest's violation
 VIOLATIONS = ('ring_errors', 'rings_broken', 'bad_hdrs', 'credit_violations', 'rst_tx')
-DONE = r'attack %s: (done, [^\n]*|not for this ring[^\n]*|stopped[^\n]*)'
+# the whole line: a match on the text so far could end mid-line
+DONE = r'attack %s: (done, [^\r\n]*|not for this ring[^\r\n]*|stopped[^\r\n]*)\r?\n'
 
 
 def attack_modes(guest):
@@ -243,7 +244,7 @@ def run_mode(sess, mode, by):
             time.sleep(0.1)  # waiting for the guest's line, nothing to exchange
     if victim is not None:
         victim.close()
-    res.guest_line = m.group(0) if m else ''
+    res.guest_line = m.group(0).rstrip() if m else ''
     if not sess.alive():
         res.outcome = 'crashes'
         res.guest_line = res.guest_line or 'back end or QEMU exited'

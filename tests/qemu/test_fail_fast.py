@@ -152,3 +152,11 @@ def test_percentiles_too_few_samples_are_marked():
     assert percentile_text(1234.0, 100, 0.99).split() == ['1234']
     assert percentile_text(1234.0, 999, 0.999).split() == ['-']
     assert percentile_text(1234.0, 1000, 0.999).split() == ['1234']
+
+
+@pytest.mark.parametrize('binary', ['ringside-bench', 'ringside-vhost-vsock'])
+def test_binaries_answer_help(binary):
+    r = subprocess.run([os.path.join(REPO, 'build', 'host', binary), '--help'],
+                       capture_output=True, text=True, timeout=30)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith('usage: %s ' % binary), r.stdout[:200]

@@ -38,7 +38,8 @@ import time
 
 import ringside as rr
 
-from .benchlib import Parser, hybrid_connect, positive_int
+from .benchlib import hybrid_connect
+from .cli import Parser, positive_int
 from .fault_matrix import echo_exchange, pattern
 from .images import DEFAULT_VSOCK_BACKEND, REPO
 from .results import add_options, publish

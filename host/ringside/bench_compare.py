@@ -43,8 +43,8 @@ import tempfile
 import ringside as rr
 
 from . import kvm_exits
-from .benchlib import (BENCH, REPO, Parser, nonneg_int, positive_float, positive_int, run_bench,
-                       size_list, vsock_target)
+from .benchlib import BENCH, REPO, run_bench, vsock_target
+from .cli import Parser, nonneg_int, positive_float, positive_int, size_list
 from .bench_vsock import QUEUE_RE
 from .cost_measure import Meter, settle
 from .results import add_options, publish

@@ -50,7 +50,7 @@ import tempfile
 
 import ringside as rr
 
-from .benchlib import Parser, nonneg_int, positive_float, positive_int, size
+from .cli import Parser, nonneg_int, positive_float, positive_int, size
 from .bench_compare import linux_irqs
 from .cost_measure import Meter, spread, virtio_bars
 from .images import REPO

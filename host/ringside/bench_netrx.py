@@ -30,7 +30,7 @@ import time
 
 import ringside as rr
 
-from .benchlib import Parser, nonneg_float, nonneg_int, positive_float, size
+from .cli import Parser, nonneg_float, nonneg_int, positive_float, size
 from .bench_net import (GUEST_IP, LINUX_INITRD, LINUX_KERNEL, PEER_IP, csv_list, guest_args,
                         linux_guest_argv, linux_wait_ready, pinned_qemu)
 from .testpmd import TESTPMD, TestPmd, TestPmdError

@@ -36,8 +36,8 @@ import ringside as rr
 
 from . import cost, netns
 from .bench_compare import LINUX_INITRD, LINUX_KERNEL, LINUX_READY
-from .benchlib import (BENCH, REPO, Parser, int_list, nonneg_int, positive_float, size_list,
-                       wait_vsock_up)
+from .benchlib import BENCH, REPO, wait_vsock_up
+from .cli import Parser, int_list, nonneg_int, positive_float, size_list
 from .images import COST_PLUGIN
 from .results import add_options, publish
 

@@ -40,7 +40,7 @@ import time
 import ringside as rr
 
 from . import bench_compare, bench_net, bench_vsock
-from .benchlib import Parser
+from .cli import Parser
 from .cost_measure import spread
 from .images import REPO
 from .results import add_options, publish

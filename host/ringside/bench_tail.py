@@ -33,7 +33,8 @@ import time
 import ringside as rr
 
 from .bench_vsock import Guest, ab_switch, label, variants
-from .benchlib import BENCH, REPO, Parser, nonneg_int, positive_int, size, wait_vsock_up
+from .benchlib import BENCH, REPO, wait_vsock_up
+from .cli import Parser, nonneg_int, positive_int, size
 from .cost import CostBlock
 from .cost_measure import IDLE_WINDOW
 from .results import add_options, publish

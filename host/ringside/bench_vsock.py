@@ -43,8 +43,8 @@ import ringside as rr
 from . import cost, kvm_exits
 from .bench_tools import (SocatForwards, forward_args, print_tools, print_tools_stream, run_tools,
                           run_tools_stream)
-from .benchlib import (BENCH, REPO, Parser, Progress, int_list, nonneg_int, positive_float,
-                       positive_int, run_bench, size_list, vsock_target, wait_target)
+from .benchlib import BENCH, REPO, Progress, run_bench, vsock_target, wait_target
+from .cli import Parser, int_list, nonneg_int, positive_float, positive_int, size_list
 from .cost_measure import Meter, settle, spread, virtio_bars
 from .results import add_options, publish
 

@@ -3,7 +3,6 @@
 the benchmark client, where it reaches the guest, and waiting for vsock to
 answer."""
 
-import argparse
 import json
 import os
 import re
@@ -16,96 +15,6 @@ from .images import REPO
 from .qemu import vsock_kernel
 
 BENCH = os.path.join(REPO, 'build', 'host', 'ringside-bench')
-
-
-class Parser(argparse.ArgumentParser):
-    """argparse with errors on one line, like every ringside command."""
-
-    def error(self, message):
-        sys.stderr.write('%s: error: %s (see --help)\n' % (self.prog, message))
-        sys.exit(2)
-
-
-# Option types that fail at parse time, before anything is built or booted,
-# naming the option (argparse adds "argument --count: ").
-
-def _number(text, kind, positive):
-    try:
-        value = kind(text)
-    except ValueError:
-        value = None
-    # NaN compares false with everything, so it fails here too
-    if value is None or abs(value) == float('inf') or \
-            not (value > 0 if positive else value >= 0):
-        raise argparse.ArgumentTypeError('expected a %s number, got %r'
-                                         % ('positive' if positive else 'non-negative', text))
-    return value
-
-
-def positive_int(text):
-    return _number(text, int, True)
-
-
-def nonneg_int(text):
-    """0 allowed: warm-up rounds, tolerances, CPU numbers."""
-    return _number(text, int, False)
-
-
-def positive_float(text):
-    """Seconds and the like: more than 0."""
-    return _number(text, float, True)
-
-
-def nonneg_float(text):
-    return _number(text, float, False)
-
-
-SIZE_SUFFIXES = {'k': 1 << 10, 'm': 1 << 20, 'g': 1 << 30}
-
-
-def size(text):
-    """A positive byte count: 4096, 4k, 64K, 1m, 1g (powers of 1024)."""
-    word = text.strip().lower()
-    scale = SIZE_SUFFIXES.get(word[-1:], 1)
-    if scale > 1:
-        word = word[:-1]
-    try:
-        value = int(word) * scale
-    except ValueError:
-        value = 0
-    if value <= 0:
-        raise argparse.ArgumentTypeError('expected a positive size like 64, 4k or 1m, got %r'
-                                         % text)
-    return value
-
-
-def size_list(text):
-    """Sizes, comma separated: 64,512,4k."""
-    return [size(word) for word in text.split(',')]
-
-
-def int_list(text):
-    """Positive counts, comma separated: 1,4."""
-    try:
-        values = [int(w) for w in text.split(',')]
-    except ValueError:
-        raise argparse.ArgumentTypeError('expected numbers like 1,4, got %r' % text)
-    if any(v <= 0 for v in values):
-        raise argparse.ArgumentTypeError('expected positive numbers, got %r' % text)
-    return values
-
-
-def output_file(text):
-    """A file to write at the end (--json FILE): its folder must exist and
-    be writable now, not after the whole run."""
-    folder = os.path.dirname(os.path.abspath(text))
-    if not os.path.isdir(folder):
-        raise argparse.ArgumentTypeError('%s: folder %s does not exist' % (text, folder))
-    if not os.access(folder, os.W_OK | os.X_OK):
-        raise argparse.ArgumentTypeError('%s: folder %s is not writable' % (text, folder))
-    if os.path.isdir(text):
-        raise argparse.ArgumentTypeError('%s is a folder' % text)
-    return text
 
 
 class Progress:

@@ -6,7 +6,7 @@ import math
 import os
 import re
 
-from .benchlib import Parser
+from .cli import Parser
 from .results import SAVE_DIR, load
 
 PROG = 'compare'

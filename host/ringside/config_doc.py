@@ -21,6 +21,7 @@ import os
 import re
 import sys
 
+from .cli import Parser
 from .images import REPO
 
 DOC = os.path.join(REPO, 'docs', 'config.md')
@@ -184,9 +185,8 @@ def render(root=REPO):
 
 
 def main(argv=None):
-    import argparse
-    p = argparse.ArgumentParser(prog=PROG, description='docs/config.md from the CONFIG_KEY '
-                                'declarations in the guest\'s sources.')
+    p = Parser(prog=PROG, description='docs/config.md from the CONFIG_KEY '
+               'declarations in the guest\'s sources.')
     g = p.add_mutually_exclusive_group()
     g.add_argument('-o', '--output', metavar='FILE', help='write the page to FILE')
     g.add_argument('--check', action='store_true',

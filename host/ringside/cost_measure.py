@@ -26,7 +26,8 @@ import time
 import ringside as rr
 
 from . import cost
-from .benchlib import Parser, hybrid_connect, nonneg_float, nonneg_int, positive_int
+from .benchlib import hybrid_connect
+from .cli import Parser, nonneg_float, nonneg_int, positive_int
 from .images import REPO
 from .results import add_options, publish
 

@@ -10,7 +10,7 @@ the guest functions that executed the most instructions, per operation.
 import os
 import sys
 
-from .benchlib import Parser, positive_float, positive_int
+from .cli import Parser, positive_float, positive_int
 from . import cost
 from .images import repo_path
 from .results import add_options, publish

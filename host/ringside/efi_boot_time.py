@@ -16,7 +16,7 @@ import sys
 
 import ringside as rr
 
-from .benchlib import Parser, positive_float, positive_int
+from .cli import Parser, positive_float, positive_int
 from .results import add_options, publish
 
 PROG = 'efi-boot-time'

@@ -28,8 +28,8 @@ import ringside as rr
 from . import kvm_exits
 from .bench_compare import LINUX_INITRD, LINUX_KERNEL, LINUX_READY, linux_irqs
 from .bench_vsock import QUEUE_RE
-from .benchlib import (BENCH, Parser, nonneg_int, positive_float, positive_int,
-                       run_bench, wait_vsock_cid)
+from .benchlib import BENCH, run_bench, wait_vsock_cid
+from .cli import Parser, nonneg_int, positive_float, positive_int
 from .process import read_text, vhost_workers
 from .results import add_options, publish
 

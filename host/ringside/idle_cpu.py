@@ -12,7 +12,8 @@ import time
 
 import ringside as rr
 
-from .benchlib import Parser, positive_float, wait_vsock_up
+from .benchlib import wait_vsock_up
+from .cli import Parser, positive_float
 from .results import add_options, publish
 
 PROG = 'idle-cpu'

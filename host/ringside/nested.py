@@ -26,7 +26,7 @@ import tempfile
 import threading
 import time
 
-from .benchlib import Parser, positive_int
+from .cli import Parser, positive_int
 from .errors import EXIT_TIMEOUT
 from .images import REPO, repo_path
 from .options import _memory, _seconds

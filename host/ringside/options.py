@@ -7,10 +7,10 @@ import os
 import re
 import shlex
 import shutil
-import sys
 
 from .backends import PLACEHOLDERS
-from .errors import EXIT_USAGE, PROG, UsageError
+from .cli import Parser
+from .errors import PROG, UsageError
 from .images import COST_PLUGIN, DEFAULT_ELF, DEFAULT_ESP, DEFAULT_ISO, DEFAULT_VSOCK_BACKEND
 from .qemu import packed_requested, qemu_opt
 from .vhost import kernel_vsock_problem
@@ -34,13 +34,6 @@ notes:  --cmdline reaches ELF boots only (the ISO's GRUB menu has a fixed one).
 class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
     def __init__(self, prog):
         super().__init__(prog, max_help_position=34, width=80)
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message):
-        # One line, not argparse's usage block.
-        sys.stderr.write('%s: error: %s (see --help)\n' % (PROG, message))
-        sys.exit(EXIT_USAGE)
 
 
 def _seconds(text):
@@ -72,10 +65,10 @@ def _yes_no(text):
 
 
 def build_parser():
-    p = _Parser(prog=PROG, add_help=True, epilog=HELP_EPILOG,
-                formatter_class=_HelpFormatter,
-                usage='%(prog)s [options] [-- QEMU-ARGS...]',
-                description='Boot ringside in QEMU, serial console (COM1) on stdio.')
+    p = Parser(prog=PROG, add_help=True, epilog=HELP_EPILOG,
+               formatter_class=_HelpFormatter,
+               usage='%(prog)s [options] [-- QEMU-ARGS...]',
+               description='Boot ringside in QEMU, serial console (COM1) on stdio.')
     a = p.add_argument
     a('--boot', choices=('iso', 'elf'), metavar='iso|elf',
       help='the ISO (default) or the ELF via -kernel (PVH)')

@@ -30,7 +30,8 @@ import time
 
 import ringside as rr
 
-from .benchlib import Parser, nonneg_int, positive_int, size, wait_vsock_up
+from .benchlib import wait_vsock_up
+from .cli import Parser, nonneg_int, positive_int, size
 from .images import REPO
 from .soak import COUNTER_RE, IO_TIMEOUT, TunedChildren, backend_of, echo_stream
 from .results import add_options, publish

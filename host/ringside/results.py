@@ -12,7 +12,7 @@ import shutil
 import subprocess
 import sys
 
-from .benchlib import output_file
+from .cli import output_file
 from .images import REPO
 
 SAVE_DIR = os.path.join(REPO, 'build', 'bench')

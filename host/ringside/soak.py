@@ -51,8 +51,8 @@ import time
 
 import ringside as rr
 
-from .benchlib import (Parser, hybrid_connect, nonneg_float, nonneg_int, positive_float,
-                       positive_int, size, wait_vsock_up)
+from .benchlib import hybrid_connect, wait_vsock_up
+from .cli import Parser, nonneg_float, nonneg_int, positive_float, positive_int, size
 from .images import REPO
 from .results import add_options, publish
 

@@ -10,23 +10,31 @@
 #include "kernel/stats.h"
 #include "kernel/time.h"
 
-static const char *const idle_choices[] = { "poll", "halt", NULL };
+enum idle_choice { IDLE_POLL, IDLE_HALT, IDLE_CHOICES };
+static const char *const idle_choices[IDLE_CHOICES + 1] = {
+	[IDLE_POLL] = "poll",
+	[IDLE_HALT] = "halt",
+};
 CONFIG_KEY(cfg_idle) = {
 	.name = "idle",
 	.help = "nothing to do: poll on, or halt until an interrupt (MSI-X or the timer, see tick)",
 	.type = CONFIG_ENUM,
 	.choices = idle_choices,
-	.def = 1,
+	.def = IDLE_HALT,
 };
 
-static const char *const tick_choices[] = { "periodic", "deadline", NULL };
+enum tick_choice { TICK_PERIODIC, TICK_DEADLINE, TICK_CHOICES };
+static const char *const tick_choices[TICK_CHOICES + 1] = {
+	[TICK_PERIODIC] = "periodic",
+	[TICK_DEADLINE] = "deadline",
+};
 CONFIG_KEY(cfg_tick) = {
 	.name = "tick",
 	.help = "idle=halt timer: a periodic 1 ms tick, or one-shot to the next deadline "
 		"(a timeout, a device without interrupts, a polled console), idle_guard when nothing is due",
 	.type = CONFIG_ENUM,
 	.choices = tick_choices,
-	.def = 1,
+	.def = TICK_DEADLINE,
 };
 
 /*
@@ -52,8 +60,6 @@ CONFIG_KEY(cfg_idle_guard) = {
 	.def = 1000,
 };
 
-#define IDLE_HALT 1
-#define TICK_DEADLINE 1
 #define TICK_US 1000
 #define NS_PER_US 1000ULL
 #define NS_PER_MS 1000000ULL

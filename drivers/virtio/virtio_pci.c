@@ -19,13 +19,17 @@
 #include "kernel/shell.h"
 #include "kernel/time.h"
 
-static const char *const ring_choices[] = { "split", "packed", NULL };
+enum ring_choice { RING_SPLIT, RING_PACKED, RING_CHOICES };
+static const char *const ring_choices[RING_CHOICES + 1] = {
+	[RING_SPLIT] = "split",
+	[RING_PACKED] = "packed",
+};
 CONFIG_KEY(cfg_ring) = {
 	.name = "ring",
 	.help = "virtqueue layout: packed when the device offers it, or always split",
 	.type = CONFIG_ENUM,
 	.choices = ring_choices,
-	.def = 1,
+	.def = RING_PACKED,
 };
 
 CONFIG_KEY(cfg_event_idx) = {
@@ -42,13 +46,17 @@ CONFIG_KEY(cfg_indirect) = {
 	.def = 1,
 };
 
-static const char *const irq_choices[] = { "poll", "msix", NULL };
+enum irq_choice { IRQ_POLL, IRQ_MSIX, IRQ_CHOICES };
+static const char *const irq_choices[IRQ_CHOICES + 1] = {
+	[IRQ_POLL] = "poll",
+	[IRQ_MSIX] = "msix",
+};
 CONFIG_KEY(cfg_irq) = {
 	.name = "irq",
 	.help = "virtqueue completions: poll (no interrupts) or msix",
 	.type = CONFIG_ENUM,
 	.choices = irq_choices,
-	.def = 1,
+	.def = IRQ_MSIX,
 };
 
 #define VIRTIO_PCI_VENDOR 0x1af4
@@ -277,7 +285,7 @@ static void queue_interrupt(void *arg)
 
 static bool use_msix(struct virtio_device *v)
 {
-	return config_get(&cfg_irq) == 1 && v->pci->msix_cap;
+	return config_get(&cfg_irq) == IRQ_MSIX && v->pci->msix_cap;
 }
 
 /* It wants interrupts: a callback, or pollers to raise. */
@@ -420,7 +428,7 @@ static uint64_t transport_features(void)
 {
 	uint64_t f = VIRTIO_BIT(VIRTIO_F_VERSION_1);
 
-	if (config_get(&cfg_ring) == 1)
+	if (config_get(&cfg_ring) == RING_PACKED)
 		f |= VIRTIO_BIT(VIRTIO_F_RING_PACKED);
 	if (config_get(&cfg_event_idx))
 		f |= VIRTIO_BIT(VIRTIO_F_EVENT_IDX);

@@ -32,8 +32,10 @@ PROG = 'config-doc'
 KEY_RE = re.compile(r'^CONFIG_KEY\((\w+)\)\s*=\s*\{(.*?)^\};', re.M | re.S)
 FIELD_RE = re.compile(r'\.(\w+)\s*=\s*')
 STRING_RE = re.compile(r'"((?:[^"\\]|\\.)*)"')
-CHOICES_RE = re.compile(r'static\s+const\s+char\s*\*\s*const\s+(\w+)\s*\[\s*\]\s*=\s*\{(.*?)\};',
-                        re.S)
+CHOICES_RE = re.compile(r'static\s+const\s+char\s*\*\s*const\s+(\w+)\s*\[[^\]]*\]\s*=\s*'
+                        r'\{(.*?)\};', re.S)
+DESIGNATED_RE = re.compile(r'\[\s*(\w+)\s*\]\s*=\s*"((?:[^"\\]|\\.)*)"')
+ENUM_RE = re.compile(r'\benum\s+\w+\s*\{([^}]*)\}\s*;')
 HOOK_RE = re.compile(r'config_on_change\(\s*&(\w+)\s*,')
 TYPE_RE = re.compile(r'^\s*(CONFIG_\w+),?\s*/\*\s*(.*?)\s*\*/', re.M)
 COMMENT_RE = re.compile(r'/\*.*?\*/|//[^\n]*', re.S)
@@ -48,9 +50,10 @@ _OPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
         ast.LShift: operator.lshift, ast.RShift: operator.rshift, ast.BitOr: operator.or_}
 
 
-def c_int(text):
-    """The value of a C integer constant expression of literals and
-    + - * << >> | (what the declarations use: 65536 + 44, 256 << 10)."""
+def c_int(text, names=None):
+    """The value of a C integer constant expression of literals, the
+    enumeration constants in @names, and + - * << >> | (what the
+    declarations use: 65536 + 44, 256 << 10, RING_PACKED)."""
     text = INT_SUFFIX_RE.sub(r'\1', text.strip())
 
     def ev(node):
@@ -58,6 +61,10 @@ def c_int(text):
             return ev(node.body)
         if isinstance(node, ast.Constant) and isinstance(node.value, int):
             return node.value
+        if isinstance(node, ast.Name) and names and node.id in names:
+            return names[node.id]
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            return -ev(node.operand)
         if isinstance(node, ast.BinOp) and type(node.op) in _OPS:
             return _OPS[type(node.op)](ev(node.left), ev(node.right))
         raise ValueError('not a constant expression: %r' % text)
@@ -81,6 +88,36 @@ def fields(body):
         value = body[m.end():nxt.start() if nxt else len(body)]
         out[m.group(1)] = value.strip().rstrip(',').strip()
     return out
+
+
+def enum_constants(text):
+    """{NAME: value} of the file's enumerations (C's implicit counting);
+    an enumeration this cannot evaluate (macros in its values) is left out
+    from there on: a key that names one of those constants fails then."""
+    out = {}
+    for body in ENUM_RE.findall(COMMENT_RE.sub(' ', text)):
+        value = 0
+        for item in (i.strip() for i in body.split(',')):
+            if not item:
+                continue
+            name, _, expr = item.partition('=')
+            try:
+                value = c_int(expr, out) if expr else value
+            except (ValueError, SyntaxError):
+                break
+            out[name.strip()] = value
+            value += 1
+    return out
+
+
+def choice_list(body, names):
+    """A choices array: plain ("split", "packed") or designated
+    ([RING_SPLIT] = "split", ...), as the list `config` indexes."""
+    designated = DESIGNATED_RE.findall(body)
+    if not designated:
+        return STRING_RE.findall(body)
+    by_index = {c_int(index, names): value for index, value in designated}
+    return [by_index[i] for i in range(len(by_index))]
 
 
 def source_files(root=REPO):
@@ -109,11 +146,13 @@ def read_keys(root=REPO):
             text = f.read()
         if rel.startswith('drivers/virtio/'):
             watched.update(HOOK_RE.findall(text))
-        choices = {name: STRING_RE.findall(COMMENT_RE.sub(' ', body))
-                   for name, body in CHOICES_RE.findall(text)}
+        names = enum_constants(text)
+        # read only when a key names them: other string tables look alike
+        choices = {name: COMMENT_RE.sub(' ', body) for name, body in CHOICES_RE.findall(text)}
         for var, body in KEY_RE.findall(text):
             try:
-                keys.append(dict(parse_key(fields(body), choices), var=var, file=rel))
+                keys.append(dict(parse_key(fields(body), choices, names), var=var,
+                                 file=rel))
             except (KeyError, ValueError, IndexError) as e:
                 raise DeclarationError('%s: CONFIG_KEY(%s): %s' % (rel, var, e)) from None
     for k in keys:
@@ -125,15 +164,15 @@ def read_keys(root=REPO):
     return sorted(keys, key=lambda k: k['name'])
 
 
-def parse_key(f, choices):
+def parse_key(f, choices, names=None):
     kind = f['type']
     key = {'name': c_string(f['name']), 'help': c_string(f['help']), 'type': kind,
            'choices': None}
-    lo = c_int(f['min']) if 'min' in f else 0
-    hi = c_int(f['max']) if 'max' in f else 0
-    default = c_int(f['def']) if 'def' in f else 0
+    lo = c_int(f['min'], names) if 'min' in f else 0
+    hi = c_int(f['max'], names) if 'max' in f else 0
+    default = c_int(f['def'], names) if 'def' in f else 0
     if kind == 'CONFIG_ENUM':
-        key['choices'] = choices[f['choices']]
+        key['choices'] = choice_list(choices[f['choices']], names)
         key['values'] = ' \\| '.join('`%s`' % c for c in key['choices'])
         key['default'] = key['choices'][default]
     elif kind == 'CONFIG_BOOL':

@@ -13,13 +13,17 @@
 #include "kernel/time.h"
 #include "net/vsock/vsock.h"
 
-static const char *const credit_choices[] = { "lazy", "eager", NULL };
+enum credit_choice { CREDIT_LAZY, CREDIT_EAGER, CREDIT_CHOICES };
+static const char *const credit_choices[CREDIT_CHOICES + 1] = {
+	[CREDIT_LAZY] = "lazy",
+	[CREDIT_EAGER] = "eager",
+};
 CONFIG_KEY(cfg_credit) = {
 	.name = "credit",
 	.help = "vsock credit updates: lazy (when free space < 64 KiB) or eager (every read)",
 	.type = CONFIG_ENUM,
 	.choices = credit_choices,
-	.def = 0,
+	.def = CREDIT_LAZY,
 };
 
 CONFIG_KEY(cfg_smallcopy) = {
@@ -827,7 +831,7 @@ static void maybe_credit_update(struct vsock_sock *s)
 	if (!unseen)
 		return;
 	/* lazy (Linux's rule): only when the peer's view of free space gets small */
-	if (config_get(&cfg_credit) == 0 && s->buf_alloc > unseen &&
+	if (config_get(&cfg_credit) == CREDIT_LAZY && s->buf_alloc > unseen &&
 	    s->buf_alloc - unseen >= LAZY_CREDIT_THRESHOLD)
 		return;
 	send_ctrl(s, VSOCK_OP_CREDIT_UPDATE, 0);

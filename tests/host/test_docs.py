@@ -59,3 +59,20 @@ def test_constant_expressions():
     assert config_doc.c_int('0xffffffff') == 0xffffffff
     assert config_doc.c_int('10ULL') == 10
     assert config_doc.c_string('"a \\"b\\" " \n\t\t"c"') == 'a "b" c'
+
+
+def test_enum_choices_with_designated_initialisers():
+    """Choices as the guest declares them: an enum, the names by index, the
+    default an enumeration constant."""
+    text = ('enum ring_choice { RING_SPLIT, RING_PACKED, RING_CHOICES };\n'
+            'enum other { A = -1, B, C = 1 << 4, D };\n')
+    names = config_doc.enum_constants(text)
+    assert names == {'RING_SPLIT': 0, 'RING_PACKED': 1, 'RING_CHOICES': 2,
+                     'A': -1, 'B': 0, 'C': 16, 'D': 17}
+    body = '[RING_PACKED] = "packed", [RING_SPLIT] = "split",'
+    assert config_doc.choice_list(body, names) == ['split', 'packed']
+    assert config_doc.choice_list('"poll", "halt", NULL', names) == ['poll', 'halt']
+    key = config_doc.parse_key({'name': '"ring"', 'help': '"h"', 'type': 'CONFIG_ENUM',
+                                'choices': 'ring_choices', 'def': 'RING_PACKED'},
+                               {'ring_choices': body}, names)
+    assert key['default'] == 'packed' and key['values'] == '`split` \\| `packed`'

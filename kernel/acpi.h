@@ -15,6 +15,8 @@
 #define ACPI_MAX_ECAM 4
 #define ACPI_MAX_IOAPICS 4
 #define ACPI_MAX_OVERRIDES 16
+/* Local APICs kept from the MADT; more are counted in n_cpus, not started. */
+#define ACPI_MAX_CPUS 64
 /* MPS INTI flags of an interrupt source override (ACPI 6.4 5.2.12.5) */
 #define ACPI_IRQ_POLARITY_MASK 0x3
 #define ACPI_IRQ_ACTIVE_LOW 0x3
@@ -47,7 +49,9 @@ struct acpi_info {
 	uint8_t revision;
 	char oem[7];
 	unsigned int n_tables;
-	unsigned int n_cpus; /* enabled local APICs in the MADT */
+	unsigned int n_cpus; /* enabled local APICs in the MADT, distinct ids */
+	unsigned int n_cpu_ids; /* the first ACPI_MAX_CPUS of them, in MADT order */
+	uint32_t cpu_apic_id[ACPI_MAX_CPUS];
 	unsigned int n_ioapics; /* all in the MADT; the first ACPI_MAX_IOAPICS kept */
 	struct acpi_ioapic ioapic[ACPI_MAX_IOAPICS];
 	unsigned int n_overrides;
@@ -72,6 +76,11 @@ const struct acpi_info *acpi_get(void);
 void acpi_isa_irq(uint8_t irq, uint32_t *gsi, uint16_t *flags);
 
 /* Pure parsers, also used by the unit tests. */
+/*
+ * The MADT's entries after its 44-byte header (@body, @len bytes) into
+ * @info: enabled local APICs and x2APICs, I/O APICs, ISA overrides.
+ */
+void acpi_parse_madt(struct acpi_info *info, const uint8_t *body, uint32_t len);
 bool acpi_checksum_ok(const void *p, uint32_t len);
 /* SLP_TYPa/b from the \_S5 package in a DSDT body; false if not found. */
 bool acpi_find_s5(const uint8_t *aml, uint32_t len, uint8_t *typ_a, uint8_t *typ_b);

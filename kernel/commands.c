@@ -13,6 +13,7 @@
 #include "kernel/mm.h"
 #include "kernel/power.h"
 #include "kernel/shell.h"
+#include "kernel/smp.h"
 #include "kernel/time.h"
 
 extern const uint8_t __build_id_note[], __build_id_note_end[];
@@ -48,13 +49,15 @@ static int cmd_info(int argc, char **argv)
 {
 	const struct acpi_info *a = acpi_get();
 	struct mm_stats m;
-	char cpu[96], hv[160];
+	char cpu[96], hv[160], smp[96];
 
 	if (too_many_args(argc, argv, 1))
 		return -1;
 	cpu_describe(cpu, sizeof(cpu));
 	mm_get_stats(&m);
-	printf("cpu: %s, %u cpu(s) in MADT, lapic id %u\n", cpu, a->n_cpus, lapic_id());
+	smp_describe(smp, sizeof(smp));
+	printf("cpu: %s, lapic id %u\n", cpu, lapic_id());
+	printf("cpus: %s\n", smp);
 	printf("memory: %llu MiB usable\n", (unsigned long long)(m.ram_total >> 20));
 	printf("tsc: %.3f GHz (%s)\n", tsc_hz() / 1e9, tsc_source());
 	hypervisor_describe(hv, sizeof(hv));

@@ -1,11 +1,15 @@
 // SPDX-License-Identifier: MIT
 /*
- * Descriptor tables. One CPU, ring 0 only: a code and a data segment, a
- * TSS whose only job is IST1, a clean stack for double faults (a stack
- * overflow would otherwise triple-fault silently), and 256 interrupt gates.
+ * Descriptor tables. Ring 0 only: a code and a data segment, a TSS whose
+ * only job is IST1, a clean stack for double faults (a stack overflow
+ * would otherwise triple-fault silently), and 256 interrupt gates. The
+ * IDT is shared; each CPU has its own GDT and TSS, because LTR marks a
+ * TSS descriptor busy and a second CPU loading it would fault (SDM 3A
+ * 8.2.2; 7.2.2 in older editions).
  */
 #include <stdbool.h>
 #include <stddef.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -55,11 +59,17 @@ _Static_assert(offsetof(struct irq_slot, count) == IRQ_SLOT_COUNT, "isr.S: count
 _Static_assert(offsetof(struct irq_slot, counter) == IRQ_SLOT_COUNTER, "isr.S: counter");
 _Static_assert(offsetof(struct irq_slot, raise) == IRQ_SLOT_RAISE, "isr.S: raise");
 
-static uint64_t gdt[5];
-static struct tss tss;
+#define DOUBLE_FAULT_STACK 16384
+
+struct cpu_tables {
+	uint64_t gdt[5];
+	struct tss tss;
+	uint8_t double_fault_stack[DOUBLE_FAULT_STACK] __attribute__((aligned(16)));
+};
+
+static struct cpu_tables bsp_tables;
 static struct idt_gate idt[256];
 struct irq_slot irq_slots[256];
-static uint8_t double_fault_stack[16384] __attribute__((aligned(16)));
 
 static const char *const exception_names[32] = {
 	"divide error",
@@ -86,22 +96,22 @@ static const char *const exception_names[32] = {
 	"control protection",
 };
 
-static void gdt_init(void)
+static void gdt_init(struct cpu_tables *t)
 {
-	uint64_t base = (uint64_t)(uintptr_t)&tss;
-	uint64_t limit = sizeof(tss) - 1;
-	struct table_ptr ptr = { sizeof(gdt) - 1, (uint64_t)(uintptr_t)gdt };
+	uint64_t base = (uint64_t)(uintptr_t)&t->tss;
+	uint64_t limit = sizeof(t->tss) - 1;
+	struct table_ptr ptr = { sizeof(t->gdt) - 1, (uint64_t)(uintptr_t)t->gdt };
 
-	gdt[0] = 0;
-	gdt[1] = 0x00af9a000000ffffULL; /* 64-bit code */
-	gdt[2] = 0x00cf92000000ffffULL; /* data */
+	t->gdt[0] = 0;
+	t->gdt[1] = 0x00af9a000000ffffULL; /* 64-bit code */
+	t->gdt[2] = 0x00cf92000000ffffULL; /* data */
 	/* 64-bit TSS descriptor: 16 bytes, type 9 (available), present */
-	gdt[3] = (limit & 0xffff) | ((base & 0xffffff) << 16) | (0x89ULL << 40) |
-		 ((limit >> 16 & 0xf) << 48) | ((base >> 24 & 0xff) << 56);
-	gdt[4] = base >> 32;
+	t->gdt[3] = (limit & 0xffff) | ((base & 0xffffff) << 16) | (0x89ULL << 40) |
+		    ((limit >> 16 & 0xf) << 48) | ((base >> 24 & 0xff) << 56);
+	t->gdt[4] = base >> 32;
 
-	tss.ist[0] = (uint64_t)(uintptr_t)(double_fault_stack + sizeof(double_fault_stack));
-	tss.iomap_base = sizeof(tss);
+	t->tss.ist[0] = (uint64_t)(uintptr_t)(t->double_fault_stack + DOUBLE_FAULT_STACK);
+	t->tss.iomap_base = sizeof(t->tss);
 
 	__asm__ __volatile__("lgdt %0\n\t"
 			     "pushq %1\n\t"
@@ -128,19 +138,39 @@ static void idt_set(int vec, uint64_t handler, int ist)
 	idt[vec].offset_hi = handler >> 32;
 }
 
-static void idt_init(void)
+static void idt_load(void)
 {
 	struct table_ptr ptr = { sizeof(idt) - 1, (uint64_t)(uintptr_t)idt };
 
+	__asm__ __volatile__("lidt %0" : : "m"(ptr));
+}
+
+static void idt_init(void)
+{
 	for (int v = 0; v < 256; v++)
 		idt_set(v, isr_table[v], v == 8 ? 1 : 0);
-	__asm__ __volatile__("lidt %0" : : "m"(ptr));
+	idt_load();
 }
 
 void cpu_init(void)
 {
-	gdt_init();
+	gdt_init(&bsp_tables);
 	idt_init();
+}
+
+struct cpu_tables *cpu_tables_new(void)
+{
+	struct cpu_tables *t = memalign(16, sizeof(*t));
+
+	if (t)
+		memset(t, 0, sizeof(*t));
+	return t;
+}
+
+void cpu_init_ap(struct cpu_tables *t)
+{
+	gdt_init(t);
+	idt_load();
 }
 
 /*

@@ -37,6 +37,15 @@ extern struct irq_slot irq_slots[256];
 
 void cpu_init(void);
 
+/*
+ * An application processor's own GDT, TSS and double-fault stack: the
+ * BSP allocates them (the heap is the BSP's), the AP loads them and the
+ * shared IDT with cpu_init_ap. NULL when the heap is exhausted.
+ */
+struct cpu_tables;
+struct cpu_tables *cpu_tables_new(void);
+void cpu_init_ap(struct cpu_tables *t);
+
 /* A free vector for a device interrupt (MSI-X), or -1. */
 int irq_alloc_vector(void (*handler)(void *arg), void *arg);
 /*

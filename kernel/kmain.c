@@ -19,6 +19,7 @@
 #include "kernel/pci.h"
 #include "kernel/poll.h"
 #include "kernel/shell.h"
+#include "kernel/smp.h"
 #include "kernel/stats.h"
 #include "kernel/time.h"
 
@@ -55,6 +56,7 @@ void kmain(struct boot_info *bi)
 	config_parse_cmdline(bi->cmdline, report_bad_config);
 	shell_init();
 	commands_init();
+	smp_init();
 	calibrate_init();
 	stats_init();
 	pci_init();

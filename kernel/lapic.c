@@ -31,6 +31,13 @@
 #define APIC_TPR 0x80
 #define APIC_EOI 0xb0
 #define APIC_SVR 0xf0
+#define APIC_ICR_LO 0x300
+#define APIC_ICR_HI 0x310
+#define ICR_INIT (5u << 8)
+#define ICR_STARTUP (6u << 8)
+#define ICR_PENDING (1u << 12) /* xAPIC delivery status: send pending */
+#define ICR_ASSERT (1u << 14)
+#define ICR_PENDING_US 1000
 #define SVR_ENABLE (1u << 8)
 #define APIC_LVT_TIMER 0x320
 #define APIC_TIMER_INIT 0x380
@@ -126,6 +133,68 @@ void lapic_init(void)
 		      (uint64_t)(uintptr_t)&kvm_pv_eoi_word | KVM_PV_EOI_ENABLED);
 		eoi_kind = LAPIC_EOI_KVM_PV;
 	}
+}
+
+/*
+ * An application processor's LAPIC, in the mode the BSP chose: the BSP
+ * ran hypervisor_init and lapic_init, so x2apic and regs (the same
+ * physical page for every CPU) are set. No timer and no PV EOI here: an
+ * AP takes no interrupts yet.
+ */
+void lapic_init_ap(void)
+{
+	uint64_t msr = rdmsr(MSR_APIC_BASE) | APIC_BASE_ENABLE;
+
+	wrmsr(MSR_APIC_BASE, msr);
+	if (x2apic)
+		wrmsr(MSR_APIC_BASE, msr | APIC_BASE_X2APIC);
+	else if (!regs)
+		return;
+	apic_write(APIC_TPR, 0);
+	apic_write(APIC_SVR, SVR_ENABLE | 0xff);
+}
+
+bool lapic_x2apic_mode(void)
+{
+	return x2apic;
+}
+
+/*
+ * One IPI to @apic_id (SDM 3A 11.6.1, ICR). In x2APIC mode the ICR is
+ * one 64-bit MSR with the destination on top (11.12.9); its WRMSR is
+ * not serializing (11.12.3), so MFENCE first: the AP must see the
+ * trampoline the BSP wrote before it. In xAPIC mode the destination
+ * register comes first, the low word sends; we wait for the delivery
+ * status to clear before the next.
+ */
+static bool send_ipi(uint32_t apic_id, uint32_t icr)
+{
+	uint64_t end;
+
+	if (x2apic) {
+		__asm__ __volatile__("mfence" ::: "memory");
+		wrmsr(MSR_X2APIC_FIRST + (APIC_ICR_LO >> 4), (uint64_t)apic_id << 32 | icr);
+		return true;
+	}
+	if (!regs || apic_id > 0xfe)
+		return false; /* 0xff is the xAPIC broadcast */
+	mmio_write32(regs + APIC_ICR_HI, apic_id << 24);
+	mmio_write32(regs + APIC_ICR_LO, icr);
+	end = now_ns() + ICR_PENDING_US * 1000ULL;
+	while (mmio_read32(regs + APIC_ICR_LO) & ICR_PENDING)
+		if (now_ns() > end)
+			return false;
+	return true;
+}
+
+bool lapic_send_init(uint32_t apic_id)
+{
+	return send_ipi(apic_id, ICR_INIT | ICR_ASSERT);
+}
+
+bool lapic_send_startup(uint32_t apic_id, uint8_t page)
+{
+	return send_ipi(apic_id, ICR_STARTUP | ICR_ASSERT | page);
 }
 
 enum lapic_eoi_kind lapic_eoi_kind(void)

@@ -3,6 +3,7 @@
 #ifndef KERNEL_LAPIC_H
 #define KERNEL_LAPIC_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 /* How an interrupt ends: isr.S has a raise entry for each (cpu.c picks). */
@@ -21,6 +22,16 @@ extern const volatile uint64_t *lapic_timer_count;
 /* After hypervisor_init: x2APIC and KVM's PV EOI when offered. */
 void lapic_init(void);
 uint32_t lapic_id(void);
+/* On an application processor: its LAPIC on, in the BSP's mode. */
+void lapic_init_ap(void);
+bool lapic_x2apic_mode(void);
+/*
+ * The MP start-up IPIs to one CPU (SDM 3A 9.4.4): INIT, and a start-up
+ * IPI that starts it in real mode at @page << 12. False if it could not
+ * be sent (no LAPIC, an id xAPIC cannot address, delivery stuck).
+ */
+bool lapic_send_init(uint32_t apic_id);
+bool lapic_send_startup(uint32_t apic_id, uint8_t page);
 uint64_t lapic_base(void);
 void lapic_eoi(void);
 enum lapic_eoi_kind lapic_eoi_kind(void);

@@ -130,6 +130,21 @@ unsigned int memmap_usable(const struct boot_mem_range *map, unsigned int n,
 	return count;
 }
 
+#define LOW_REGIONS 16
+
+uint64_t memmap_low_page(const struct boot_mem_range *map, unsigned int n, uint64_t min,
+			 uint64_t max)
+{
+	const struct mem_region outside[] = { { 0, min }, { max, UINT64_MAX } };
+	struct mem_region r[LOW_REGIONS];
+	unsigned int count;
+
+	if (!min || min >= max)
+		return 0;
+	count = memmap_usable(map, n, outside, 2, r, LOW_REGIONS);
+	return count ? r[0].start : 0;
+}
+
 uint64_t memmap_total(const struct mem_region *r, unsigned int n)
 {
 	uint64_t total = 0;

@@ -29,6 +29,14 @@ unsigned int memmap_usable(const struct boot_mem_range *map, unsigned int n,
 			   const struct mem_region *exclude, unsigned int n_exclude,
 			   struct mem_region *out, unsigned int max);
 
+/*
+ * The lowest page in [@min, @max) that @map says is usable RAM and no
+ * other range of it claims; 0 if there is none (@min > 0). For the
+ * application processors' real-mode start-up page (kernel/smp.c).
+ */
+uint64_t memmap_low_page(const struct boot_mem_range *map, unsigned int n, uint64_t min,
+			 uint64_t max);
+
 uint64_t memmap_total(const struct mem_region *r, unsigned int n);
 
 const char *memmap_type_name(uint32_t type);

@@ -1,0 +1,310 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Bringing up the application processors (SDM 3A 9.4, "Multiple-
+ * Processor (MP) Initialization"; AMD APM vol. 2, 15.x/16.5 start-up
+ * IPIs). The BSP copies the trampoline (ap_trampoline.S) to a page below
+ * 1 MiB and, for each AP, follows SDM 3A 9.4.4.1: an INIT IPI, 10 ms,
+ * a start-up IPI, 200 us, a second start-up IPI. The INITs go out to
+ * every AP at once, so the 10 ms are paid once; the start-up IPIs one
+ * AP at a time, because the trampoline's stack and index fields are one
+ * AP's at a time. The AP switches to long mode with the BSP's CR3, loads
+ * its own GDT and TSS and the shared IDT, enables its LAPIC in the BSP's
+ * mode (x2APIC when the BSP uses it), marks itself online and halts
+ * with interrupts off: it has no handler state of its own yet.
+ *
+ * An AP that is not online within AP_TIMEOUT_MS is reported, marked
+ * failed and sent another INIT, which parks it in wait-for-SIPI (SDM 3A
+ * 9.4.2): it cannot wake up late in a trampoline already filled in for
+ * the next AP.
+ *
+ * The start-up page: the first usable page from 4 KiB up in the
+ * loader's memory map (page 0 holds the real-mode IVT and BIOS data),
+ * below 640 KiB. mm_init hands no memory below 1 MiB to the heap or the
+ * page-table frames, so the page is ours alone; it stays reserved after
+ * boot, for a later stage that starts CPUs again.
+ */
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernel/acpi.h"
+#include "kernel/ap_trampoline.h"
+#include "kernel/boot_info.h"
+#include "kernel/config.h"
+#include "kernel/cpu.h"
+#include "kernel/io.h"
+#include "kernel/lapic.h"
+#include "kernel/memmap.h"
+#include "kernel/shell.h"
+#include "kernel/smp.h"
+#include "kernel/time.h"
+
+CONFIG_KEY(cfg_cpus) = {
+	.name = "cpus",
+	.help = "CPUs to run, the BSP included, read at boot: 0 all the MADT lists, 1 no APs",
+	.type = CONFIG_UINT,
+	.min = 0,
+	.max = SMP_MAX_CPUS,
+	.def = 0,
+};
+
+#define AP_STACK (32u << 10)
+#define AP_TIMEOUT_MS 2000
+#define INIT_DELAY_US 10000 /* SDM 3A 9.4.4.1: INIT, then 10 ms */
+#define SIPI_DELAY_US 200 /* and 200 us after each start-up IPI */
+#define LOW_PAGE_MIN 0x1000ULL
+#define LOW_PAGE_MAX 0xa0000ULL /* the start-up vector's page, below video memory */
+
+struct smp_cpu {
+	uint32_t apic_id; /* the MADT's */
+	uint32_t apic_id_read; /* what the CPU read from its own LAPIC */
+	int state; /* enum smp_state; the AP sets ONLINE, atomically */
+	uint64_t up_ns; /* first start-up IPI to online */
+	struct cpu_tables *tables;
+	void *stack;
+};
+
+static struct smp_cpu cpus[SMP_MAX_CPUS];
+static unsigned int n_cpus; /* cpus[0] is the BSP */
+static unsigned int n_madt;
+static unsigned int limit; /* the cpus key at boot, 0: all */
+static uint8_t *page; /* the start-up page, NULL without one */
+
+void ap_entry(uint64_t index) __attribute__((noreturn));
+
+static int state_of(const struct smp_cpu *c)
+{
+	return __atomic_load_n(&c->state, __ATOMIC_ACQUIRE);
+}
+
+/* The C side of the trampoline, on the AP's own stack. */
+void ap_entry(uint64_t index)
+{
+	struct smp_cpu *c;
+	int starting = SMP_STARTING;
+
+	if (!index || index >= n_cpus)
+		halt_forever(); /* not a slot we started: never run on the BSP's */
+	c = &cpus[index];
+	cpu_init_ap(c->tables);
+	lapic_init_ap();
+	c->apic_id_read = lapic_id();
+	/* a late AP the BSP gave up on stays out (the BSP INITs it too) */
+	__atomic_compare_exchange_n(&c->state, &starting, SMP_ONLINE, false, __ATOMIC_RELEASE,
+				    __ATOMIC_RELAXED);
+	halt_forever();
+}
+
+static uint64_t *tr_field(unsigned int offset)
+{
+	return (uint64_t *)(page + offset);
+}
+
+static void tr_patch32(unsigned int offset, uint32_t add)
+{
+	uint32_t v;
+
+	memcpy(&v, page + offset, 4);
+	v += add;
+	memcpy(page + offset, &v, 4);
+}
+
+/* The trampoline at the start-up page, its addresses made absolute. */
+static bool trampoline_install(void)
+{
+	uint64_t pa = memmap_low_page(boot_info.mmap, boot_info.mmap_count, LOW_PAGE_MIN,
+				      LOW_PAGE_MAX);
+	uint64_t cr3;
+
+	__asm__ __volatile__("mov %%cr3, %0" : "=r"(cr3));
+	if (!pa || cr3 >= (1ULL << 32)) {
+		printf("smp: no usable page below 640 KiB for the start-up code; APs not started\n");
+		return false;
+	}
+	page = (uint8_t *)(uintptr_t)pa;
+	memcpy(page, ap_trampoline_start, ap_trampoline_end - ap_trampoline_start);
+	tr_patch32(TR_GDT_DESC + 2, (uint32_t)pa);
+	tr_patch32(TR_FAR32, (uint32_t)pa);
+	tr_patch32(TR_FAR64, (uint32_t)pa);
+	*(uint32_t *)(page + TR_CR3) = (uint32_t)cr3;
+	*tr_field(TR_ENTRY) = (uint64_t)(uintptr_t)ap_entry;
+	return true;
+}
+
+static void ap_fail(struct smp_cpu *c, const char *why)
+{
+	__atomic_store_n(&c->state, SMP_FAILED, __ATOMIC_RELEASE);
+	printf("smp: cpu %u (apic id %u) %s; going on without it\n", (unsigned int)(c - cpus),
+	       c->apic_id, why);
+}
+
+static bool wait_online(const struct smp_cpu *c, uint64_t until_ns)
+{
+	while (now_ns() < until_ns) {
+		if (state_of(c) == SMP_ONLINE)
+			return true;
+		cpu_relax();
+	}
+	return state_of(c) == SMP_ONLINE;
+}
+
+/* Start-up IPIs to one AP (its INIT was sent) and the wait for it. */
+static void ap_start(struct smp_cpu *c)
+{
+	int starting = SMP_STARTING;
+	uint64_t t0;
+
+	c->tables = cpu_tables_new();
+	c->stack = malloc(AP_STACK);
+	if (!c->tables || !c->stack) {
+		ap_fail(c, "has no memory for its stack");
+		return;
+	}
+	*tr_field(TR_STACK) = ((uint64_t)(uintptr_t)c->stack + AP_STACK) & ~15ULL;
+	*tr_field(TR_ARG) = c - cpus;
+	__atomic_store_n(&c->state, SMP_STARTING, __ATOMIC_RELEASE);
+	t0 = now_ns();
+	if (!lapic_send_startup(c->apic_id, (uint8_t)((uintptr_t)page >> 12))) {
+		ap_fail(c, "cannot be sent a start-up IPI");
+		return;
+	}
+	if (!wait_online(c, now_ns() + SIPI_DELAY_US * 1000ULL)) {
+		lapic_send_startup(c->apic_id, (uint8_t)((uintptr_t)page >> 12));
+		udelay(SIPI_DELAY_US);
+	}
+	if (wait_online(c, t0 + AP_TIMEOUT_MS * 1000000ULL)) {
+		c->up_ns = now_ns() - t0;
+		return;
+	}
+	/* online at the last moment: the exchange fails and it counts */
+	if (!__atomic_compare_exchange_n(&c->state, &starting, SMP_FAILED, false,
+					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+		c->up_ns = now_ns() - t0;
+		return;
+	}
+	lapic_send_init(c->apic_id);
+	printf("smp: cpu %u (apic id %u) did not come up within %u ms; going on without it\n",
+	       (unsigned int)(c - cpus), c->apic_id, AP_TIMEOUT_MS);
+}
+
+/* cpus[]: the BSP first, then the MADT's other enabled CPUs in order. */
+static void cpus_from_madt(void)
+{
+	const struct acpi_info *a = acpi_get();
+	uint32_t bsp = lapic_id();
+
+	cpus[0].apic_id = cpus[0].apic_id_read = bsp;
+	cpus[0].state = SMP_ONLINE;
+	n_cpus = 1;
+	n_madt = a->present && a->n_cpus ? a->n_cpus : 1;
+	for (unsigned int i = 0; i < a->n_cpu_ids && n_cpus < SMP_MAX_CPUS; i++) {
+		if (a->cpu_apic_id[i] == bsp)
+			continue;
+		cpus[n_cpus].apic_id = a->cpu_apic_id[i];
+		cpus[n_cpus].state = SMP_OFFLINE;
+		n_cpus++;
+	}
+	if (a->n_cpus > ACPI_MAX_CPUS)
+		printf("smp: the MADT lists %u CPUs; only the first %u are known\n", a->n_cpus,
+		       ACPI_MAX_CPUS);
+}
+
+static const char *state_name(int s)
+{
+	static const char *const names[] = { "offline", "starting", "online", "failed" };
+
+	return (unsigned int)s < 4 ? names[s] : "?";
+}
+
+static int cmd_cpus(int argc, char **argv)
+{
+	if (argc > 1)
+		return shell_error("cpus: unexpected argument '%s'", argv[1]);
+	for (unsigned int i = 0; i < n_cpus; i++) {
+		const struct smp_cpu *c = &cpus[i];
+		int s = state_of(c);
+
+		printf("cpu %u apic %u %s", i, c->apic_id, state_name(s));
+		if (!i)
+			printf(" bsp");
+		else if (s == SMP_ONLINE)
+			printf(" lapic %u up %llu us", c->apic_id_read,
+			       (unsigned long long)(c->up_ns / 1000));
+		else if (s == SMP_OFFLINE)
+			printf(" cpus=%u", limit);
+		printf("\n");
+	}
+	return 0;
+}
+
+static const struct shell_cmd cpus_cmd = {
+	.name = "cpus",
+	.help = "each CPU: its APIC id (MADT), state, the id its LAPIC reads, start-up time",
+	.run = cmd_cpus,
+};
+
+unsigned int smp_online(void)
+{
+	unsigned int n = 0;
+
+	for (unsigned int i = 0; i < n_cpus; i++)
+		n += state_of(&cpus[i]) == SMP_ONLINE;
+	return n;
+}
+
+unsigned int smp_in_madt(void)
+{
+	return n_madt;
+}
+
+void smp_describe(char *buf, unsigned int len)
+{
+	unsigned int failed = 0, offline = 0;
+	int n;
+
+	for (unsigned int i = 0; i < n_cpus; i++) {
+		failed += state_of(&cpus[i]) == SMP_FAILED;
+		offline += state_of(&cpus[i]) == SMP_OFFLINE;
+	}
+	n = snprintf(buf, len, "%u online of %u in MADT", smp_online(), n_madt);
+	if (failed && n >= 0 && (unsigned int)n < len)
+		n += snprintf(buf + n, len - n, ", %u failed", failed);
+	if (offline && n >= 0 && (unsigned int)n < len)
+		snprintf(buf + n, len - n, ", %u offline (cpus=%u)", offline, limit);
+}
+
+/* An AP the BSP may start: within the key's count. */
+static bool ap_wanted(unsigned int i)
+{
+	return !limit || i < limit;
+}
+
+static void start_aps(void)
+{
+	if (!trampoline_install()) {
+		for (unsigned int i = 1; i < n_cpus && ap_wanted(i); i++)
+			cpus[i].state = SMP_FAILED;
+		return;
+	}
+	for (unsigned int i = 1; i < n_cpus && ap_wanted(i); i++)
+		if (!lapic_send_init(cpus[i].apic_id))
+			ap_fail(&cpus[i], "cannot be sent an INIT IPI");
+	udelay(INIT_DELAY_US);
+	for (unsigned int i = 1; i < n_cpus && ap_wanted(i); i++)
+		if (state_of(&cpus[i]) == SMP_OFFLINE)
+			ap_start(&cpus[i]);
+}
+
+void smp_init(void)
+{
+	char line[96];
+
+	shell_register(&cpus_cmd);
+	limit = config_get(&cfg_cpus);
+	cpus_from_madt();
+	if (n_cpus > 1 && ap_wanted(1))
+		start_aps();
+	smp_describe(line, sizeof(line));
+	printf("smp: %s\n", line);
+}

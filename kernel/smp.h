@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The application processors: started at boot from the MADT's list, up
+ * to the `cpus` key. In this stage an AP comes up (its own stack, GDT,
+ * TSS and LAPIC, the shared IDT and page tables), says it is online and
+ * halts with interrupts off: it runs nothing yet, so nothing is shared.
+ */
+#ifndef KERNEL_SMP_H
+#define KERNEL_SMP_H
+
+#include <stdint.h>
+
+#include "kernel/acpi.h"
+
+#define SMP_MAX_CPUS ACPI_MAX_CPUS
+
+enum smp_state {
+	SMP_OFFLINE, /* not started: beyond the `cpus` key */
+	SMP_STARTING, /* start-up IPIs sent, not yet online */
+	SMP_ONLINE,
+	SMP_FAILED, /* did not come up in time, or could not be started */
+};
+
+/* After acpi_init, lapic_init, config_parse_cmdline and shell_init. */
+void smp_init(void);
+unsigned int smp_online(void);
+/* CPUs the MADT lists (the BSP alone without one). */
+unsigned int smp_in_madt(void);
+/* "2 online of 2 in MADT" and what is missing, for `info`. */
+void smp_describe(char *buf, unsigned int len);
+
+#endif

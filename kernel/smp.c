@@ -113,8 +113,8 @@ static void tr_patch32(unsigned int offset, uint32_t add)
 /* The trampoline at the start-up page, its addresses made absolute. */
 static bool trampoline_install(void)
 {
-	uint64_t pa = memmap_low_page(boot_info.mmap, boot_info.mmap_count, LOW_PAGE_MIN,
-				      LOW_PAGE_MAX);
+	uint64_t pa =
+		memmap_low_page(boot_info.mmap, boot_info.mmap_count, LOW_PAGE_MIN, LOW_PAGE_MAX);
 	uint64_t cr3;
 
 	__asm__ __volatile__("mov %%cr3, %0" : "=r"(cr3));
@@ -178,8 +178,8 @@ static void ap_start(struct smp_cpu *c)
 		return;
 	}
 	/* online at the last moment: the exchange fails and it counts */
-	if (!__atomic_compare_exchange_n(&c->state, &starting, SMP_FAILED, false,
-					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+	if (!__atomic_compare_exchange_n(&c->state, &starting, SMP_FAILED, false, __ATOMIC_ACQ_REL,
+					 __ATOMIC_ACQUIRE)) {
 		c->up_ns = now_ns() - t0;
 		return;
 	}

@@ -147,6 +147,33 @@ static void test_type_names(void **state)
 	assert_string_equal(memmap_type_name(77), "unknown");
 }
 
+/* The APs' start-up page: the first usable page from @min, none reserved. */
+static void test_low_page(void **state)
+{
+	const struct boot_mem_range seabios[] = {
+		{ 0, 0x9fc00, BOOT_MEM_USABLE },
+		{ 0x9fc00, 0x400, BOOT_MEM_RESERVED },
+		{ 0x100000, 0x1fedf000, BOOT_MEM_USABLE },
+	};
+	const struct boot_mem_range holes[] = {
+		{ 0, 0x9f000, BOOT_MEM_USABLE },
+		{ 0x1000, 0x2800, BOOT_MEM_RESERVED }, /* overlapping, unaligned */
+		{ 0x4000, 0x800, BOOT_MEM_USABLE },
+	};
+	const struct boot_mem_range high_only[] = {
+		{ 0x100000, 0x1000000, BOOT_MEM_USABLE },
+		{ 0x9f000, 0x2000, BOOT_MEM_USABLE }, /* straddles the limit */
+	};
+
+	assert_int_equal(memmap_low_page(seabios, 3, 0x1000, 0xa0000), 0x1000);
+	assert_int_equal(memmap_low_page(holes, 3, 0x1000, 0xa0000), 0x4000);
+	assert_int_equal(memmap_low_page(high_only, 2, 0x1000, 0xa0000), 0x9f000);
+	assert_int_equal(memmap_low_page(high_only, 1, 0x1000, 0xa0000), 0);
+	assert_int_equal(memmap_low_page(seabios, 3, 0, 0xa0000), 0);
+	assert_int_equal(memmap_low_page(seabios, 3, 0x9f000, 0x9f000), 0);
+	assert_int_equal(memmap_low_page(NULL, 0, 0x1000, 0xa0000), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -157,6 +184,7 @@ int main(void)
 		cmocka_unit_test(test_hostile_lengths),
 		cmocka_unit_test(test_output_bound),
 		cmocka_unit_test(test_type_names),
+		cmocka_unit_test(test_low_page),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,1 @@
+test_madt_SRCS := kernel/madt.c

@@ -1,0 +1,103 @@
+# SPDX-License-Identifier: MIT
+"""Application processors: started from the MADT on every boot path.
+
+Each boot runs QEMU with -smp N under TCG (QEMU 7.2 runs x86 TCG one
+thread per vCPU by default: MTTCG, no option needed) and reads back from
+the guest how many CPUs came online, with each CPU's APIC id as the MADT
+lists it and as the CPU read it from its own LAPIC. Then the key cpus=N,
+and the existing commands (and a reboot) with the APs up.
+"""
+
+import os
+import re
+
+import pytest
+
+from conftest import ELF, ESP, ISO, require_image
+from ringside_qemu import READY_TIMEOUT, info_fields
+
+BOOT_PATHS = {
+        'pvh': (ELF, ['--boot', 'elf']),
+        'iso-bios': (ISO, ['--boot', 'iso', '--firmware', 'bios']),
+        'iso-uefi': (ISO, ['--boot', 'iso', '--firmware', 'uefi']),
+        'uefi-direct': (ESP, ['--firmware', 'uefi-direct']),
+}
+CPU_LINE = re.compile(r'(?m)^cpu (\d+) apic (\d+) (\w+)(.*)$')
+
+
+def smp_args(spec):
+    return ['--qemu-arg=-smp', '--qemu-arg=%s' % spec]
+
+
+def cpu_table(guest):
+    """`cpus` as [(index, MADT apic id, state, rest of the line)]."""
+    out = guest.command('cpus')
+    rows = [(int(i), int(a), s, rest.strip()) for i, a, s, rest in CPU_LINE.findall(out)]
+    assert rows and len(rows) == len(out.splitlines()), out
+    return rows
+
+
+def assert_all_online(guest, n):
+    line = info_fields(guest.command('info')).get('cpus')
+    assert line == '%d online of %d in MADT' % (n, n), line
+    assert re.search(r'(?m)^smp: %d online of %d in MADT\r?$' % (n, n), guest.output)
+    rows = cpu_table(guest)
+    assert [r[0] for r in rows] == list(range(n)), rows
+    assert all(r[2] == 'online' for r in rows), rows
+    assert len({r[1] for r in rows}) == n, 'APIC ids not distinct: %r' % rows
+    assert rows[0][3] == 'bsp', rows
+    for _, apic, _, rest in rows[1:]:
+        # the id the AP read from its own LAPIC is the one the MADT gave
+        m = re.fullmatch(r'lapic (\d+) up (\d+) us', rest)
+        assert m and int(m.group(1)) == apic, rows
+
+
+@pytest.mark.parametrize('boot', ['pvh', 'iso-bios', 'iso-uefi'])
+@pytest.mark.parametrize('ncpu', [1, 2, 4])
+def test_bring_up(guest_factory, boot, ncpu):
+    """Every CPU QEMU gives is online, and poweroff still ends QEMU."""
+    image, args = BOOT_PATHS[boot]
+    require_image(image)
+    g = guest_factory(*args, *smp_args(ncpu))
+    assert_all_online(g, ncpu)
+    assert g.poweroff() == 0
+
+
+def test_bring_up_uefi_direct(guest_factory):
+    """The GNU-EFI loader's path, at two CPUs."""
+    if not os.path.exists(ESP):
+        pytest.skip('no build/ringside-esp.img (GNU-EFI not installed)')
+    g = guest_factory(*BOOT_PATHS['uefi-direct'][1], *smp_args(2))
+    assert_all_online(g, 2)
+
+
+def test_cpus_key_leaves_aps_offline(guest_factory):
+    """cpus=1 with two CPUs in the MADT: the AP is listed, not started."""
+    require_image(ELF)
+    g = guest_factory('--boot', 'elf', '--cmdline', 'cpus=1', *smp_args(2))
+    assert g.command('get cpus') == 'cpus=1'
+    line = info_fields(g.command('info')).get('cpus')
+    assert line == '1 online of 2 in MADT, 1 offline (cpus=1)', line
+    rows = cpu_table(g)
+    assert [(r[0], r[2]) for r in rows] == [(0, 'online'), (1, 'offline')], rows
+    assert rows[1][3] == 'cpus=1', rows
+
+
+def test_services_with_aps_up(guest_factory):
+    """The boot test's commands with three APs halted beside the BSP; the
+    MADT's CPUs QEMU lists as not present (maxcpus) are not counted. A
+    reboot starts the APs again."""
+    require_image(ELF)
+    g = guest_factory('--boot', 'elf', '--cmdline', 'loglevel=5', *smp_args('4,maxcpus=6'))
+    assert_all_online(g, 4)
+    for cmd in ('help', 'mem', 'uptime', 'config', 'mem chunks', 'stats'):
+        out = g.command(cmd)
+        assert out and not out.startswith('error'), '%s: %r' % (cmd, out)
+    assert g.command('set loglevel=6') == 'loglevel=6'
+    assert g.command('get loglevel') == 'loglevel=6'
+    assert g.command('cpus bogus').startswith('error: ')
+    g.send('reboot\r')
+    g.console.wait_ready(READY_TIMEOUT)
+    assert g.command('get loglevel') == 'loglevel=5'
+    assert_all_online(g, 4)
+    assert g.poweroff() == 0

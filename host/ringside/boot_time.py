@@ -53,25 +53,38 @@ def main(argv=None):
                    help='default tcg (auto probes KVM once, before the runs)')
     p.add_argument('--timeout', type=positive_float, default=120.0,
                    help='seconds per boot (default 120)')
+    p.add_argument('--smp', metavar='N[,N...]',
+                   help="boot each way with QEMU's -smp N for each N (e.g. 1,2,4); "
+                        'default: no -smp (one CPU)')
     add_options(p)
     a = p.parse_args(argv)
     if a.runs < 1:
         p.error('--runs must be >= 1')
+    boots = BOOTS
+    if a.smp:
+        try:
+            counts = [int(n) for n in a.smp.split(',')]
+        except ValueError:
+            counts = []
+        if not counts or min(counts) < 1:
+            p.error('--smp wants CPU counts >= 1, e.g. 1,2,4: %r' % a.smp)
+        boots = [('%s, -smp %d' % (name, n), [*args, '--qemu-arg=-smp', '--qemu-arg=%d' % n])
+                 for name, args in BOOTS for n in counts]
 
     common = ['--machine', a.machine, '--memory', a.memory, '--timeout', str(a.timeout)]
     accel = a.accel
     if accel == 'auto':
         accel = rr.choose_accel(rr.parse_args(['--boot', 'elf', *common]))
 
-    samples = {name: [] for name, _ in BOOTS}
-    first = {name: [] for name, _ in BOOTS}
+    samples = {name: [] for name, _ in boots}
+    first = {name: [] for name, _ in boots}
     try:
         for run in range(a.runs):
-            for name, args in BOOTS:
+            for name, args in boots:
                 f, r = one_boot([*args, *common], accel, a.timeout)
                 samples[name].append(r)
                 first[name].append(f)
-                print('run %d/%d  %-34s %.3f s' % (run + 1, a.runs, name, r),
+                print('run %d/%d  %-44s %.3f s' % (run + 1, a.runs, name, r),
                       file=sys.stderr, flush=True)
     except rr.LaunchError as e:
         print('boot-time: error: %s' % e, file=sys.stderr)
@@ -81,16 +94,18 @@ def main(argv=None):
 
     print("QEMU start -> 'ringside: ready', median of %d, -accel %s, -machine %s, -m %s"
           % (a.runs, accel, a.machine, a.memory))
-    print('%-34s %9s %9s %9s %13s' % ('boot', 'median', 'min', 'max', 'first byte'))
-    for name, _ in BOOTS:
+    width = max(34, max(len(name) for name, _ in boots))
+    print('%-*s %9s %9s %9s %13s' % (width, 'boot', 'median', 'min', 'max', 'first byte'))
+    for name, _ in boots:
         s = samples[name]
-        print('%-34s %7.3f s %7.3f s %7.3f s %11.3f s' % (
-                name, statistics.median(s), min(s), max(s), statistics.median(first[name])))
+        print('%-*s %7.3f s %7.3f s %7.3f s %11.3f s' % (
+                width, name, statistics.median(s), min(s), max(s),
+                statistics.median(first[name])))
     publish(PROG, a, {'accel': accel, 'machine': a.machine, 'memory': a.memory, 'runs': a.runs,
                       'unit': 's',
                       'boots': [{'boot': name, 'ready': samples[name],
                                  'first_output': first[name],
                                  'median': statistics.median(samples[name])}
-                                for name, _ in BOOTS]},
+                                for name, _ in boots]},
             accel=accel)
     return 0

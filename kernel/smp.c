@@ -299,12 +299,15 @@ static void start_aps(void)
 void smp_init(void)
 {
 	char line[96];
+	uint64_t t0;
 
 	shell_register(&cpus_cmd);
 	limit = config_get(&cfg_cpus);
 	cpus_from_madt();
+	t0 = now_ns();
 	if (n_cpus > 1 && ap_wanted(1))
 		start_aps();
 	smp_describe(line, sizeof(line));
-	printf("smp: %s\n", line);
+	printf("smp: %s (APs started in %llu us)\n", line,
+	       (unsigned long long)((now_ns() - t0) / 1000));
 }

@@ -9,12 +9,12 @@ and the existing commands (and a reboot) with the APs up.
 """
 
 import os
-import re
 
 import pytest
 
 from conftest import ELF, ESP, ISO, require_image
 from ringside_qemu import READY_TIMEOUT, info_fields
+from smp_checks import assert_all_online, cpu_table, smp_args
 
 BOOT_PATHS = {
         'pvh': (ELF, ['--boot', 'elf']),
@@ -22,34 +22,21 @@ BOOT_PATHS = {
         'iso-uefi': (ISO, ['--boot', 'iso', '--firmware', 'uefi']),
         'uefi-direct': (ESP, ['--firmware', 'uefi-direct']),
 }
-CPU_LINE = re.compile(r'(?m)^cpu (\d+) apic (\d+) (\w+)(.*)$')
+# QEMU names its threads (CPU 0/TCG, ...) with debug-threads=on
+NAMED_THREADS = ['--qemu-arg=-name', '--qemu-arg=ringside,debug-threads=on']
 
 
-def smp_args(spec):
-    return ['--qemu-arg=-smp', '--qemu-arg=%s' % spec]
-
-
-def cpu_table(guest):
-    """`cpus` as [(index, MADT apic id, state, rest of the line)]."""
-    out = guest.command('cpus')
-    rows = [(int(i), int(a), s, rest.strip()) for i, a, s, rest in CPU_LINE.findall(out)]
-    assert rows and len(rows) == len(out.splitlines()), out
-    return rows
-
-
-def assert_all_online(guest, n):
-    line = info_fields(guest.command('info')).get('cpus')
-    assert line == '%d online of %d in MADT' % (n, n), line
-    assert re.search(r'(?m)^\r?smp: %d online of %d in MADT\r?$' % (n, n), guest.output)
-    rows = cpu_table(guest)
-    assert [r[0] for r in rows] == list(range(n)), rows
-    assert all(r[2] == 'online' for r in rows), rows
-    assert len({r[1] for r in rows}) == n, 'APIC ids not distinct: %r' % rows
-    assert rows[0][3] == 'bsp', rows
-    for _, apic, _, rest in rows[1:]:
-        # the id the AP read from its own LAPIC is the one the MADT gave
-        m = re.fullmatch(r'lapic (\d+) up (\d+) us', rest)
-        assert m and int(m.group(1)) == apic, rows
+def tcg_vcpu_threads(guest):
+    """QEMU's TCG vCPU threads: one per vCPU under MTTCG, 'ALL CPUs/TCG' without."""
+    task = '/proc/%d/task' % guest.launch.qemu.pid
+    names = []
+    for tid in os.listdir(task):
+        try:
+            with open(os.path.join(task, tid, 'comm')) as f:
+                names.append(f.read().strip())
+        except OSError:
+            pass  # a thread that ended meanwhile
+    return sorted(n for n in names if n.endswith('/TCG'))
 
 
 @pytest.mark.parametrize('boot', ['pvh', 'iso-bios', 'iso-uefi'])
@@ -58,7 +45,8 @@ def test_bring_up(guest_factory, boot, ncpu):
     """Every CPU QEMU gives is online, and poweroff still ends QEMU."""
     image, args = BOOT_PATHS[boot]
     require_image(image)
-    g = guest_factory(*args, *smp_args(ncpu))
+    g = guest_factory(*args, *smp_args(ncpu), *NAMED_THREADS)
+    assert tcg_vcpu_threads(g) == ['CPU %d/TCG' % i for i in range(ncpu)]
     assert_all_online(g, ncpu)
     assert g.poweroff() == 0
 

@@ -9,6 +9,8 @@ and the existing commands (and a reboot) with the APs up.
 """
 
 import os
+import re
+import struct
 
 import pytest
 
@@ -89,3 +91,28 @@ def test_services_with_aps_up(guest_factory):
     assert g.command('get loglevel') == 'loglevel=5'
     assert_all_online(g, 4)
     assert g.poweroff() == 0
+
+
+def test_missing_cpu_reported(guest_factory, tmp_path):
+    """A firmware that lists CPUs that are not there: QEMU adds a second
+    MADT (-acpitable) with two enabled local APICs no vCPU has. Each is
+    reported once, after its timeout, and the boot goes on with the CPUs
+    that exist."""
+    require_image(ELF)
+    body = struct.pack('<II', 0xfee00000, 0)  # LAPIC address, flags
+    for apic in (7, 9):
+        body += struct.pack('<BBBBI', 0, 8, apic, apic, 1)  # type 0, enabled
+    table = tmp_path / 'phantom-madt.bin'
+    table.write_bytes(body)
+    g = guest_factory('--boot', 'elf', *smp_args(2), '--qemu-arg=-acpitable',
+                      '--qemu-arg=sig=APIC,rev=4,oem_id=RSIDE,data=%s' % table)
+    line = info_fields(g.command('info')).get('cpus')
+    assert line == '2 online of 4 in MADT, 2 failed', line
+    rows = cpu_table(g)
+    assert [(r[1], r[2]) for r in rows] == [(0, 'online'), (1, 'online'), (7, 'failed'),
+                                            (9, 'failed')], rows
+    for index, apic in ((2, 7), (3, 9)):
+        reports = re.findall(r'(?m)^smp: cpu %d \(apic id %d\) did not come up within \d+ ms; '
+                             r'going on without it\r?$' % (index, apic), g.output)
+        assert len(reports) == 1, g.output
+    assert g.command('uptime').startswith('uptime: ')

@@ -299,15 +299,20 @@ static void start_aps(void)
 void smp_init(void)
 {
 	char line[96];
-	uint64_t t0;
+	uint64_t us;
 
 	shell_register(&cpus_cmd);
 	limit = config_get(&cfg_cpus);
 	cpus_from_madt();
-	t0 = now_ns();
-	if (n_cpus > 1 && ap_wanted(1))
-		start_aps();
+	if (n_cpus == 1 || !ap_wanted(1)) {
+		smp_describe(line, sizeof(line));
+		printf("smp: %s\n", line);
+		return;
+	}
+	us = now_ns();
+	start_aps();
+	us = (now_ns() - us) / 1000;
 	smp_describe(line, sizeof(line));
-	printf("smp: %s (APs started in %llu us)\n", line,
-	       (unsigned long long)((now_ns() - t0) / 1000));
+	printf("smp: %s (APs started in %llu.%llu ms)\n", line, (unsigned long long)(us / 1000),
+	       (unsigned long long)(us % 1000 / 100));
 }

@@ -2,7 +2,7 @@
 /*
  * Where an application processor starts: a start-up IPI with vector V
  * starts it in real mode at CS = V << 8, IP = 0, i.e. at the start of
- * page V (SDM 3A 9.4.4.1; AMD APM vol. 2, 16.5). smp.c copies this code
+ * page V (SDM 3A 11.6.1, start-up delivery mode; AMD APM vol. 2, 16.5). smp.c copies this code
  * to such a page below 1 MiB and fills in the fields ap_trampoline.h
  * names. The AP then does what boot/entry.S does on the BSP, with the
  * BSP's page tables: protected mode, PAE, EFER.LME, paging (SDM 3A

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * Physical memory at boot: the usable RAM from the memory map, minus the
- * first MiB (firmware, the loader's data) and the kernel image. The largest
+ * first MiB (firmware, the loader's data, the APs' start-up page that
+ * kernel/smp.c takes there) and the kernel image. The largest
  * region becomes the heap; a slice of it at the top, FRAME_POOL, backs page
  * tables. Frames are never freed: page tables live as long as the kernel.
  */

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
  * Bringing up the application processors (SDM 3A 9.4, "Multiple-
- * Processor (MP) Initialization"; AMD APM vol. 2, 15.x/16.5 start-up
+ * Processor (MP) Initialization"; AMD APM vol. 2, 16.5, start-up
  * IPIs). The BSP copies the trampoline (ap_trampoline.S) to a page below
  * 1 MiB and, for each AP, follows SDM 3A 9.4.4.1: an INIT IPI, 10 ms,
- * a start-up IPI, 200 us, a second start-up IPI. The INITs go out to
+ * a start-up IPI, 200 us, a second start-up IPI (not needed when the
+ * AP is online by then; a running CPU ignores one anyway). The INITs go out to
  * every AP at once, so the 10 ms are paid once; the start-up IPIs one
  * AP at a time, because the trampoline's stack and index fields are one
  * AP's at a time. The AP switches to long mode with the BSP's CR3, loads
@@ -14,7 +15,7 @@
  *
  * An AP that is not online within AP_TIMEOUT_MS is reported, marked
  * failed and sent another INIT, which parks it in wait-for-SIPI (SDM 3A
- * 9.4.2): it cannot wake up late in a trampoline already filled in for
+ * 9.4): it cannot wake up late in a trampoline already filled in for
  * the next AP.
  *
  * The start-up page: the first usable page from 4 KiB up in the
@@ -158,7 +159,11 @@ static void ap_start(struct smp_cpu *c)
 	c->tables = cpu_tables_new();
 	c->stack = malloc(AP_STACK);
 	if (!c->tables || !c->stack) {
-		ap_fail(c, "has no memory for its stack");
+		free(c->tables);
+		free(c->stack);
+		c->tables = NULL;
+		c->stack = NULL;
+		ap_fail(c, "has no memory for its stack and tables");
 		return;
 	}
 	*tr_field(TR_STACK) = ((uint64_t)(uintptr_t)c->stack + AP_STACK) & ~15ULL;
@@ -197,7 +202,6 @@ static void cpus_from_madt(void)
 	cpus[0].apic_id = cpus[0].apic_id_read = bsp;
 	cpus[0].state = SMP_ONLINE;
 	n_cpus = 1;
-	n_madt = a->present && a->n_cpus ? a->n_cpus : 1;
 	for (unsigned int i = 0; i < a->n_cpu_ids && n_cpus < SMP_MAX_CPUS; i++) {
 		if (a->cpu_apic_id[i] == bsp)
 			continue;
@@ -205,6 +209,8 @@ static void cpus_from_madt(void)
 		cpus[n_cpus].state = SMP_OFFLINE;
 		n_cpus++;
 	}
+	/* a MADT without the BSP is wrong, but the BSP runs all the same */
+	n_madt = a->n_cpus > n_cpus ? a->n_cpus : n_cpus;
 	if (a->n_cpus > ACPI_MAX_CPUS)
 		printf("smp: the MADT lists %u CPUs; only the first %u are known\n", a->n_cpus,
 		       ACPI_MAX_CPUS);
@@ -251,11 +257,6 @@ unsigned int smp_online(void)
 	for (unsigned int i = 0; i < n_cpus; i++)
 		n += state_of(&cpus[i]) == SMP_ONLINE;
 	return n;
-}
-
-unsigned int smp_in_madt(void)
-{
-	return n_madt;
 }
 
 void smp_describe(char *buf, unsigned int len)

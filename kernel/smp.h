@@ -24,8 +24,6 @@ enum smp_state {
 /* After acpi_init, lapic_init, config_parse_cmdline and shell_init. */
 void smp_init(void);
 unsigned int smp_online(void);
-/* CPUs the MADT lists (the BSP alone without one). */
-unsigned int smp_in_madt(void);
 /* "2 online of 2 in MADT" and what is missing, for `info`. */
 void smp_describe(char *buf, unsigned int len);
 

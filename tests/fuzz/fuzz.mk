@@ -1,11 +1,12 @@
 # libFuzzer targets: tests/fuzz/fuzz_NAME.c links with fuzz_NAME_SRCS.
-FUZZ_NAMES := fuzz_desc_chain fuzz_vsock_hdr fuzz_guest_vsock fuzz_ring fuzz_json fuzz_iperf3 fuzz_vhost_user
+FUZZ_NAMES := fuzz_desc_chain fuzz_vsock_hdr fuzz_guest_vsock fuzz_ring fuzz_json fuzz_iperf3 fuzz_vhost_user fuzz_madt
 FUZZ_VRING := $(wildcard host/vring/*.c)
 fuzz_desc_chain_SRCS := $(FUZZ_VRING)
 fuzz_vsock_hdr_SRCS := $(FUZZ_VRING) host/vhost-vsock/vsock_hdr.c
 fuzz_guest_vsock_SRCS := net/vsock/socket.c net/vsock/packet.c kernel/config.c
 fuzz_ring_SRCS := drivers/virtio/virtqueue.c drivers/virtio/ring_split.c drivers/virtio/ring_packed.c
 fuzz_json_SRCS := app/json.c
+fuzz_madt_SRCS := kernel/madt.c
 fuzz_iperf3_SRCS := app/json.c net/vsock/socket.c net/vsock/packet.c kernel/config.c
 # the back end's vhost-user protocol: everything but main.c, as the daemon runs it
 fuzz_vhost_user_SRCS := $(FUZZ_VRING) $(filter-out host/vhost-vsock/main.c,$(wildcard host/vhost-vsock/*.c))

@@ -26,7 +26,7 @@ case ${1:-} in
 	shift
 	;;
 esac
-targets=${*:-desc_chain vsock_hdr guest_vsock ring json iperf3 vhost_user}
+targets=${*:-desc_chain vsock_hdr guest_vsock ring json iperf3 vhost_user madt}
 out=build/fuzz
 make -s fuzz-build
 

@@ -284,6 +284,9 @@ void vsock_tick(struct vsock_dev *d)
 			continue;
 		if ((c->state == ST_REQUEST || c->state == ST_CLOSING) && c->deadline &&
 		    now > c->deadline) {
+			/* unanswered REQUEST: refused, the TCP client sees a reset */
+			if (c->state == ST_REQUEST)
+				tcp_guest_reset(c);
 			conn_reset(d, c);
 			continue;
 		}

@@ -115,7 +115,7 @@ void hybrid_connected(struct vsock_dev *d, struct conn *c);
 const char *tcp_forward_check(const char *spec, char *err, size_t err_len);
 int tcp_forward_add(struct vsock_dev *d, const char *spec, char *err, size_t err_len);
 void tcp_accept(struct vsock_dev *d, struct ep_src *src);
-/* Before closing c's socket for a guest RST: make the close a TCP RST. */
+/* Before closing c's socket for a guest RST or an unanswered REQUEST: make the close a TCP RST. */
 void tcp_guest_reset(struct conn *c);
 void tcp_close_listeners(void);
 

@@ -106,7 +106,7 @@ static int cmd_ping(int argc, char **argv)
 	uint32_t dst, hop;
 	uint8_t mac[ETH_ALEN];
 	unsigned int got = 0;
-	char *end;
+	uint64_t v;
 
 	if (argc < 2)
 		return shell_error("usage: ping IP [count=N] [size=BYTES]");
@@ -114,13 +114,13 @@ static int cmd_ping(int argc, char **argv)
 		return shell_error("ping: bad address '%s'", argv[1]);
 	for (int i = 2; i < argc; i++) {
 		if (!strncmp(argv[i], "count=", 6)) {
-			count = strtoul(argv[i] + 6, &end, 0);
-			if (*end || !count || count > 1000000)
+			if (config_parse_uint(argv[i] + 6, &v) || !v || v > 1000000)
 				return shell_error("ping: count must be 1..1000000");
+			count = v;
 		} else if (!strncmp(argv[i], "size=", 5)) {
-			size = strtoul(argv[i] + 5, &end, 0);
-			if (*end || size > ETH_DATA_LEN - 28)
+			if (config_parse_uint(argv[i] + 5, &v) || v > ETH_DATA_LEN - 28)
 				return shell_error("ping: size must be 0..%d", ETH_DATA_LEN - 28);
+			size = v;
 		} else {
 			return shell_error("ping: unknown argument '%s'", argv[i]);
 		}

@@ -115,12 +115,7 @@ static enum poll_step netsink_step(void *arg)
 
 static int parse_u64(const char *s, uint64_t max, uint64_t *out)
 {
-	char *end;
-
-	if (!*s || *s == '-')
-		return -EINVAL;
-	*out = strtoull(s, &end, 0);
-	return *end || *out > max ? -EINVAL : 0;
+	return config_parse_uint(s, out) || *out > max ? -EINVAL : 0;
 }
 
 static int netsink_timed(int argc, char **argv)

@@ -109,12 +109,7 @@ int pktgen_run(const struct pktgen_params *p, struct pktgen_result *r)
 
 static int parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 {
-	char *end;
-
-	if (!*s || *s == '-')
-		return -EINVAL;
-	*out = strtoull(s, &end, 0);
-	return *end || *out < min || *out > max ? -EINVAL : 0;
+	return config_parse_uint(s, out) || *out < min || *out > max ? -EINVAL : 0;
 }
 
 static int parse_dst(char *s, struct pktgen_params *p)

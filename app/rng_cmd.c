@@ -50,14 +50,15 @@ static int cmd_rng(int argc, char **argv)
 {
 	unsigned long want = 64, have = 0;
 	uint32_t sum = 0, ones = 0;
-	char *end;
 
 	if (argc > 2)
 		return shell_error("usage: rng [BYTES]");
 	if (argc == 2) {
-		want = strtoul(argv[1], &end, 0);
-		if (*end || !want || want > (64UL << 20))
-			return shell_error("rng: BYTES must be 1..67108864, got '%s'", argv[1]);
+		uint64_t v;
+
+		if (config_parse_uint(argv[1], &v) || !v || v > (64UL << 20))
+			return shell_error("rng: BYTES must be 1..64m, got '%s'", argv[1]);
+		want = v;
 	}
 	if (!virtio_rng_present())
 		return shell_error("rng: no virtio-rng device");

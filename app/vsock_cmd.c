@@ -25,10 +25,7 @@
 
 static int parse_u64(const char *s, const char *what, uint64_t min, uint64_t max, uint64_t *out)
 {
-	char *end;
-
-	*out = strtoull(s, &end, 0);
-	if (!*s || *end || *s == '-' || *out < min || *out > max)
+	if (config_parse_uint(s, out) || *out < min || *out > max)
 		return shell_error("vsock: %s must be %llu..%llu, got '%s'", what,
 				   (unsigned long long)min, (unsigned long long)max, s);
 	return 0;

@@ -64,17 +64,38 @@ void config_reset(void)
 		(*p)->value_set = false;
 }
 
-static int parse_uint(const char *s, uint64_t *out)
+int config_parse_uint(const char *s, uint64_t *out)
 {
+	unsigned int shift = 0;
 	char *end;
 
 	if (!*s || *s == '-' || *s == '+' || *s == ' ')
 		return -EINVAL;
 	errno = 0;
 	*out = strtoull(s, &end, 0);
-	if (errno || *end)
+	if (errno || end == s)
 		return -EINVAL;
-	return 0;
+	switch (*end) {
+	case 'k':
+	case 'K':
+		shift = 10;
+		break;
+	case 'm':
+	case 'M':
+		shift = 20;
+		break;
+	case 'g':
+	case 'G':
+		shift = 30;
+		break;
+	}
+	if (shift) {
+		if (end[1] || *out > UINT64_MAX >> shift)
+			return -EINVAL;
+		*out <<= shift;
+		return 0;
+	}
+	return *end ? -EINVAL : 0;
 }
 
 static int parse_bool(const char *s, uint64_t *out)
@@ -165,7 +186,7 @@ int config_check(const char *name, const char *value, uint64_t *out, char *err, 
 	}
 	switch (k->type) {
 	case CONFIG_UINT:
-		ret = parse_uint(value, &v);
+		ret = config_parse_uint(value, &v);
 		if (!ret && (v < k->min || v > k->max))
 			ret = -ERANGE;
 		break;

@@ -13,7 +13,7 @@
 #include <stdint.h>
 
 enum config_type {
-	CONFIG_UINT, /* decimal or 0x hex, within [min, max] */
+	CONFIG_UINT, /* decimal or 0x hex, with k, m or g (powers of 1024), within [min, max] */
 	CONFIG_BOOL, /* 0|1, also off|on, no|yes, false|true */
 	CONFIG_ENUM, /* one of choices[]; the value is the index */
 	CONFIG_IPV4, /* dotted quad a.b.c.d; the value is the address in host order */
@@ -87,6 +87,12 @@ struct config_key *config_lookup(const char *name); /* NULL if none */
  */
 #define CONFIG_ERR_MAX 512
 int config_set(const char *name, const char *value, char *err, size_t err_len);
+/*
+ * A number as keys and console commands take it: decimal or 0x hex,
+ * optionally with a k, m or g suffix (powers of 1024: 4k is 4096). 0, or
+ * -EINVAL for anything else and for a value that does not fit 64 bits.
+ */
+int config_parse_uint(const char *s, uint64_t *out);
 /* Parse only: 0 and the value in *@out (if not NULL), or a negative errno. */
 int config_check(const char *name, const char *value, uint64_t *out, char *err, size_t err_len);
 /* Every key back to its default (unit tests; hooks are not called). */

@@ -131,6 +131,18 @@ def test_set_rejects_bad_values(guest):
     assert guest.command('get loglevel') == before, 'a rejected set changed the value'
 
 
+def test_sizes_take_k_m_g(guest):
+    """Keys and commands take 4k, 1m (powers of 1024); a bad suffix is an error."""
+    before = guest.command('get vsock_buf')
+    try:
+        assert guest.command('set vsock_buf=512k') == 'vsock_buf=524288'
+        assert guest.command('set vsock_buf=1m') == 'vsock_buf=1048576'
+        assert_error_line(guest.command('set vsock_buf=1q'), 'set vsock_buf=1q')
+    finally:
+        guest.command('set %s' % before)
+    assert guest.command('get vsock_buf') == before
+
+
 def test_unknown_key(guest):
     assert_error_line(guest.command('set nosuchkey=1'), 'set nosuchkey=1')
     assert_error_line(guest.command('get nosuchkey'), 'get nosuchkey')

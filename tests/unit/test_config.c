@@ -66,6 +66,38 @@ static void test_set_valid(void **state)
 	assert_string_equal(err, "");
 }
 
+/* Numbers with k, m and g (powers of 1024), and everything refused. */
+static void test_parse_uint_suffixes(void **state)
+{
+	static const struct {
+		const char *text;
+		uint64_t value;
+	} good[] = {
+		{ "0", 0 },
+		{ "4096", 4096 },
+		{ "4k", 4096 },
+		{ "4K", 4096 },
+		{ "64k", 65536 },
+		{ "1m", 1 << 20 },
+		{ "2G", 2ULL << 30 },
+		{ "0x10k", 16 << 10 },
+		{ "17179869183g", 17179869183ULL << 30 },
+	};
+	static const char *const bad[] = {
+		"",    "k",   "-1", "+1",	    " 1",
+		"4kb", "4 k", "1t", "17179869184g", "99999999999999999999",
+		"0x"
+	};
+	uint64_t v;
+
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		assert_int_equal(config_parse_uint(good[i].text, &v), 0);
+		assert_int_equal(v, good[i].value);
+	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		assert_int_equal(config_parse_uint(bad[i], &v), -EINVAL);
+}
+
 static void test_set_invalid_keeps_value(void **state)
 {
 	static const char *const bad[] = { "8", "-1", "",   "4x",
@@ -221,6 +253,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup(test_defaults, reset),
 		cmocka_unit_test_setup(test_set_valid, reset),
+		cmocka_unit_test_setup(test_parse_uint_suffixes, reset),
 		cmocka_unit_test_setup(test_set_invalid_keeps_value, reset),
 		cmocka_unit_test_setup(test_error_truncates_safely, reset),
 		cmocka_unit_test_setup(test_check_does_not_apply, reset),

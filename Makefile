@@ -115,6 +115,8 @@ iso: $(BUILD)/ringside.iso
 HOST_LIB_DIRS := host/linux-guest host/vring host/cost
 HOST_DIRS := $(filter-out $(HOST_LIB_DIRS),$(patsubst %/,%,$(dir $(wildcard host/*/*.c))))
 VRING_SRCS := $(wildcard host/vring/*.c)
+# The guest's virtqueues, both layouts: what every ring test and fuzzer links.
+RING_SRCS := drivers/virtio/virtqueue.c drivers/virtio/ring_split.c drivers/virtio/ring_packed.c
 HOST_LIBS_vhost-vsock := $(VRING_SRCS) $(wildcard host/vring/*.h)
 HOST_LIBS_bench := host/cost/cost_shm.h
 HOST_PROGS := $(sort $(patsubst host/%,$(BUILD)/host/ringside-%,$(HOST_DIRS)))

@@ -1,6 +1,5 @@
 # Ring microbenchmark (host/bench-rings): -O2, no sanitizers, not in `make unit`.
-BENCH_RINGS_SRCS := drivers/virtio/virtqueue.c drivers/virtio/ring_split.c \
-	drivers/virtio/ring_packed.c tests/unit/stub_dma.c $(VRING_SRCS)
+BENCH_RINGS_SRCS := $(RING_SRCS) tests/unit/stub_dma.c $(VRING_SRCS)
 
 $(BUILD)/unit/bench_rings: tests/unit/bench_rings.c $(BENCH_RINGS_SRCS) \
 		$(wildcard drivers/virtio/*.h) kernel/barrier.h kernel/dma.h \

@@ -1,2 +1,1 @@
-test_ring_split_SRCS := drivers/virtio/virtqueue.c drivers/virtio/ring_split.c \
-	drivers/virtio/ring_packed.c tests/unit/ring_model.c $(VRING_SRCS) tests/unit/stub_dma.c
+test_ring_split_SRCS := $(RING_SRCS) tests/unit/ring_model.c $(VRING_SRCS) tests/unit/stub_dma.c

@@ -1,2 +1,1 @@
-test_virtio_show_SRCS := drivers/virtio/virtio_show.c drivers/virtio/virtqueue.c \
-	drivers/virtio/ring_split.c drivers/virtio/ring_packed.c tests/unit/stub_dma.c
+test_virtio_show_SRCS := drivers/virtio/virtio_show.c $(RING_SRCS) tests/unit/stub_dma.c

@@ -7,6 +7,6 @@ fuzz_guest_vsock_SRCS := net/vsock/socket.c net/vsock/packet.c kernel/config.c
 fuzz_ring_SRCS := $(RING_SRCS)
 fuzz_json_SRCS := app/json.c
 fuzz_madt_SRCS := kernel/madt.c
-fuzz_iperf3_SRCS := app/json.c net/vsock/socket.c net/vsock/packet.c kernel/config.c
+fuzz_iperf3_SRCS := tests/unit/host_peer.c app/json.c net/vsock/socket.c net/vsock/packet.c kernel/config.c
 # the back end's vhost-user protocol: everything but main.c, as the daemon runs it
 fuzz_vhost_user_SRCS := $(FUZZ_VRING) $(filter-out host/vhost-vsock/main.c,$(wildcard host/vhost-vsock/*.c))

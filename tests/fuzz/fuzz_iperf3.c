@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "app/iperf3.c"
+#include "tests/unit/host_peer.h"
 
 #define GUEST_CID 3
 #define HOST_PORTS 4
@@ -100,21 +101,14 @@ static uint8_t take(struct input *in)
 
 static void host_pkt(uint32_t port, uint16_t op, const void *data, uint32_t len)
 {
-	struct vsock_pkt *pkt = vsock_pkt_alloc(len);
-
-	pkt->hdr.src_cid = VSOCK_CID_HOST;
-	pkt->hdr.dst_cid = GUEST_CID;
-	pkt->hdr.src_port = port;
-	pkt->hdr.dst_port = 5201;
-	pkt->hdr.type = VSOCK_TYPE_STREAM;
-	pkt->hdr.op = op;
-	pkt->hdr.len = len;
-	pkt->hdr.buf_alloc = 1u << 16;
-	if (op == VSOCK_OP_SHUTDOWN)
-		pkt->hdr.flags = VSOCK_SHUTDOWN_RCV | VSOCK_SHUTDOWN_SEND;
-	if (len)
-		memcpy(pkt->data, data, len);
-	vsock_rx(pkt);
+	host_pkt_deliver(&(struct host_pkt){
+		.src_port = port,
+		.dst_port = 5201,
+		.op = op,
+		.data = data,
+		.len = len,
+		.buf_alloc = 1u << 16,
+		.flags = op == VSOCK_OP_SHUTDOWN ? VSOCK_SHUTDOWN_RCV | VSOCK_SHUTDOWN_SEND : 0 });
 }
 
 static void host_action(struct input *in)

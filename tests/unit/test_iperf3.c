@@ -17,6 +17,7 @@
 
 #include "app/iperf3.c"
 #include "fake_transport.h"
+#include "host_peer.h"
 
 #define CTL_PORT 7000
 #define STREAM_PORT 7001
@@ -63,19 +64,12 @@ void stats_register(const char *name, void (*print)(void))
 
 static void host_pkt(uint32_t port, uint16_t op, const void *data, uint32_t len)
 {
-	struct vsock_pkt *pkt = vsock_pkt_alloc(len);
-
-	pkt->hdr.src_cid = VSOCK_CID_HOST;
-	pkt->hdr.dst_cid = GUEST_CID;
-	pkt->hdr.src_port = port;
-	pkt->hdr.dst_port = 5201;
-	pkt->hdr.type = VSOCK_TYPE_STREAM;
-	pkt->hdr.op = op;
-	pkt->hdr.len = len;
-	pkt->hdr.buf_alloc = 1u << 20;
-	if (len)
-		memcpy(pkt->data, data, len);
-	vsock_rx(pkt);
+	host_pkt_deliver(&(struct host_pkt){ .src_port = port,
+					     .dst_port = 5201,
+					     .op = op,
+					     .data = data,
+					     .len = len,
+					     .buf_alloc = 1u << 20 });
 }
 
 static void host_send(uint32_t port, const void *data, uint32_t len)

@@ -14,6 +14,7 @@
 #include "kernel/config.h"
 #include "net/vsock/vsock.h"
 #include "fake_transport.h"
+#include "host_peer.h"
 
 /* The next fail_malloc allocations of services.c fail. */
 static int fail_malloc;
@@ -61,20 +62,14 @@ void stats_register(const char *name, void (*print)(void))
 
 static void host_pkt(uint16_t type, uint16_t op, uint32_t flags, const void *data, uint32_t len)
 {
-	struct vsock_pkt *pkt = vsock_pkt_alloc(len);
-
-	pkt->hdr.src_cid = VSOCK_CID_HOST;
-	pkt->hdr.dst_cid = GUEST_CID;
-	pkt->hdr.src_port = 7000;
-	pkt->hdr.dst_port = 1234;
-	pkt->hdr.type = type;
-	pkt->hdr.op = op;
-	pkt->hdr.flags = flags;
-	pkt->hdr.len = len;
-	pkt->hdr.buf_alloc = 1u << 20;
-	if (len)
-		memcpy(pkt->data, data, len);
-	vsock_rx(pkt);
+	host_pkt_deliver(&(struct host_pkt){ .src_port = 7000,
+					     .dst_port = 1234,
+					     .type = type,
+					     .op = op,
+					     .flags = flags,
+					     .data = data,
+					     .len = len,
+					     .buf_alloc = 1u << 20 });
 }
 
 static void set_key(const char *name, const char *value)

@@ -17,6 +17,7 @@
 
 #include "kernel/config.h"
 #include "kernel/time.h"
+#include "host_peer.h"
 #include "net/vsock/vsock.h"
 
 #define GUEST_CID 3
@@ -68,20 +69,13 @@ static const struct vsock_transport fake = {
 
 static void host_pkt(uint16_t op, const void *data, uint32_t len)
 {
-	struct vsock_pkt *pkt = vsock_pkt_alloc(len > 4096 ? len : 4096);
-
-	memset(&pkt->hdr, 0, sizeof(pkt->hdr));
-	pkt->hdr.src_cid = HOST_CID;
-	pkt->hdr.dst_cid = GUEST_CID;
-	pkt->hdr.src_port = PEER_PORT;
-	pkt->hdr.dst_port = PORT;
-	pkt->hdr.type = VSOCK_TYPE_STREAM;
-	pkt->hdr.op = op;
-	pkt->hdr.len = len;
-	pkt->hdr.buf_alloc = 256u << 10;
-	if (len)
-		memcpy(pkt->data, data, len);
-	vsock_rx(pkt);
+	host_pkt_deliver(&(struct host_pkt){ .src_port = PEER_PORT,
+					     .dst_port = PORT,
+					     .op = op,
+					     .data = data,
+					     .len = len,
+					     .buf_alloc = 256u << 10,
+					     .room = 4096 });
 }
 
 static void set_key(const char *key, const char *value)

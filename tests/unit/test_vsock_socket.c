@@ -16,6 +16,7 @@
 #include "kernel/time.h"
 #include "net/vsock/vsock.h"
 #include "fake_transport.h"
+#include "host_peer.h"
 
 #define HOST_CID 2
 
@@ -50,21 +51,16 @@ static void peer_pkt(uint32_t src_port, uint32_t dst_port, uint16_t type, uint16
 		     uint32_t flags, const void *data, uint32_t len, uint32_t buf_alloc,
 		     uint32_t fwd_cnt)
 {
-	struct vsock_pkt *pkt = vsock_pkt_alloc(len > 4096 ? len : 4096);
-
-	pkt->hdr.src_cid = HOST_CID;
-	pkt->hdr.dst_cid = GUEST_CID;
-	pkt->hdr.src_port = src_port;
-	pkt->hdr.dst_port = dst_port;
-	pkt->hdr.type = type;
-	pkt->hdr.op = op;
-	pkt->hdr.flags = flags;
-	pkt->hdr.len = len;
-	pkt->hdr.buf_alloc = buf_alloc;
-	pkt->hdr.fwd_cnt = fwd_cnt;
-	if (len)
-		memcpy(pkt->data, data, len);
-	vsock_rx(pkt);
+	host_pkt_deliver(&(struct host_pkt){ .src_port = src_port,
+					     .dst_port = dst_port,
+					     .type = type,
+					     .op = op,
+					     .flags = flags,
+					     .data = data,
+					     .len = len,
+					     .buf_alloc = buf_alloc,
+					     .fwd_cnt = fwd_cnt,
+					     .room = 4096 });
 }
 
 #define S VSOCK_TYPE_STREAM

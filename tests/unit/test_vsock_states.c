@@ -16,6 +16,7 @@
 
 #include "kernel/config.h"
 #include "kernel/time.h"
+#include "host_peer.h"
 #include "net/vsock/vsock.h"
 
 #define GUEST_CID 3
@@ -69,23 +70,18 @@ static uint16_t last_op(void)
 static void host_pkt(struct vsock_sock *s, uint16_t op, uint32_t flags, const void *data,
 		     uint32_t len)
 {
-	struct vsock_pkt *pkt = vsock_pkt_alloc(len > 4096 ? len : 4096);
 	struct vsock_info in;
 
 	vsock_get_info(s, &in);
-	memset(&pkt->hdr, 0, sizeof(pkt->hdr));
-	pkt->hdr.src_cid = HOST_CID;
-	pkt->hdr.dst_cid = GUEST_CID;
-	pkt->hdr.src_port = in.peer_port;
-	pkt->hdr.dst_port = in.local_port;
-	pkt->hdr.type = in.type;
-	pkt->hdr.op = op;
-	pkt->hdr.flags = flags;
-	pkt->hdr.len = len;
-	pkt->hdr.buf_alloc = 256u << 10;
-	if (len)
-		memcpy(pkt->data, data, len);
-	vsock_rx(pkt);
+	host_pkt_deliver(&(struct host_pkt){ .src_port = in.peer_port,
+					     .dst_port = in.local_port,
+					     .type = in.type,
+					     .op = op,
+					     .flags = flags,
+					     .data = data,
+					     .len = len,
+					     .buf_alloc = 256u << 10,
+					     .room = 4096 });
 }
 
 static int setup(void **state)

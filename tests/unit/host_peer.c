@@ -1,0 +1,25 @@
+// SPDX-License-Identifier: MIT
+#include <string.h>
+
+#include "host_peer.h"
+#include "net/vsock/packet.h"
+#include "net/vsock/vsock.h"
+
+void host_pkt_deliver(const struct host_pkt *p)
+{
+	struct vsock_pkt *pkt = vsock_pkt_alloc(p->room > p->len ? p->room : p->len);
+
+	pkt->hdr.src_cid = HOST_PEER_CID;
+	pkt->hdr.dst_cid = HOST_PEER_GUEST_CID;
+	pkt->hdr.src_port = p->src_port;
+	pkt->hdr.dst_port = p->dst_port;
+	pkt->hdr.type = p->type ? p->type : VSOCK_TYPE_STREAM;
+	pkt->hdr.op = p->op;
+	pkt->hdr.flags = p->flags;
+	pkt->hdr.len = p->len;
+	pkt->hdr.buf_alloc = p->buf_alloc;
+	pkt->hdr.fwd_cnt = p->fwd_cnt;
+	if (p->len)
+		memcpy(pkt->data, p->data, p->len);
+	vsock_rx(pkt);
+}

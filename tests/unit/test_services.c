@@ -183,21 +183,13 @@ static void test_echo_seqpacket_capacity_fixed_at_accept(void **state)
 static void host_stream(uint16_t op, const void *data, uint32_t len, uint32_t buf_alloc,
 			uint32_t fwd_cnt)
 {
-	struct vsock_pkt *pkt = vsock_pkt_alloc(len);
-
-	memset(&pkt->hdr, 0, sizeof(pkt->hdr));
-	pkt->hdr.src_cid = VSOCK_CID_HOST;
-	pkt->hdr.dst_cid = GUEST_CID;
-	pkt->hdr.src_port = 7000;
-	pkt->hdr.dst_port = 1234;
-	pkt->hdr.type = VSOCK_TYPE_STREAM;
-	pkt->hdr.op = op;
-	pkt->hdr.len = len;
-	pkt->hdr.buf_alloc = buf_alloc;
-	pkt->hdr.fwd_cnt = fwd_cnt;
-	if (len)
-		memcpy(pkt->data, data, len);
-	vsock_rx(pkt);
+	host_pkt_deliver(&(struct host_pkt){ .src_port = 7000,
+					     .dst_port = 1234,
+					     .op = op,
+					     .data = data,
+					     .len = len,
+					     .buf_alloc = buf_alloc,
+					     .fwd_cnt = fwd_cnt });
 }
 
 static uint32_t rw_bytes_sent(void)

@@ -14,14 +14,13 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "fake_transport.h"
+#include "host_peer.h"
 #include "kernel/config.h"
 #include "kernel/time.h"
-#include "host_peer.h"
 #include "net/vsock/vsock.h"
 
-#define GUEST_CID 3
-#define HOST_CID 2
-#define MAX_SENT 64
+#define HOST_CID HOST_PEER_CID
 #define SEC 1000000000ULL
 
 static uint64_t fake_now;
@@ -31,40 +30,10 @@ uint64_t now_ns(void)
 	return fake_now;
 }
 
-static uint16_t sent_op[MAX_SENT];
-static uint32_t sent_flags[MAX_SENT];
-static unsigned int n_sent;
-
-static uint64_t fake_cid(void)
-{
-	return GUEST_CID;
-}
-
-static bool fake_send(struct vsock_pkt *pkt)
-{
-	assert_true(n_sent < MAX_SENT);
-	sent_op[n_sent] = pkt->hdr.op;
-	sent_flags[n_sent++] = pkt->hdr.flags;
-	vsock_pkt_free(pkt);
-	return false;
-}
-
-static bool fake_full(void)
-{
-	return false;
-}
-
-static const struct vsock_transport fake = {
-	.name = "fake",
-	.local_cid = fake_cid,
-	.send_pkt = fake_send,
-	.tx_full = fake_full,
-};
-
 static uint16_t last_op(void)
 {
 	assert_true(n_sent > 0);
-	return sent_op[n_sent - 1];
+	return sent[n_sent - 1]->hdr.op;
 }
 
 static void host_pkt(struct vsock_sock *s, uint16_t op, uint32_t flags, const void *data,
@@ -89,7 +58,9 @@ static int setup(void **state)
 	config_reset();
 	vsock_init(&fake);
 	fake_now = 1000;
-	n_sent = 0;
+	transport_full = false;
+	transport_direct = false;
+	clear_sent();
 	return 0;
 }
 
@@ -100,6 +71,7 @@ static int teardown(void **state)
 	vsock_transport_reset();
 	while ((s = vsock_next(NULL)))
 		vsock_close(s);
+	clear_sent();
 	assert_int_equal(vsock_pkt_live(), 0);
 	return 0;
 }
@@ -112,7 +84,7 @@ static struct vsock_sock *connect_to_host(enum vsock_type type)
 	assert_int_equal(last_op(), VSOCK_OP_REQUEST);
 	host_pkt(s, VSOCK_OP_RESPONSE, 0, NULL, 0);
 	assert_int_equal(vsock_state(s), VSOCK_CONNECTED);
-	n_sent = 0;
+	clear_sent();
 	return s;
 }
 
@@ -161,7 +133,7 @@ static void test_close_times_out(void **state)
 
 	vsock_close(s);
 	assert_int_equal(last_op(), VSOCK_OP_SHUTDOWN);
-	assert_int_equal(sent_flags[n_sent - 1], VSOCK_SHUTDOWN_RCV | VSOCK_SHUTDOWN_SEND);
+	assert_int_equal(sent[n_sent - 1]->hdr.flags, VSOCK_SHUTDOWN_RCV | VSOCK_SHUTDOWN_SEND);
 	fake_now += 5 * SEC - 1;
 	vsock_poll();
 	assert_ptr_equal(vsock_next(NULL), s);
@@ -178,17 +150,17 @@ static void test_shutdown_rules(void **state)
 
 	assert_int_equal(vsock_shutdown(s, VSOCK_SHUTDOWN_SEND), -ENOTCONN);
 	host_pkt(s, VSOCK_OP_RESPONSE, 0, NULL, 0);
-	n_sent = 0;
+	clear_sent();
 	assert_int_equal(vsock_shutdown(s, 0), 0); /* nothing asked: nothing sent */
 	assert_int_equal(n_sent, 0);
 	assert_int_equal(vsock_shutdown(s, VSOCK_SHUTDOWN_SEND), 0);
 	assert_int_equal(last_op(), VSOCK_OP_SHUTDOWN);
-	assert_int_equal(sent_flags[0], VSOCK_SHUTDOWN_SEND);
+	assert_int_equal(sent[0]->hdr.flags, VSOCK_SHUTDOWN_SEND);
 	assert_int_equal(vsock_shutdown(s, VSOCK_SHUTDOWN_SEND), 0); /* again: no packet */
 	assert_int_equal(n_sent, 1);
 	assert_int_equal(vsock_send(s, "x", 1, false), -EPIPE);
 	assert_int_equal(vsock_shutdown(s, VSOCK_SHUTDOWN_RCV), 0);
-	assert_int_equal(sent_flags[1], VSOCK_SHUTDOWN_RCV | VSOCK_SHUTDOWN_SEND);
+	assert_int_equal(sent[1]->hdr.flags, VSOCK_SHUTDOWN_RCV | VSOCK_SHUTDOWN_SEND);
 }
 
 /* REQUEST or RESPONSE on a live connection: counted, connection kept */
@@ -264,27 +236,22 @@ static unsigned int count_op(uint16_t op)
 	unsigned int n = 0;
 
 	for (unsigned int i = 0; i < n_sent; i++)
-		n += sent_op[i] == op;
+		n += sent[i]->hdr.op == op;
 	return n;
 }
 
 /* The host's CREDIT_UPDATE: its buffer has room for fwd_cnt more. */
 static void host_credit(struct vsock_sock *s, uint32_t fwd_cnt)
 {
-	struct vsock_pkt *pkt = vsock_pkt_alloc(0);
 	struct vsock_info in;
 
 	vsock_get_info(s, &in);
-	memset(&pkt->hdr, 0, sizeof(pkt->hdr));
-	pkt->hdr.src_cid = HOST_CID;
-	pkt->hdr.dst_cid = GUEST_CID;
-	pkt->hdr.src_port = in.peer_port;
-	pkt->hdr.dst_port = in.local_port;
-	pkt->hdr.type = in.type;
-	pkt->hdr.op = VSOCK_OP_CREDIT_UPDATE;
-	pkt->hdr.buf_alloc = 256u << 10;
-	pkt->hdr.fwd_cnt = fwd_cnt;
-	vsock_rx(pkt);
+	host_pkt_deliver(&(struct host_pkt){ .src_port = in.peer_port,
+					     .dst_port = in.local_port,
+					     .type = in.type,
+					     .op = VSOCK_OP_CREDIT_UPDATE,
+					     .buf_alloc = 256u << 10,
+					     .fwd_cnt = fwd_cnt });
 }
 
 /* out of credit: one CREDIT_REQUEST until the host's next CREDIT_UPDATE */
@@ -294,7 +261,7 @@ static void test_credit_request_once_per_update(void **state)
 	static uint8_t buf[256u << 10];
 
 	assert_int_equal(vsock_send(s, buf, sizeof(buf), false), sizeof(buf));
-	n_sent = 0;
+	clear_sent();
 	assert_int_equal(vsock_send(s, buf, 1, false), -EAGAIN);
 	assert_int_equal(vsock_send(s, buf, 1, false), -EAGAIN);
 	assert_int_equal(count_op(VSOCK_OP_CREDIT_REQUEST), 1);

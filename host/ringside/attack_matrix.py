@@ -42,6 +42,7 @@ from .benchlib import hybrid_connect
 from .cli import Parser, positive_int
 from .fault_matrix import echo_exchange, pattern
 from .images import DEFAULT_VSOCK_BACKEND, REPO
+from .machine import LoggedLaunch
 from .results import add_options, publish
 
 RINGS = ('split', 'packed')
@@ -64,47 +65,27 @@ def attack_modes(guest):
     return re.findall(r'^\s+([a-z0-9-]+)\s', out, re.M)
 
 
-class Session:
+class Session(LoggedLaunch):
     """One guest on one ring behind our back end, for a series of modes."""
 
     def __init__(self, ring, log_dir, accel='tcg', name=None, every=20, count=20):
         self.ring = ring
         self.every, self.count = every, count
-        self.name = name or 'attack-%s' % ring
         self.tmp = tempfile.mkdtemp(prefix='ringside-attack-')
         self.uds_seq = os.path.join(self.tmp, 'seq')
         args = ['--vsock', '--accel', accel, '--boot', 'elf', '--qemu-arg=-global',
                 '--qemu-arg=vhost-user-vsock-pci.packed=%s' % ('on' if ring == 'packed' else 'off'),
                 '--vsock-arg=--uds-seqpacket', '--vsock-arg=%s' % self.uds_seq]
-        self.opts = rr.parse_args(args)
-        self.accel = accel
-        os.makedirs(log_dir, exist_ok=True)
-        self.stderr_path = os.path.join(log_dir, self.name + '.stderr.log')
-        self.serial_path = os.path.join(log_dir, self.name + '.serial.log')
-        self._files = []
-        self.launch = None
+        super().__init__(rr.parse_args(args), accel, log_dir, name or 'attack-%s' % ring)
 
     def start(self):
-        err = open(self.stderr_path, 'wb')
-        ser = open(self.serial_path, 'wb')
-        self._files = [err, ser]
-        self.launch = rr.Launch(self.opts, self.accel, qemu_stderr=err, log=ser)
-        self.launch.start()
-        self.launch.wait_ready(BOOT_TIMEOUT)
+        super().start().wait_ready(BOOT_TIMEOUT)
         self.connect(ECHO).close()   # the back end has its rings
         return self
 
     def stop(self):
-        if self.launch:
-            self.launch.stop()
-        for f in self._files:
-            f.close()
-        self._files = []
+        super().stop()
         shutil.rmtree(self.tmp, ignore_errors=True)
-
-    @property
-    def uds(self):
-        return self.launch.opts.vsock_uds
 
     def backend(self):
         for name, proc in self.launch.children.procs:
@@ -115,10 +96,6 @@ class Session:
     def alive(self):
         return (self.backend().poll() is None and self.launch.qemu is not None
                 and self.launch.qemu.poll() is None)
-
-    def backend_log(self, start=0):
-        with open(self.stderr_path, 'rb') as f:
-            return f.read()[start:].decode(errors='replace')
 
     def counters(self):
         """The back end's counters: SIGUSR1, then the newest dump in its log."""

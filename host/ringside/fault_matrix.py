@@ -38,6 +38,7 @@ import ringside as rr
 from .benchlib import hybrid_connect
 from .cli import Parser, positive_int
 from .images import DEFAULT_VSOCK_BACKEND, REPO
+from .machine import LoggedLaunch
 from .results import add_options, publish
 
 PROG = 'fault-matrix'
@@ -113,14 +114,13 @@ def echo_exchange(s, data, timeout):
     return ''
 
 
-class Cell:
+class Cell(LoggedLaunch):
     """One guest on one ring behind a back end injecting `mode` (the back
     end's MODE[,MODE]: with several, each fault is one of them at random)."""
 
     def __init__(self, rr, guest, ring, mode, every, seed, log_dir, accel='tcg', label=None):
-        self.rr, self.guest, self.ring, self.mode = rr, guest, ring, mode
+        self.guest, self.ring, self.mode = guest, ring, mode
         self.modes = mode.split(',')
-        self.name = 'faults-%s-%s-%s' % (guest, ring, label or mode)
         args = ['--vsock', '--accel', accel, '--boot', 'elf', '--qemu-arg=-global',
                 '--qemu-arg=vhost-user-vsock-pci.packed=%s' % ('on' if ring == 'packed' else 'off'),
                 '--vsock-arg=--inject=%s' % mode, '--vsock-arg=--inject-every=%d' % every,
@@ -128,40 +128,16 @@ class Cell:
         if guest == 'linux':
             args += ['--kernel', LINUX_KERNEL, '--cmdline', 'console=ttyS0 quiet panic=-1',
                      '--qemu-arg=-initrd', '--qemu-arg=%s' % LINUX_INITRD]
-        self.opts = rr.parse_args(args)
-        self.accel = accel
-        os.makedirs(log_dir, exist_ok=True)
-        self.stderr_path = os.path.join(log_dir, self.name + '.stderr.log')
-        self.serial_path = os.path.join(log_dir, self.name + '.serial.log')
-        self._files = []
-        self.launch = None
+        super().__init__(rr.parse_args(args), accel, log_dir,
+                         'faults-%s-%s-%s' % (guest, ring, label or mode))
 
     def start(self):
-        err = open(self.stderr_path, 'wb')
-        ser = open(self.serial_path, 'wb')
-        self._files = [err, ser]
-        self.launch = self.rr.Launch(self.opts, self.accel, qemu_stderr=err, log=ser)
-        self.launch.start()
+        launch = super().start()
         if self.guest == 'linux':
-            self.launch.console.wait_for(LINUX_READY, BOOT_TIMEOUT, what='Linux guest ready')
+            launch.console.wait_for(LINUX_READY, BOOT_TIMEOUT, what='Linux guest ready')
         else:
-            self.launch.wait_ready(BOOT_TIMEOUT)
+            launch.wait_ready(BOOT_TIMEOUT)
         return self
-
-    def stop(self):
-        if self.launch:
-            self.launch.stop()
-        for f in self._files:
-            f.close()
-        self._files = []
-
-    @property
-    def uds(self):
-        return self.launch.opts.vsock_uds
-
-    def backend_log(self):
-        with open(self.stderr_path, 'rb') as f:
-            return f.read().decode(errors='replace')
 
     def injected(self):
         """{mode: faults the back end reported (it reports the first 3)}."""

@@ -184,3 +184,41 @@ class Launch:
 
     def __exit__(self, *exc):
         self.stop()
+
+
+class LoggedLaunch:
+    """A guest whose QEMU and back-end stderr and serial console are kept
+    in LOG_DIR/NAME.stderr.log and NAME.serial.log: one cell of a matrix
+    (fault-matrix, attack-matrix), read back as evidence."""
+
+    def __init__(self, opts, accel, log_dir, name):
+        self.opts, self.accel, self.name = opts, accel, name
+        os.makedirs(log_dir, exist_ok=True)
+        self.stderr_path = os.path.join(log_dir, name + '.stderr.log')
+        self.serial_path = os.path.join(log_dir, name + '.serial.log')
+        self._files = []
+        self.launch = None
+
+    def start(self):
+        """Start the guest (not waiting for it) and return its Launch."""
+        err = open(self.stderr_path, 'wb')
+        ser = open(self.serial_path, 'wb')
+        self._files = [err, ser]
+        self.launch = Launch(self.opts, self.accel, qemu_stderr=err, log=ser)
+        return self.launch.start()
+
+    def stop(self):
+        if self.launch:
+            self.launch.stop()
+        for f in self._files:
+            f.close()
+        self._files = []
+
+    @property
+    def uds(self):
+        return self.launch.opts.vsock_uds
+
+    def backend_log(self, start=0):
+        """The back end's and QEMU's stderr so far, from byte `start`."""
+        with open(self.stderr_path, 'rb') as f:
+            return f.read()[start:].decode(errors='replace')

@@ -43,7 +43,7 @@ import tempfile
 import ringside as rr
 
 from . import kvm_exits
-from .benchlib import BENCH, REPO, run_bench, vsock_target
+from .benchlib import BENCH, REPO, Progress, run_bench, vsock_target
 from .cli import Parser, nonneg_int, positive_float, positive_int, size_list
 from .bench_vsock import QUEUE_RE
 from .cost_measure import Meter, settle
@@ -196,14 +196,17 @@ def run_guest(launcher, accel, which, packed, poll, opts, exits=None):
 def compare(launcher, accel, guests, opts, exits):
     """Every config, every round, every guest: (rows, what --json keeps)."""
     rows, out = [], {}
+    progress = Progress(PROG, len(opts.configs) * opts.rounds * len(guests))
     for conf in opts.configs:
         packed, poll = conf.startswith('packed'), conf.endswith('poll')
         rounds = []
         for n in range(opts.rounds):
             # rotate who boots first, so a drifting host load is shared
             order = guests[n % len(guests):] + guests[:n % len(guests)]
-            res = {w: run_guest(launcher, accel, w, packed, poll, opts, exits)
-                   for w in order}
+            res = {}
+            for w in order:
+                progress.step('%s, round %d, %s' % (conf, n + 1, w))
+                res[w] = run_guest(launcher, accel, w, packed, poll, opts, exits)
             rounds.append(res)
         out[conf] = [{w: {'%s %s %s' % k: v for k, v in res[w].items()} for w in res}
                      for res in rounds]

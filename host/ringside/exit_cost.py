@@ -28,7 +28,7 @@ import ringside as rr
 from . import kvm_exits
 from .bench_compare import LINUX_INITRD, LINUX_KERNEL, LINUX_READY, linux_irqs
 from .bench_vsock import QUEUE_RE
-from .benchlib import BENCH, run_bench, wait_vsock_cid
+from .benchlib import BENCH, Progress, run_bench, wait_vsock_cid
 from .cli import Parser, nonneg_int, positive_float, positive_int
 from .process import read_text, vhost_workers
 from .results import add_options, publish
@@ -220,7 +220,10 @@ def main(argv):
     results, configs = {}, {}
     try:
         with kvm_exits.ExitCounter() as counter:
-            for name, which, extra in variants(opts):
+            todo = list(variants(opts))
+            progress = Progress(PROG, len(todo))
+            for name, which, extra in todo:
+                progress.step(name)
                 results[name], configs[name] = run_guest(which, extra, opts, counter)
     except kvm_exits.ExitsUnavailable as e:
         raise SystemExit('%s: error: cannot count VM exits: %s' % (PROG, e))

@@ -9,6 +9,7 @@ import subprocess
 from .console import READY
 from .errors import LaunchError, log
 from .images import DEFAULT_ELF
+from . import vcpu_watch
 from .machine import Launch
 
 # Seconds for a PVH boot under KVM to print READY. A host that knows its
@@ -47,20 +48,32 @@ def probe_kvm(opts, timeout=None):
         if opts.verbose:
             log('--accel auto: no %s to probe KVM with, using tcg' % probe.image)
         return False
-    launch = Launch(probe, 'kvm', qemu_stderr=subprocess.DEVNULL)
-    try:
-        launch.start()
-        launch.console.wait_for(re.escape(READY), timeout)
-        ok = True
-    except LaunchError:
-        ok = False
-    finally:
-        launch.stop()
+    ok = _probe_boot(probe, timeout)
+    if ok is None:
+        # the nested hypervisor lost the probe's vCPU (vcpu_watch.py): once more
+        ok = bool(_probe_boot(probe, timeout))
     if opts.verbose:
         log('--accel auto: a PVH boot under KVM %s within %g s: using %s'
             % ('reached ready' if ok else 'did not reach ready', timeout,
                'kvm' if ok else 'tcg'))
     return ok
+
+
+def _probe_boot(probe, timeout):
+    """True: ready under KVM; False: not; None: the vCPU's state was lost
+    below us (said on stderr, whatever the verbosity)."""
+    launch = Launch(probe, 'kvm', qemu_stderr=subprocess.DEVNULL)
+    try:
+        launch.start()
+        launch.console.wait_for(re.escape(READY), timeout)
+        return True
+    except LaunchError as e:
+        if vcpu_watch.LOST in str(e):
+            log('--accel auto: the KVM probe\'s %s' % str(e)[str(e).index(vcpu_watch.LOST):])
+            return None
+        return False
+    finally:
+        launch.stop()
 
 
 def choose_accel(opts):

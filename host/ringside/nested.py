@@ -39,7 +39,10 @@ EXIT_L1 = 125  # L1 did not run CMD to its end (like env(1)'s 125)
 ENV_PREFIX = 'RINGSIDE_'
 # L1's KVM works, but a guest under it boots slowly while this machine is
 # busy: --accel auto's probe waits this long there before it picks TCG.
-L1_ENV = {'RINGSIDE_KVM_PROBE_TIMEOUT': '60', 'RINGSIDE_VCPU_WATCH': '1'}
+# (a probe that reaches ready returns at once: the wait costs only when KVM
+# cannot boot a guest at all; 60 s fell back to TCG once with two other
+# QEMUs running on the host)
+L1_ENV = {'RINGSIDE_KVM_PROBE_TIMEOUT': '180', 'RINGSIDE_VCPU_WATCH': '1'}
 
 
 def parse_args(argv):

@@ -287,6 +287,9 @@ def main(argv):
             and os.path.exists('/dev/vhost-vsock'))
     pick_configs(p, opts)
     accel = 'kvm' if rr.kvm_usable() and rr.probe_kvm(base) else 'tcg'
+    if opts.exits and accel != 'kvm':
+        raise SystemExit('%s: error: --exits counts KVM\'s exits, and the guests would run '
+                         'under TCG (the KVM probe did not reach ready)' % PROG)
     guests = ['ringside', 'linux'] + (['baseline'] if opts.baseline else [])
     try:
         exits = kvm_exits.ExitCounter() if opts.exits else None

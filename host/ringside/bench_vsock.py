@@ -526,6 +526,9 @@ def run_booted(opts):
                   block + (',' + opts.cost if opts.cost else '') + ',prof=on']
     lopts = rr.parse_args(largs + opts.launcher_args)
     accel = rr.choose_accel(lopts)
+    if opts.exit_counter and accel != 'kvm':
+        raise SystemExit('%s: error: --exits counts KVM\'s exits, and the guest would run '
+                         'under TCG (--accel %s)' % (PROG, lopts.accel))
     fwd_ports = {}
     if opts.tools:
         # the back end forwards TCP to the guest; on the kernel's vhost-vsock socat does

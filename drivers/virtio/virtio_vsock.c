@@ -18,9 +18,9 @@
  * intermediate queue is empty").
  *
  * Every header from the device is checked before the socket layer sees it
- * (Linux's rules since its vsock sk_buff rework, 6.3): short buffers, a payload length beyond the buffer, the
- * wrong destination CID, unknown types and ops are dropped, each with its
- * own counter.
+ * (Linux's rules since its vsock sk_buff rework, 6.3): short buffers, a
+ * payload length beyond the buffer, the wrong destination CID, unknown
+ * types and ops are dropped, each with its own counter.
  */
 #include <errno.h>
 #include <stdio.h>

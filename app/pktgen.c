@@ -3,8 +3,9 @@
  * pktgen: `pktgen count=N size=64 burst=256 dst=IP[,MAC]`. Each burst goes
  * to the driver in one xmit_burst call (one kick at most); between bursts
  * the device is polled as the poll loop would, which is where sent buffers
- * are reclaimed when txpoll=1 (as virtio-net frees them only in NAPI). Prints packets, Mpps and kicks
- * per packet; the clock stops when the last frame is queued.
+ * are reclaimed when txpoll=1 (as virtio-net frees them only in NAPI).
+ * Prints packets, Mpps and kicks per packet; the clock stops when the last
+ * frame is queued.
  */
 #include <errno.h>
 #include <stdio.h>

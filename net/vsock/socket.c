@@ -3,7 +3,8 @@
  * vsock connections over any transport (virtio 1.2, 5.10.6): the
  * connection table, the REQUEST/RESPONSE/SHUTDOWN/RST state machine and
  * credit flow control (5.10.6.3). Received packets stay in the buffer they
- * arrived in until read (zero copy); small ones may be merged (the small-packet copy of Linux's 2019 vsock throughput series).
+ * arrived in until read (zero copy); small ones may be merged (the
+ * small-packet copy of Linux's 2019 vsock throughput series).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -726,8 +727,9 @@ size_t vsock_rx_queued(const struct vsock_sock *s)
 
 /*
  * The small-packet copy (Linux's 2019 vsock throughput series): a tiny
- * payload would pin a whole RX buffer while it waits to be read. Copy it into the free tail of the previous queued buffer when
- * that does not cross a message boundary.
+ * payload would pin a whole RX buffer while it waits to be read. Copy it
+ * into the free tail of the previous queued buffer when that does not
+ * cross a message boundary.
  */
 static bool try_smallcopy(struct vsock_sock *s, struct vsock_pkt *pkt)
 {

@@ -23,6 +23,17 @@ static uint16_t packed_avail_flags(bool wrap)
 	return wrap ? VIRTQ_DESC_F_AVAIL : VIRTQ_DESC_F_USED;
 }
 
+/* 2.8.1: past the last slot the driver's wrap counter flips. */
+static inline __attribute__((always_inline)) void packed_next_avail(struct virtq *vq)
+{
+	struct virtq_packed *p = &vq->packed;
+
+	if (++p->next_avail == vq->size) {
+		p->next_avail = 0;
+		p->avail_wrap = !p->avail_wrap;
+	}
+}
+
 /* The device marks it used with both bits equal to its wrap counter. */
 static uint16_t packed_used_flags(bool wrap)
 {
@@ -169,10 +180,7 @@ int virtq_add_packed(struct virtq *vq, const struct vbuf *out, unsigned int n_ou
 
 		packed_fill_desc(&p->desc[head], &tb, id);
 		head_flags = packed_avail_flags(p->avail_wrap) | VIRTQ_DESC_F_INDIRECT;
-		if (++p->next_avail == vq->size) {
-			p->next_avail = 0;
-			p->avail_wrap = !p->avail_wrap;
-		}
+		packed_next_avail(vq);
 		vq->stats.indirect++;
 	} else {
 		head_flags = packed_place_chain(p, vq->size, id, out, n_out, in, n_in);
@@ -212,10 +220,7 @@ void virtq_add_one_packed(struct virtq *vq, void *addr, uint32_t len, uint16_t f
 	d->len = len;
 	d->id = id;
 	flags |= packed_avail_flags(p->avail_wrap);
-	if (++p->next_avail == vq->size) {
-		p->next_avail = 0;
-		p->avail_wrap = !p->avail_wrap;
-	}
+	packed_next_avail(vq);
 	c = &vq->chain[id];
 	p->free_id = c->link;
 	c->token = token;
@@ -752,10 +757,7 @@ int virtq_add_forged_packed(struct virtq *vq, const struct virtq_desc *tmpl, uns
 			d->flags = flags;
 		else
 			head_flags = flags;
-		if (++p->next_avail == vq->size) {
-			p->next_avail = 0;
-			p->avail_wrap = !p->avail_wrap;
-		}
+		packed_next_avail(vq);
 	}
 	c = &vq->chain[id];
 	p->free_id = c->link;

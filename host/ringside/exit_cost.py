@@ -220,7 +220,7 @@ def main(argv):
     results, configs = {}, {}
     try:
         with kvm_exits.ExitCounter() as counter:
-            todo = list(variants(opts))
+            todo = variants(opts)
             progress = Progress(PROG, len(todo))
             for name, which, extra in todo:
                 progress.step(name)

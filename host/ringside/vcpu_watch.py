@@ -63,9 +63,6 @@ def registers(path):
     regs = {}
     for name, value in re.findall(r'\b(R[A-Z0-9]+|CR[0-4])\s*=([0-9a-f]{8,16})\b', text):
         regs.setdefault(name, int(value, 16))
-    m = re.search(r'\b(GDT|IDT)=\s*([0-9a-f]{8,16})', text)
-    if m:
-        regs['GDT'] = int(m.group(2), 16)
     return regs
 
 

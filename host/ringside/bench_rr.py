@@ -21,6 +21,17 @@ Prints a table per transport, the ringside/Linux ratio and the poll/sleep
 gain per cell, and writes PNG plots (transactions/s and latency against
 sessions) into build/bench/. Needs root for the namespace (without it the
 UDP cells are skipped, with a note). Under TCG only ratios mean much.
+
+--net vhost-net (seed 003, vhost_net busy polling): the tap is served by
+the kernel's vhost-net instead of QEMU, and only the UDP cells run, once
+per busy-poll window (QEMU's -netdev tap,vhost=on,poll-us=N; one boot
+each). Every cell adds what it cost the host (ringside/vhost_net.py): CPU
+of QEMU and its vhost workers, the tap's packets, KVM's exits; a table per
+window against poll-us=0 has the seed's columns. The window `rtt` is the
+measured p50 round trip of the poll-us=0 boot: the seed's 50 us is about
+one round trip on bare-metal KVM, and nesting makes a round trip ten times
+longer, so 50 us there polls for a fraction of the wait. Runs where
+/dev/vhost-net is (`host/nested host/bench-rr --net vhost-net`).
 """
 
 import argparse
@@ -34,9 +45,10 @@ import time
 
 import ringside as rr
 
-from . import cost, netns
+from . import cost, kvm_exits, netns, vhost_net
 from .bench_compare import LINUX_INITRD, LINUX_KERNEL, LINUX_READY
 from .benchlib import BENCH, REPO, wait_vsock_up
+from .vhost_net import CpuMeter, ExitMeter, Meters, TapMeter
 from .cli import Parser, int_list, nonneg_int, positive_float, size_list
 from .images import COST_PLUGIN
 from .results import add_options, publish
@@ -46,38 +58,9 @@ OUT_DIR = os.path.join(REPO, 'build', 'bench')
 MAC = '52:54:00:12:34:56'
 
 
-def proc_ticks(pid):
-    """utime + stime of `pid` in clock ticks, None if it is gone."""
-    try:
-        with open('/proc/%d/stat' % pid) as f:
-            fields = f.read().rpartition(')')[2].split()
-    except OSError:
-        return None
-    return int(fields[11]) + int(fields[12])
-
-
-class CpuMeter:
-    """CPU % of one CPU that each named process used between start and stop."""
-
-    def __init__(self, pids):
-        self.pids = {k: v for k, v in pids.items() if v}
-        self.hz = os.sysconf('SC_CLK_TCK')
-
-    def start(self):
-        self.t0 = time.monotonic()
-        self.before = {k: proc_ticks(p) for k, p in self.pids.items()}
-
-    def stop(self):
-        wall = time.monotonic() - self.t0
-        out = {}
-        for k, p in self.pids.items():
-            after = proc_ticks(p)
-            if after is not None and self.before[k] is not None:
-                out[k + '_cpu'] = (after - self.before[k]) / self.hz / wall * 100
-        return out
-
-
-def guest_args(which, poll, ns):
+def guest_args(which, poll, ns, poll_us=None):
+    """Launcher arguments; with poll_us (an int) the tap is served by the
+    kernel's vhost-net, busy polling that many microseconds."""
     args = ['--vsock', '--boot', 'elf']
     if poll:
         args.append('--vsock-arg=--poll')
@@ -88,7 +71,8 @@ def guest_args(which, poll, ns):
         args += ['--cmdline', 'ip=%s prefix=24 gw=%s' % (netns.GUEST_IP, netns.HOST_IP)]
     if ns:
         args += ['--qemu-arg=-netdev',
-                 '--qemu-arg=tap,id=n0,ifname=%s,script=no,downscript=no' % netns.TAP,
+                 '--qemu-arg=tap,id=n0,ifname=%s,script=no,downscript=no%s'
+                 % (netns.TAP, '' if poll_us is None else ',vhost=on,poll-us=%d' % poll_us),
                  '--qemu-arg=-device', '--qemu-arg=virtio-net-pci,netdev=n0,mac=%s' % MAC]
     return args
 
@@ -151,7 +135,7 @@ def boot_and_measure(which, poll, opts, accel, ns, rows):
         uds = launch.opts.vsock_uds
         wait_vsock_up(uds, prog=PROG)
         be = [p.pid for name, p in launch.children.procs if name == 'vhost-vsock']
-        meter = CpuMeter({'backend': be[0] if be else None, 'qemu': launch.qemu.pid})
+        meter = CpuMeter({'backend': be[:1], 'qemu': [launch.qemu.pid]})
         # the plugin creates the block when QEMU starts, long before ready
         block = cost.CostBlock(cost_path) if cost_path else None
         for sessions in opts.sessions:
@@ -164,20 +148,112 @@ def boot_and_measure(which, poll, opts, accel, ns, rows):
                 rows.append(dict(res, guest=which, transport='vsock', backend=backend))
                 progress(rows[-1])
         if ns and not poll:
-            if which == 'linux':
-                launch.console.send('udpecho\n')
-                launch.console.wait_for(r'udpecho (ready|error.*)', 120)
-            target = ['--udp', '%s:7' % netns.GUEST_IP, '--udp-timeout', str(opts.udp_timeout)]
-            for sessions in opts.sessions:
-                for size in opts.sizes:
-                    res = rr_cell(target, sessions, size, opts, meter, prefix=ns.prefix(),
-                                  block=block)
-                    if not res:
-                        continue
-                    rows.append(dict(res, guest=which, transport='udp', backend='-'))
-                    progress(rows[-1])
+            udp_cells(launch, which, opts, ns, meter, rows, '-', block)
         if which == 'ringside':
             launch.poweroff()
+
+
+def udp_cells(launch, which, opts, ns, meter, rows, backend, block=None):
+    """Every (sessions, size) cell over UDP to the guest's echo (port 7)
+    from inside the namespace."""
+    if which == 'linux':
+        launch.console.send('udpecho\n')
+        launch.console.wait_for(r'udpecho (ready|error.*)', 120)
+    target = ['--udp', '%s:7' % netns.GUEST_IP, '--udp-timeout', str(opts.udp_timeout)]
+    for sessions in opts.sessions:
+        for size in opts.sizes:
+            res = rr_cell(target, sessions, size, opts, meter, prefix=ns.prefix(), block=block)
+            if not res:
+                continue
+            rows.append(dict(res, guest=which, transport='udp', backend=backend))
+            host_costs(rows[-1])
+            progress(rows[-1])
+
+
+def host_costs(r):
+    """Per-cell host figures from the vhost-net meters: CPU of QEMU and
+    its vhost workers, transactions/s per CPU, tap packets/s, exits."""
+    if 'tap_seconds' not in r:
+        return
+    secs = r['tap_seconds']
+    r['host_cpu'] = r.get('qemu_cpu', 0) + r.get('vhost_cpu', 0)
+    r['tps_per_cpu'] = r['tps'] / r['host_cpu'] * 100 if r['host_cpu'] else None
+    r['tx_pps'], r['rx_pps'] = r['tap_tx'] / secs, r['tap_rx'] / secs
+    if 'exits' in r:
+        r['exits_per_s'] = r['exits'] / secs
+        txns = r['transactions']
+        r['exits_per_txn'] = r['exits'] / txns if txns else None
+        r['notify_per_txn'] = r['notify_exits'] / txns if txns else None
+
+
+def boot_vhost_net(which, poll_us, opts, accel, ns, exits, rows):
+    """One boot of `which` with its virtio-net on the kernel's vhost-net,
+    busy polling poll_us: the UDP cells, with the host's CPU, the tap's
+    packets and KVM's exits per cell. False if the guest did not come up."""
+    lopts = rr.parse_args(['--accel', accel] + guest_args(which, False, ns, poll_us)
+                          + opts.launcher_args)
+    lopts.qemu = ns.qemu
+    log = open(os.path.join(REPO, 'build', 'bench-rr-%s.log' % which), 'a')
+    try:
+        with log, rr.Launch(lopts, accel, qemu_stderr=log) as launch:
+            if which == 'linux':
+                launch.console.wait_for(LINUX_READY, 300)
+            else:
+                launch.wait_ready()
+            qemu = launch.qemu.pid
+            meter = Meters(CpuMeter({'qemu': [qemu], 'vhost': vhost_net.vhost_workers(qemu)}),
+                           TapMeter(ns, netns.TAP), ExitMeter(exits) if exits else None)
+            udp_cells(launch, which, opts, ns, meter, rows, 'pu%d' % poll_us)
+            if which == 'ringside':
+                launch.poweroff()
+    except rr.LaunchError as e:
+        # a finding (the Linux guest once did not boot with poll-us=500),
+        # not the end of the run
+        print('%s: %s with poll-us=%d: %s' % (PROG, which, poll_us, e), flush=True)
+        return False
+    return True
+
+
+def rtt_window(rows, which):
+    """The busy-poll window that covers one round trip on this host: the
+    p50 of `which`'s smallest cell (fewest sessions, smallest size) at
+    poll-us=0, rounded up to 10 us; (window, p50 ns), or None."""
+    base = [r for r in rows if r['guest'] == which and r['backend'] == 'pu0']
+    if not base:
+        return None
+    r = min(base, key=lambda r: (r['sessions'], r['size']))
+    return -(-int(r['p50']) // 10000) * 10, r['p50']
+
+
+def measure_vhost_net(opts, guests, accel, base, rows):
+    """--net vhost-net: per guest, one boot per busy-poll window, the
+    windows in --poll-us order ('rtt' after the poll-us=0 boot)."""
+    try:
+        exits = kvm_exits.ExitCounter()
+    except kvm_exits.ExitsUnavailable as e:
+        print('%s: no exit counts: %s' % (PROG, e))
+        exits = None
+    windows = {}
+    try:
+        for which in guests:
+            for w in opts.poll_us:
+                if w == 'rtt':
+                    got = rtt_window(rows, which)
+                    if not got:
+                        print('%s: %s: no poll-us=0 cell to take the round trip from'
+                              % (PROG, which))
+                        continue
+                    w, p50 = got
+                    windows[which] = {'poll_us': w, 'p50_ns': p50}
+                    print('%s: %s busy-poll window %d us: the p50 round trip (%.0f us) of its '
+                          'smallest cell at poll-us=0' % (PROG, which, w, p50 / 1000),
+                          flush=True)
+                with netns.NetNs(base.qemu) as ns:
+                    boot_vhost_net(which, w, opts, accel, ns, exits, rows)
+    finally:
+        if exits:
+            exits.close()
+    return windows
 
 
 def insns_text(r):
@@ -204,7 +280,7 @@ def print_rows(rows):
         print('%-8s %-5s %-5s %5d %5d %10.1f %9.2f %9.0f %9.0f %6.3f %9.2f %7.1f %7.1f %10s' % (
                 r['guest'], r['transport'], r['backend'], r['sessions'], r['size'], r['tps'],
                 r['tps_per_session'], r['p50'], r['p99'], r['jain'], r['slowest_tps'],
-                r.get('backend_cpu', 0), r.get('qemu_cpu', 0),
+                r.get('backend_cpu', r.get('vhost_cpu', 0)), r.get('qemu_cpu', 0),
                 '%.0f' % ipt if ipt is not None else '-'))
 
 
@@ -235,6 +311,44 @@ def print_ratios(rows):
         print('%-8s %5d %5d %10.1f %10.1f %7.2f %8.1f %8.1f' % (
                 g, s, z, r['tps'], p['tps'], p['tps'] / r['tps'] if r['tps'] else 0,
                 r.get('backend_cpu', 0), p.get('backend_cpu', 0)))
+
+
+def pct(new, old):
+    """'+4%' for the change from old to new; '-' where either is missing."""
+    if new is None or not old:
+        return '-'
+    return '%+.0f%%' % ((new / old - 1) * 100)
+
+
+def print_busy_poll(rows):
+    """vhost-net: each busy-poll window against poll-us=0, per guest, in
+    the seed's columns (size/session/+thu%/+normalize%/+tpkts%/+rpkts%/
+    +ioexits%); normalize is transactions/s per host CPU (QEMU and its
+    vhost workers), packets are the tap's, exits KVM's per second."""
+    idx = index(rows)
+    guests = list(dict.fromkeys(r['guest'] for r in rows if r['backend'].startswith('pu')))
+    for g in guests:
+        windows = sorted({int(r['backend'][2:]) for r in rows
+                          if r['guest'] == g and r['backend'].startswith('pu')} - {0})
+        for w in windows:
+            print('\n%s: vhost-net poll-us=%d against poll-us=0' % (g, w))
+            print('%5s %7s %6s %10s %7s %7s %7s %15s %15s' % (
+                    'size', 'session', '+thu', '+normalize', '+tpkts', '+rpkts', '+exits',
+                    'p50 us 0 -> w', 'exits/txn 0->w'))
+            for (g2, t, b, s, z), r in idx.items():
+                p = idx.get((g, t, 'pu%d' % w, s, z))
+                if g2 != g or b != 'pu0' or not p:
+                    continue
+                ept = ('%.2f -> %.2f' % (r['exits_per_txn'], p['exits_per_txn'])
+                       if r.get('exits_per_txn') is not None
+                       and p.get('exits_per_txn') is not None else '-')
+                print('%5d %7d %6s %10s %7s %7s %7s %15s %15s' % (
+                        z, s, pct(p['tps'], r['tps']),
+                        pct(p.get('tps_per_cpu'), r.get('tps_per_cpu')),
+                        pct(p.get('tx_pps'), r.get('tx_pps')),
+                        pct(p.get('rx_pps'), r.get('rx_pps')),
+                        pct(p.get('exits_per_s'), r.get('exits_per_s')),
+                        '%.0f -> %.0f' % (r['p50'] / 1000, p['p50'] / 1000), ept))
 
 
 def plot(rows, out_dir):
@@ -295,6 +409,23 @@ def write_report(opts, accel, rows, tables, plots):
     return path
 
 
+def poll_windows(text):
+    """--poll-us: microseconds (0 or more) or rtt, comma separated."""
+    out = []
+    for word in text.split(','):
+        if word == 'rtt':
+            out.append(word)
+            continue
+        try:
+            out.append(int(word))
+        except ValueError:
+            out.append(-1)
+        if out[-1] < 0 or out[-1] > 100000:
+            raise argparse.ArgumentTypeError('expected microseconds (0..100000) or rtt, got %r'
+                                             % word)
+    return out
+
+
 def main(argv):
     p = Parser(prog=PROG, description=__doc__.split('\n')[0],
                epilog='Launcher options after "--" go to every boot (host/ringside-run), '
@@ -317,6 +448,14 @@ def main(argv):
     p.add_argument('--cost', action='store_true',
                    help='guest instructions per transaction from the cost plugin '
                         '(build/host/ringside-cost.so)')
+    p.add_argument('--net', choices=('tap', 'vhost-net'), default='tap',
+                   help="the UDP cells' tap: QEMU's own (tap), or the kernel's vhost-net "
+                        '(UDP only, one boot per --poll-us window, with the host\'s CPU, '
+                        'tap packets and KVM exits per cell; needs /dev/vhost-net: '
+                        'host/nested)')
+    p.add_argument('--poll-us', type=poll_windows, default=[0, 50, 'rtt'], metavar='LIST',
+                   help='--net vhost-net busy-poll windows in us, in order; rtt: the p50 '
+                        'round trip of the poll-us=0 boot\'s smallest cell (0,50,rtt)')
     add_options(p)
     p.add_argument('--plots', metavar='DIR', default=OUT_DIR,
                    help='where the PNG plots go (build/bench)')
@@ -339,6 +478,13 @@ def main(argv):
     for path in need:
         if not os.path.exists(path):
             p.error('%s missing: run make and make linux-guest' % os.path.relpath(path, REPO))
+    if opts.net == 'vhost-net':
+        why = vhost_net.usable() or (None if netns.usable() else
+                                     'the namespace needs root, ip netns and /dev/net/tun')
+        if why:
+            p.error('--net vhost-net: ' + why)
+        if 'rtt' in opts.poll_us and 0 not in opts.poll_us[:opts.poll_us.index('rtt')]:
+            p.error('--poll-us: rtt needs a 0 before it (its round trip is measured there)')
     udp = not opts.no_udp and netns.usable()
     if not opts.no_udp and not udp:
         print('%s: no UDP cells: the namespace needs root, ip netns and /dev/net/tun' % PROG)
@@ -349,6 +495,12 @@ def main(argv):
           % (accel, opts.sessions, opts.sizes, opts.time, time.strftime('%Y-%m-%d %H:%M'),
              ', back end ' + base.backend if base.backend else ''))
     rows = []
+    if opts.net == 'vhost-net':
+        windows = measure_vhost_net(opts, guests, accel, base, rows)
+        status = report(opts, accel, rows)
+        publish(PROG, opts, {'accel': accel, 'net': 'vhost-net', 'rtt_windows': windows,
+                             'cells': rows}, accel=accel)
+        return status
     for which in guests:
         for backend in backends:
             # UDP does not involve the back end: measured in the sleeping boot
@@ -364,10 +516,14 @@ def main(argv):
 
 
 def report(opts, accel, rows):
+    if not rows:
+        print('%s: no cell was measured' % PROG)
+        return 1
     tables = io.StringIO()
     with contextlib.redirect_stdout(tables):
         print_rows(rows)
         print_ratios(rows)
+        print_busy_poll(rows)
     print(tables.getvalue(), end='')
     paths = plot(rows, opts.plots)
     if paths:

@@ -9,6 +9,7 @@ host's networking; clients run inside it too (`ip netns exec`).
 import os
 import random
 import shlex
+import shutil
 import subprocess
 import tempfile
 
@@ -50,8 +51,10 @@ class NetNs:
             raise
         self.qemu = os.path.join(self.dir, 'qemu-in-netns')
         with open(self.qemu, 'w') as f:
-            f.write('#!/bin/sh\nexec ip netns exec %s %s "$@"\n'
-                    % (self.name, shlex.quote(qemu)))
+            # ip by its path: a shell whose applets come first (busybox
+            # on the nested host) would run its own ip, which has no netns
+            f.write('#!/bin/sh\nexec %s netns exec %s %s "$@"\n'
+                    % (shlex.quote(shutil.which('ip') or 'ip'), self.name, shlex.quote(qemu)))
         os.chmod(self.qemu, 0o755)
 
     def prefix(self):

@@ -51,10 +51,12 @@ import tempfile
 import ringside as rr
 
 from .cli import Parser, nonneg_int, positive_float, positive_int, size
+from . import kvm_exits, vhost_net
 from .bench_compare import linux_irqs
 from .cost_measure import Meter, spread, virtio_bars
 from .images import REPO
 from .testpmd import TESTPMD, TestPmd, TestPmdError
+from .vhost_net import TapSink
 from .results import add_options, publish
 
 PROG = 'bench-net'
@@ -84,6 +86,9 @@ def guest_args(sock, packed=True, mem='512M', mrg_rxbuf=True):
             % ('on' if packed else 'off', GUEST_MAC, '' if mrg_rxbuf else ',mrg_rxbuf=off')]
 
 
+PEERS = {'testpmd': 'dpdk-testpmd rxonly (vhost-user-net)',
+         'vhost-net': "a tap counting frames (the kernel's vhost-net)"}
+
 PKTGEN_RX = re.compile(r'pktgen: (\d+) packets (\d+) bytes in ([\d.]+) s: ([\d.]+) Mpps.*?'
                        r'kicks (\d+) \(([\d.]+) per packet\), ring full (\d+) times', re.S)
 
@@ -102,12 +107,36 @@ LINUX_PKTGEN = re.compile(r'pktgen-result: sent (\d+) of (\d+) in (\d+) usec (\d
 
 
 def linux_guest_argv(sock, packed, accel='tcg', machine='q35', kernel=LINUX_KERNEL,
-                     initrd=LINUX_INITRD, mrg_rxbuf=True):
+                     initrd=LINUX_INITRD, mrg_rxbuf=True, net=None):
     """ringside-run arguments that boot the Linux guest with the QEMU options
-    ringside gets (guest_args() and the launcher's machine line)."""
+    ringside gets (guest_args(), or `net`, and the launcher's machine line)."""
     return ['--accel', accel, '--boot', 'elf', '--kernel', kernel, '--machine', machine,
             '--cmdline', LINUX_CMDLINE, '--', '-initrd', initrd,
-            *guest_args(sock, packed=packed, mrg_rxbuf=mrg_rxbuf)]
+            *(net or guest_args(sock, packed=packed, mrg_rxbuf=mrg_rxbuf))]
+
+
+def peer_net_args(pmd, sock, packed):
+    """The guest's virtio-net QEMU options for this run's peer."""
+    if isinstance(pmd, TapSink):
+        return pmd.qemu_args(GUEST_MAC)
+    return guest_args(sock, packed=packed)
+
+
+def peer_qemu(pmd, qemu):
+    """The QEMU to run: inside the tap's namespace for vhost-net."""
+    return pmd.qemu if isinstance(pmd, TapSink) else qemu
+
+
+def exits_measured(exits, run):
+    """run() with r['exits_per_packet'] (KVM's count over the run) when
+    an exit counter is open."""
+    if exits is None:
+        return run()
+    before = exits.snapshot()
+    r = run()
+    d = kvm_exits.delta(before, exits.snapshot(), max(r['packets'], 1))
+    r['exits_per_packet'], r['notify_per_packet_kvm'] = d['exits'], d['notify']
+    return r
 
 
 def linux_wait_ready(console, timeout):
@@ -181,6 +210,11 @@ def pinned_qemu(workdir, cpu, qemu):
     return wrapper
 
 
+def drops(st):
+    """', D dropped' where the peer counts drops (the tap) and had some."""
+    return ', %d dropped' % st['rx_dropped'] if st.get('rx_dropped') else ''
+
+
 def run_ringside_round(rr, opts, accel, pmd, sock, workdir, rnd, results):
     extra, block = cost_args(workdir, 'ringside-%d' % rnd, opts)
     # irq=poll: QEMU 7.2 (TCG) exits when virtio-net on vhost-user starts
@@ -188,7 +222,8 @@ def run_ringside_round(rr, opts, accel, pmd, sock, workdir, rnd, results):
     cmdline = 'ip=%s gw=%s irq=poll idle=%s' % (GUEST_IP, PEER_IP, 'halt' if block else 'poll')
     gopts = rr.parse_args(['--accel', accel, '--boot', 'elf', '--machine', opts.machine,
                            '--cmdline', cmdline, *extra, '--',
-                           *guest_args(sock, packed=True)])
+                           *peer_net_args(pmd, sock, packed=True)])
+    gopts.qemu = peer_qemu(pmd, gopts.qemu)
     if opts.pin is not None:
         # QEMU (all its threads) on one CPU, testpmd's forwarding lcore
         # on another: the two busy loops do not take turns on one CPU.
@@ -209,19 +244,20 @@ def run_ringside_round(rr, opts, accel, pmd, sock, workdir, rnd, results):
                 base = pmd.port_stats()
                 cmd = ('pktgen count=%d size=%d burst=%d dst=%s,%s'
                        % (opts.count, opts.size, opts.burst, PEER_IP, PEER_MAC))
-                r = costed(meter, lambda: ringside_irqs(con, opts.timeout),
-                           lambda: parse_pktgen(con.command(cmd, opts.timeout)))
+                r = exits_measured(opts.exits, lambda: costed(
+                        meter, lambda: ringside_irqs(con, opts.timeout),
+                        lambda: parse_pktgen(con.command(cmd, opts.timeout))))
                 st = pmd.wait_rx(r['packets'], base, timeout=opts.timeout)
                 r.update(round=rnd, ring=ring, txpoll=txpoll, testpmd_rx=st['rx'])
                 results.append(r)
                 if opts.verbose:
                     print('round %d ringside ring=%s txpoll=%d: %.4f Mpps, %d sent, %d at '
-                          'testpmd' % (rnd, ring, txpoll, r['mpps'], r['packets'], st['rx']),
+                          'the peer' % (rnd, ring, txpoll, r['mpps'], r['packets'], st['rx']),
                           file=sys.stderr)
                 if r['packets'] != opts.count or st['rx'] != r['packets']:
-                    raise TestPmdError('ring=%s txpoll=%d: pktgen sent %d of %d, testpmd '
-                                       'received %d' % (ring, txpoll, r['packets'],
-                                                        opts.count, st['rx']))
+                    raise TestPmdError('ring=%s txpoll=%d: pktgen sent %d of %d, the peer '
+                                       'received %d%s' % (ring, txpoll, r['packets'],
+                                                          opts.count, st['rx'], drops(st)))
         launch.poweroff(30)
     finally:
         launch.stop()
@@ -230,8 +266,10 @@ def run_ringside_round(rr, opts, accel, pmd, sock, workdir, rnd, results):
 def run_linux_round(rr, opts, accel, pmd, sock, workdir, rnd, results):
     for ring in opts.rings:
         extra, block = cost_args(workdir, 'linux-%d-%s' % (rnd, ring), opts)
-        gopts = rr.parse_args(extra + linux_guest_argv(sock, ring == 'packed', accel,
-                                                       opts.machine))
+        gopts = rr.parse_args(extra + linux_guest_argv(
+                sock, ring == 'packed', accel, opts.machine,
+                net=peer_net_args(pmd, sock, ring == 'packed')))
+        gopts.qemu = peer_qemu(pmd, gopts.qemu)
         if opts.pin is not None:
             gopts.qemu = pinned_qemu(workdir, opts.pin, gopts.qemu)
         log = (open(os.path.join(workdir, 'linux-%d-%s.serial.log' % (rnd, ring)), 'wb')
@@ -242,18 +280,19 @@ def run_linux_round(rr, opts, accel, pmd, sock, workdir, rnd, results):
             linux_wait_ready(launch.console, opts.timeout)
             meter = Meter(block) if block else None
             base = pmd.port_stats()
-            r = costed(meter, lambda: linux_irqs(launch.console),
-                       lambda: linux_pktgen(launch.console, opts.count, opts.size, opts.burst,
-                                            opts.timeout))
+            r = exits_measured(opts.exits, lambda: costed(
+                    meter, lambda: linux_irqs(launch.console),
+                    lambda: linux_pktgen(launch.console, opts.count, opts.size, opts.burst,
+                                         opts.timeout)))
             st = pmd.wait_rx(r['packets'], base, timeout=opts.timeout)
             r.update(round=rnd, ring=ring, testpmd_rx=st['rx'], testpmd_rx_bytes=st['rx_bytes'])
             results.append(r)
             if opts.verbose:
-                print('round %d linux ring=%s: %.4f Mpps, %d sent, %d at testpmd'
+                print('round %d linux ring=%s: %.4f Mpps, %d sent, %d at the peer'
                       % (rnd, ring, r['mpps'], r['packets'], st['rx']), file=sys.stderr)
             if r['packets'] != opts.count or st['rx'] != r['packets']:
-                raise TestPmdError('Linux ring=%s: pktgen sent %d of %d, testpmd received %d'
-                                   % (ring, r['packets'], opts.count, st['rx']))
+                raise TestPmdError('Linux ring=%s: pktgen sent %d of %d, the peer received %d%s'
+                                   % (ring, r['packets'], opts.count, st['rx'], drops(st)))
         finally:
             launch.stop()  # no poweroff in the Linux guest: QEMU is stopped by PID
             if log:
@@ -263,13 +302,19 @@ def run_linux_round(rr, opts, accel, pmd, sock, workdir, rnd, results):
 def run_bench(opts):
     """(ringside results, Linux results): the rounds interleave ringside's
     combinations and one Linux boot per layout, all against one testpmd."""
-    accel = rr.choose_accel(rr.parse_args(['--accel', opts.accel, '--boot', 'elf']))
+    accel = opts.accel = rr.choose_accel(rr.parse_args(['--accel', opts.accel, '--boot', 'elf']))
     workdir = tempfile.mkdtemp(prefix='ringside-bench-net-')
     sock = os.path.join(workdir, 'vhost-net.sock')
     log = open(os.path.join(workdir, 'testpmd.log'), 'w') if opts.verbose else None
-    pmd = TestPmd(sock, mode='rxonly', log=log, lcores=opts.lcores)
+    if opts.peer == 'vhost-net':
+        pmd = TapSink(rr.parse_args(['--boot', 'elf']).qemu)
+    else:
+        pmd = TestPmd(sock, mode='rxonly', log=log, lcores=opts.lcores)
     results, linux = [], []
+    opts.exits = None
     try:
+        if opts.peer == 'vhost-net' and not kvm_exits.available():
+            opts.exits = kvm_exits.ExitCounter()
         pmd.start()
         for rnd in range(opts.rounds):
             if 'ringside' in opts.guests:
@@ -278,6 +323,8 @@ def run_bench(opts):
                 run_linux_round(rr, opts, accel, pmd, sock, workdir, rnd, linux)
     finally:
         pmd.stop()
+        if opts.exits:
+            opts.exits.close()
         if log:
             log.close()
             print('testpmd log and Linux serial logs: %s' % workdir, file=sys.stderr)
@@ -300,7 +347,27 @@ def summarize(results):
                       'ring_full': statistics.median(r['ring_full'] for r in rs),
                       'packets': rs[0]['packets'], 'testpmd_rx': sum(r['testpmd_rx'] for r in rs)})
         table[-1].update(cost_summary(rs))
+        table[-1].update(exit_summary(rs))
     return table
+
+
+def exit_summary(rs):
+    """Median VM exits and notifies per packet over runs; {} where KVM's
+    exits were not counted."""
+    es = [r for r in rs if 'exits_per_packet' in r]
+    if not es:
+        return {}
+    return {'exits_per_packet': statistics.median(r['exits_per_packet'] for r in es),
+            'kvm_notify_per_packet': statistics.median(r['notify_per_packet_kvm'] for r in es)}
+
+
+def exit_cols(t):
+    if 'exits_per_packet' not in t:
+        return ''
+    return ' %9.4f %9.4f' % (t['exits_per_packet'], t['kvm_notify_per_packet'])
+
+
+EXIT_HEAD = ' %9s %9s' % ('exits/pkt', 'kick/pkt')
 
 
 def cost_summary(rs):
@@ -343,6 +410,7 @@ def summarize_linux(linux):
                       'errors': sum(r['errors'] for r in rs),
                       'testpmd_rx': sum(r['testpmd_rx'] for r in rs)})
         table[-1].update(cost_summary(rs))
+        table[-1].update(exit_summary(rs))
     return table
 
 
@@ -369,17 +437,20 @@ def compare(table, linux_table, results, linux, opts):
 
 
 def print_table(table, opts):
-    print('ringside pktgen -> dpdk-testpmd rxonly (vhost-user-net), %d x %d B frames, burst %d, '
-          '%d round(s), accel %s, QEMU on CPU %s, testpmd lcores %s'
-          % (opts.count, opts.size, opts.burst, opts.rounds, opts.accel,
-             'any' if opts.pin is None else opts.pin, opts.lcores))
+    print('ringside pktgen -> %s, %d x %d B frames, burst %d, '
+          '%d round(s), accel %s, QEMU on CPU %s%s'
+          % (PEERS[opts.peer], opts.count, opts.size, opts.burst, opts.rounds, opts.accel,
+             'any' if opts.pin is None else opts.pin,
+             ', testpmd lcores ' + opts.lcores if opts.peer == 'testpmd' else ''))
     costs = any('insns_per_packet' in t for t in table)
+    exits = any('exits_per_packet' in t for t in table)
     print('%-7s %-6s %10s %17s %10s %10s' % ('ring', 'txpoll', 'Mpps', 'min..max', 'kicks/pkt',
-                                             'ring full') + (COST_HEAD if costs else ''))
+                                             'ring full') + (COST_HEAD if costs else '')
+          + (EXIT_HEAD if exits else ''))
     for t in table:
         print('%-7s %-6d %10.4f %8.4f..%-8.4f %10.5f %10d' % (
                 t['ring'], t['txpoll'], t['mpps_median'], t['mpps_min'], t['mpps_max'],
-                t['kicks_per_packet'], t['ring_full']) + cost_cols(t))
+                t['kicks_per_packet'], t['ring_full']) + cost_cols(t) + exit_cols(t))
     by = {(t['ring'], t['txpoll']): t['mpps_median'] for t in table}
     for ring in opts.rings:
         if (ring, 1) in by and (ring, 0) in by and by[(ring, 0)]:
@@ -391,15 +462,17 @@ def print_table(table, opts):
 
 
 def print_linux(linux_table, cmp, opts):
-    print('Linux %s pktgen (1 kpktgend thread, 1 flow) -> the same testpmd, same QEMU options, '
+    print('Linux %s pktgen (1 kpktgend thread, 1 flow) -> the same peer, same QEMU options, '
           '%d x %d B frames, burst %d' % (linux_kernel_version(), opts.count, opts.size,
                                           opts.burst))
     costs = any('insns_per_packet' in t for t in linux_table)
+    exits = any('exits_per_packet' in t for t in linux_table)
     print('%-7s %10s %17s %8s' % ('ring', 'Mpps', 'min..max', 'errors')
-          + (COST_HEAD if costs else ''))
+          + (COST_HEAD if costs else '') + (EXIT_HEAD if exits else ''))
     for t in linux_table:
         print('%-7s %10.4f %8.4f..%-8.4f %8d' % (t['ring'], t['mpps_median'], t['mpps_min'],
-                                                 t['mpps_max'], t['errors']) + cost_cols(t))
+                                                 t['mpps_max'], t['errors'])
+              + cost_cols(t) + exit_cols(t))
     if not cmp or not any(r['ringside_txpoll%d_mpps' % opts.txpoll[0]] for r in cmp):
         return
     head = '%-7s' % 'ring'
@@ -452,20 +525,26 @@ def main(argv=None):
     p.add_argument('--count', type=positive_int, default=200000, help='packets per run (200000)')
     p.add_argument('--size', type=size, default=64, help='frame bytes without FCS (64)')
     p.add_argument('--burst', type=positive_int, default=256, help='frames per kick at most (256)')
-    p.add_argument('--rings', type=csv_list(str, ('split', 'packed')), default=['split', 'packed'],
-                   help='layouts, comma-separated (split,packed)')
+    p.add_argument('--rings', type=csv_list(str, ('split', 'packed')),
+                   help='layouts, comma-separated (split,packed; vhost-net: split)')
     p.add_argument('--txpoll', type=csv_list(int, (0, 1)), default=[1, 0],
                    help='TX reclaim modes, comma-separated (1,0)')
     p.add_argument('--rounds', type=positive_int, default=3, help='interleaved rounds (3)')
     p.add_argument('--guests', type=csv_list(str, ('ringside', 'linux')),
                    default=['ringside', 'linux'],
                    help='which guests send, comma-separated (ringside,linux)')
+    p.add_argument('--peer', choices=('testpmd', 'vhost-net'), default='testpmd',
+                   help="the receiver: dpdk-testpmd rxonly over vhost-user (testpmd), or a tap "
+                        "served by the kernel's vhost-net whose counters must match pktgen's, "
+                        'with KVM exits per frame (vhost-net: split ring only; needs '
+                        '/dev/vhost-net: host/nested)')
     p.add_argument('--machine', choices=('q35', 'pc'), default='q35')
     p.add_argument('--lcores', default='0-1',
                    help='testpmd -l: main lcore, then the forwarding one (0-1)')
     p.add_argument('--pin', type=nonneg_int, default=0, metavar='CPU',
                    help='run QEMU on this CPU only (0; -1: no pinning)')
-    p.add_argument('--accel', choices=('auto', 'kvm', 'tcg'), default='tcg')
+    p.add_argument('--accel', choices=('auto', 'kvm', 'tcg'),
+                   help='tcg (the default with testpmd) or auto (with vhost-net: KVM)')
     p.add_argument('--timeout', type=positive_float, default=300.0, help='seconds per step (300)')
     add_options(p)
     p.add_argument('--cost', nargs='?', const='', metavar='OPTS',
@@ -474,9 +553,20 @@ def main(argv=None):
     opts = p.parse_args(argv)
     if opts.pin < 0:
         opts.pin = None
-    if not shutil.which(TESTPMD):
+    if opts.peer == 'vhost-net':
+        why = vhost_net.usable()
+        if why:
+            p.error('--peer vhost-net: ' + why)
+        if opts.rings and 'packed' in opts.rings:
+            # QEMU: vhost_set_features failed (95), and nothing completes
+            p.error('--peer vhost-net: the kernel\'s vhost has no packed ring; --rings split')
+        opts.rings = opts.rings or ['split']
+        opts.accel = opts.accel or 'auto'
+    elif not shutil.which(TESTPMD):
         print('bench-net: %s not found (apt-get install dpdk-dev)' % TESTPMD, file=sys.stderr)
         return 1
+    opts.rings = opts.rings or ['split', 'packed']
+    opts.accel = opts.accel or 'tcg'
     if 'linux' in opts.guests and not (os.path.exists(LINUX_KERNEL)
                                        and os.path.exists(LINUX_INITRD)):
         print('bench-net: %s missing (make linux-guest)' % LINUX_INITRD, file=sys.stderr)
@@ -503,6 +593,7 @@ def main(argv=None):
                          'linux_kernel': linux_kernel_version() if linux else None,
                          'params': {'count': opts.count, 'size': opts.size, 'burst': opts.burst,
                                     'rounds': opts.rounds, 'accel': opts.accel, 'pin': opts.pin,
-                                    'lcores': opts.lcores, 'machine': opts.machine}},
+                                    'lcores': opts.lcores, 'machine': opts.machine,
+                                    'peer': opts.peer}},
             accel=opts.accel)
     return 0

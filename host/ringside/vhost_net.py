@@ -24,7 +24,7 @@ import os
 import subprocess
 import time
 
-from . import kvm_exits
+from . import kvm_exits, netns
 
 DEVICE = '/dev/vhost-net'
 
@@ -108,6 +108,7 @@ class TapMeter:
                              capture_output=True, text=True, timeout=60, check=True).stdout
         st = json.loads(out)[0]['stats64']
         return {'tap_rx': st['rx']['packets'], 'tap_tx': st['tx']['packets'],
+                'tap_rx_bytes': st['rx']['bytes'],
                 'tap_rx_dropped': st['rx']['dropped'], 'tap_tx_dropped': st['tx']['dropped']}
 
     def start(self):
@@ -151,3 +152,47 @@ class Meters:
         for m in self.meters:
             out.update(m.stop())
         return out
+
+
+class TapSink:
+    """The receiver of a pktgen run on vhost-net: a tap in a namespace of
+    its own, whose kernel counts every frame the guest sends (rx_packets;
+    the frames go nowhere after). The interface of testpmd.TestPmd that
+    bench-net uses: start(), port_stats(), wait_rx(), stop(); qemu_args()
+    and qemu (the wrapper that runs QEMU in the namespace) for the guest."""
+
+    def __init__(self, qemu):
+        self.qemu_path, self.ns = qemu, None
+
+    def start(self):
+        self.ns = netns.NetNs(self.qemu_path)
+        self.tap = TapMeter(self.ns, netns.TAP)
+        self.qemu = self.ns.qemu
+        return self
+
+    def qemu_args(self, mac):
+        """virtio-net-pci on the tap through vhost-net (split ring: the
+        kernel's vhost has no packed ring)."""
+        return ['-netdev', 'tap,id=n0,ifname=%s,script=no,downscript=no,vhost=on'
+                % netns.TAP, '-device', 'virtio-net-pci,netdev=n0,packed=off,mac=%s' % mac]
+
+    def port_stats(self):
+        c = self.tap.counters()
+        return {'rx': c['tap_rx'], 'rx_bytes': c['tap_rx_bytes'],
+                'rx_dropped': c['tap_rx_dropped']}
+
+    def wait_rx(self, n, base, timeout=60.0):
+        """Poll until the tap counted n frames after `base`; the counts
+        relative to base (the kernel counts as vhost hands frames over)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            st = self.port_stats()
+            st = {k: st[k] - base[k] for k in st}
+            if st['rx'] + st['rx_dropped'] >= n or time.monotonic() > deadline:
+                return st
+            time.sleep(0.2)
+
+    def stop(self):
+        if self.ns:
+            self.ns.close()
+            self.ns = None

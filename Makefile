@@ -207,12 +207,12 @@ mutants:
 test-deps:
 	tests/build/test-deps
 
-qemu-test: all linux-guest nested-host
+qemu-test: all linux-guest linux-guest-6.12 nested-host
 	$(PYTHON) -m pytest -v tests/qemu $(PYTEST_ARGS)
 
 # The nested host's tests alone (make test runs them too), the KVM suite
 # (tests/kvm) inside it among them.
-test-nested: all linux-guest nested-host
+test-nested: all linux-guest linux-guest-6.12 nested-host
 	$(PYTHON) -m pytest -v tests/qemu/test_nested.py $(PYTEST_ARGS)
 
 # libFuzzer targets (clang, ASan + UBSan), each run for a bounded time by

@@ -6,30 +6,67 @@
 #                               sink 1235, source 1236; "connect PORT BYTES",
 #                               "pktgen DSTIP DSTMAC COUNT SIZE BURST" on the
 #                               console)
-# Usage: host/linux-guest/build.sh [OUTDIR]   (default build/linux-guest)
-# Needs: linux-image-amd64 busybox-static cpio gzip gcc (libc static).
+#   build/linux-guest-6.12/...  the same from linux-image-6.12-amd64
+#                               (make linux-guest-6.12, --kernel 6.12)
+# Usage: host/linux-guest/build.sh [--kernel SERIES] [OUTDIR]
+#   (default: this machine's kernel, build/linux-guest)
+# --kernel SERIES (e.g. 6.12) takes the kernel and modules from the image
+# package that Debian's linux-image-SERIES-amd64 depends on, downloaded and
+# unpacked into OUTDIR (apt-get download, dpkg-deb -x), not installed.
+# Needs: linux-image-amd64 busybox-static cpio gzip xz-utils kmod (modinfo)
+# gcc (libc static).
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
+series=
+if [ "${1:-}" = --kernel ]; then
+	[ $# -ge 2 ] || { echo "build.sh: --kernel needs a series, e.g. 6.12" >&2; exit 2; }
+	series=$2
+	shift 2
+fi
 out=${1:-build/linux-guest}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 
 . "$here/initrd.sh"
-debian_kernel
+if [ -n "$series" ]; then
+	debian_kernel_package "$series" "$out"
+else
+	debian_kernel
+fi
 
 root=$out/root
 busybox_root "$root" sh mount insmod cat echo sleep poweroff mkdir
 mkdir -p "$root/lib/modules"
 
-# load order follows the modules' dependencies (modinfo -F depends)
-mods="virtio_ring virtio virtio_pci_modern_dev virtio_pci_legacy_dev virtio_pci
+# What the guest needs, each after what it depends on. A module the kernel
+# has built in (6.12 builds the virtio core and virtio_pci in) is skipped;
+# a dependency this list lacks is added before its user (modinfo -F depends
+# of the module file: an unpacked package has no modules.dep to look up).
+wanted="virtio_ring virtio virtio_pci_modern_dev virtio_pci_legacy_dev virtio_pci
 vsock vmw_vsock_virtio_transport_common vmw_vsock_virtio_transport
 failover net_failover virtio_net pktgen"
+mods=""
+add() {
+	case " $mods " in *" $1 "*) return ;; esac
+	grep -q "/$1\.ko\$" "$moddir/modules.builtin" && return
+	[ -n "$(module_file "$1")" ] || {
+		echo "build.sh: module $1 missing in $moddir" >&2
+		exit 1
+	}
+	for d in $(modinfo -F depends "$(module_file "$1")" | tr ',' ' '); do
+		add "$d"
+	done
+	mods="$mods $1"
+}
+module_file() {
+	find "$moddir" -name "$1.ko*" | head -1
+}
+for m in $wanted; do
+	add "$m"
+done
 for m in $mods; do
-	f=$(find "/lib/modules/$kver" -name "$m.ko*" | head -1)
-	[ -n "$f" ] || { echo "build.sh: module $m missing" >&2; exit 1; }
-	copy_module "$f" "$root/lib/modules/$m.ko"
+	copy_module "$(module_file "$m")" "$root/lib/modules/$m.ko"
 done
 
 gcc -static -O2 -Wall -Wextra -Werror -o "$root/bin/ringside-guest-server" \
@@ -50,4 +87,5 @@ INIT
 chmod +x "$root/init"
 
 pack_initrd "$root" "$out"
-echo "build.sh: $out/bzImage $out/initrd ($kver)"
+[ -z "$series" ] || rm -rf "$out/pkg"
+echo "build.sh: $out/bzImage $out/initrd ($kver:$mods)"

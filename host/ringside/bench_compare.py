@@ -9,6 +9,15 @@ ringside-bench ping-pong and stream cells against each, and print both with
 the ratio ringside/Linux per cell. Latency ratios below 1 and throughput
 ratios above 1 favour ringside.
 
+--guests picks who boots, in order (ringside,linux by default): ringside
+and the Linux guests of images.LINUX_GUESTS, `linux` (Debian's 6.1, `make
+linux-guest`) and `linux-6.12` (Debian's 6.12, `make linux-guest-6.12`).
+Each value column after the first gets the ratio first/that guest; with
+both Linux guests a last ratio 6.12/6.1 gives seed 000's before (6.1, no
+TX fast path) and after (6.12, mainline since v6.12) in the same run:
+`host/nested host/bench-compare --guests ringside,linux,linux-6.12 --exits
+-- --vsock-transport kernel`.
+
 Needs `make` and `make linux-guest`. Under TCG only the ratios mean much,
 and one boot's cells move a lot on a busy 2-core host: --rounds N boots
 each pair N times, alternating which guest goes first, and prints per cell
@@ -44,9 +53,10 @@ import ringside as rr
 
 from . import kvm_exits
 from .benchlib import BENCH, REPO, Progress, run_bench, vsock_target
-from .cli import Parser, nonneg_int, positive_float, positive_int, size_list
+from .cli import Parser, guest_list, nonneg_int, positive_float, positive_int, size_list
 from .bench_vsock import QUEUE_RE
 from .cost_measure import Meter, settle
+from .images import LINUX_READY, is_linux, linux_guest, linux_missing
 from .results import add_options, publish
 
 COST_CMDLINE = 'irq=msix idle=halt'
@@ -54,9 +64,8 @@ CONFIGS = ('split sleep', 'split poll', 'packed sleep', 'packed poll')
 KERNEL_CONFIG = 'split kernel'
 
 PROG = 'bench-compare'
-LINUX_KERNEL = os.path.join(REPO, 'build', 'linux-guest', 'bzImage')
-LINUX_INITRD = os.path.join(REPO, 'build', 'linux-guest', 'initrd')
-LINUX_READY = r'ringside-linux-guest: ready'
+# seed 000's before and after, when both are in --guests: the last ratio
+BEFORE_AFTER = ('linux-6.12', 'linux')
 
 
 def ringside_irqs(console):
@@ -115,8 +124,9 @@ def measure(target, opts, meter=None, irqs=None, exits=None):
         pp, c = cell(meter, irqs, lambda: run_bench(args, 900, PROG),
                      lambda r: len(r['results']) * (opts.count + opts.warmup), exits=exits)
         for r in pp['results']:
-            cells[('p50 ns', r['size'], '')] = r['p50']
-            cells[('mean ns', r['size'], '')] = r['mean']
+            # seed 000's table: 1st percentile, mean and 99th percentile
+            for k in ('p1', 'p50', 'mean', 'p99'):
+                cells[(k + ' ns', r['size'], '')] = r[k]
             add_cost(cells, c, r['size'], '', 'rt')
     for d, port in (('h2g', 1235), ('g2h', 1236)):
         args = ['stream'] + target + ['--port', str(port), '--dir', d, '-l', '65536',
@@ -163,10 +173,11 @@ def run_guest(launcher, accel, which, packed, poll, opts, exits=None):
     if opts.cost is not None:
         block = os.path.join(tempfile.mkdtemp(prefix='ringside-compare-cost-'), 'guest.cost')
         args += ['--cost', block + (',' + opts.cost if opts.cost else '')]
-    if which == 'linux':
-        args += ['--boot', 'elf', '--kernel', LINUX_KERNEL,
+    if is_linux(which):
+        kernel, initrd = linux_guest(which)
+        args += ['--boot', 'elf', '--kernel', kernel,
                  '--cmdline', 'console=ttyS0 quiet panic=-1',
-                 '--qemu-arg=-initrd', '--qemu-arg=%s' % LINUX_INITRD]
+                 '--qemu-arg=-initrd', '--qemu-arg=%s' % initrd]
     else:
         args += ['--boot', 'elf']
         if which == 'baseline':
@@ -178,7 +189,7 @@ def run_guest(launcher, accel, which, packed, poll, opts, exits=None):
     lopts = launcher.parse_args(args + opts.launcher_args)
     log = open(os.path.join(REPO, 'build', 'bench-compare-%s.log' % which), 'a')
     with launcher.Launch(lopts, accel, qemu_stderr=log) as launch:
-        if which == 'linux':
+        if is_linux(which):
             launch.console.wait_for(LINUX_READY, 300)
         else:
             launch.wait_ready()
@@ -186,7 +197,7 @@ def run_guest(launcher, accel, which, packed, poll, opts, exits=None):
         if opts.cost is None:
             return measure(target, opts, exits=exits)
         meter = Meter(block)
-        irqs = linux_irqs if which == 'linux' else ringside_irqs
+        irqs = linux_irqs if is_linux(which) else ringside_irqs
         try:
             return measure(target, opts, meter, lambda: irqs(launch.console))
         finally:
@@ -210,16 +221,24 @@ def compare(launcher, accel, guests, opts, exits):
             rounds.append(res)
         out[conf] = [{w: {'%s %s %s' % k: v for k, v in res[w].items()} for w in res}
                      for res in rounds]
-        for key in rounds[0]['ringside']:
-            cols = {w: [res[w][key] for res in rounds] for w in guests}
-            row = [conf, key, statistics.median(cols['ringside']),
-                   statistics.median(cols['linux'])]
-            row += median_ratio(cols['ringside'], cols['linux'])
-            if opts.baseline:
-                row.append(statistics.median(cols['baseline']))
-                row += median_ratio(cols['ringside'], cols['baseline'])
-            rows.append(row)
+        for key in rounds[0][guests[0]]:
+            rows.append([conf, key] + row_values(
+                    {w: [res[w][key] for res in rounds] for w in guests}, guests))
     return rows, out
+
+
+def row_values(cols, guests):
+    """The first guest's median, then per other guest its median and the
+    ratio first/it [median, lowest, highest]; with both Linux guests last
+    the ratio 6.12/6.1 (seed 000: after/before)."""
+    first = cols[guests[0]]
+    row = [statistics.median(first)]
+    for w in guests[1:]:
+        row.append(statistics.median(cols[w]))
+        row += median_ratio(first, cols[w])
+    if all(w in guests for w in BEFORE_AFTER):
+        row += median_ratio(*(cols[w] for w in BEFORE_AFTER))
+    return row
 
 
 def pick_configs(p, opts):
@@ -261,6 +280,9 @@ def main(argv):
     p.add_argument('--configs', default=None,
                    help='ring layout and back-end mode pairs (default: all four, '
                         '"split sleep,split poll,packed sleep,packed poll")')
+    p.add_argument('--guests', type=guest_list, default='ringside,linux',
+                   help='who boots, in order; ratios are the first against each other '
+                        '(ringside,linux; also linux-6.12, e.g. ringside,linux,linux-6.12)')
     p.add_argument('--rounds', type=positive_int, default=1,
                    help='boot each ringside/Linux pair this many times; medians (1)')
     p.add_argument('--cmdline', default='',
@@ -277,9 +299,13 @@ def main(argv):
         p.error('--rounds takes a number >= 1')
     if any('=' not in w for w in opts.cmdline.split()):
         p.error('--cmdline takes KEY=VALUE words, e.g. "idle=poll tick=periodic"')
-    for path in (BENCH, LINUX_KERNEL, LINUX_INITRD):
-        if not os.path.exists(path):
-            p.error('%s missing: run make and make linux-guest' % os.path.relpath(path, REPO))
+    if not os.path.exists(BENCH):
+        p.error('%s missing: run make' % os.path.relpath(BENCH, REPO))
+    for w in opts.guests:
+        if is_linux(w) and linux_missing(w):
+            p.error(linux_missing(w))
+    if 'ringside' not in opts.guests and (opts.baseline or opts.cmdline):
+        p.error('--baseline and --cmdline need ringside in --guests')
     # the launcher options, checked before anything boots
     base = rr.parse_args(['--vsock', '--boot', 'elf'] + opts.launcher_args)
     opts.kernel = base.vsock_transport == 'kernel' or (
@@ -290,7 +316,7 @@ def main(argv):
     if opts.exits and accel != 'kvm':
         raise SystemExit('%s: error: --exits counts KVM\'s exits, and the guests would run '
                          'under TCG (the KVM probe did not reach ready)' % PROG)
-    guests = ['ringside', 'linux'] + (['baseline'] if opts.baseline else [])
+    guests = opts.guests + (['baseline'] if opts.baseline else [])
     try:
         exits = kvm_exits.ExitCounter() if opts.exits else None
     except kvm_exits.ExitsUnavailable as e:
@@ -301,29 +327,56 @@ def main(argv):
         if exits:
             exits.close()
 
-    print('ringside vs Linux guest, same QEMU (%s), back end (%s) and client; %d round%s%s'
-          % (accel, "kernel vhost-vsock" if opts.kernel else 'ringside-vhost-vsock',
+    print('%s, same QEMU (%s), back end (%s) and client; %d round%s%s'
+          % (' vs '.join(guests), accel,
+             "kernel vhost-vsock" if opts.kernel else 'ringside-vhost-vsock',
              opts.rounds, '' if opts.rounds == 1 else 's (medians)',
              '; ringside cmdline: ' + opts.cmdline if opts.cmdline else ''))
     if base.backend:
         print('back end: %s' % base.backend)
     if opts.baseline:
         print('baseline: %s (same keys); vs base: ringside/baseline' % opts.baseline)
-    head = '%-14s %-8s %6s %4s %12s %12s %8s %15s' % ('config', 'metric', 'size', 'dir',
-                                                      'ringside', 'linux', 'ratio',
-                                                      'ratio range')
-    if opts.baseline:
-        head += ' %12s %8s %15s' % ('baseline', 'vs base', 'range')
+    for w in guests:
+        if is_linux(w):
+            print('%s: %s' % (w, os.path.relpath(linux_guest(w)[0], REPO)))
+    print_rows(rows, guests)
+    # [config, [metric, size, dir], first guest, then per other guest its
+    # value, ratio, lowest, highest] (ringside, linux, ratio, lowest,
+    # highest by default; --baseline adds baseline, ratio, lowest,
+    # highest), with linux and linux-6.12 last 6.12/6.1, lowest, highest
+    out['rows'] = [[row[0], list(row[1])] + row[2:] for row in rows]
+    out['columns'] = guests
+    publish(PROG, opts, out)
+    return 0
+
+
+SHORT = {'ringside': 'rs', 'linux': '6.1', 'linux-6.12': '6.12', 'baseline': 'base'}
+
+
+def print_rows(rows, guests):
+    """The table: a value column per guest, after each but the first the
+    ratio first/it and its range; last 6.12/6.1 when both are there."""
+    others = [w for w in guests[1:] if w != 'baseline']
+    head = '%-14s %-8s %6s %4s %12s' % ('config', 'metric', 'size', 'dir', guests[0])
+    for w in guests[1:]:
+        if w == 'baseline':
+            name = 'vs base'
+        elif len(others) == 1:
+            name = 'ratio'
+        else:
+            name = '%s/%s' % (SHORT[guests[0]], SHORT[w])
+        head += ' %12s %8s %15s' % (w, name, 'ratio range' if name == 'ratio' else 'range')
+    before_after = all(w in guests for w in BEFORE_AFTER)
+    if before_after:
+        head += ' %8s %15s' % ('6.12/6.1', 'range')
     print(head)
     for row in rows:
         conf, (metric, size, d) = row[:2]
-        line = '%-14s %-8s %6d %4s %12.3f %12.3f %8.2f %7.2f-%-7.2f' % (
-            (conf, metric, size, d) + tuple(row[2:7]))
-        if opts.baseline:
-            line += ' %12.3f %8.2f %7.2f-%-7.2f' % tuple(row[7:11])
+        line = '%-14s %-8s %6d %4s %12.3f' % (conf, metric, size, d, row[2])
+        rest = row[3:]
+        for _ in guests[1:]:
+            line += ' %12.3f %8.2f %7.2f-%-7.2f' % tuple(rest[:4])
+            rest = rest[4:]
+        if before_after:
+            line += ' %8.2f %7.2f-%-7.2f' % tuple(rest[:3])
         print(line)
-    # [config, [metric, size, dir], ringside, linux, ratio, lowest,
-    # highest] and with --baseline [baseline, ratio, lowest, highest]
-    out['rows'] = [[row[0], list(row[1])] + row[2:] for row in rows]
-    publish(PROG, opts, out)
-    return 0

@@ -46,11 +46,11 @@ import time
 import ringside as rr
 
 from . import cost, kvm_exits, netns, vhost_net
-from .bench_compare import LINUX_INITRD, LINUX_KERNEL, LINUX_READY
 from .benchlib import BENCH, REPO, wait_vsock_up
+from .cli import Parser, guest_list, int_list, nonneg_int, positive_float, size_list
+from .images import (COST_PLUGIN, LINUX_GUESTS, LINUX_READY, is_linux, linux_guest,
+                     linux_missing)
 from .vhost_net import CpuMeter, ExitMeter, Meters, TapMeter
-from .cli import Parser, int_list, nonneg_int, positive_float, size_list
-from .images import COST_PLUGIN
 from .results import add_options, publish
 
 PROG = 'bench-rr'
@@ -64,9 +64,10 @@ def guest_args(which, poll, ns, poll_us=None):
     args = ['--vsock', '--boot', 'elf']
     if poll:
         args.append('--vsock-arg=--poll')
-    if which == 'linux':
-        args += ['--kernel', LINUX_KERNEL, '--cmdline', 'console=ttyS0 quiet panic=-1',
-                 '--qemu-arg=-initrd', '--qemu-arg=%s' % LINUX_INITRD]
+    if is_linux(which):
+        kernel, initrd = linux_guest(which)
+        args += ['--kernel', kernel, '--cmdline', 'console=ttyS0 quiet panic=-1',
+                 '--qemu-arg=-initrd', '--qemu-arg=%s' % initrd]
     elif ns:
         args += ['--cmdline', 'ip=%s prefix=24 gw=%s' % (netns.GUEST_IP, netns.HOST_IP)]
     if ns:
@@ -128,7 +129,7 @@ def boot_and_measure(which, poll, opts, accel, ns, rows):
     backend = 'poll' if poll else 'sleep'
     log = open(os.path.join(REPO, 'build', 'bench-rr-%s.log' % which), 'a')
     with log, rr.Launch(lopts, accel, qemu_stderr=log) as launch:
-        if which == 'linux':
+        if is_linux(which):
             launch.console.wait_for(LINUX_READY, 300)
         else:
             launch.wait_ready()
@@ -156,7 +157,7 @@ def boot_and_measure(which, poll, opts, accel, ns, rows):
 def udp_cells(launch, which, opts, ns, meter, rows, backend, block=None):
     """Every (sessions, size) cell over UDP to the guest's echo (port 7)
     from inside the namespace."""
-    if which == 'linux':
+    if is_linux(which):
         launch.console.send('udpecho\n')
         launch.console.wait_for(r'udpecho (ready|error.*)', 120)
     target = ['--udp', '%s:7' % netns.GUEST_IP, '--udp-timeout', str(opts.udp_timeout)]
@@ -196,7 +197,7 @@ def boot_vhost_net(which, poll_us, opts, accel, ns, exits, rows):
     log = open(os.path.join(REPO, 'build', 'bench-rr-%s.log' % which), 'a')
     try:
         with log, rr.Launch(lopts, accel, qemu_stderr=log) as launch:
-            if which == 'linux':
+            if is_linux(which):
                 launch.console.wait_for(LINUX_READY, 300)
             else:
                 launch.wait_ready()
@@ -291,16 +292,19 @@ def index(rows):
 
 def print_ratios(rows):
     idx = index(rows)
-    print('\nringside / Linux (tps ratio > 1 and p99 ratio < 1 favour ringside)')
-    print('%-5s %-5s %5s %5s %10s %10s %8s %8s' % (
-            'trans', 'back', 'sess', 'size', 'tps rs', 'tps linux', 'tps', 'p99'))
-    for (g, t, b, s, z), r in idx.items():
-        lx = idx.get(('linux', t, b, s, z))
-        if g != 'ringside' or not lx:
+    for linux in LINUX_GUESTS:
+        if not any(k[0] == linux for k in idx):
             continue
-        print('%-5s %-5s %5d %5d %10.1f %10.1f %8.2f %8.2f' % (
-                t, b, s, z, r['tps'], lx['tps'], r['tps'] / lx['tps'] if lx['tps'] else 0,
-                r['p99'] / lx['p99'] if lx['p99'] else 0))
+        print('\nringside / %s (tps ratio > 1 and p99 ratio < 1 favour ringside)' % linux)
+        print('%-5s %-5s %5s %5s %10s %10s %8s %8s' % (
+                'trans', 'back', 'sess', 'size', 'tps rs', 'tps ' + linux, 'tps', 'p99'))
+        for (g, t, b, s, z), r in idx.items():
+            lx = idx.get((linux, t, b, s, z))
+            if g != 'ringside' or not lx:
+                continue
+            print('%-5s %-5s %5d %5d %10.1f %10.1f %8.2f %8.2f' % (
+                    t, b, s, z, r['tps'], lx['tps'], r['tps'] / lx['tps'] if lx['tps'] else 0,
+                    r['p99'] / lx['p99'] if lx['p99'] else 0))
     print('\nback end --poll against sleeping (vsock): gain and the CPU it costs')
     print('%-8s %5s %5s %10s %10s %7s %8s %8s' % ('guest', 'sess', 'size', 'tps sleep',
                                                   'tps poll', 'gain', 'cpu slp', 'cpu poll'))
@@ -440,7 +444,8 @@ def main(argv):
                    type=positive_float, default=3.0, help='measured seconds per cell (3)')
     p.add_argument('--warmup', type=nonneg_int, default=3,
                    help='unmeasured transactions per session first (3)')
-    p.add_argument('--guests', default='ringside,linux', help='ringside and/or linux')
+    p.add_argument('--guests', type=guest_list, default='ringside,linux',
+                   help='ringside and/or Linux guests: linux, linux-6.12 (ringside,linux)')
     p.add_argument('--backends', default='sleep,poll', help='sleep and/or poll')
     p.add_argument('--no-udp', action='store_true', help='vsock only, no namespace')
     p.add_argument('--udp-timeout', type=positive_float, default=1.0,
@@ -467,17 +472,18 @@ def main(argv):
         with open(opts.from_json) as f:
             saved = json.load(f)
         return report(opts, saved['accel'], saved['cells'])
-    guests = opts.guests.split(',')
+    guests = opts.guests
     backends = opts.backends.split(',')
-    if not set(guests) <= {'ringside', 'linux'} or not set(backends) <= {'sleep', 'poll'}:
-        p.error('--guests takes ringside,linux; --backends sleep,poll')
+    if not set(backends) <= {'sleep', 'poll'}:
+        p.error('--backends takes sleep,poll')
     if max(opts.sessions) > 1000 or opts.time <= 0:
         p.error('at most 1000 sessions; --time must be positive')
-    need = [BENCH] + ([LINUX_KERNEL, LINUX_INITRD] if 'linux' in guests else [])
-    need += [COST_PLUGIN] if opts.cost else []
-    for path in need:
+    for path in [BENCH] + ([COST_PLUGIN] if opts.cost else []):
         if not os.path.exists(path):
-            p.error('%s missing: run make and make linux-guest' % os.path.relpath(path, REPO))
+            p.error('%s missing: run make' % os.path.relpath(path, REPO))
+    for which in guests:
+        if is_linux(which) and linux_missing(which):
+            p.error(linux_missing(which))
     if opts.net == 'vhost-net':
         why = vhost_net.usable() or (None if netns.usable() else
                                      'the namespace needs root, ip netns and /dev/net/tun')

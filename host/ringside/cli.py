@@ -8,6 +8,7 @@ import os
 import sys
 
 from .errors import EXIT_USAGE
+from .images import LINUX_GUESTS
 
 
 class Parser(argparse.ArgumentParser):
@@ -85,6 +86,20 @@ def int_list(text):
     if any(v <= 0 for v in values):
         raise argparse.ArgumentTypeError('expected positive numbers, got %r' % text)
     return values
+
+
+GUESTS = ('ringside',) + tuple(LINUX_GUESTS)
+
+
+def guest_list(text):
+    """--guests: ringside and the Linux guests (images.LINUX_GUESTS), comma
+    separated, each once, in the order they boot: ringside,linux,linux-6.12."""
+    names = [w.strip() for w in text.split(',') if w.strip()]
+    bad = [w for w in names if w not in GUESTS]
+    if not names or bad or len(set(names)) != len(names):
+        raise argparse.ArgumentTypeError('expected some of %s, each once, got %r'
+                                         % (','.join(GUESTS), text))
+    return names
 
 
 def output_file(text):

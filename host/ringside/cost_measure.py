@@ -28,7 +28,7 @@ import ringside as rr
 from . import cost
 from .benchlib import hybrid_connect
 from .cli import Parser, nonneg_float, nonneg_int, positive_int
-from .images import REPO
+from .images import LINUX_READY, REPO, linux_guest
 from .results import add_options, publish
 
 IDLE_WINDOW = 1.0   # seconds of idle counting before each workload
@@ -233,9 +233,7 @@ IO_TIMEOUT = 120
 BOOT_TIMEOUT = 300
 ELF = os.path.join(REPO, 'build', 'ringside.elf')
 PLUGIN = os.path.join(REPO, 'build', 'host', 'ringside-cost.so')
-LINUX_KERNEL = os.path.join(REPO, 'build', 'linux-guest', 'bzImage')
-LINUX_INITRD = os.path.join(REPO, 'build', 'linux-guest', 'initrd')
-LINUX_READY = r'ringside-linux-guest: ready'
+LINUX_KERNEL, LINUX_INITRD = linux_guest()
 PROG = 'cost-measure'
 
 

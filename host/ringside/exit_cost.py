@@ -15,8 +15,10 @@ around each workload, the guest alone on the host:
 Every row has the exits by kind (see kvm_exits.KINDS) and the ports and
 MSRs behind them. For ringside the guest's own kicks and interrupts per
 round trip (its `stats virtio-vsock`) stand beside the exits: a kick is a
-notify exit, so the two agree. The Linux guest is Debian's kernel
-(build/linux-guest, `make linux-guest`).
+notify exit, so the two agree. The Linux guests are Debian's kernels:
+`linux` (6.1, build/linux-guest, `make linux-guest`) and `linux-6.12`
+(`make linux-guest-6.12`), seed 000's before and after:
+`host/nested host/exit-cost --guests linux,linux-6.12`.
 """
 
 import os
@@ -26,10 +28,11 @@ import time
 import ringside as rr
 
 from . import kvm_exits
-from .bench_compare import LINUX_INITRD, LINUX_KERNEL, LINUX_READY, linux_irqs
+from .bench_compare import linux_irqs
 from .bench_vsock import QUEUE_RE
 from .benchlib import BENCH, Progress, run_bench, wait_vsock_cid
-from .cli import Parser, nonneg_int, positive_float, positive_int
+from .cli import Parser, guest_list, nonneg_int, positive_float, positive_int
+from .images import LINUX_READY, is_linux, linux_guest, linux_missing
 from .process import read_text, vhost_workers
 from .results import add_options, publish
 
@@ -44,11 +47,12 @@ def launcher_args(which, extra, opts):
     """ringside-run's arguments for guest `which` with `extra` on its command line."""
     args = ['--vsock', '--vsock-transport', 'kernel', '--accel', 'kvm', '--boot', 'elf',
             '--vsock-cid', str(CID)]
-    if which == 'linux':
+    if is_linux(which):
         cmdline = ' '.join(w for w in ('console=ttyS0 quiet panic=-1', opts.linux_cmdline,
                                        extra) if w)
-        return args + ['--kernel', LINUX_KERNEL, '--cmdline', cmdline,
-                       '--qemu-arg=-initrd', '--qemu-arg=' + LINUX_INITRD]
+        kernel, initrd = linux_guest(which)
+        return args + ['--kernel', kernel, '--cmdline', cmdline,
+                       '--qemu-arg=-initrd', '--qemu-arg=' + initrd]
     cmdline = ' '.join(w for w in (opts.cmdline, extra) if w)
     return args + (['--cmdline', cmdline] if cmdline else [])
 
@@ -101,7 +105,7 @@ def measure(which, launch, counter, opts):
     rts = opts.count + opts.warmup
     for size, row in ((64, '64 B rt'), (4096, '4 KiB rt')):
         guest_before = ringside_counters(console) if which == 'ringside' else None
-        irq_before = linux_irqs(console) if which == 'linux' else None
+        irq_before = linux_irqs(console) if is_linux(which) else None
         args = ['pingpong'] + target + ['--size', str(size), '--count', str(opts.count),
                                         '--warmup', str(opts.warmup)]
         res, rows[row] = around(counter, pid, lambda: run_bench(args, 900, PROG),
@@ -129,7 +133,7 @@ def run_guest(which, extra, opts, counter):
     base = os.path.join(rr.REPO, 'build', 'exit-cost-%s' % which)
     log, serial = open(base + '.log', 'w'), open(base + '.serial.log', 'wb')
     with log, serial, rr.Launch(lopts, 'kvm', qemu_stderr=log, log=serial) as launch:
-        if which == 'linux':
+        if is_linux(which):
             launch.console.wait_for(LINUX_READY, 300)
         else:
             launch.wait_ready()
@@ -181,8 +185,8 @@ def print_table(results):
 
 def parse_args(argv):
     p = Parser(prog=PROG, description=__doc__.split('\n')[0])
-    p.add_argument('--guests', default='ringside,linux',
-                   help='which guests, in order (ringside,linux)')
+    p.add_argument('--guests', type=guest_list, default='ringside,linux',
+                   help='which guests, in order (ringside,linux; also linux-6.12)')
     p.add_argument('--count', type=positive_int, default=2000, help='round trips per size (2000)')
     p.add_argument('--warmup', type=nonneg_int, default=20, help='round trips before (20)')
     p.add_argument('-t', '--time', type=positive_float, default=3.0, help='seconds per stream (3)')
@@ -195,9 +199,6 @@ def parse_args(argv):
                         'idle=halt|poll, Linux default|idle=poll): latency, exits, host CPU')
     add_options(p)
     opts = p.parse_args(argv)
-    opts.guests = [g.strip() for g in opts.guests.split(',') if g.strip()]
-    if not opts.guests or any(g not in ('ringside', 'linux') for g in opts.guests):
-        p.error('--guests takes ringside and/or linux')
     if any('=' not in w for w in opts.cmdline.split()):
         p.error('--cmdline takes KEY=VALUE words')
     return opts
@@ -211,12 +212,12 @@ def main(argv):
     why = kvm_exits.available()
     if why:
         raise SystemExit('%s: error: cannot count VM exits: %s' % (PROG, why))
-    needed = [BENCH, rr.DEFAULT_ELF] + ([LINUX_KERNEL, LINUX_INITRD]
-                                        if 'linux' in opts.guests else [])
-    for path in needed:
+    for path in (BENCH, rr.DEFAULT_ELF):
         if not os.path.exists(path):
-            raise SystemExit('%s: error: %s missing (run make%s)' % (
-                PROG, path, ' linux-guest' if 'linux-guest' in path else ''))
+            raise SystemExit('%s: error: %s missing (run make)' % (PROG, path))
+    for which in opts.guests:
+        if is_linux(which) and linux_missing(which):
+            raise SystemExit('%s: error: %s' % (PROG, linux_missing(which)))
     results, configs = {}, {}
     try:
         with kvm_exits.ExitCounter() as counter:

@@ -37,7 +37,7 @@ import ringside as rr
 
 from .benchlib import hybrid_connect
 from .cli import Parser, positive_int
-from .images import DEFAULT_VSOCK_BACKEND, REPO
+from .images import DEFAULT_VSOCK_BACKEND, LINUX_READY, REPO, linux_guest
 from .machine import LoggedLaunch
 from .results import add_options, publish
 
@@ -47,9 +47,7 @@ GUESTS = ('ringside', 'linux')
 RINGS = ('split', 'packed')
 OUTCOMES = ('survives', 'degraded', 'broken')
 
-LINUX_KERNEL = os.path.join(REPO, 'build', 'linux-guest', 'bzImage')
-LINUX_INITRD = os.path.join(REPO, 'build', 'linux-guest', 'initrd')
-LINUX_READY = r'ringside-linux-guest: ready'
+LINUX_KERNEL, LINUX_INITRD = linux_guest()
 ECHO_PORT = 1234
 
 # Linux's own words when a device wrote something its ring cannot take

@@ -16,3 +16,32 @@ DEFAULT_ELF = repo_path('build', 'ringside.elf')
 DEFAULT_ESP = repo_path('build', 'ringside-esp.img')
 DEFAULT_VSOCK_BACKEND = repo_path('build', 'host', 'ringside-vhost-vsock')
 COST_PLUGIN = repo_path('build', 'host', 'ringside-cost.so')
+
+# The Linux baseline guests (host/linux-guest, Debian's kernels with the same
+# initrd): the name a script's --guests list takes -> its build folder, which
+# is also its make target. 'linux' is this machine's kernel (Debian 6.1),
+# before seed 000's TX fast path; 'linux-6.12' is Debian's 6.12, after it:
+# efcd71af38be reached mainline in the 6.12 merge window (merged 2024-09-26,
+# first in v6.12-rc1), and 6.12's net/vmw_vsock/virtio_transport.c sends
+# from virtio_transport_send_pkt straight into the TX virtqueue when
+# send_pkt_queue is empty, which 6.1's file does not (docs/benchmarks.md).
+LINUX_GUESTS = {'linux': 'linux-guest', 'linux-6.12': 'linux-guest-6.12'}
+LINUX_READY = r'ringside-linux-guest: ready'
+
+
+def linux_guest(name='linux'):
+    """(bzImage, initrd) of the Linux guest called name in LINUX_GUESTS."""
+    folder = repo_path('build', LINUX_GUESTS[name])
+    return os.path.join(folder, 'bzImage'), os.path.join(folder, 'initrd')
+
+
+def is_linux(name):
+    return name in LINUX_GUESTS
+
+
+def linux_missing(name='linux'):
+    """None when the guest's images exist, else what to run to build them."""
+    if all(os.path.exists(p) for p in linux_guest(name)):
+        return None
+    return '%s missing: run make %s' % (os.path.relpath(linux_guest(name)[1], REPO),
+                                        LINUX_GUESTS[name])

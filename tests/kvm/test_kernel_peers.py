@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: MIT
 """On the kernel's vhost-vsock under KVM, after test_kernel_vsock's guest
-has gone (each guest here takes CID 3 in turn): the Linux guest's echo on
-the same path, the benchmark scripts unchanged (bench-vsock, exit-cost,
+has gone (each guest here takes CID 3 in turn): the Linux guests' echo on
+the same path (Debian's 6.1 and 6.12, seed 000's before and after), the
+benchmark scripts unchanged (bench-vsock, exit-cost,
 --tools, --attach cid:N), and the launcher's packed=on guard against the
 device's own features."""
 
@@ -9,19 +10,24 @@ import os
 import re
 import subprocess
 
+import pytest
+
 import ringside as rr
-from ringside.bench_compare import LINUX_INITRD, LINUX_KERNEL, LINUX_READY
 from ringside.benchlib import wait_vsock_cid
+from ringside.images import LINUX_READY, linux_guest, linux_missing
 from ringside_qemu import REPO, Guest, run_launcher
 from test_kernel_vsock import CID, ECHO, KERNEL_ARGS, SIZES, echo_checked
 
 
-def test_linux_guest_echo_on_the_same_path():
-    for path in (LINUX_KERNEL, LINUX_INITRD):
-        assert os.path.exists(path), '%s missing: run make linux-guest' % path
-    g = Guest('--boot', 'elf', '--kernel', LINUX_KERNEL, '--cmdline',
+@pytest.mark.parametrize('which', ['linux', 'linux-6.12'])
+def test_linux_guest_echo_on_the_same_path(which):
+    """Each Linux guest boots under KVM on the kernel's vhost-vsock and
+    echoes every size byte for byte."""
+    assert not linux_missing(which), linux_missing(which)
+    kernel, initrd = linux_guest(which)
+    g = Guest('--boot', 'elf', '--kernel', kernel, '--cmdline',
               'console=ttyS0 quiet panic=-1', '--qemu-arg=-initrd',
-              '--qemu-arg=' + LINUX_INITRD, *KERNEL_ARGS, name='kvm-linux')
+              '--qemu-arg=' + initrd, *KERNEL_ARGS, name='kvm-' + which)
     try:
         g.start(wait_ready=False)
         g.wait_for(LINUX_READY, 300)

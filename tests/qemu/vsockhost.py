@@ -12,11 +12,12 @@ import subprocess
 import threading
 import time
 
+from ringside.images import LINUX_GUESTS, linux_guest
+
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 BUILD = os.path.join(ROOT, "build")
 BACKEND = os.path.join(BUILD, "host", "ringside-vhost-vsock")
 BENCH = os.path.join(BUILD, "host", "ringside-bench")
-GUEST_DIR = os.path.join(BUILD, "linux-guest")
 QEMU = "qemu-system-x86_64"
 
 PORT_ECHO, PORT_SINK, PORT_SOURCE = 1234, 1235, 1236
@@ -90,19 +91,13 @@ def _run(cmd):
     subprocess.run(cmd, cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
 
 
-def build_all():
-    """Build the two host programs and the Linux guest if missing/stale."""
+def build_all(which="linux"):
+    """Build the two host programs and the Linux guest `which` (a name in
+    ringside.images.LINUX_GUESTS: linux, linux-6.12) if missing or stale;
+    its (bzImage, initrd)."""
     _run(["make", "-s", "build/host/ringside-vhost-vsock",
-          "build/host/ringside-bench"])
-    kernel = os.path.join(GUEST_DIR, "bzImage")
-    initrd = os.path.join(GUEST_DIR, "initrd")
-    src = os.path.join(ROOT, "host", "linux-guest")
-    newest = max(os.path.getmtime(os.path.join(src, f))
-                 for f in os.listdir(src))
-    if not (os.path.exists(kernel) and os.path.exists(initrd)) or \
-            os.path.getmtime(initrd) < newest:
-        _run([os.path.join(src, "build.sh"), GUEST_DIR])
-    return kernel, initrd
+          "build/host/ringside-bench", LINUX_GUESTS[which]])
+    return linux_guest(which)
 
 
 def _stop_pid(proc, sig=signal.SIGTERM, timeout=10):

@@ -50,6 +50,7 @@ from .benchlib import BENCH, REPO, wait_vsock_up
 from .cli import Parser, guest_list, int_list, nonneg_int, positive_float, size_list
 from .images import (COST_PLUGIN, LINUX_GUESTS, LINUX_READY, is_linux, linux_guest,
                      linux_missing)
+from .process import vhost_workers
 from .vhost_net import CpuMeter, ExitMeter, Meters, TapMeter
 from .results import add_options, publish
 
@@ -202,7 +203,7 @@ def boot_vhost_net(which, poll_us, opts, accel, ns, exits, rows):
             else:
                 launch.wait_ready()
             qemu = launch.qemu.pid
-            meter = Meters(CpuMeter({'qemu': [qemu], 'vhost': vhost_net.vhost_workers(qemu)}),
+            meter = Meters(CpuMeter({'qemu': [qemu], 'vhost': vhost_workers(qemu)}),
                            TapMeter(ns, netns.TAP), ExitMeter(exits) if exits else None)
             udp_cells(launch, which, opts, ns, meter, rows, 'pu%d' % poll_us)
             if which == 'ringside':

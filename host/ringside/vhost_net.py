@@ -49,29 +49,12 @@ def proc_ticks(pid):
     return int(fields[11]) + int(fields[12])
 
 
-def vhost_workers(owner):
-    """PIDs of the vhost worker threads QEMU `owner` made ('vhost-PID'
-    kernel threads: one per vhost device, vsock and net alike)."""
-    name = 'vhost-%d' % owner
-    pids = []
-    for entry in os.listdir('/proc'):
-        if not entry.isdigit():
-            continue
-        try:
-            with open('/proc/%s/comm' % entry) as f:
-                if f.read().strip() == name:
-                    pids.append(int(entry))
-        except OSError:
-            pass
-    return pids
-
-
 class CpuMeter:
     """CPU, in % of one CPU, that each named group of processes used
     between start() and stop(): {'qemu': [pid], 'vhost': [pid, ...]}."""
 
     def __init__(self, groups):
-        self.groups = {k: [p for p in v if p] for k, v in groups.items()}
+        self.groups = {k: [int(p) for p in v if p] for k, v in groups.items()}
         self.groups = {k: v for k, v in self.groups.items() if v}
         self.hz = os.sysconf('SC_CLK_TCK')
 

@@ -297,7 +297,7 @@ bench: deps
 
 # The seeds' tables with guest cost: build/bench/seeds.md and PNGs (docs/benchmarks.md).
 bench-seeds: deps
-	$(MAKE) all linux-guest
+	$(MAKE) all linux-guest linux-guest-6.12 nested-host
 	host/bench-seeds $(SEEDS_ARGS)
 
 format:

@@ -125,14 +125,13 @@ def peer_qemu(pmd, qemu):
 
 
 def exits_measured(exits, run):
-    """run() with r['exits_per_packet'] (KVM's count over the run) when
-    an exit counter is open."""
+    """run() with r['exits'], KVM's exits per packet by kind
+    (kvm_exits.KINDS), when an exit counter is open."""
     if exits is None:
         return run()
     before = exits.snapshot()
     r = run()
-    d = kvm_exits.delta(before, exits.snapshot(), max(r['packets'], 1))
-    r['exits_per_packet'], r['notify_per_packet_kvm'] = d['exits'], d['notify']
+    r['exits'] = kvm_exits.delta(before, exits.snapshot(), max(r['packets'], 1))
     return r
 
 
@@ -351,11 +350,11 @@ def summarize(results):
 def exit_summary(rs):
     """Median VM exits and notifies per packet over runs; {} where KVM's
     exits were not counted."""
-    es = [r for r in rs if 'exits_per_packet' in r]
+    es = [r['exits'] for r in rs if 'exits' in r]
     if not es:
         return {}
-    return {'exits_per_packet': statistics.median(r['exits_per_packet'] for r in es),
-            'kvm_notify_per_packet': statistics.median(r['notify_per_packet_kvm'] for r in es)}
+    return {'exits_per_packet': statistics.median(e['exits'] for e in es),
+            'kvm_notify_per_packet': statistics.median(e['notify'] for e in es)}
 
 
 def exit_cols(t):

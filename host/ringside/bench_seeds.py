@@ -7,25 +7,31 @@ and each script's own text output (build/bench/*.txt):
 
   000  ping-pong sizes with fastpath on/off           (bench-vsock --ab fastpath=1,0)
   001  pktgen Mpps, split/packed, txpoll on/off, Linux (bench-net)
+  003  request/response with busy polling             (bench-rr)
   004  stream h2g/g2h with credit lazy/eager, rxbuf 4096/65580 and smallcopy
        on/off, one switch at a time, with efficiency  (bench-vsock --ab KEY=A,B)
-       ringside vs Linux: ping-pong 64 B / 4 KiB, stream 64 KiB buffers
+  linux     ringside vs Linux: ping-pong 64 B / 4 KiB, stream 64 KiB buffers
                                                       (bench-compare --configs 'split sleep')
+  linux612  seed 000 from Linux itself: the 6.1 guest against the 6.12 one
+                                                      (bench-compare --guests linux,linux-6.12)
 
-Every cell has the guest's instructions per operation (round trip, KiB,
-packet), measured by the ringside-cost plugin with the idle rate taken off
-where it is noise (ringside/cost_measure.py); A/B tables give the cost
-delta with its spread over rounds. --quick runs every table with short cells
-and one round (tests/qemu/test_bench_seeds.py); the full run takes about a
-quarter of an hour under TCG.
+and, first, a table of the direction of each change against the seed's
+own published one (SEED_CHANGE). Every cell has the guest's instructions
+per operation (round trip, KiB, packet), measured by the ringside-cost
+plugin with the idle rate taken off where it is noise
+(ringside/cost_measure.py); A/B tables give the cost delta with its spread
+over rounds. --quick runs every table with short cells and one round
+(tests/qemu/test_bench_seeds.py).
 
-On the kernel's vhost-vsock under KVM (launcher options after `--`, e.g.
-`host/nested host/bench-seeds -- --vsock-transport kernel`) the vsock
-tables (000, 004, Linux) are measured there instead, and the cost of an
-operation is its VM exits (bench-vsock and bench-compare --exits): exits
-where the tables say insn, HLT exits for halts, injected interrupts for
-irqs. Seed 001 (pktgen into dpdk-testpmd over vhost-user) stays on our
-back ends; run it without `--`.
+On the kernel's back ends under KVM (launcher options after `--`, e.g.
+`host/nested host/bench-seeds -- --vsock-transport kernel`, or
+`--host nested`, which does just that) the vsock tables are measured on
+vhost-vsock, seed 001 sends into a tap served by vhost-net, seed 003 is
+vhost-net's busy polling with poll-us windows, and the cost of an
+operation is its VM exits: exits where the tables say insn, HLT exits for
+halts, injected interrupts for irqs. `--host both` writes both reports and
+build/bench/seeds-both.md, each seed's direction under TCG and under
+nested KVM side by side.
 """
 
 import argparse
@@ -34,24 +40,45 @@ import json
 import os
 import shutil
 import statistics
+import subprocess
 import sys
 import time
 
 import ringside as rr
 
-from . import bench_compare, bench_net, bench_vsock
+from . import bench_compare, bench_net, bench_rr, bench_vsock, vhost_net
 from .cli import Parser
 from .cost_measure import spread
-from .images import REPO
+from .images import REPO, linux_missing
 from .results import add_options, publish
 
 OUT = os.path.join(REPO, 'build', 'bench')
 SWITCHES_004 = (('credit', ('lazy', 'eager')), ('rxbuf', ('4096', '65580')),
                 ('smallcopy', ('1', '0')))
 FULL = {'rounds': 3, 'count': 300, 'warmup': 30, 'sizes': '64,512,4k', 'time': 3.0,
-        'lengths': '4k,64k', 'pkts': 200000, 'net_rounds': 3, 'cmp_count': 500}
+        'lengths': '4k,64k', 'pkts': 200000, 'net_rounds': 3, 'cmp_count': 500,
+        'rr_sizes': '1,64,256,1024', 'rr_sessions': '1,50,100,200', 'rr_time': 2.0}
 QUICK = {'rounds': 1, 'count': 100, 'warmup': 10, 'sizes': '64,4k', 'time': 1.0,
-         'lengths': '64k', 'pkts': 20000, 'net_rounds': 1, 'cmp_count': 100}
+         'lengths': '64k', 'pkts': 20000, 'net_rounds': 1, 'cmp_count': 100,
+         'rr_sizes': '64', 'rr_sessions': '1', 'rr_time': 1.0}
+# Each seed's own published change, after / before, that the direction
+# table holds ours against (shared/seeds: the patch threads' tables).
+SEED_CHANGE = {
+    '000': ('64 B ping-pong mean latency, fastpath 0 → 1', 13.57 / 16.78,
+            'seed 000 v4: 16.78 → 13.57 µs'),
+    '001 split': ('pktgen Mpps, split ring, txpoll 0 → 1', 10.5 / 6.45,
+                  'seed 001: 6.45 → 10.5 Mpps'),
+    '001 packed': ('pktgen Mpps, packed ring, txpoll 0 → 1', 12.5 / 7.8,
+                   'seed 001: 7.8 → 12.5 Mpps'),
+    '003': ('RR transactions/s, 1 session, busy polling off → on', 1.04,
+            'seed 003 smp=1: 1 B, 1 session, +4 %'),
+    '004 credit': ('h2g 4 KiB Gb/s, credit eager → lazy', 6.044 / 3.326,
+                   'seed 004 p 2+3: 3.326 → 6.044 Gb/s'),
+    '004 rxbuf': ('g2h 64 KiB Gb/s, rxbuf 4096 → 65580', 35.273 / 11.589,
+                  'seed 004 p 4+5: 11.589 → 35.273 Gb/s'),
+    '004 smallcopy': ('h2g 4 KiB Gb/s, smallcopy 0 → 1', 3.326 / 3.378,
+                      'seed 004 p 1: 3.378 → 3.326 Gb/s'),
+}
 
 
 def run_tool(name, main, argv, outdir):
@@ -115,6 +142,43 @@ def ab_row(what, a, b, unit, digits=0):
             '%s %% / %s %%' % (fmt(spread(ia), 1), fmt(spread(ib), 1)), unit]
 
 
+def direction(key, before, after, noise=None):
+    """A row of the direction table: our after / before for the seed's
+    change `key` (SEED_CHANGE), with the spread of our figures."""
+    mb, ma = median(before), median(after)
+    if noise is None:
+        noise = max(spread(before) or 0, spread(after) or 0) / 100
+    return {'key': key, 'ours': ma / mb if mb and ma == ma else None, 'noise': noise}
+
+
+def verdict(ours, seed, noise):
+    """Whether our change goes the seed's way, and roughly as far."""
+    if ours is None:
+        return '-'
+    change, want = ours - 1, seed - 1
+    if abs(change) <= max(noise, 0.02):
+        return 'no change beyond the noise (±%.0f %%)' % (100 * max(noise, 0.02))
+    if (change > 0) != (want > 0):
+        return 'opposite direction'
+    return 'same direction, %s' % ('similar size' if 0.5 <= change / want <= 2 else
+                                   'smaller' if change / want < 0.5 else 'larger')
+
+
+def direction_table(rows):
+    out = []
+    for d in rows:
+        what, seed, source = SEED_CHANGE[d['key']]
+        out.append([d['key'], what, '%.2f (%s)' % (seed, source),
+                    fmt(d['ours'], 2), verdict(d['ours'], seed, d['noise'])])
+    return table(['seed', 'change', 'seed after/before', 'ours', 'verdict'], out)
+
+
+def text_block(path):
+    """A tool's text output, as a code block in the report."""
+    with open(path) as f:
+        return ['```', f.read().rstrip(), '```', '']
+
+
 # ------------------------------------------------------------------- 000
 
 def seed000(p, outdir):
@@ -157,19 +221,30 @@ def seed000(p, outdir):
         md += table(['function', 'insn/rt'], [[n, fmt(v, 1)] for n, v in top])
     md += plot_pairs(outdir, 'seed000.png', 'Seed 000: ping-pong', plot, 'size B',
                      ('p50 µs', '%s / round trip' % p['unit_long']))
-    return md, {'ab': ab, 'top': top}
+    means = {c: [r['mean'] for cc, r in pp if cc == c and r['size'] == 64]
+             for c in ('fastpath=0', 'fastpath=1')}
+    dirs = [direction('000', means['fastpath=0'], means['fastpath=1'])] if means['fastpath=0'] \
+        else []
+    return md, {'ab': ab, 'top': top, 'direction': dirs}
 
 
 # ------------------------------------------------------------------- 004
 
 def seed004(p, outdir):
-    rows, ab, plot = [], [], {}
+    rows, ab, plot, dirs = [], [], {}, []
     for key, (va, vb) in SWITCHES_004:
         res = vsock_json('seed004-%s' % key,
                          ['--no-pingpong', '--lengths', p['lengths'], '--streams', '1',
                           '--time', str(p['time']), '--rounds', str(p['rounds']),
                           '--ab', '%s=%s,%s' % (key, va, vb)], outdir, p)
         st = res['stream']
+        want = {'credit': ('h2g', 4096), 'rxbuf': ('g2h', 65536), 'smallcopy': ('h2g', 4096)}
+        cell = [[r['gbps'] for c, r in st if c == '%s=%s' % (key, v)
+                 and (r['dir'], r['len']) == want[key]] for v in (va, vb)]
+        if cell[0] and cell[1]:
+            # before → after: eager → lazy, 4096 → 65580, 0 → 1
+            before, after = (cell[1], cell[0]) if key in ('credit', 'smallcopy') else cell
+            dirs.append(direction('004 ' + key, before, after))
         for d, length in sorted({(r['dir'], r['len']) for _, r in st}):
             sides = []
             for v in (va, vb):
@@ -200,59 +275,109 @@ def seed004(p, outdir):
                 ab)
     md += plot_bars(outdir, 'seed004.png', 'Seed 004: stream', plot,
                     ('Gb/s', '%s / %s' % (p['unit_long'], p['stream_unit'])))
-    return md, {'ab': ab}
+    return md, {'ab': ab, 'direction': dirs}
 
 
 # ------------------------------------------------------------------- 001
 
 def seed001(p, outdir):
     path = os.path.join(outdir, 'seed001.json')
-    run_tool('seed001', bench_net.main, ['--cost', '--json', path, '--count', str(p['pkts']),
-                                         '--rounds', str(p['net_rounds'])], outdir)
+    # under KVM the peer is a tap on the kernel's vhost-net, and bench-net
+    # counts the exits by itself
+    peer = ['--peer', 'vhost-net'] if p['kvm'] else ['--cost']
+    run_tool('seed001', bench_net.main, peer + ['--json', path, '--count', str(p['pkts']),
+                                                '--rounds', str(p['net_rounds'])], outdir)
     with open(path) as f:
         res = json.load(f)
     rows, plot = [], {}
+    u = p['unit']
+    # the cost columns: the plugin's (TCG) or KVM's exits per packet
+    key = 'exits_per_packet' if p['kvm'] else 'insns_per_packet'
+
+    def row(guest, t, txpoll):
+        rows.append([guest, t['ring'], txpoll, fmt(t['mpps_median'], 4),
+                     '%s..%s' % (fmt(t['mpps_min'], 4), fmt(t['mpps_max'], 4)),
+                     fmt(t.get(key), p['digits'] + 2 if p['kvm'] else 0),
+                     fmt(t.get('insns_min'), 0), fmt(t.get('insns_spread'), 1) + ' %',
+                     fmt(t.get('halts_per_packet'), 4), fmt(t.get('irqs_per_packet'), 4)])
     for t in res['summary']:
-        rows.append(['ringside', t['ring'], t['txpoll'], fmt(t['mpps_median'], 4),
-                     '%s..%s' % (fmt(t['mpps_min'], 4), fmt(t['mpps_max'], 4)),
-                     fmt(t.get('insns_per_packet'), 0), fmt(t.get('insns_min'), 0),
-                     fmt(t.get('insns_spread'), 1) + ' %',
-                     fmt(t.get('halts_per_packet'), 4), fmt(t.get('irqs_per_packet'), 4)])
+        row('ringside', t, t['txpoll'])
         plot.setdefault('Mpps', []).append(('%s tp=%d' % (t['ring'], t['txpoll']),
-                                            t['mpps_median'], t.get('insns_per_packet')))
+                                            t['mpps_median'], t.get(key)))
     for t in res['linux_summary']:
-        rows.append(['Linux', t['ring'], '-', fmt(t['mpps_median'], 4),
-                     '%s..%s' % (fmt(t['mpps_min'], 4), fmt(t['mpps_max'], 4)),
-                     fmt(t.get('insns_per_packet'), 0), fmt(t.get('insns_min'), 0),
-                     fmt(t.get('insns_spread'), 1) + ' %',
-                     fmt(t.get('halts_per_packet'), 4), fmt(t.get('irqs_per_packet'), 4)])
+        row('Linux', t, '-')
         plot.setdefault('Mpps', []).append(('Linux %s' % t['ring'], t['mpps_median'],
-                                            t.get('insns_per_packet')))
-    ab = []
+                                            t.get(key)))
+    ab, dirs = [], []
     by = {}
     for r in res['runs']:
         by.setdefault((r['ring'], r['txpoll']), []).append(r)
     for ring in ('split', 'packed'):
         if (ring, 1) in by and (ring, 0) in by:
-            ab.append(ab_row('%s txpoll=1→0' % ring, by[(ring, 1)], by[(ring, 0)], 'insn/pkt'))
+            ab.append(ab_row('%s txpoll=1→0' % ring, by[(ring, 1)], by[(ring, 0)], u + '/pkt',
+                             p['digits'] + 2 if p['kvm'] else 0))
+            dirs.append(direction('001 ' + ring, [r['mpps'] for r in by[(ring, 0)]],
+                                  [r['mpps'] for r in by[(ring, 1)]]))
     for tp in (1, 0):
         if ('split', tp) in by and ('packed', tp) in by:
             ab.append(ab_row('txpoll=%d split→packed' % tp, by[('split', tp)],
-                             by[('packed', tp)], 'insn/pkt'))
+                             by[('packed', tp)], u + '/pkt'))
+    peer = ('a tap served by the kernel\'s vhost-net (every frame counted by the tap; split '
+            'ring only, the kernel\'s vhost has no packed ring)' if p['kvm'] else
+            'dpdk-testpmd rxonly over vhost-user-net')
     md = ['## Seed 001: pktgen Mpps, split/packed, txpoll on/off', '',
-          'bench-net: pktgen → dpdk-testpmd rxonly over vhost-user-net, %d × %d B frames, '
-          'burst %d, %d round(s); Linux %s pktgen on the same QEMU options; guest cost per '
-          'packet sent.' % (p['pkts'], res['params']['size'], res['params']['burst'],
-                            p['net_rounds'], res.get('linux_kernel') or ''), '']
-    md += table(['guest', 'ring', 'txpoll', 'Mpps', 'min..max', 'insn/pkt', 'insn/pkt min',
+          'bench-net: pktgen → %s, %d × %d B frames, burst %d, %d round(s); Linux %s pktgen '
+          'on the same QEMU options; guest cost per packet sent.'
+          % (peer, p['pkts'], res['params']['size'], res['params']['burst'],
+             p['net_rounds'], res.get('linux_kernel') or ''), '']
+    md += table(['guest', 'ring', 'txpoll', 'Mpps', 'min..max', u + '/pkt', 'insn/pkt min',
                  'spread', 'halt/pkt', 'irq/pkt'], rows)
     md += ['pktgen never waits: when the TX ring is full it polls for completions, so '
-           'its instructions per packet grow when the host consumes more slowly (a busy '
+           'its cost per packet grows when the host consumes more slowly (a busy '
            'host); the minimum over rounds is closest to the work per packet.', '']
     md += ['A/B cost, medians over rounds:', '']
-    md += table(['cell', 'insn A', 'insn B', 'delta', 'spread A / B', 'unit'], ab)
-    md += plot_bars(outdir, 'seed001.png', 'Seed 001: pktgen', plot, ('Mpps', 'guest insn / pkt'))
-    return md, {'ab': ab}
+    md += table(['cell', u + ' A', u + ' B', 'delta', 'spread A / B', 'unit'], ab)
+    md += plot_bars(outdir, 'seed001.png', 'Seed 001: pktgen', plot,
+                    ('Mpps', '%s / pkt' % p['unit_long']))
+    return md, {'ab': ab, 'direction': dirs}
+
+
+# ------------------------------------------------------------------- 003
+
+def seed003(p, outdir):
+    """Request/response with busy polling: the kernel's vhost-net with
+    poll-us windows (KVM), or our back end's --poll against sleeping on
+    eventfds (TCG, over vsock)."""
+    path = os.path.join(outdir, 'seed003.json')
+    cells = ['--sizes', p['rr_sizes'], '-P', p['rr_sessions'], '-t', str(p['rr_time']),
+             '--json', path, '--plots', outdir]
+    if p['kvm']:
+        args = ['--net', 'vhost-net', '--guests', 'ringside,linux', '--poll-us', '0,50,rtt']
+        how = ('bench-rr --net vhost-net: UDP echo through a tap served by the kernel\'s '
+               'vhost-net, one boot per busy-poll window (poll-us 0, 50 and rtt: the p50 '
+               'round trip of the poll-us=0 boot\'s smallest cell; the seed\'s 50 µs is about '
+               'one round trip on bare-metal KVM, a nested round trip is many times longer). '
+               'Columns as the seed\'s: normalize is transactions/s per CPU of QEMU and its '
+               'vhost workers, packets the tap\'s, exits KVM\'s per second.')
+    else:
+        args = ['--guests', 'ringside', '--no-udp', '--backends', 'sleep,poll']
+        how = ('bench-rr over vsock on our vhost-user back end: its --poll (busy polling the '
+               'rings) against sleeping on eventfds; the analogue of the seed\'s vhost_net '
+               'busy polling on our own back end.')
+    run_tool('seed003', bench_rr.main, args + cells + launcher_tail(p), outdir)
+    with open(path) as f:
+        res = json.load(f)
+    one = [c for c in res['cells'] if c['sessions'] == min(c['sessions'] for c in res['cells'])
+           and c['size'] == min(c['size'] for c in res['cells']) and c['guest'] == 'ringside']
+    base, polled = ('pu0', 'pu%d' % res['rtt_windows']['ringside']['poll_us']) \
+        if p['kvm'] and 'ringside' in res.get('rtt_windows', {}) else ('sleep', 'poll')
+    before = [c['tps'] for c in one if c['backend'] == base]
+    after = [c['tps'] for c in one if c['backend'] == polled]
+    dirs = [direction('003', before, after, noise=0.05)] if before and after else []
+    md = ['## Seed 003: request/response with busy polling', '', how, '']
+    md += text_block(os.path.join(outdir, 'seed003.txt'))
+    return md, {'direction': dirs, 'cells': res['cells'],
+                'rtt_windows': res.get('rtt_windows')}
 
 
 # ------------------------------------------------------------------- Linux
@@ -314,6 +439,24 @@ def versus_linux(p, outdir):
                  'ratio', 'spread r / L', 'halts r / L', 'irqs r / L', 'unit'], rows)
     md += plot_versus(outdir, 'linux.png', plot['insn'])
     return md, {}
+
+
+# ------------------------------------------------------------------- 6.12
+
+def linux_before_after(p, outdir):
+    """Seed 000 from Linux itself: Debian's 6.1 guest (before the fast
+    path) against its 6.12 one (after), same QEMU and back end."""
+    run_tool('linux612', bench_compare.main,
+             [p['cost_flag'], '--guests', 'linux,linux-6.12', '--sizes', '64,4096',
+              '--count', str(p['cmp_count']), '--warmup', str(p['warmup']),
+              '--time', str(p['time']), '--rounds', str(p['rounds'])] + launcher_tail(p),
+             outdir)
+    md = ['## Seed 000 from Linux itself: 6.1 against 6.12', '',
+          'bench-compare --guests linux,linux-6.12: the vsock fast path is in Linux from '
+          'v6.12 (Debian\'s 6.1 lacks it); the two kernels also differ by two years of '
+          'everything else, so this is the direction Linux users see, not the patch alone.',
+          '']
+    return md + text_block(os.path.join(outdir, 'linux612.txt')), {}
 
 
 # ------------------------------------------------------------------- plots
@@ -387,60 +530,147 @@ def plot_versus(outdir, name, pts):
 
 # ------------------------------------------------------------------- main
 
-SECTIONS = (('000', seed000), ('001', seed001), ('004', seed004), ('linux', versus_linux))
+SECTIONS = (('000', seed000), ('001', seed001), ('003', seed003), ('004', seed004),
+            ('linux', versus_linux), ('linux612', linux_before_after))
 
 
-def main(argv):
-    p = Parser(prog='bench-seeds', description=__doc__.split('\n')[0])
-    p.add_argument('--quick', action='store_true',
-                   help='every table with short cells and one round (a few minutes)')
-    p.add_argument('--only', default=','.join(s for s, _ in SECTIONS),
-                   help='sections, comma separated (000,001,004,linux)')
-    p.add_argument('--out', default=OUT, help='output directory (build/bench)')
-    add_options(p)
-    p.add_argument('launcher_args', nargs='*', help=argparse.SUPPRESS)
-    opts = p.parse_args(argv)
-    kvm = rr.parse_args(['--vsock'] + opts.launcher_args).vsock_transport == 'kernel'
-    if kvm and opts.only == p.get_default('only'):
-        opts.only = '000,004,linux'
-    only = opts.only.split(',')
-    if any(o not in dict(SECTIONS) for o in only):
-        p.error('--only takes 000, 001, 004, linux')
-    if kvm and '001' in only:
-        p.error('seed 001 runs on our back ends (dpdk-testpmd); leave out --only 001 or '
-                'the launcher options')
-    params = dict(QUICK if opts.quick else FULL, kvm=kvm, launcher=opts.launcher_args,
-                  cost_flag='--exits' if kvm else '--cost', unit='exits' if kvm else 'insn',
-                  unit_long='VM exits' if kvm else 'guest insn',
-                  stream_unit='MiB' if kvm else 'KiB', digits=2 if kvm else 0)
-    os.makedirs(opts.out, exist_ok=True)
-    if not shutil.which('dpdk-testpmd') and '001' in only:
-        p.error('seed 001 needs dpdk-testpmd (package dpdk); leave it out with --only')
+def report_here(opts, argv, only, params):
+    """Run the sections on this host; seeds.md and seeds.json in opts.out."""
+    kvm = params['kvm']
     started = time.time()
     command = ' '.join(['host/bench-seeds'] + argv)
     if kvm:
-        how = ('accel kvm, the kernel\'s vhost-vsock. The cost of an operation is its VM '
-               'exits, counted by KVM\'s tracepoints on the host (ringside/kvm_exits.py); '
-               'halts are HLT exits, interrupts the ones KVM injected.')
+        how = ('accel kvm, the kernel\'s vhost-vsock and vhost-net. The cost of an operation '
+               'is its VM exits, counted by KVM\'s tracepoints on the host '
+               '(ringside/kvm_exits.py); halts are HLT exits, interrupts the ones KVM injected.')
     else:
-        how = ('accel tcg. Guest cost is counted by the ringside-cost QEMU plugin: '
-               'instructions the guest executed per operation, the idle rate (measured '
+        how = ('accel tcg, our back ends. Guest cost is counted by the ringside-cost QEMU '
+               'plugin: instructions the guest executed per operation, the idle rate (measured '
                'before each cell) taken off where it is noise; halts and interrupts per '
                'operation are the plugin\'s halts and the guest\'s own interrupt counters.')
     md = ['# The seeds\' tables with guest cost', '',
           'Generated by `%s` on %s (%s run, %s' % (
               command, time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime()),
               'quick' if opts.quick else 'full', how), '']
-    data = {}
+    data, body = {}, []
     for key, section in SECTIONS:
         if key in only:
             lines, data[key] = section(params, opts.out)
-            md += lines
-    md += ['Total time: %.0f s.' % (time.time() - started), '']
+            body += lines
+    dirs = [d for v in data.values() for d in v.get('direction', [])]
+    if dirs:
+        md += ['## Direction of change against the seeds', '',
+               'Ours is after / before, medians over rounds; the noise is the larger spread '
+               '(max-min)/mean of the two sides over rounds, at least 2 % (seed 003: one '
+               'cell each side, 5 % taken as its noise).', '']
+        md += direction_table(dirs)
+    md += body + ['Total time: %.0f s.' % (time.time() - started), '']
     with open(os.path.join(opts.out, 'seeds.md'), 'w') as f:
         f.write('\n'.join(md))
     with open(os.path.join(opts.out, 'seeds.json'), 'w') as f:
         json.dump(data, f, indent=1)
     print('bench-seeds: %s' % os.path.relpath(os.path.join(opts.out, 'seeds.md'), REPO))
+    return data
+
+
+def report_nested(opts):
+    """This command again inside host/nested, on the kernel's back ends:
+    its report in opts.out/nested; its data, or None if it failed."""
+    out = os.path.join(opts.out, 'nested')
+    os.makedirs(out, exist_ok=True)
+    argv = [os.path.join(REPO, 'host', 'nested'), '--timeout', '14400',
+            os.path.join(REPO, 'host', 'bench-seeds'), '--no-save', '--out', out]
+    argv += (['--quick'] if opts.quick else []) + ['--', '--vsock-transport', 'kernel']
+    print('bench-seeds: nested: %s' % ' '.join(os.path.relpath(a, REPO) if a.startswith(REPO)
+                                               else a for a in argv), file=sys.stderr)
+    status = subprocess.run(argv, stdin=subprocess.DEVNULL).returncode
+    if status:
+        print('bench-seeds: the nested run failed (%d)' % status, file=sys.stderr)
+        return None
+    with open(os.path.join(out, 'seeds.json')) as f:
+        return json.load(f)
+
+
+def report_both(opts, here, nested):
+    """seeds-both.md: the direction of every seed's change under TCG on our
+    back ends and under nested KVM on the kernel's, beside the seed's."""
+    def by_key(data):
+        return {d['key']: d for v in data.values() for d in v.get('direction', [])}
+    tcg, kvm = by_key(here), by_key(nested)
+    rows = []
+    for key, (what, seed, source) in SEED_CHANGE.items():
+        a, b = tcg.get(key), kvm.get(key)
+        rows.append([key, what, '%.2f (%s)' % (seed, source),
+                     fmt(a['ours'] if a else None, 2),
+                     verdict(a['ours'], seed, a['noise']) if a else '-',
+                     fmt(b['ours'] if b else None, 2),
+                     verdict(b['ours'], seed, b['noise']) if b else '-'])
+    md = ['# The seeds, twice: our back ends under TCG, the kernel\'s under nested KVM', '',
+          'Generated by `host/bench-seeds --host both%s` on %s. The tables: '
+          '[TCG, our back ends](seeds.md), [nested KVM, the kernel\'s vhost-vsock and '
+          'vhost-net](nested/seeds.md). Nested KVM figures are relative: ratios within '
+          'one run.' % (' --quick' if opts.quick else '',
+                        time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())), '']
+    md += table(['seed', 'change', 'seed after/before', 'TCG ours', 'TCG verdict',
+                 'nested KVM ours', 'nested KVM verdict'], rows)
+    path = os.path.join(opts.out, 'seeds-both.md')
+    with open(path, 'w') as f:
+        f.write('\n'.join(md))
+    print('bench-seeds: %s' % os.path.relpath(path, REPO))
+
+
+def main(argv):
+    return seeds(argv)[0]
+
+
+def seeds(argv):
+    """(exit status, the sections' data)."""
+    p = Parser(prog='bench-seeds', description=__doc__.split('\n')[0])
+    p.add_argument('--quick', action='store_true',
+                   help='every table with short cells and one round (a few minutes)')
+    p.add_argument('--only', default=','.join(s for s, _ in SECTIONS),
+                   help='sections, comma separated (%s)' % ','.join(s for s, _ in SECTIONS))
+    p.add_argument('--host', choices=('here', 'nested', 'both'), default='here',
+                   help='here: this host as it is (TCG and our back ends, or KVM and the '
+                        'kernel\'s with -- --vsock-transport kernel); nested: all of it '
+                        'inside host/nested on the kernel\'s back ends (report in OUT/nested); '
+                        'both: here, then nested, and OUT/seeds-both.md side by side (here)')
+    p.add_argument('--out', default=OUT, help='output directory (build/bench)')
+    add_options(p)
+    p.add_argument('launcher_args', nargs='*', help=argparse.SUPPRESS)
+    opts = p.parse_args(argv)
+    if opts.host != 'here':
+        if opts.launcher_args or opts.only != p.get_default('only'):
+            p.error('--host %s takes no --only and no launcher options' % opts.host)
+        os.makedirs(opts.out, exist_ok=True)
+        here = None
+        if opts.host == 'both':
+            status, here = seeds([a for a in argv if not a.startswith('--host')
+                                  and a not in ('nested', 'both')] + ['--no-save'])
+            if status:
+                return status, None
+        nested = report_nested(opts)
+        if nested is None:
+            return 1, None
+        if here is not None:
+            report_both(opts, here, nested)
+        publish('bench-seeds', opts, {'here': here, 'nested': nested}, accel='kvm')
+        return 0, nested
+    kvm = rr.parse_args(['--vsock'] + opts.launcher_args).vsock_transport == 'kernel'
+    only = opts.only.split(',')
+    if any(o not in dict(SECTIONS) for o in only):
+        p.error('--only takes %s' % ', '.join(s for s, _ in SECTIONS))
+    params = dict(QUICK if opts.quick else FULL, kvm=kvm, launcher=opts.launcher_args,
+                  cost_flag='--exits' if kvm else '--cost', unit='exits' if kvm else 'insn',
+                  unit_long='VM exits' if kvm else 'guest insn',
+                  stream_unit='MiB' if kvm else 'KiB', digits=2 if kvm else 0)
+    os.makedirs(opts.out, exist_ok=True)
+    if not kvm and not shutil.which('dpdk-testpmd') and '001' in only:
+        p.error('seed 001 needs dpdk-testpmd (package dpdk); leave it out with --only')
+    if kvm and ('001' in only or '003' in only) and vhost_net.usable():
+        p.error('seeds 001 and 003 on KVM need vhost-net: %s' % vhost_net.usable())
+    if 'linux612' in only and linux_missing('linux-6.12'):
+        p.error(linux_missing('linux-6.12'))
+    data = report_here(opts, argv, only, params)
     publish('bench-seeds', opts, data, accel='kvm' if kvm else 'tcg')
-    return 0
+    return 0, data

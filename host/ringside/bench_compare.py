@@ -47,6 +47,7 @@ from .benchlib import BENCH, REPO, Progress, run_bench, vsock_target
 from .cli import Parser, nonneg_int, positive_float, positive_int, size_list
 from .bench_vsock import QUEUE_RE
 from .cost_measure import Meter, settle
+from .images import LINUX_INITRD, LINUX_KERNEL, LINUX_READY  # noqa: F401 (theirs too)
 from .results import add_options, publish
 
 COST_CMDLINE = 'irq=msix idle=halt'
@@ -54,9 +55,6 @@ CONFIGS = ('split sleep', 'split poll', 'packed sleep', 'packed poll')
 KERNEL_CONFIG = 'split kernel'
 
 PROG = 'bench-compare'
-LINUX_KERNEL = os.path.join(REPO, 'build', 'linux-guest', 'bzImage')
-LINUX_INITRD = os.path.join(REPO, 'build', 'linux-guest', 'initrd')
-LINUX_READY = r'ringside-linux-guest: ready'
 
 
 def ringside_irqs(console):

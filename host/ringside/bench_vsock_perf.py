@@ -146,7 +146,7 @@ def linux_send(console, port, nbytes, buf):
     """The Linux guest's `send PORT BYTES SIZE`, retried like ringside_send."""
     for _ in range(CONNECT_TRIES):
         console.send('send %d %d %d\n' % (port, nbytes, buf))
-        m = console.wait_for(r'send %d (ok (\d+) ns (\d+)|error ([^\r\n]*))' % port, 600,
+        m = console.wait_for(r'send %d (ok (\d+) ns (\d+)|error ([^\r\n]*))\r?\n' % port, 600,
                              what='the Linux guest\'s send')
         if m.group(2):
             got, ns = int(m.group(2)), int(m.group(3))
@@ -201,6 +201,8 @@ def print_rows(rows, nbytes, seconds):
           'send(), loop: its tx loop);\ng2h: vsock_perf receiving what the guest sends '
           '(accept to EOF), guest: the sender\'s own figure;\nringside-bench stream --time %g'
           % (nbytes, seconds))
+    print('medians over rounds; perf/bench: the median of each round\'s ratio (the two '
+          'ran back to back)')
     print('%-9s %4s %7s %6s %9s %9s %9s %14s %11s' % (
         'guest', 'dir', 'len', 'rounds', 'vsock_perf', 'loop', 'guest', 'ringside-bench',
         'perf/bench'))
@@ -217,7 +219,8 @@ def print_rows(rows, nbytes, seconds):
         own = statistics.median(r.get('guest_gbps', 0) for r in rs)
         print('%-9s %4s %7d %6d %10.3f %9s %9s %14.3f %11.2f' % (
             key[0], key[1], key[2], len(rs), vp, '%.3f' % loop if key[1] == 'h2g' else '-',
-            '%.3f' % own if key[1] == 'g2h' else '-', bench, ratio(vp, bench)))
+            '%.3f' % own if key[1] == 'g2h' else '-', bench,
+            statistics.median(ratio(r['vp_gbps'], r['bench_gbps']) for r in rs)))
         each = '  '.join('%.3f/%.3f' % (r['vp_gbps'], r['bench_gbps']) for r in rs)
         print('%-9s %4s %7s %6s %10s  each round: %s' % ('', '', '', '', '', each))
         short = [r for r in rs if r['dir'] == 'g2h' and r['vp_bytes'] != r['guest_bytes']]

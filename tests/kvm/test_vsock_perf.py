@@ -12,7 +12,7 @@ import pytest
 
 from ringside.bench_vsock_perf import (HOST_CID, RECEIVER_RE, RINGSIDE_STREAM_RE, SENDER_RE,
                                        VSOCK_PERF, receiver_port)
-from ringside_qemu import Guest
+from ringside_qemu import REPO, Guest
 from test_kernel_vsock import SINK
 
 BYTES = 4 << 20
@@ -83,3 +83,19 @@ def test_vsock_perf_receiver_gets_what_ringside_sent(pguest):
         if rx.poll() is None:
             rx.kill()
             rx.wait()
+
+
+def test_bench_vsock_vsock_perf_rows():
+    """bench-vsock --vsock-perf: one row per direction, vsock_perf beside
+    ringside-bench, each a positive Gb/s."""
+    out = subprocess.run(['/usr/bin/python3', os.path.join(REPO, 'host', 'bench-vsock'),
+                          '--vsock-perf', '--no-pingpong', '--no-stream', '--lengths', '64k',
+                          '--time', '1', '--vsock-perf-bytes', '4m', '--no-save', '--',
+                          '--vsock-transport', 'kernel'],
+                         capture_output=True, text=True, timeout=900, stdin=subprocess.DEVNULL)
+    assert out.returncode == 0, out.stderr
+    for d in ('h2g', 'g2h'):
+        m = re.search(r'^ringside\s+%s\s+65536\s+1\s+([\d.]+)\s+\S+\s+\S+\s+([\d.]+)\s+[\d.]+$'
+                      % d, out.stdout, re.M)
+        assert m and float(m.group(1)) > 0 and float(m.group(2)) > 0, (d, out.stdout)
+    assert 'vsock_perf read' not in out.stdout, out.stdout

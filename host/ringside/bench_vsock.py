@@ -596,8 +596,8 @@ def run_booted(opts):
                                  'vhost-vsock (-- --vsock-transport kernel)' % PROG)
             console = launch.console
             results['vsock_perf'] = bench_vsock_perf.run_guest(
-                'ringside', target, lambda port, buf: bench_vsock_perf.ringside_send(
-                    console, port, buf, max(1, round(opts.time))), opts, PROG)
+                'ringside', target, lambda port, buf, gone: bench_vsock_perf.ringside_send(
+                    console, port, buf, max(1, round(opts.time)), gone), opts, PROG)
         stats = guest.command('stats')
         launch.poweroff()
     if opts.vsock_perf and 'linux' in opts.vsock_perf:
@@ -619,5 +619,5 @@ def run_linux_vsock_perf(opts, accel):
         target = vsock_target(launch, PROG)
         console = launch.console
         return bench_vsock_perf.run_guest(
-            'linux', target, lambda port, buf: bench_vsock_perf.linux_send(
-                console, port, opts.vsock_perf_bytes, buf), opts, PROG)
+            'linux', target, lambda port, buf, gone: bench_vsock_perf.linux_send(
+                console, port, opts.vsock_perf_bytes, buf, gone), opts, PROG)

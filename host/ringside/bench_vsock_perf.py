@@ -30,7 +30,6 @@ import os
 import re
 import statistics
 import subprocess
-import time
 
 from .benchlib import run_bench
 from .images import repo_path
@@ -125,11 +124,14 @@ class Receiver:
         self.close()
 
 
-def ringside_send(console, port, buf, seconds):
+def ringside_send(console, port, buf, seconds, gone):
     """The ringside guest connects to the host's `port` and writes B-byte
     buffers for `seconds` (`vsock stream`); retried while nothing listens
-    there yet (vsock_perf's listen() has no output to wait for)."""
+    there yet (vsock_perf's listen() has no output to wait for) and the
+    receiver runs (`gone()` false)."""
     for _ in range(CONNECT_TRIES):
+        if gone():
+            break
         out = console.command('vsock stream %d %d %d %d' % (HOST_CID, port, buf, seconds),
                               seconds + 120)
         m = RINGSIDE_STREAM_RE.search(out)
@@ -137,14 +139,15 @@ def ringside_send(console, port, buf, seconds):
             return {'bytes': int(m.group(3)), 'gbps': float(m.group(4))}
         if 'connect to' not in out:
             raise SystemExit('ringside: vsock stream to port %d: %s' % (port, out.strip()))
-        time.sleep(0.1)
-    raise SystemExit('ringside: no listener on host port %d after %d connects'
-                     % (port, CONNECT_TRIES))
+    raise SystemExit('ringside: no listener on host port %d (vsock_perf %s)'
+                     % (port, 'exited' if gone() else 'still not listening'))
 
 
-def linux_send(console, port, nbytes, buf):
+def linux_send(console, port, nbytes, buf, gone):
     """The Linux guest's `send PORT BYTES SIZE`, retried like ringside_send."""
     for _ in range(CONNECT_TRIES):
+        if gone():
+            break
         console.send('send %d %d %d\n' % (port, nbytes, buf))
         m = console.wait_for(r'send %d (ok (\d+) ns (\d+)|error ([^\r\n]*))\r?\n' % port, 600,
                              what='the Linux guest\'s send')
@@ -153,9 +156,8 @@ def linux_send(console, port, nbytes, buf):
             return {'bytes': got, 'gbps': got * 8 / ns if ns else 0.0}
         if 'reset' not in m.group(4) and 'refused' not in m.group(4):
             raise SystemExit('linux guest: send to port %d: %s' % (port, m.group(4)))
-        time.sleep(0.1)
-    raise SystemExit('linux guest: no listener on host port %d after %d connects'
-                     % (port, CONNECT_TRIES))
+    raise SystemExit('linux guest: no listener on host port %d (vsock_perf %s)'
+                     % (port, 'exited' if gone() else 'still not listening'))
 
 
 def bench_stream(target, direction, buf, seconds, prog):
@@ -166,7 +168,7 @@ def bench_stream(target, direction, buf, seconds, prog):
 
 def run_guest(guest, target, send, opts, prog):
     """Every round, direction and length on one guest: rows, one per
-    measurement. `send(port, buf)` has the guest connect out and write."""
+    measurement. `send(port, buf, gone)` has the guest connect out and write."""
     cid = int(target[1])
     rows = []
     for rnd in range(opts.rounds):
@@ -179,7 +181,7 @@ def run_guest(guest, target, send, opts, prog):
                                vp_bytes=r['bytes'])
                 else:
                     with Receiver(receiver_port(), buf) as rx:
-                        g = send(rx.port, buf)
+                        g = send(rx.port, buf, rx.exited)
                         r = rx.result()
                     row.update(vp_gbps=r['gbps'], vp_bytes=r['bytes'],
                                vp_wakeups=r['wakeups'], guest_gbps=g['gbps'],

@@ -10,7 +10,12 @@
  *   connect PORT BYTES   connect to the host (CID 2) port PORT, send BYTES
  *                        of the pattern, read them back (the host peer
  *                        echoes), print "connect PORT ok BYTES" or an error
- *   sconnect PORT BYTES  the same over SOCK_SEQPACKET, messages of varied
+ *   send PORT BYTES SIZE connect to the host port PORT, write BYTES of the
+ *                        pattern in SIZE-byte writes (at most 64 KiB), close,
+ *                        print "send PORT ok BYTES ns T" (T: CLOCK_MONOTONIC
+ *                        from connected to closed) or an error; for
+ *                        receivers that do not answer (vsock_perf)
+ *   sconnect PORT BYTES  the same as connect over SOCK_SEQPACKET, messages of varied
  *                        sizes, each checked for length and content
  *   pktgen DSTIP DSTMAC COUNT SIZE BURST
  *                        Linux's pktgen on eth0 (virtio-net, brought up as
@@ -213,6 +218,55 @@ out:
 		printf("connect %u ok %llu\n", port, got);
 	else
 		printf("connect %u short %llu of %llu\n", port, got, bytes);
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+/* Write only: the pattern's offset stays that of the whole connection. */
+static void do_send(unsigned port, unsigned long long bytes, unsigned size)
+{
+	struct sockaddr_vm sa = {
+		.svm_family = AF_VSOCK,
+		.svm_cid = VMADDR_CID_HOST,
+		.svm_port = port,
+	};
+	static uint8_t tx[BUF + 251];
+	unsigned long long sent = 0;
+	uint64_t t0;
+	int fd;
+
+	if (size == 0 || size > BUF) {
+		printf("send %u error SIZE must be 1..%u\n", port, BUF);
+		return;
+	}
+	fd = socket(AF_VSOCK, SOCK_STREAM, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		printf("send %u error %s\n", port, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	fill_pattern(tx, sizeof(tx), 0);
+	t0 = mono_ns();
+	while (sent < bytes) {
+		size_t n = bytes - sent < size ? bytes - sent : size;
+
+		if (write_all(fd, tx + sent % 251, n) < 0)
+			break;
+		sent += n;
+	}
+	close(fd);
+	if (sent == bytes)
+		printf("send %u ok %llu ns %llu\n", port, sent,
+		       (unsigned long long)(mono_ns() - t0));
+	else
+		printf("send %u error %s after %llu of %llu\n", port, strerror(errno), sent, bytes);
 }
 
 /* Messages of these sizes in turn, echoed one by one. */
@@ -643,6 +697,8 @@ int main(void)
 
 		if (sscanf(line, "connect %u %llu", &port, &bytes) == 2) {
 			do_connect(port, bytes);
+		} else if (sscanf(line, "send %u %llu %u", &port, &bytes, &size) == 3) {
+			do_send(port, bytes, size);
 		} else if (sscanf(line, "sconnect %u %llu", &port, &bytes) == 2) {
 			do_sconnect(port, bytes);
 		} else if (sscanf(line, "pktgen %63s %63s %llu %u %u", ip, mac, &bytes, &size,
@@ -660,7 +716,7 @@ int main(void)
 			sync();
 			reboot(RB_AUTOBOOT);
 		} else if (line[0] != '\n')
-			printf("commands: connect|sconnect PORT BYTES | pktgen "
+			printf("commands: connect|sconnect PORT BYTES | send PORT BYTES SIZE | pktgen "
 			       "DSTIP DSTMAC COUNT SIZE BURST | udpecho | kallsyms | "
 			       "interrupts | rxcount | "
 			       "reboot\n");

@@ -54,7 +54,7 @@ from .cli import Parser, nonneg_int, positive_float, positive_int, size
 from . import kvm_exits, vhost_net
 from .bench_compare import linux_irqs
 from .cost_measure import Meter, spread, virtio_bars
-from .images import LINUX_READY, linux_guest
+from .images import LINUX_INITRD, LINUX_KERNEL, LINUX_READY
 from .testpmd import TESTPMD, TestPmd, TestPmdError
 from .vhost_net import TapSink
 from .results import add_options, publish
@@ -65,7 +65,6 @@ GUEST_MAC = '52:54:00:12:34:56'
 GUEST_IP = '10.0.2.15'
 PEER_IP = '10.0.2.2'
 PEER_MAC = '02:00:00:00:00:02'  # testpmd does not filter; any unicast MAC
-LINUX_KERNEL, LINUX_INITRD = linux_guest()
 # pci=nomsi: QEMU 7.2 under TCG segfaults in msix_set_vector_notifiers()
 # (from vhost_net_start()) when a guest starts virtio-net on vhost-user with
 # MSI-X enabled; ringside polls (irq=poll) and never enables MSI-X. So Linux

@@ -26,7 +26,12 @@ With --attach uds:PATH|cid:N|tcp:HOST:PORT nothing is booted: the tables
 are measured against a guest somebody else started (its services on the
 usual ports), through that hybrid-vsock socket, AF_VSOCK CID or TCP
 forward. Without its console there are no guest counters and no switching,
-so --ab, --cost, --tools and launcher options are refused.
+so --ab, --cost, --tools, --vsock-perf and launcher options are refused.
+
+With --vsock-perf (the kernel's vhost-vsock only: a KVM host, host/nested)
+the kernel's own vsock_perf measures the guest too, beside ringside-bench
+(ringside/bench_vsock_perf.py); `--vsock-perf ringside,linux` then boots the
+Linux baseline guest and measures it the same way.
 
 Absolute numbers under TCG mean little; compare ratios within one run.
 """
@@ -40,12 +45,13 @@ import time
 
 import ringside as rr
 
-from . import cost, kvm_exits
+from . import bench_vsock_perf, cost, kvm_exits
 from .bench_tools import (SocatForwards, forward_args, print_tools, print_tools_stream, run_tools,
                           run_tools_stream)
 from .benchlib import BENCH, REPO, Progress, run_bench, vsock_target, wait_target
 from .cli import Parser, int_list, nonneg_int, positive_float, positive_int, size_list
 from .cost_measure import Meter, settle, spread, virtio_bars
+from .images import LINUX_INITRD, LINUX_KERNEL, LINUX_READY
 from .results import add_options, publish
 
 COST_CMDLINE = 'irq=msix idle=halt'
@@ -105,6 +111,15 @@ def parse_args(argv):
     p.add_argument('--tools', action='store_true',
                    help='also sockperf and iperf3 (-P, -R, --bidir) through the TCP forward, '
                         'ringside-bench forwarded vs hybrid (the forwarder\'s overhead)')
+    p.add_argument('--vsock-perf', nargs='?', const='ringside', metavar='GUESTS',
+                   help='also the kernel\'s vsock_perf (make vsock-perf), h2g to the sink and '
+                        'g2h from a guest connecting out, beside ringside-bench stream, per '
+                        '--lengths, --dirs and --rounds; GUESTS: ringside (default) or '
+                        'ringside,linux (then the Linux guest in a boot of its own); needs the '
+                        'kernel\'s vhost-vsock (a KVM host, host/nested)')
+    p.add_argument('--vsock-perf-bytes', type=size_list, default=[32 << 20], metavar='N',
+                   help='bytes vsock_perf sends (h2g) and the Linux guest sends (g2h) '
+                        'per cell (32m)')
     add_options(p)
     p.add_argument('--cost', nargs='?', const='', metavar='OPTS',
                    help='guest cost columns (the ringside-cost plugin; --cost=io=on also '
@@ -121,13 +136,14 @@ def parse_args(argv):
                         'console: no guest counters, --ab, --cost, --tools')
     p.add_argument('launcher_args', nargs='*', help=argparse.SUPPRESS)
     opts = p.parse_args(argv)
-    if opts.no_pingpong and opts.no_stream:
+    if opts.no_pingpong and opts.no_stream and not opts.vsock_perf:
         p.error('--no-pingpong and --no-stream leave nothing to measure')
     if opts.attach:
         # nothing here reaches the guest's console
         refused = [name for name, given in (
                 ('--ab', opts.ab), ('--cost', opts.cost is not None), ('--tools', opts.tools),
-                ('--boot', opts.boot), ('launcher options', opts.launcher_args)) if given]
+                ('--vsock-perf', opts.vsock_perf), ('--boot', opts.boot),
+                ('launcher options', opts.launcher_args)) if given]
         if refused:
             p.error('--attach measures a guest without its console: %s cannot apply'
                     % ', '.join(refused))
@@ -144,6 +160,22 @@ def parse_args(argv):
     if any(d not in ('h2g', 'g2h') for d in dirs):
         p.error('--dirs takes h2g and/or g2h')
     opts.dirs = dirs
+    if opts.vsock_perf:
+        guests = opts.vsock_perf.split(',')
+        if guests not in (['ringside'], ['ringside', 'linux']):
+            p.error('--vsock-perf takes ringside or ringside,linux')
+        opts.vsock_perf = guests
+        why = bench_vsock_perf.available()
+        if not why and not os.path.exists('/dev/vhost-vsock'):
+            why = ('vsock_perf speaks AF_VSOCK only: needs the kernel\'s vhost-vsock '
+                   '(/dev/vhost-vsock: a KVM host, or host/nested)')
+        if not why and 'linux' in guests and not os.path.exists(LINUX_INITRD):
+            why = '%s missing (make linux-guest)' % LINUX_INITRD
+        if why:
+            p.error('--vsock-perf: ' + why)
+    if len(opts.vsock_perf_bytes) != 1 or opts.vsock_perf_bytes[0] <= 0:
+        p.error('--vsock-perf-bytes takes one size')
+    opts.vsock_perf_bytes = opts.vsock_perf_bytes[0]
     if opts.cost is not None:
         opts.boot = 'elf'   # the cost cmdline reaches ELF boots only
     if opts.count <= 0 or opts.warmup < 0 or opts.rounds <= 0 or opts.time <= 0:
@@ -471,6 +503,8 @@ def print_results(opts, results, stats):
         print_tools(results['tools'])
     if results.get('tools_stream'):
         print_tools_stream(results['tools_stream'], opts.time)
+    if results.get('vsock_perf'):
+        bench_vsock_perf.print_rows(results['vsock_perf'], opts.vsock_perf_bytes, opts.time)
     if stats is not None:
         print('\nguest counters at the end:\n' + stats.rstrip())
     publish(PROG, opts, results, accel=results.get('accel'))
@@ -556,7 +590,34 @@ def run_booted(opts):
         run_cells(opts, guest, target, meter, results)
         if opts.tools:
             run_all_tools(opts, target, fwd_ports, results)
+        if opts.vsock_perf:
+            if target[0] != '--cid':
+                raise SystemExit('%s: --vsock-perf: the guest is not on the kernel\'s '
+                                 'vhost-vsock (-- --vsock-transport kernel)' % PROG)
+            console = launch.console
+            results['vsock_perf'] = bench_vsock_perf.run_guest(
+                'ringside', target, lambda port, buf, gone: bench_vsock_perf.ringside_send(
+                    console, port, buf, max(1, round(opts.time)), gone), opts, PROG)
         stats = guest.command('stats')
         launch.poweroff()
+    if opts.vsock_perf and 'linux' in opts.vsock_perf:
+        results['vsock_perf'] += run_linux_vsock_perf(opts, accel)
     print_results(opts, results, stats)
     return 0
+
+
+def run_linux_vsock_perf(opts, accel):
+    """--vsock-perf ringside,linux: the Linux guest's cells, in its own boot
+    with the same launcher options."""
+    lopts = rr.parse_args(['--vsock', '--accel', accel, '--boot', 'elf', '--kernel',
+                           LINUX_KERNEL, '--cmdline', 'console=ttyS0 quiet panic=-1',
+                           '--qemu-arg=-initrd', '--qemu-arg=' + LINUX_INITRD]
+                          + opts.launcher_args)
+    log = open(os.path.join(REPO, 'build', 'bench-vsock-linux.log'), 'w')
+    with rr.Launch(lopts, accel, qemu_stderr=log) as launch:
+        launch.console.wait_for(LINUX_READY, 300)
+        target = vsock_target(launch, PROG)
+        console = launch.console
+        return bench_vsock_perf.run_guest(
+            'linux', target, lambda port, buf, gone: bench_vsock_perf.linux_send(
+                console, port, opts.vsock_perf_bytes, buf, gone), opts, PROG)

@@ -28,7 +28,7 @@ import ringside as rr
 from . import cost
 from .benchlib import hybrid_connect
 from .cli import Parser, nonneg_float, nonneg_int, positive_int
-from .images import LINUX_READY, REPO, linux_guest
+from .images import LINUX_INITRD, LINUX_KERNEL, LINUX_READY, REPO
 from .results import add_options, publish
 
 IDLE_WINDOW = 1.0   # seconds of idle counting before each workload
@@ -233,7 +233,6 @@ IO_TIMEOUT = 120
 BOOT_TIMEOUT = 300
 ELF = os.path.join(REPO, 'build', 'ringside.elf')
 PLUGIN = os.path.join(REPO, 'build', 'host', 'ringside-cost.so')
-LINUX_KERNEL, LINUX_INITRD = linux_guest()
 PROG = 'cost-measure'
 
 

@@ -45,3 +45,7 @@ def linux_missing(name='linux'):
         return None
     return '%s missing: run make %s' % (os.path.relpath(linux_guest(name)[1], REPO),
                                         LINUX_GUESTS[name])
+
+
+# the 6.1 guest's paths, for the scripts that boot only it
+LINUX_KERNEL, LINUX_INITRD = linux_guest('linux')

@@ -1,0 +1,101 @@
+# SPDX-License-Identifier: MIT
+"""The kernel's vsock_perf (make vsock-perf) against ringside on the
+kernel's vhost-vsock: what it says it sent is what ringside's sink counted,
+and what ringside sent connecting out is what it says it received."""
+
+import os
+import re
+import subprocess
+import time
+
+import pytest
+
+from ringside.bench_vsock_perf import (HOST_CID, RECEIVER_RE, RINGSIDE_STREAM_RE, SENDER_RE,
+                                       VSOCK_PERF, receiver_port)
+from ringside_qemu import REPO, Guest
+from test_kernel_vsock import SINK
+
+BYTES = 4 << 20
+BUF = 65536
+SINK_RE = re.compile(r'^\s+sink\s+port 1235\s+conns (\d+) accepted (\d+) closed (\d+) '
+                     r'refused \d+ in (\d+) B', re.M)
+
+
+@pytest.fixture(scope='module')
+def pguest():
+    assert os.access(VSOCK_PERF, os.X_OK), '%s missing: run make vsock-perf' % VSOCK_PERF
+    cid = 1000 + os.getpid() % 10000   # not a CID another guest here has
+    g = Guest('--boot', 'elf', '--vsock', '--vsock-transport', 'kernel', '--accel', 'kvm',
+              '--vsock-cid', str(cid), name='kvm-vsock-perf')
+    try:
+        g.start()
+        g.cid = cid
+        yield g
+    finally:
+        g.stop()
+
+
+def sink_counters(guest):
+    m = SINK_RE.search(guest.command('stats services'))
+    assert m, guest.command('stats services')
+    return [int(x) for x in m.groups()]   # conns, accepted, closed, bytes in
+
+
+def test_vsock_perf_sender_bytes_are_the_sinks(pguest):
+    _, accepted, closed, before = sink_counters(pguest)
+    out = subprocess.run([VSOCK_PERF, '--sender', str(pguest.cid), '--port', str(SINK),
+                          '--bytes', str(BYTES), '--buf-size', str(BUF)],
+                         capture_output=True, text=True, timeout=600, stdin=subprocess.DEVNULL)
+    assert out.returncode == 0, out.stderr + out.stdout
+    sent = int(SENDER_RE['bytes'].search(out.stdout).group(1))
+    assert sent == BYTES, out.stdout
+    assert float(SENDER_RE['gbps'].search(out.stdout).group(1)) > 0, out.stdout
+    # the sink has the bytes once it has seen the close that follows them
+    deadline = time.monotonic() + 60
+    while True:
+        conns, acc, cl, now = sink_counters(pguest)
+        if cl == closed + 1 or time.monotonic() > deadline:
+            break
+    assert (acc, cl, conns) == (accepted + 1, closed + 1, 0)
+    assert now - before == sent
+
+
+def test_vsock_perf_receiver_gets_what_ringside_sent(pguest):
+    port = receiver_port()
+    rx = subprocess.Popen([VSOCK_PERF, '--port', str(port), '--buf-size', str(BUF)],
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                          stdin=subprocess.DEVNULL)
+    try:
+        # vsock_perf prints nothing when it listens: connect until it answers
+        deadline = time.monotonic() + 60
+        while True:
+            text = pguest.command('vsock stream %d %d %d 1' % (HOST_CID, port, BUF), 120)
+            m = RINGSIDE_STREAM_RE.search(text)
+            if m or rx.poll() is not None or time.monotonic() > deadline:
+                break
+            assert 'connect to' in text, text
+        assert m, text
+        out, err = rx.communicate(timeout=120)
+        assert rx.returncode == 0, err + out
+        got = int(RECEIVER_RE['bytes'].search(out).group(1))
+        assert got == int(m.group(3)) > 0, (text, out)
+    finally:
+        if rx.poll() is None:
+            rx.kill()
+            rx.wait()
+
+
+def test_bench_vsock_vsock_perf_rows():
+    """bench-vsock --vsock-perf: one row per direction, vsock_perf beside
+    ringside-bench, each a positive Gb/s."""
+    out = subprocess.run(['/usr/bin/python3', os.path.join(REPO, 'host', 'bench-vsock'),
+                          '--vsock-perf', '--no-pingpong', '--no-stream', '--lengths', '64k',
+                          '--time', '1', '--vsock-perf-bytes', '4m', '--no-save', '--',
+                          '--vsock-transport', 'kernel'],
+                         capture_output=True, text=True, timeout=900, stdin=subprocess.DEVNULL)
+    assert out.returncode == 0, out.stderr
+    for d in ('h2g', 'g2h'):
+        m = re.search(r'^ringside\s+%s\s+65536\s+1\s+([\d.]+)\s+\S+\s+\S+\s+([\d.]+)\s+[\d.]+$'
+                      % d, out.stdout, re.M)
+        assert m and float(m.group(1)) > 0 and float(m.group(2)) > 0, (d, out.stdout)
+    assert 'vsock_perf read' not in out.stdout, out.stdout

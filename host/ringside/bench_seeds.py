@@ -148,7 +148,8 @@ def direction(key, before, after, noise=None):
     mb, ma = median(before), median(after)
     if noise is None:
         noise = max(spread(before) or 0, spread(after) or 0) / 100
-    return {'key': key, 'ours': ma / mb if mb and ma == ma else None, 'noise': noise}
+    ok = mb == mb and ma == ma and mb  # neither side missing (nan)
+    return {'key': key, 'ours': ma / mb if ok else None, 'noise': noise}
 
 
 def verdict(ours, seed, noise):

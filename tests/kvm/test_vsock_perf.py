@@ -13,7 +13,7 @@ import pytest
 from ringside.bench_vsock_perf import (HOST_CID, RECEIVER_RE, RINGSIDE_STREAM_RE, SENDER_RE,
                                        VSOCK_PERF, receiver_port)
 from ringside_qemu import REPO, Guest
-from test_kernel_vsock import SINK
+from test_kernel_vsock import ECHO, SINK
 
 BYTES = 4 << 20
 BUF = 65536
@@ -99,3 +99,14 @@ def test_bench_vsock_vsock_perf_rows():
                       % d, out.stdout, re.M)
         assert m and float(m.group(1)) > 0 and float(m.group(2)) > 0, (d, out.stdout)
     assert 'vsock_perf read' not in out.stdout, out.stdout
+
+
+def test_socat_vsock_connect_echo(pguest):
+    """socat's own AF_VSOCK client (VSOCK-CONNECT) against ringside's echo:
+    the bytes come back as sent."""
+    data = bytes((i * 13 + 5) & 0xff for i in range(100000))
+    out = subprocess.run(['socat', '-t', '30', '-T', '120', '-',
+                          'VSOCK-CONNECT:%d:%d' % (pguest.cid, ECHO)], input=data,
+                         capture_output=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == data, (len(out.stdout), len(data))

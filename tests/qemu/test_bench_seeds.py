@@ -16,6 +16,7 @@ from ringside_qemu import REPO
 
 SEEDS = os.path.join(REPO, 'host', 'bench-seeds')
 LINUX = os.path.join(REPO, 'build', 'linux-guest', 'initrd')
+LINUX612 = os.path.join(REPO, 'build', 'linux-guest-6.12', 'initrd')
 
 pytestmark = [
     pytest.mark.slow,
@@ -23,6 +24,8 @@ pytestmark = [
                        reason='seed 001 needs dpdk-testpmd (package dpdk)'),
     pytest.mark.skipif(not os.path.exists(LINUX),
                        reason='the Linux columns need make linux-guest'),
+    pytest.mark.skipif(not os.path.exists(LINUX612),
+                       reason='Linux 6.1 against 6.12 needs make linux-guest-6.12'),
 ]
 
 SECTIONS = ('## Seed 000', '## Seed 001', '## Seed 004', '## ringside vs Linux')
@@ -101,3 +104,19 @@ def test_costs_are_plausible(report):
         top = json.load(f)['000']['top']
     assert len(top) == 10
     assert 0 < sum(n for _, n in top) < ringside * 2, top
+
+
+def test_directions_against_the_seeds(report):
+    """The direction table has our after/before for every change the quick
+    run measures, with a verdict; seed 003's and Linux 6.1/6.12's own
+    tables are there."""
+    out, md = report
+    rows = next(t for h, ts in tables(md).items() if h.startswith('## Direction') for t in ts)
+    by = {r[0]: r for r in rows[1:]}
+    for key in ('000', '001 split', '001 packed', '003', '004 rxbuf'):
+        assert key in by, (key, rows)
+        assert NUMBER.match(by[key][3]) and float(by[key][3]) > 0, by[key]
+        assert re.match(r'(same direction|opposite direction|no change)', by[key][4]), by[key]
+    # bench-rr's poll against sleep line, and bench-compare's two kernels
+    assert re.search(r'^ringside\s+1\s+\d+\s+[\d.]+\s+[\d.]+\s+[\d.]+', md, re.M), md
+    assert re.search(r'^split sleep\s+p50 ns\s+64\s+[\d.]+\s+[\d.]+\s+[\d.]+', md, re.M), md

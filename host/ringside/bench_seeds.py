@@ -57,10 +57,12 @@ SWITCHES_004 = (('credit', ('lazy', 'eager')), ('rxbuf', ('4096', '65580')),
                 ('smallcopy', ('1', '0')))
 FULL = {'rounds': 3, 'count': 300, 'warmup': 30, 'sizes': '64,512,4k', 'time': 3.0,
         'lengths': '4k,64k', 'pkts': 200000, 'net_rounds': 3, 'cmp_count': 500,
-        'rr_sizes': '1,64,256,1024', 'rr_sessions': '1,50,100,200', 'rr_time': 2.0}
+        'rr_sizes': '1,64,256,1024', 'rr_sessions': '1,50,100,200', 'rr_time': 2.0,
+        'fp_lengths': '4k,64k,128k', 'fp_streams': '1,4'}
 QUICK = {'rounds': 1, 'count': 100, 'warmup': 10, 'sizes': '64,4k', 'time': 1.0,
          'lengths': '64k', 'pkts': 20000, 'net_rounds': 1, 'cmp_count': 100,
-         'rr_sizes': '64', 'rr_sessions': '1', 'rr_time': 1.0}
+         'rr_sizes': '64', 'rr_sessions': '1', 'rr_time': 1.0,
+         'fp_lengths': '64k', 'fp_streams': '1'}
 # Each seed's own published change, after / before, that the direction
 # table holds ours against (shared/seeds: the patch threads' tables).
 SEED_CHANGE = {
@@ -194,8 +196,10 @@ def seed000(p, outdir):
         for conf in ('fastpath=1', 'fastpath=0'):
             rs = [r for c, r in pp if c == conf and r['size'] == size]
             cells[conf] = rs
-            rows.append([size, conf, fmt(median(r['p50'] for r in rs) / 1000, 1),
+            rows.append([size, conf, fmt(median(r['p1'] for r in rs) / 1000, 1),
+                         fmt(median(r['p50'] for r in rs) / 1000, 1),
                          fmt(median(r['mean'] for r in rs) / 1000, 1),
+                         fmt(median(r['p99'] for r in rs) / 1000, 1),
                          fmt(median(cost_of(rs)), p['digits']),
                          fmt(median(cost_of(rs, 'halts')), 2),
                          fmt(median(cost_of(rs, 'irqs')), 2),
@@ -210,8 +214,8 @@ def seed000(p, outdir):
           'bench-vsock ping-pong, %d round trips (+%d warm-up) per cell, %d round(s); '
           'latency medians over rounds in µs; guest cost per round trip.'
           % (p['count'], p['warmup'], p['rounds']), '']
-    md += table(['size B', 'config', 'p50 µs', 'mean µs', p['unit'] + '/rt', 'halt/rt',
-                 'irq/rt', 'idle insn/s'], rows)
+    md += table(['size B', 'config', 'p1 µs', 'p50 µs', 'mean µs', 'p99 µs', p['unit'] + '/rt',
+                 'halt/rt', 'irq/rt', 'idle insn/s'], rows)
     md += ['A/B cost (fastpath=1 → fastpath=0), medians over rounds, spread = (max-min)/mean:',
            '']
     md += table(['cell', p['unit'] + ' A', p['unit'] + ' B', 'delta', 'spread A / B', 'unit'],
@@ -222,11 +226,35 @@ def seed000(p, outdir):
         md += table(['function', 'insn/rt'], [[n, fmt(v, 1)] for n, v in top])
     md += plot_pairs(outdir, 'seed000.png', 'Seed 000: ping-pong', plot, 'size B',
                      ('p50 µs', '%s / round trip' % p['unit_long']))
+    md += seed000_streams(p, outdir)
     means = {c: [r['mean'] for cc, r in pp if cc == c and r['size'] == 64]
              for c in ('fastpath=0', 'fastpath=1')}
     dirs = [direction('000', means['fastpath=0'], means['fastpath=1'])] if means['fastpath=0'] \
         else []
     return md, {'ab': ab, 'top': top, 'direction': dirs}
+
+
+def seed000_streams(p, outdir):
+    """The seed's throughput table: guest-to-host streams, buffer size by
+    parallel streams, fastpath 1 against 0, with the cost per MiB or KiB."""
+    res = vsock_json('seed000-stream', ['--no-pingpong', '--dirs', 'g2h', '--lengths',
+                                        p['fp_lengths'], '--streams', p['fp_streams'],
+                                        '--time', str(p['time']), '--rounds', str(p['rounds']),
+                                        '--ab', 'fastpath=1,0'], outdir, p)
+    rows = []
+    st = res['stream']
+    for length, par in sorted({(r['len'], r['parallel']) for _, r in st}):
+        cells = {c: [r for cc, r in st if cc == c and (r['len'], r['parallel']) == (length, par)]
+                 for c in ('fastpath=1', 'fastpath=0')}
+        g = {c: median(r['gbps'] for r in rs) for c, rs in cells.items()}
+        rows.append([length, par] + [fmt(g[c], 3) for c in cells]
+                    + [fmt(g['fastpath=1'] / g['fastpath=0'], 2) if g['fastpath=0'] else '-']
+                    + [fmt(median(cost_of(rs)), p['digits']) for rs in cells.values()])
+    md = ['Guest to host streams, %g s per cell, %d round(s); Gb/s medians over rounds and '
+          'the cost per %s moved:' % (p['time'], p['rounds'], p['stream_unit']), '']
+    per = '%s/%s' % (p['unit'], p['stream_unit'])
+    return md + table(['buffer B', 'streams', 'Gb/s fp=1', 'Gb/s fp=0', 'fp=1 / fp=0',
+                       per + ' fp=1', per + ' fp=0'], rows)
 
 
 # ------------------------------------------------------------------- 004

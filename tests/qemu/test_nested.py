@@ -78,7 +78,7 @@ def kvm_suite(*tests):
     if os.path.exists(report):
         os.unlink(report)
     out = nested('/usr/bin/python3', '-m', 'pytest', '-q', '-p', 'no:cacheprovider',
-                 *(tests or ['tests/kvm']), '--junitxml', report, timeout=1800)
+                 *(tests or ['tests/kvm']), '--junitxml', report, timeout=3000)
     assert os.path.exists(report), out.stdout[-4000:] + out.stderr[-2000:]
     suite = ET.parse(report).getroot()
     suite = suite if suite.tag == 'testsuite' else suite.find('testsuite')

@@ -35,6 +35,14 @@ its command line (its virtio-net stays polled, see LINUX_CMDLINE), Linux
 halts when idle by default. The idle rate is measured before each run
 (ringside/cost_measure.py).
 
+--peer vhost-net (seed 001 on the back end it was written for): the
+frames go into a tap served by the kernel's vhost-net instead, in a
+network namespace of the run's own; the tap's rx_packets must grow by
+exactly what pktgen sent (ringside/vhost_net.py, TapSink), and each run
+also gets KVM's exits per frame. Split ring only (the kernel's vhost has
+no packed ring); accel auto, so on the nested host (`host/nested
+host/bench-net --peer vhost-net`) the guests run under KVM.
+
 tests/qemu/test_net_testpmd.py uses TestPmd (ringside/testpmd.py) and
 guest_args() from here, so the tests run what the benchmark runs.
 """

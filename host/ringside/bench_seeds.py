@@ -56,7 +56,7 @@ OUT = os.path.join(REPO, 'build', 'bench')
 SWITCHES_004 = (('credit', ('lazy', 'eager')), ('rxbuf', ('4096', '65580')),
                 ('smallcopy', ('1', '0')))
 FULL = {'rounds': 3, 'count': 300, 'warmup': 30, 'sizes': '64,512,4k', 'time': 3.0,
-        'lengths': '64,4k,64k,128k', 'pkts': 200000, 'net_rounds': 3, 'cmp_count': 500,
+        'lengths': '4k,64k', 'pkts': 200000, 'net_rounds': 3, 'cmp_count': 500,
         'rr_sizes': '1,64,256,1024', 'rr_sessions': '1,50,100,200', 'rr_time': 2.0,
         'fp_lengths': '4k,64k,128k', 'fp_streams': '1,4'}
 QUICK = {'rounds': 1, 'count': 100, 'warmup': 10, 'sizes': '64,4k', 'time': 1.0,

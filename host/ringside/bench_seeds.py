@@ -144,14 +144,22 @@ def ab_row(what, a, b, unit, digits=0):
             '%s %% / %s %%' % (fmt(spread(ia), 1), fmt(spread(ib), 1)), unit]
 
 
-def direction(key, before, after, noise=None):
-    """A row of the direction table: our after / before for the seed's
-    change `key` (SEED_CHANGE), with the spread of our figures."""
+def ratio(before, after):
+    """median(after) / median(before), None where a side is missing."""
     mb, ma = median(before), median(after)
+    return ma / mb if mb == mb and ma == ma and mb else None
+
+
+def direction(key, before, after, noise=None, cost=None):
+    """A row of the direction table: our after / before for the seed's
+    change `key` (SEED_CHANGE), with the spread of our figures; `cost`,
+    (before, after) lists of the guest's cost per operation (instructions
+    under TCG, exits under KVM), adds its after / before: exact where
+    time is not."""
     if noise is None:
         noise = max(spread(before) or 0, spread(after) or 0) / 100
-    ok = mb == mb and ma == ma and mb  # neither side missing (nan)
-    return {'key': key, 'ours': ma / mb if ok else None, 'noise': noise}
+    return {'key': key, 'ours': ratio(before, after), 'noise': noise,
+            'cost': ratio(*cost) if cost else None}
 
 
 def verdict(ours, seed, noise):
@@ -167,13 +175,15 @@ def verdict(ours, seed, noise):
                                    'smaller' if change / want < 0.5 else 'larger')
 
 
-def direction_table(rows):
+def direction_table(rows, unit):
     out = []
     for d in rows:
         what, seed, source = SEED_CHANGE[d['key']]
         out.append([d['key'], what, '%.2f (%s)' % (seed, source),
-                    fmt(d['ours'], 2), verdict(d['ours'], seed, d['noise'])])
-    return table(['seed', 'change', 'seed after/before', 'ours', 'verdict'], out)
+                    fmt(d['ours'], 2), verdict(d['ours'], seed, d['noise']),
+                    fmt(d.get('cost'), 2)])
+    return table(['seed', 'change', 'seed after/before', 'ours', 'verdict',
+                  '%s/op after/before' % unit], out)
 
 
 def text_block(path):
@@ -227,10 +237,11 @@ def seed000(p, outdir):
     md += plot_pairs(outdir, 'seed000.png', 'Seed 000: ping-pong', plot, 'size B',
                      ('p50 µs', '%s / round trip' % p['unit_long']))
     md += seed000_streams(p, outdir)
-    means = {c: [r['mean'] for cc, r in pp if cc == c and r['size'] == 64]
-             for c in ('fastpath=0', 'fastpath=1')}
-    dirs = [direction('000', means['fastpath=0'], means['fastpath=1'])] if means['fastpath=0'] \
-        else []
+    at64 = {c: [r for cc, r in pp if cc == c and r['size'] == 64]
+            for c in ('fastpath=0', 'fastpath=1')}
+    dirs = [direction('000', [r['mean'] for r in at64['fastpath=0']],
+                      [r['mean'] for r in at64['fastpath=1']],
+                      cost=(cost_of(at64['fastpath=0']), cost_of(at64['fastpath=1'])))]
     return md, {'ab': ab, 'top': top, 'direction': dirs}
 
 
@@ -268,12 +279,14 @@ def seed004(p, outdir):
                           '--ab', '%s=%s,%s' % (key, va, vb)], outdir, p)
         st = res['stream']
         want = {'credit': ('h2g', 4096), 'rxbuf': ('g2h', 65536), 'smallcopy': ('h2g', 4096)}
-        cell = [[r['gbps'] for c, r in st if c == '%s=%s' % (key, v)
+        cell = [[r for c, r in st if c == '%s=%s' % (key, v)
                  and (r['dir'], r['len']) == want[key]] for v in (va, vb)]
         if cell[0] and cell[1]:
             # before → after: eager → lazy, 4096 → 65580, 0 → 1
             before, after = (cell[1], cell[0]) if key in ('credit', 'smallcopy') else cell
-            dirs.append(direction('004 ' + key, before, after))
+            dirs.append(direction('004 ' + key, [r['gbps'] for r in before],
+                                  [r['gbps'] for r in after],
+                                  cost=(cost_of(before), cost_of(after))))
         for d, length in sorted({(r['dir'], r['len']) for _, r in st}):
             sides = []
             for v in (va, vb):
@@ -346,7 +359,8 @@ def seed001(p, outdir):
             ab.append(ab_row('%s txpoll=1→0' % ring, by[(ring, 1)], by[(ring, 0)], u + '/pkt',
                              p['digits'] + 2 if p['kvm'] else 0))
             dirs.append(direction('001 ' + ring, [r['mpps'] for r in by[(ring, 0)]],
-                                  [r['mpps'] for r in by[(ring, 1)]]))
+                                  [r['mpps'] for r in by[(ring, 1)]],
+                                  cost=(cost_of(by[(ring, 0)]), cost_of(by[(ring, 1)]))))
     for tp in (1, 0):
         if ('split', tp) in by and ('packed', tp) in by:
             ab.append(ab_row('txpoll=%d split→packed' % tp, by[('split', tp)],
@@ -400,9 +414,13 @@ def seed003(p, outdir):
            and c['size'] == min(c['size'] for c in res['cells']) and c['guest'] == 'ringside']
     base, polled = ('pu0', 'pu%d' % res['rtt_windows']['ringside']['poll_us']) \
         if p['kvm'] and 'ringside' in res.get('rtt_windows', {}) else ('sleep', 'poll')
-    before = [c['tps'] for c in one if c['backend'] == base]
-    after = [c['tps'] for c in one if c['backend'] == polled]
-    dirs = [direction('003', before, after, noise=0.05)] if before and after else []
+    before = [c for c in one if c['backend'] == base]
+    after = [c for c in one if c['backend'] == polled]
+    # exits per transaction where KVM counted them (TCG: no cost plugin here)
+    dirs = [direction('003', [c['tps'] for c in before], [c['tps'] for c in after], noise=0.05,
+                      cost=([c['exits_per_txn'] for c in before if c.get('exits_per_txn')],
+                            [c['exits_per_txn'] for c in after if c.get('exits_per_txn')]))]
+    dirs = dirs if before and after else []
     md = ['## Seed 003: request/response with busy polling', '', how, '']
     md += text_block(os.path.join(outdir, 'seed003.txt'))
     return md, {'direction': dirs, 'cells': res['cells'],
@@ -592,7 +610,7 @@ def report_here(opts, argv, only, params):
                'Ours is after / before, medians over rounds; the noise is the larger spread '
                '(max-min)/mean of the two sides over rounds, at least 2 % (seed 003: one '
                'cell each side, 5 % taken as its noise).', '']
-        md += direction_table(dirs)
+        md += direction_table(dirs, params['unit'])
     md += body + ['Total time: %.0f s.' % (time.time() - started), '']
     with open(os.path.join(opts.out, 'seeds.md'), 'w') as f:
         f.write('\n'.join(md))
@@ -632,8 +650,10 @@ def report_both(opts, here, nested):
         rows.append([key, what, '%.2f (%s)' % (seed, source),
                      fmt(a['ours'] if a else None, 2),
                      verdict(a['ours'], seed, a['noise']) if a else '-',
+                     fmt(a.get('cost') if a else None, 2),
                      fmt(b['ours'] if b else None, 2),
-                     verdict(b['ours'], seed, b['noise']) if b else '-'])
+                     verdict(b['ours'], seed, b['noise']) if b else '-',
+                     fmt(b.get('cost') if b else None, 2)])
     md = ['# The seeds, twice: our back ends under TCG, the kernel\'s under nested KVM', '',
           'Generated by `host/bench-seeds --host both%s` on %s. The tables: '
           '[TCG, our back ends](seeds.md), [nested KVM, the kernel\'s vhost-vsock and '
@@ -641,7 +661,11 @@ def report_both(opts, here, nested):
           'one run.' % (' --quick' if opts.quick else '',
                         time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())), '']
     md += table(['seed', 'change', 'seed after/before', 'TCG ours', 'TCG verdict',
-                 'nested KVM ours', 'nested KVM verdict'], rows)
+                 'TCG insn/op', 'nested KVM ours', 'nested KVM verdict', 'KVM exits/op'],
+                rows)
+    md += ['The insn/op and exits/op columns are the guest\'s cost per operation after / '
+           'before (instructions under TCG, VM exits under KVM): exact where times are not.',
+           '']
     path = os.path.join(opts.out, 'seeds-both.md')
     with open(path, 'w') as f:
         f.write('\n'.join(md))

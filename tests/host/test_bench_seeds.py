@@ -24,10 +24,12 @@ def test_direction_is_after_over_before_with_spread():
     assert d['key'] == '001 split' and d['ours'] == 2.0
     assert abs(d['noise'] - 0.2) < 1e-9   # (2.2 - 1.8) / 2.0
     assert direction('003', [], [1.0])['ours'] is None
+    assert direction('000', [1], [1], cost=([], [3.0]))['cost'] is None
 
 
 def test_report_both_side_by_side(tmp_path):
-    here = {'000': {'direction': [direction('000', [20.0], [16.0])]}}
+    here = {'000': {'direction': [direction('000', [20.0], [16.0],
+                                            cost=([1000, 1100], [900, 920]))]}}
     nested = {'000': {'direction': [direction('000', [20.0], [21.0])]},
               '003': {'direction': [direction('003', [100.0], [150.0], noise=0.05)]}}
     report_both(types.SimpleNamespace(out=str(tmp_path), quick=True), here, nested)
@@ -35,7 +37,7 @@ def test_report_both_side_by_side(tmp_path):
     rows = {line.split('|')[1].strip(): [c.strip() for c in line.split('|')[1:-1]]
             for line in md.splitlines() if line.startswith('| ') and 'seed after' not in line}
     assert set(rows) == set(SEED_CHANGE)
-    assert rows['000'][3:] == ['0.80', 'same direction, similar size', '1.05',
-                               'opposite direction']
-    assert rows['003'][3:] == ['-', '-', '1.50', 'same direction, larger']
+    assert rows['000'][3:] == ['0.80', 'same direction, similar size', '0.87', '1.05',
+                               'opposite direction', '-']
+    assert rows['003'][3:] == ['-', '-', '-', '1.50', 'same direction, larger', '-']
     assert '(nested/seeds.md)' in md and bench_seeds.OUT

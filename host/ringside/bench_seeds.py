@@ -76,8 +76,10 @@ SEED_CHANGE = {
             'seed 003 smp=1: 1 B, 1 session, +4 %'),
     '004 credit': ('h2g 4 KiB Gb/s, credit eager → lazy', 6.044 / 3.326,
                    'seed 004 p 2+3: 3.326 → 6.044 Gb/s'),
-    '004 rxbuf': ('g2h 64 KiB Gb/s, rxbuf 4096 → 65580', 35.273 / 11.589,
-                  'seed 004 p 4+5: 11.589 → 35.273 Gb/s'),
+    # the guest's receive buffers act on host to guest; the seed's large
+    # g2h gain is the guest sending 64 KiB packets, which rxbuf is not
+    '004 rxbuf': ('h2g 64 KiB Gb/s, rxbuf 4096 → 65580', 21.879 / 20.973,
+                  'seed 004 p 4+5, h2g: 20.973 → 21.879 Gb/s'),
     '004 smallcopy': ('h2g 4 KiB Gb/s, smallcopy 0 → 1', 3.326 / 3.378,
                       'seed 004 p 1: 3.378 → 3.326 Gb/s'),
 }
@@ -278,7 +280,7 @@ def seed004(p, outdir):
                           '--time', str(p['time']), '--rounds', str(p['rounds']),
                           '--ab', '%s=%s,%s' % (key, va, vb)], outdir, p)
         st = res['stream']
-        want = {'credit': ('h2g', 4096), 'rxbuf': ('g2h', 65536), 'smallcopy': ('h2g', 4096)}
+        want = {'credit': ('h2g', 4096), 'rxbuf': ('h2g', 65536), 'smallcopy': ('h2g', 4096)}
         cell = [[r for c, r in st if c == '%s=%s' % (key, v)
                  and (r['dir'], r['len']) == want[key]] for v in (va, vb)]
         if cell[0] and cell[1]:

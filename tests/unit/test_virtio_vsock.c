@@ -21,6 +21,7 @@
 #include "drivers/virtio/virtio_pci.h"
 #include "kernel/config.h"
 #include "kernel/poll.h"
+#include "kernel/stats.h"
 #include "net/vsock/vsock.h"
 #include "ring_model.h"
 
@@ -84,7 +85,7 @@ void poll_ask_pending(uint32_t bits, bool on)
 	ask_pending = on;
 }
 
-void stats_register(const char *name, void (*print)(void))
+void stats_register(const char *name, void (*print)(void), void (*json)(struct json_writer *w))
 {
 	stats_print = print;
 }

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -46,6 +47,14 @@ long stats_json(char *buf, size_t cap, const char *section)
 	return json_end(&w);
 }
 
+static bool has_json(const char *name)
+{
+	for (int i = 0; i < n_sections; i++)
+		if (sections[i].json && !strcmp(name, sections[i].name))
+			return true;
+	return false;
+}
+
 /*
  * The object is built whole before any of it is printed: the counters
  * are read in one go (the console's own move while it prints), and an
@@ -55,10 +64,11 @@ static int cmd_stats_json(int argc, char **argv)
 {
 	static char buf[STATS_JSON_MAX];
 	const char *section = argc == 3 ? argv[2] : NULL;
-	long len = stats_json(buf, sizeof(buf), section);
+	long len;
 
-	if (len < 0 && section && stats_json(buf, sizeof(buf), NULL) >= 0)
+	if (section && !has_json(section))
 		return shell_error("stats: no subsystem '%s'", section);
+	len = stats_json(buf, sizeof(buf), section);
 	if (len < 0)
 		return shell_error("stats json: the object exceeds %d bytes", STATS_JSON_MAX);
 	console_write(STATS_JSON_MARKER, strlen(STATS_JSON_MARKER));

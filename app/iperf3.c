@@ -738,6 +738,24 @@ static void iperf3_stats(void)
 	       (unsigned long long)c->bytes_in, (unsigned long long)c->bytes_out);
 }
 
+static void iperf3_stats_json(struct json_writer *w)
+{
+	const struct iperf_counters *c = &srv.cnt;
+
+	json_put_u64(w, "port", srv.port);
+	json_put_u64(w, "tests", c->tests);
+	json_put_u64(w, "completed", c->completed);
+	json_put_u64(w, "aborted", c->aborted);
+	json_put_u64(w, "denied", c->denied);
+	json_put_u64(w, "refused", c->refused);
+	json_put_u64(w, "step_timeouts", c->step_timeouts);
+	json_put_u64(w, "drain_timeouts", c->drain_timeouts);
+	json_put_u64(w, "bad_params", c->bad_params);
+	json_put_u64(w, "bad_msgs", c->bad_msgs);
+	json_put_u64(w, "bytes_in", c->bytes_in);
+	json_put_u64(w, "bytes_out", c->bytes_out);
+}
+
 void iperf3_init(void)
 {
 	iperf3_start();
@@ -746,5 +764,5 @@ void iperf3_init(void)
 	poll_register(&iperf3_poller);
 	poll_self = poll_bit(&iperf3_poller);
 	vsock_poller_watch(poll_self, false);
-	stats_register("iperf3", iperf3_stats);
+	stats_register("iperf3", iperf3_stats, iperf3_stats_json);
 }

@@ -14,8 +14,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "kernel/json_writer.h" /* the writer, and JSON_MAX_DEPTH */
+
 #define JSON_MAX_TOKENS 512
-#define JSON_MAX_DEPTH 16
 #define JSON_MAX_TEXT 65536
 
 enum json_type { JSON_NULL, JSON_BOOL, JSON_NUMBER, JSON_STRING, JSON_ARRAY, JSON_OBJECT };
@@ -47,30 +48,5 @@ bool json_get_u64(const struct json_doc *doc, int tok, uint64_t *v);
 bool json_get_bool(const struct json_doc *doc, int tok, bool *v);
 /* The string's raw text equals @s. */
 bool json_str_equal(const struct json_doc *doc, int tok, const char *s);
-
-/*
- * The writer: appends to a caller's buffer and remembers overflow rather
- * than failing each call; check json_end() once. @key is NULL inside
- * arrays and for the root.
- */
-struct json_writer {
-	char *buf;
-	size_t cap, len;
-	bool overflow;
-	unsigned int depth;
-	bool first[JSON_MAX_DEPTH]; /* no member written yet at this depth */
-};
-
-void json_writer_init(struct json_writer *w, char *buf, size_t cap);
-void json_open(struct json_writer *w, const char *key, char bracket);
-void json_close(struct json_writer *w, char bracket);
-void json_put_u64(struct json_writer *w, const char *key, uint64_t v);
-void json_put_i64(struct json_writer *w, const char *key, int64_t v);
-/* @micro / 10^6 as a decimal fraction: seconds from microseconds. */
-void json_put_micro(struct json_writer *w, const char *key, uint64_t micro);
-void json_put_bool(struct json_writer *w, const char *key, bool v);
-void json_put_string(struct json_writer *w, const char *key, const char *s);
-/* The text's length, or -1 if it did not fit or brackets do not balance. */
-long json_end(struct json_writer *w);
 
 #endif

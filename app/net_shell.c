@@ -13,6 +13,7 @@
 #include "kernel/config.h"
 #include "kernel/poll.h"
 #include "kernel/shell.h"
+#include "kernel/stats.h"
 #include "kernel/time.h"
 #include "net/proto.h"
 
@@ -33,6 +34,27 @@ static void show_counters(void)
 	NET_PROTO_COUNTERS(SHOW)
 #undef SHOW
 	printf("  %-24s %llu\n", "udp_echoed", (unsigned long long)udp_echo_count());
+}
+
+/*
+ * `stats json`'s "net" (the text is `net`'s): "device" (false: no
+ * virtio-net, and no device counters), the device's counters, the
+ * protocols' and udp_echoed, each under its name in `net`.
+ */
+static void net_stats_json(struct json_writer *w)
+{
+	struct net_dev *dev = net_device();
+
+	json_put_bool(w, "device", dev != NULL);
+	if (dev) {
+#define PUT(name) json_put_u64(w, #name, dev->stats.name);
+		NET_DEV_COUNTERS(PUT)
+#undef PUT
+	}
+#define PUT(name) json_put_u64(w, #name, net_stats.name);
+	NET_PROTO_COUNTERS(PUT)
+#undef PUT
+	json_put_u64(w, "udp_echoed", udp_echo_count());
 }
 
 static int cmd_net(int argc, char **argv)
@@ -165,5 +187,6 @@ void net_shell_init(void)
 {
 	shell_register(&net_cmd);
 	shell_register(&ping_cmd);
+	stats_register("net", NULL, net_stats_json);
 	pktgen_init();
 }

@@ -338,6 +338,24 @@ static void services_stats(void)
 	}
 }
 
+/* One object a service, under its name: "echo": {"port": 1234, ...}. */
+static void services_stats_json(struct json_writer *w)
+{
+	for (int k = 0; k < SVC_COUNT; k++) {
+		const struct service *s = &services[k];
+
+		json_open(w, s->name, '{');
+		json_put_u64(w, "port", s->port);
+		json_put_u64(w, "conns", s->n_conns);
+		json_put_u64(w, "accepted", s->accepted);
+		json_put_u64(w, "closed", s->closed);
+		json_put_u64(w, "refused", s->refused);
+		json_put_u64(w, "bytes_in", s->bytes_in);
+		json_put_u64(w, "bytes_out", s->bytes_out);
+		json_close(w, '}');
+	}
+}
+
 void services_init(void)
 {
 	pattern = malloc(VSOCK_PATTERN_LEN);
@@ -350,5 +368,5 @@ void services_init(void)
 		services[k].port_hook.fn = port_changed;
 		config_on_change(services[k].port_key, &services[k].port_hook);
 	}
-	stats_register("services", services_stats);
+	stats_register("services", services_stats, services_stats_json);
 }

@@ -191,6 +191,17 @@ static void sockperf_stats(void)
 	       (unsigned long long)bad_msgs);
 }
 
+static void sockperf_stats_json(struct json_writer *w)
+{
+	json_put_u64(w, "port", port);
+	json_put_u64(w, "conns", n_conns);
+	json_put_u64(w, "accepted", accepted);
+	json_put_u64(w, "refused", refused);
+	json_put_u64(w, "pongs", pongs);
+	json_put_u64(w, "dropped", dropped_msgs);
+	json_put_u64(w, "bad", bad_msgs);
+}
+
 void sockperf_init(void)
 {
 	port_changed(&cfg_sockperf_port);
@@ -199,5 +210,5 @@ void sockperf_init(void)
 	poll_register(&sockperf_poller);
 	poll_self = poll_bit(&sockperf_poller);
 	vsock_poller_watch(poll_self, false);
-	stats_register("sockperf", sockperf_stats);
+	stats_register("sockperf", sockperf_stats, sockperf_stats_json);
 }

@@ -292,6 +292,41 @@ static void vsock_stats(void)
 	       (unsigned long long)c->rx_compacted);
 }
 
+/* The text's names; its groups ("drop:", "credit:") are objects. */
+static void vsock_stats_json(struct json_writer *w)
+{
+	const struct vsock_counters *c = vsock_counters();
+
+	json_put_u64(w, "rx_pkts", c->rx_pkts);
+	json_put_u64(w, "rx_bytes", c->rx_bytes);
+	json_put_u64(w, "tx_pkts", c->tx_pkts);
+	json_put_u64(w, "tx_bytes", c->tx_bytes);
+	json_open(w, "drop", '{');
+	json_put_u64(w, "rx_no_socket", c->rx_no_socket);
+	json_put_u64(w, "rx_bad_type", c->rx_bad_type);
+	json_put_u64(w, "rx_over_credit", c->rx_over_credit);
+	json_put_u64(w, "rx_bad_op", c->rx_bad_op);
+	json_put_u64(w, "backlog_full", c->backlog_full);
+	json_put_u64(w, "request_no_socket", c->request_no_socket);
+	json_put_u64(w, "rst_ignored", c->rx_rst_ignored);
+	json_put_u64(w, "rx_bad_dst_cid", c->rx_bad_dst_cid);
+	json_put_u64(w, "rx_bad_src_cid", c->rx_bad_src_cid);
+	json_close(w, '}');
+	json_open(w, "credit", '{');
+	json_put_u64(w, "updates_sent", c->credit_updates_sent);
+	json_put_u64(w, "updates_rcvd", c->credit_updates_rcvd);
+	json_put_u64(w, "requests_sent", c->credit_requests_sent);
+	json_put_u64(w, "requests_rcvd", c->credit_requests_rcvd);
+	json_close(w, '}');
+	json_put_u64(w, "rst_sent", c->rst_sent);
+	json_put_u64(w, "connect_timeouts", c->connect_timeouts);
+	json_put_u64(w, "close_timeouts", c->close_timeouts);
+	json_put_u64(w, "tx_full", c->tx_full);
+	json_put_u64(w, "smallcopy", c->rx_smallcopy);
+	json_put_u64(w, "transport_resets", c->transport_resets);
+	json_put_u64(w, "compacted", c->rx_compacted);
+}
+
 static const struct shell_cmd vsock_cmd = {
 	.name = "vsock",
 	.usage = "[pingpong|stream CID PORT SIZE N | trim]",
@@ -303,5 +338,5 @@ static const struct shell_cmd vsock_cmd = {
 void vsock_cmd_init(void)
 {
 	shell_register(&vsock_cmd);
-	stats_register("vsock", vsock_stats);
+	stats_register("vsock", vsock_stats, vsock_stats_json);
 }

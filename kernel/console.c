@@ -225,6 +225,17 @@ static void console_stats(void)
 	       (unsigned long long)cc.tx_dropped);
 }
 
+static void console_stats_json(struct json_writer *w)
+{
+	json_put_string(w, "rx", rx_irq ? "interrupt" : "polled");
+	json_put_u64(w, "rx_interrupts", cc.rx_interrupts);
+	json_put_u64(w, "rx_looks", cc.rx_looks);
+	json_put_u64(w, "tx_bursts", cc.tx_bursts);
+	json_put_u64(w, "tx_busy_waits", cc.tx_busy_waits);
+	json_put_u64(w, "tx_busy_reads", cc.tx_busy_reads);
+	json_put_u64(w, "tx_dropped", cc.tx_dropped);
+}
+
 /*
  * The I/O APIC entry first, then the UART's "received data available"
  * enable: a byte that came before raises the line at that moment, an
@@ -234,7 +245,7 @@ void console_irq_init(void)
 {
 	int vector;
 
-	stats_register("console", console_stats);
+	stats_register("console", console_stats, console_stats_json);
 	if (poll_register(&console_poller) || !poll_bit(&console_poller))
 		goto polled;
 	vector = irq_alloc_raise(&cc.rx_interrupts, poll_bit(&console_poller));

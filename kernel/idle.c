@@ -188,6 +188,16 @@ static void idle_stats(void)
 	       (unsigned long long)early_wakes, (unsigned long long)guard_wakes);
 }
 
+static void idle_stats_json(struct json_writer *w)
+{
+	json_put_string(w, "idle", config_get(&cfg_idle) == IDLE_HALT ? "halt" : "poll");
+	json_put_u64(w, "halts", halts);
+	json_put_u64(w, "timer_ticks", lapic_timer_ticks());
+	json_put_string(w, "tick", tick_choices[config_get(&cfg_tick)]);
+	json_put_u64(w, "due_at_sleep", early_wakes);
+	json_put_u64(w, "guard_wakes", guard_wakes);
+}
+
 void idle_init(void)
 {
 	static struct config_hook hooks[3] = { { .fn = idle_changed },
@@ -198,5 +208,5 @@ void idle_init(void)
 	config_on_change(&cfg_tick, &hooks[1]);
 	config_on_change(&cfg_idle_guard, &hooks[2]);
 	idle_changed(&cfg_idle);
-	stats_register("idle", idle_stats);
+	stats_register("idle", idle_stats, idle_stats_json);
 }

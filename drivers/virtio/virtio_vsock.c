@@ -567,6 +567,57 @@ static void vsock_driver_stats(void)
 		       (unsigned long long)st[i].indirect);
 }
 
+/*
+ * The text's counters under its names; "drop" holds one member a header
+ * verdict and rx_refill_fail, "queues" one object a queue ("rxq", "txq",
+ * "evq"). "device" is false, and alone, without a device.
+ */
+static void vsock_driver_stats_json(struct json_writer *w)
+{
+	const struct virtio_vsock *d = vsock_dev;
+	const struct vsock_drv_counters *c;
+	struct virtq_stats st[3];
+
+	json_put_bool(w, "device", d != NULL);
+	if (!d)
+		return;
+	c = &d->c;
+	json_put_u64(w, "guest_cid", d->guest_cid);
+	json_put_u64(w, "rx_posted", d->rx_posted);
+	json_put_u64(w, "txq_pkts", d->txq_pkts);
+	json_put_u64(w, "txq_bytes", d->txq_bytes);
+	json_put_u64(w, "rx_pkts", c->rx_pkts);
+	json_put_u64(w, "tx_pkts", c->tx_pkts);
+	json_put_u64(w, "tx_fastpath", c->tx_fastpath);
+	json_put_u64(w, "tx_queued", c->tx_queued);
+	json_put_u64(w, "tx_reclaimed", c->tx_reclaimed);
+	json_put_u64(w, "rx_reposted", c->rx_reposted);
+	json_open(w, "drop", '{');
+	for (int v = VSOCK_HDR_OK + 1; v < VSOCK_HDR_VERDICTS; v++)
+		json_put_u64(w, vsock_hdr_verdict_names[v], c->rx_dropped[v]);
+	json_put_u64(w, "rx_refill_fail", c->rx_refill_fail);
+	json_close(w, '}');
+	json_put_u64(w, "events", c->events);
+	json_put_u64(w, "transport_resets", c->resets);
+	json_put_u64(w, "unknown_events", c->event_unknown);
+	json_put_u64(w, "no_answer", c->no_answer);
+	queue_stats(vsock_dev, st);
+	json_open(w, "queues", '{');
+	for (int i = 0; i < 3; i++) {
+		json_open(w, queue_names[i], '{');
+		json_put_u64(w, "added", st[i].added);
+		json_put_u64(w, "completed", st[i].completed);
+		json_put_u64(w, "kicks", st[i].kicks);
+		json_put_u64(w, "suppressed", st[i].kicks_suppressed);
+		json_put_u64(w, "interrupts", st[i].interrupts);
+		json_put_u64(w, "bad", st[i].bad_completions);
+		json_put_u64(w, "full", st[i].full);
+		json_put_u64(w, "indirect", st[i].indirect);
+		json_close(w, '}');
+	}
+	json_close(w, '}');
+}
+
 static const struct virtio_driver vsock_driver = {
 	.name = "virtio-vsock",
 	.device_type = VIRTIO_ID_VSOCK,
@@ -610,5 +661,5 @@ void virtio_vsock_init(void)
 	vsock_init(&virtio_vsock_transport);
 	poll_register(&vsock_dev_poller);
 	virtio_register_driver(&vsock_driver);
-	stats_register("virtio-vsock", vsock_driver_stats);
+	stats_register("virtio-vsock", vsock_driver_stats, vsock_driver_stats_json);
 }

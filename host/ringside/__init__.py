@@ -17,6 +17,8 @@ Modules, from the command line to the running guest:
   process    Children: starts child processes, stops them all newest first
   console    Console: the serial line; a reader thread, wait_for(regex),
              command(cmd) -> output, send()
+  guest_stats guest_stats(console, timeout): the guest's counters (`stats json`)
+             as a dict
   machine    Launch: one guest, its helpers, QEMU and console
   accel      probe_kvm(): a short real PVH boot under KVM; False means TCG
   launcher   main() of ringside-run: interactive, scripted (--cmd), --dry-run
@@ -32,6 +34,7 @@ from .backends import HelperSpec, helper_specs, plan_paths
 from .console import PROMPT, READY, Console, effective_line, render_line
 from .errors import (EXIT_ERROR, EXIT_TIMEOUT, EXIT_USAGE, GuestExited, GuestTimeout,
                      LaunchError, UsageError, log)
+from .guest_stats import StatsError, guest_stats, parse_stats, vsock_queue_sum
 from .images import (DEFAULT_ELF, DEFAULT_ESP, DEFAULT_ISO, DEFAULT_VSOCK_BACKEND, OVMF, REPO,
                      repo_path)
 from .launcher import describe_status, main
@@ -47,6 +50,7 @@ __all__ = [
     'PROMPT', 'READY', 'Console', 'effective_line', 'render_line',
     'EXIT_ERROR', 'EXIT_TIMEOUT', 'EXIT_USAGE', 'GuestExited', 'GuestTimeout',
     'LaunchError', 'UsageError', 'log',
+    'StatsError', 'guest_stats', 'parse_stats', 'vsock_queue_sum',
     'DEFAULT_ELF', 'DEFAULT_ESP', 'DEFAULT_ISO', 'DEFAULT_VSOCK_BACKEND', 'OVMF', 'REPO',
     'repo_path',
     'describe_status', 'main',

@@ -54,8 +54,8 @@ import ringside as rr
 from . import kvm_exits
 from .benchlib import BENCH, REPO, Progress, run_bench, vsock_target
 from .cli import Parser, guest_list, nonneg_int, positive_float, positive_int, size_list
-from .bench_vsock import QUEUE_RE
 from .cost_measure import Meter, settle
+from .guest_stats import guest_stats, vsock_queue_sum
 from .images import LINUX_READY, is_linux, linux_guest, linux_missing
 from .results import add_options, publish
 
@@ -70,8 +70,7 @@ BEFORE_AFTER = ('linux-6.12', 'linux')
 
 def ringside_irqs(console):
     """Interrupts the ringside guest counted on its vsock queues."""
-    out = console.command('stats virtio-vsock', 60)
-    return sum(int(m[5]) for m in QUEUE_RE.findall(out))
+    return vsock_queue_sum(guest_stats(console, 60, 'virtio-vsock'), 'interrupts')
 
 
 def linux_irqs(console):

@@ -39,7 +39,6 @@ import contextlib
 import io
 import json
 import os
-import re
 import subprocess
 import time
 
@@ -48,6 +47,7 @@ import ringside as rr
 from . import cost, kvm_exits, netns, vhost_net
 from .benchlib import BENCH, REPO, wait_vsock_up
 from .cli import Parser, guest_list, int_list, nonneg_int, positive_float, size_list
+from .guest_stats import guest_stats
 from .images import (COST_PLUGIN, LINUX_GUESTS, LINUX_READY, is_linux, linux_guest,
                      linux_missing)
 from .process import vhost_workers
@@ -104,16 +104,12 @@ def rr_cell(target, sessions, size, opts, meter, prefix=(), block=None):
     return res
 
 
-ECHO_CONNS = re.compile(r'echo\s+port \d+\s+conns (\d+)')
-
-
 def wait_echo_idle(launch, timeout=120):
     """ringside: wait until the echo service has closed the previous
     cell's sessions, so the next cell's fit in its connection table."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        m = ECHO_CONNS.search(launch.console.command('stats services', 60))
-        if not m or int(m.group(1)) == 0:
+        if guest_stats(launch.console, 60, 'services')['services']['echo']['conns'] == 0:
             return
         time.sleep(0.5)
 

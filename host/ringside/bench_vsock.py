@@ -38,7 +38,6 @@ Absolute numbers under TCG mean little; compare ratios within one run.
 
 import argparse
 import os
-import re
 import statistics
 import tempfile
 import time
@@ -51,6 +50,7 @@ from .bench_tools import (SocatForwards, forward_args, print_tools, print_tools_
 from .benchlib import BENCH, REPO, Progress, run_bench, vsock_target, wait_target
 from .cli import Parser, int_list, nonneg_int, positive_float, positive_int, size_list
 from .cost_measure import Meter, settle, spread, virtio_bars
+from .guest_stats import guest_stats
 from .images import LINUX_INITRD, LINUX_KERNEL, LINUX_READY
 from .results import add_options, publish
 
@@ -58,8 +58,6 @@ COST_CMDLINE = 'irq=msix idle=halt'
 TOP_FUNCTIONS = 10
 
 PROG = 'bench-vsock'
-QUEUE_RE = re.compile(r'^\s+(rxq|txq|evq): added (\d+) completed (\d+) kicks (\d+) '
-                      r'suppressed (\d+) interrupts (\d+)', re.M)
 
 
 def ab_switch(text):
@@ -208,8 +206,8 @@ class Guest:
         return out
 
     def queue_counters(self):
-        out = self.command('stats virtio-vsock')
-        return {m[0]: [int(x) for x in m[1:]] for m in QUEUE_RE.findall(out)}
+        """{'rxq'|'txq'|'evq': {'kicks': N, 'interrupts': N, ...}}"""
+        return guest_stats(self.launch.console, 60, 'virtio-vsock')['virtio-vsock']['queues']
 
     def apply(self, combo, target):
         """`set` every KEY=VALUE of `combo`; after a change, wait until vsock
@@ -224,14 +222,14 @@ class Guest:
 
 
 def irq_total(before, after):
-    return sum(after[q][4] - before[q][4] for q in after if q in before)
+    return sum(after[q]['interrupts'] - before[q]['interrupts'] for q in after if q in before)
 
 
 def add_queue_deltas(res, before, after, rounds):
     for q in ('txq', 'rxq'):
         if q in before and q in after:
-            res[q + '_kicks_per_rt'] = (after[q][2] - before[q][2]) / rounds
-            res[q + '_irqs_per_rt'] = (after[q][4] - before[q][4]) / rounds
+            res[q + '_kicks_per_rt'] = (after[q]['kicks'] - before[q]['kicks']) / rounds
+            res[q + '_irqs_per_rt'] = (after[q]['interrupts'] - before[q]['interrupts']) / rounds
 
 
 def measured(meter, run, ops_of, guest, after_run=None):

@@ -29,9 +29,9 @@ import ringside as rr
 
 from . import kvm_exits
 from .bench_compare import linux_irqs
-from .bench_vsock import QUEUE_RE
 from .benchlib import BENCH, Progress, run_bench, wait_vsock_cid
 from .cli import Parser, guest_list, nonneg_int, positive_float, positive_int
+from .guest_stats import guest_stats, vsock_queue_sum
 from .images import LINUX_READY, is_linux, linux_guest, linux_missing
 from .process import read_text, vhost_workers
 from .results import add_options, publish
@@ -71,9 +71,8 @@ def variants(opts):
 
 def ringside_counters(console):
     """(kicks, interrupts) the guest counted on its vsock queues."""
-    out = console.command('stats virtio-vsock', 60)
-    rows = QUEUE_RE.findall(out)
-    return sum(int(m[3]) for m in rows), sum(int(m[5]) for m in rows)
+    st = guest_stats(console, 60, 'virtio-vsock')
+    return vsock_queue_sum(st, 'kicks'), vsock_queue_sum(st, 'interrupts')
 
 
 def host_cpu_ns(qemu_pid):

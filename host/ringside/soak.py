@@ -53,6 +53,7 @@ import ringside as rr
 
 from .benchlib import hybrid_connect, wait_vsock_up
 from .cli import Parser, nonneg_float, nonneg_int, positive_float, positive_int, size
+from .guest_stats import guest_stats
 from .images import REPO
 from .results import add_options, publish
 
@@ -72,8 +73,6 @@ CHUNK_SIZE_RE = re.compile(r'^ +(\d+) B x (\d+)$', re.M)
 TRIM_RE = re.compile(r'vsock: (\d+) pooled packet buffers freed')
 SOCKET_RE = re.compile(r'^(?:stream|seqpkt)\s+(\S+)', re.M)
 VSOCK_RE = re.compile(r'(\d+) socket\(s\), (\d+) packet buffers \((\d+) KiB\) alive')
-SERVICE_RE = re.compile(r'^\s+(\w+)\s+port \d+\s+conns (\d+) accepted (\d+) closed (\d+) '
-                        r'refused (\d+) in (\d+) B out (\d+) B', re.M)
 
 
 class SoakError(Exception):
@@ -291,9 +290,10 @@ class Guest:
         return {'sockets': int(m.group(1)), 'busy': busy, 'pkts': int(m.group(2))}
 
     def services(self):
-        out = self.command('stats services')
-        return {m[0]: {'conns': int(m[1]), 'accepted': int(m[2]), 'closed': int(m[3]),
-                       'in': int(m[5]), 'out': int(m[6])} for m in SERVICE_RE.findall(out)}
+        return {name: {'conns': s['conns'], 'accepted': s['accepted'], 'closed': s['closed'],
+                       'in': s['bytes_in'], 'out': s['bytes_out']}
+                for name, s in guest_stats(self.console, IO_TIMEOUT,
+                                           'services')['services'].items()}
 
     def settle(self, want=None, timeout=SETTLE_TIMEOUT):
         """Ask until only listeners are left and the packet buffers alive

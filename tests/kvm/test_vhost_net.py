@@ -10,7 +10,7 @@ import subprocess
 
 import pytest
 
-from ringside import netns, vhost_net
+from ringside import guest_stats, netns, vhost_net
 from ringside.process import vhost_workers
 from ringside_qemu import REPO, Guest
 
@@ -39,9 +39,8 @@ def _script(name, *args, timeout=900):
 
 
 def udp_echoed(guest):
-    m = re.search(r'udp_echoed\s+(\d+)', guest.command('net'))
-    assert m, 'no udp_echoed counter in `net`'
-    return int(m.group(1))
+    """The guest's udp_echoed counter (`stats json net`)."""
+    return guest_stats(guest, 60, 'net')['net']['udp_echoed']
 
 
 @pytest.fixture

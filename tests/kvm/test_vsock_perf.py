@@ -10,6 +10,7 @@ import time
 
 import pytest
 
+from ringside import guest_stats
 from ringside.bench_vsock_perf import (HOST_CID, RECEIVER_RE, RINGSIDE_STREAM_RE, SENDER_RE,
                                        VSOCK_PERF, receiver_port)
 from ringside_qemu import REPO, Guest
@@ -17,8 +18,6 @@ from test_kernel_vsock import ECHO, SINK
 
 BYTES = 4 << 20
 BUF = 65536
-SINK_RE = re.compile(r'^\s+sink\s+port 1235\s+conns (\d+) accepted (\d+) closed (\d+) '
-                     r'refused \d+ in (\d+) B', re.M)
 
 
 @pytest.fixture(scope='module')
@@ -36,9 +35,8 @@ def pguest():
 
 
 def sink_counters(guest):
-    m = SINK_RE.search(guest.command('stats services'))
-    assert m, guest.command('stats services')
-    return [int(x) for x in m.groups()]   # conns, accepted, closed, bytes in
+    sink = guest_stats(guest, 60, 'services')['services']['sink']
+    return [sink[k] for k in ('conns', 'accepted', 'closed', 'bytes_in')]
 
 
 def test_vsock_perf_sender_bytes_are_the_sinks(pguest):

@@ -15,6 +15,7 @@ import subprocess
 
 import pytest
 
+from ringside import guest_stats
 from conftest import ESP, ISO, require_image
 from vsockhost import hybrid_connect
 from ringside_qemu import COMMAND_TIMEOUT, REPO, Guest, info_fields
@@ -138,8 +139,7 @@ def test_direct_vsock(esp_guest):
     assert 'local cid 3' in out, out
     for port in (1234, 1235, 1236):
         assert re.search(r'stream listen\s+%d' % port, out), out
-    out = esp_guest.command('stats')
-    assert re.search(r'guest cid 3\b', out), out
+    assert guest_stats(esp_guest, COMMAND_TIMEOUT, 'virtio-vsock')['virtio-vsock']['guest_cid'] == 3
     data = hashlib.sha256(b'uefi-direct').digest() * 2048  # 64 KiB
     with hybrid_connect(esp_guest.vsock_uds, ECHO) as s:
         s.settimeout(IO_TIMEOUT)

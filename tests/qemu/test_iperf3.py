@@ -9,7 +9,6 @@ harming the next test.
 """
 
 import json
-import re
 import shutil
 import socket
 import struct
@@ -18,6 +17,7 @@ import time
 
 import pytest
 
+from ringside import guest_stats
 from ringside_qemu import Guest
 from test_forward import free_ports
 
@@ -53,15 +53,12 @@ def iperf_guest():
 
 
 def counters(guest):
-    """The iperf3 server's counters from `stats iperf3`."""
-    out = guest.command('stats iperf3')
-    m = re.search(r'tests (\d+) completed (\d+) aborted (\d+) denied (\d+) refused (\d+)\s+'
-                  r'step_timeouts (\d+) drain_timeouts (\d+) bad_params (\d+) bad_msgs (\d+) '
-                  r'in (\d+) B out (\d+) B', out)
-    assert m, out
-    keys = ('tests', 'completed', 'aborted', 'denied', 'refused', 'step_timeouts',
-            'drain_timeouts', 'bad_params', 'bad_msgs', 'in', 'out')
-    return dict(zip(keys, map(int, m.groups())))
+    """The iperf3 server's counters (`stats json iperf3`); bytes as 'in'
+    and 'out', its port left out."""
+    c = dict(guest_stats(guest, 60, 'iperf3')['iperf3'])
+    del c['port']
+    c['in'], c['out'] = c.pop('bytes_in'), c.pop('bytes_out')
+    return c
 
 
 def delta(before, after):

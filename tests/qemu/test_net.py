@@ -13,6 +13,7 @@ import re
 
 import pytest
 
+from ringside import guest_stats
 from conftest import ELF, require_image
 from ringside_qemu import Guest
 from net_peer import (BROADCAST, ETH_P_ARP, ETH_P_IP, EtherPeer, arp, eth, icmp_echo,
@@ -27,13 +28,14 @@ BOOTS = [('q35', False), ('q35', True), ('pc', False), ('pc', True)]
 
 
 def counters(g):
-    """`net` output as {counter: int} plus a few header fields."""
+    """The device's and the protocols' counters: `stats json net`."""
+    return guest_stats(g, 60, 'net')['net']
+
+
+def device_line(g):
+    """`net`'s description of the device: link, mac, ring layout."""
     out = g.command('net')
     c = {}
-    for line in out.splitlines():
-        m = re.match(r'\s+(\w+)\s+(\d+)$', line)
-        if m:
-            c[m.group(1)] = int(m.group(2))
     m = re.search(r'link (up|down)', out)
     c['link'] = m and m.group(1)
     m = re.search(r'mac ([0-9a-f:]{17})', out)
@@ -84,7 +86,7 @@ def udp_echo(g, payload, sport=40000, timeout=30.0):
 # ------------------------------------------------------------- per-boot checks
 
 def test_device_up(net_guest):
-    c = counters(net_guest)
+    c = device_line(net_guest)
     assert c['mac'] == GUEST_MAC
     assert c['link'] == 'up'
     assert c['layout'] == ('packed' if net_guest.packed else 'split')
@@ -297,10 +299,10 @@ def test_ring_switch_reprobe(net_guest):
     """`set ring=split` re-probes; the device keeps answering."""
     g = net_guest
     g.command('set ring=split')
-    assert counters(g)['layout'] == 'split'
+    assert device_line(g)['layout'] == 'split'
     assert udp_echo(g, b'after reprobe', sport=45000) == b'after reprobe'
     g.command('set ring=packed')
-    assert counters(g)['layout'] == ('packed' if g.packed else 'split')
+    assert device_line(g)['layout'] == ('packed' if g.packed else 'split')
     assert udp_echo(g, b'after second reprobe', sport=45001) == b'after second reprobe'
 
 

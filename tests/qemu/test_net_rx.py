@@ -102,7 +102,7 @@ def test_stack_back_after_netsink(rx_guest):
     g = rx_guest
 
     def eth_rx():
-        return int(re.search(r'\beth_rx\s+(\d+)', g.command('net')).group(1))
+        return ringside.guest_stats(g, 60, 'net')['net']['eth_rx']
 
     before = eth_rx()
     base = g.pmd.port_stats()

@@ -20,6 +20,7 @@ import time
 import pytest
 
 from ringside import bench_net as bench
+from ringside import guest_stats
 
 from conftest import ELF, REPO, require_image
 from ringside_qemu import Guest
@@ -33,15 +34,14 @@ MACSWAP_BOOTS = [('q35', False), ('q35', True)]
 
 
 def counters(g):
-    out = g.command('net')
-    c = {}
-    for line in out.splitlines():
-        m = re.match(r'\s+(\w+)\s+(\d+)$', line)
-        if m:
-            c[m.group(1)] = int(m.group(2))
-    m = re.search(r'virtio-net: (split|packed) rings', out)
-    c['layout'] = m and m.group(1)
-    return c
+    """The device's and the protocols' counters: `stats json net`."""
+    return guest_stats(g, 60, 'net')['net']
+
+
+def layout(g):
+    """The ring layout `net` names: 'split' or 'packed'."""
+    m = re.search(r'virtio-net: (split|packed) rings', g.command('net'))
+    return m and m.group(1)
 
 
 def boot_id(b):
@@ -92,7 +92,7 @@ def pktgen(g, n, size=64, burst=256, dst=None, port=9):
 
 
 def test_layout(rxonly_guest):
-    assert counters(rxonly_guest)['layout'] == ('packed' if rxonly_guest.packed else 'split')
+    assert layout(rxonly_guest) == ('packed' if rxonly_guest.packed else 'split')
 
 
 @pytest.mark.parametrize('txpoll,burst,size', [(1, 256, 64), (0, 256, 64), (1, 1, 64),

@@ -13,12 +13,12 @@ slowest stream consistently with its per-stream rates.
 
 import json
 import os
-import re
 import subprocess
 
 import pytest
 
 from conftest import ELF, require_image
+from ringside import guest_stats
 from ringside_qemu import Guest, REPO
 from test_net_tap import GUEST_IP, HOST_IP, TAP, NetNs, netns_usable
 from test_vsock import ECHO, connect_when_up, counters
@@ -81,10 +81,8 @@ def test_rr_wrong_port_fails(vguest):
 
 
 def udp_echoed(guest):
-    """The guest's udp_echoed counter from `net`."""
-    m = re.search(r'udp_echoed\s+(\d+)', guest.command('net'))
-    assert m, 'no udp_echoed counter in `net`'
-    return int(m.group(1))
+    """The guest's udp_echoed counter (`stats json net`)."""
+    return guest_stats(guest, 60, 'net')['net']['udp_echoed']
 
 
 @pytest.fixture(scope='module')

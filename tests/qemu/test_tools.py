@@ -18,6 +18,7 @@ import time
 
 import pytest
 
+from ringside import guest_stats
 from ringside_qemu import Guest
 from test_forward import data_of, free_ports
 
@@ -80,7 +81,7 @@ def test_sockperf_ping_pong(tguest):
         except OSError:
             assert time.monotonic() < deadline
             time.sleep(0.5)
-    before = int(re.search(r'pongs (\d+)', tguest.command('stats sockperf')).group(1))
+    before = guest_stats(tguest, IO_TIMEOUT, 'sockperf')['sockperf']['pongs']
     p = subprocess.run(['sockperf', 'ping-pong', '--tcp', '-i', '127.0.0.1',
                         '-p', str(tguest.sockperf_port), '-t', '2', '-m', '64'],
                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
@@ -94,7 +95,7 @@ def test_sockperf_ping_pong(tguest):
     assert sent > 100 and sent - 1 <= received <= sent, out
     assert re.search(r'# dropped messages = 0;', out), out
     assert re.search(r'percentile 99\.000 = +[\d.]+', out), out
-    after = int(re.search(r'pongs (\d+)', tguest.command('stats sockperf')).group(1))
+    after = guest_stats(tguest, IO_TIMEOUT, 'sockperf')['sockperf']['pongs']
     assert after - before >= received
 
 

@@ -20,6 +20,7 @@ import time
 
 import pytest
 
+from ringside import guest_stats
 from ringside_qemu import Guest, REPO
 from vsockhost import HostPeer, hybrid_connect, hybrid_connect_seq
 
@@ -77,14 +78,24 @@ def echo_exchange(sock, data, timeout=IO_TIMEOUT):
     return bytes(got)
 
 
+def stats(guest, section):
+    """`stats json SECTION`: that section's counters as a dict."""
+    return guest_stats(guest, IO_TIMEOUT, section)[section]
+
+
 def counters(guest, section):
-    """`stats SECTION` as {name: int} for every 'name value' pair; a name
-    that appears on several lines (per-queue counters) is summed."""
-    out = guest.command('stats %s' % section)
-    c = {}
-    for k, v in re.findall(r'([a-z_]+) (\d+)', out):
-        c[k] = c.get(k, 0) + int(v)
-    return c
+    """stats() flattened to {name: int}: nested groups (drops, queues)
+    merged, a name in several (a counter of every queue) summed."""
+    flat = {}
+
+    def walk(d):
+        for k, v in d.items():
+            if isinstance(v, dict):
+                walk(v)
+            elif isinstance(v, int) and not isinstance(v, bool):
+                flat[k] = flat.get(k, 0) + v
+    walk(stats(guest, section))
+    return flat
 
 
 @pytest.fixture(scope='module', params=['off', 'on'], ids=['split', 'packed'])
@@ -131,8 +142,7 @@ def test_echo_sizes(vguest, size):
 def test_64_concurrent_connections_and_reconnects(vguest):
     socks = [hybrid_connect(vguest.vsock_uds, ECHO) for _ in range(64)]
     try:
-        out = vguest.command('stats services')
-        assert re.search(r'echo\s+port 1234\s+conns 64 ', out), out
+        assert stats(vguest, 'services')['echo']['conns'] == 64
         for i, s in enumerate(socks):
             data = pattern(1000 + i, i)
             assert echo_exchange(s, data) == data
@@ -146,10 +156,10 @@ def test_64_concurrent_connections_and_reconnects(vguest):
     # every connection is gone again once the guest saw the closes
     deadline = time.monotonic() + 60
     while True:
-        out = vguest.command('stats services')
-        if re.search(r'echo\s+port 1234\s+conns 0 ', out):
+        echo = stats(vguest, 'services')['echo']
+        if echo['conns'] == 0:
             break
-        assert time.monotonic() < deadline, out
+        assert time.monotonic() < deadline, echo
         time.sleep(0.2)
 
 
@@ -179,21 +189,18 @@ def test_64mib_from_source_checked(vguest):
             got += n
 
 
-SINK_IN = re.compile(r'sink\s+port \d+\s+conns \d+ accepted \d+ closed \d+ refused \d+ in (\d+) B')
-
-
 def test_64mib_into_sink_counted(vguest):
-    sink_in = int(SINK_IN.search(vguest.command('stats services')).group(1))
+    sink_in = stats(vguest, 'services')['sink']['bytes_in']
     data = os.urandom(1 << 20)
     with hybrid_connect(vguest.vsock_uds, SINK) as s:
         for _ in range(64):
             s.sendall(data)
     deadline = time.monotonic() + IO_TIMEOUT
     while True:
-        m = SINK_IN.search(vguest.command('stats services'))
-        if int(m.group(1)) - sink_in == 64 << 20:
+        sink = stats(vguest, 'services')['sink']
+        if sink['bytes_in'] - sink_in == 64 << 20:
             break
-        assert time.monotonic() < deadline, m.group(0)
+        assert time.monotonic() < deadline, sink
         time.sleep(0.2)
 
 
@@ -312,27 +319,26 @@ def test_every_switch_both_ways(vguest, key, values):
             data = os.urandom(4 << 20)
             assert echo_exchange(s, data) == data
         if key == 'irq':
-            rxq = re.search(r'rxq: added \d+ completed \d+ kicks \d+ suppressed \d+ '
-                            r'interrupts (\d+)', vguest.command('stats virtio-vsock'))
-            irqs = int(rxq.group(1))
+            irqs = stats(vguest, 'virtio-vsock')['queues']['rxq']['interrupts']
             assert irqs > 0 if v == 'msix' else irqs == 0, (v, irqs)
 
 
 def test_no_drops_and_buffers_returned(vguest):
-    c = counters(vguest, 'virtio-vsock')
-    for k in ('rx_short', 'rx_len_bad', 'rx_bad_cid', 'rx_bad_type', 'rx_bad_op',
-              'rx_refill_fail', 'bad'):
-        assert c.get(k, 0) == 0, (k, c)
-    v = counters(vguest, 'vsock')
-    assert v['rx_over_credit'] == 0 and v['rx_bad_type'] == 0, v
-    assert v['rx_bad_dst_cid'] == 0 and v['rx_bad_src_cid'] == 0, v
+    c = stats(vguest, 'virtio-vsock')
+    # every header verdict's drop and rx_refill_fail, no bad completion
+    assert not any(c['drop'].values()), c['drop']
+    assert not any(q['bad'] for q in c['queues'].values()), c['queues']
+    v = stats(vguest, 'vsock')
+    drop = v['drop']
+    assert drop['rx_over_credit'] == 0 and drop['rx_bad_type'] == 0, v
+    assert drop['rx_bad_dst_cid'] == 0 and drop['rx_bad_src_cid'] == 0, v
     assert v['rx_pkts'] > 0 and v['tx_pkts'] > 0
     # with every connection closed, only the posted RX buffers are alive
     deadline = time.monotonic() + 60
     while True:
         out = vguest.command('vsock')
         m = re.search(r'(\d+) socket\(s\), (\d+) packet buffers', out)
-        posted = int(re.search(r'rx posted (\d+)', vguest.command('stats virtio-vsock')).group(1))
+        posted = stats(vguest, 'virtio-vsock')['rx_posted']
         listeners = len(re.findall(r'^\s*\w+ +listen ', out, re.M))  # services, sockperf
         if listeners >= 4 and int(m.group(1)) == listeners and int(m.group(2)) == posted:
             break
@@ -355,20 +361,20 @@ def test_idle_halt(guest_factory, irq):
     # MSI-X and the console's interrupt nothing needs the timer.
     deadline = time.monotonic() + 60
     while True:
-        m = re.search(r'idle=halt halts (\d+) timer_ticks (\d+)', g.command('stats idle'))
-        if int(m.group(1)) > 0 and (irq == 'msix' or int(m.group(2)) > 0):
+        idle = stats(g, 'idle')
+        assert idle['idle'] == 'halt', idle
+        if idle['halts'] > 0 and (irq == 'msix' or idle['timer_ticks'] > 0):
             break
-        assert time.monotonic() < deadline, m.group(0)
+        assert time.monotonic() < deadline, idle
         time.sleep(0.05)
-    rxq = re.search(r'rxq: added \d+ completed \d+ kicks \d+ suppressed \d+ interrupts (\d+)',
-                    g.command('stats virtio-vsock'))
-    assert (int(rxq.group(1)) > 0) == (irq == 'msix')
+    rxq = stats(g, 'virtio-vsock')['queues']['rxq']
+    assert (rxq['interrupts'] > 0) == (irq == 'msix')
     # back to spinning: the tick stops
     assert g.command('set idle=poll') == 'idle=poll'
-    before = int(re.search(r'timer_ticks (\d+)', g.command('stats idle')).group(1))
+    before = stats(g, 'idle')['timer_ticks']
     with hybrid_connect(g.vsock_uds, ECHO) as s:
         assert echo_exchange(s, b'after') == b'after'
-    after = int(re.search(r'timer_ticks (\d+)', g.command('stats idle')).group(1))
+    after = stats(g, 'idle')['timer_ticks']
     assert after - before <= 1
     assert g.poweroff() == 0
 
@@ -385,18 +391,18 @@ def test_tick_deadline(guest_factory):
         with hybrid_connect(g.vsock_uds, ECHO) as s:
             data = pattern(size, 9)
             assert echo_exchange(s, data) == data
-    pat = r'halts (\d+) timer_ticks (\d+) tick=deadline'
-    m0 = re.search(pat, g.command('stats idle'))
+    i0 = stats(g, 'idle')
     t0 = time.monotonic()
     time.sleep(4)
-    m1 = re.search(pat, g.command('stats idle'))
+    i1 = stats(g, 'idle')
     elapsed = time.monotonic() - t0
-    assert int(m1.group(1)) > int(m0.group(1))      # it did sleep
-    ticks = int(m1.group(2)) - int(m0.group(2))
+    assert i0['tick'] == i1['tick'] == 'deadline'
+    assert i1['halts'] > i0['halts']      # it did sleep
+    ticks = i1['timer_ticks'] - i0['timer_ticks']
     # a 1 ms tick would be ~1000/s; a polled console looked 10 times a
     # second; now only idle_guard's wake-up a second, and a close timeout
     # armed earlier may fire once
-    assert 'interrupt (ISA IRQ 4)' in g.command('stats console')
+    assert stats(g, 'console')['rx'] == 'interrupt'
     assert ticks <= 3 + 1.5 * elapsed, (ticks, elapsed)
     with hybrid_connect(g.vsock_uds, ECHO) as s:
         assert echo_exchange(s, b'after') == b'after'

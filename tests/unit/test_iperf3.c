@@ -58,7 +58,7 @@ void vsock_poller_watch(uint32_t bits, bool busy)
 {
 }
 
-void stats_register(const char *name, void (*print)(void))
+void stats_register(const char *name, void (*print)(void), void (*json)(struct json_writer *w))
 {
 }
 

@@ -1,1 +1,1 @@
-test_json_SRCS := app/json.c
+test_json_SRCS := app/json.c kernel/json_writer.c

@@ -16,10 +16,13 @@
 #include <cmocka.h>
 
 #include "app/app.h"
+#include "app/json.h"
 #include "app/pktgen.h"
 #include "kernel/config.h"
+#include "kernel/console.h"
 #include "kernel/poll.h"
 #include "kernel/shell.h"
+#include "kernel/stats.h"
 #include "kernel/time.h"
 #include "net/net.h"
 #include "net/proto.h"
@@ -33,8 +36,24 @@ uint64_t now_ns(void)
 	return fake_ns += 1000; /* time moves on every look */
 }
 
+static const struct shell_cmd *stats_cmd; /* kernel/stats.c's, to run it */
+
 void shell_register(const struct shell_cmd *cmd)
 {
+	if (!strcmp(cmd->name, "stats"))
+		stats_cmd = cmd;
+}
+
+/* What kernel/stats.c wrote to the console (`stats json` writes there). */
+static char console_out[STATS_JSON_MAX + 64];
+static size_t console_len;
+
+void console_write(const char *buf, size_t len)
+{
+	assert_true(console_len + len < sizeof(console_out));
+	memcpy(console_out + console_len, buf, len);
+	console_len += len;
+	console_out[console_len] = '\0';
 }
 
 int shell_error(const char *fmt, ...)
@@ -750,6 +769,116 @@ static void test_pktgen_bursts_and_ring_full(void **state)
 	assert_int_not_equal(pktgen_run(&p, &r), 0);
 }
 
+/* ---- `stats json` (kernel/stats.c with app/net_shell.c's "net") ---- */
+
+static void fake_section_json(struct json_writer *w)
+{
+	json_put_u64(w, "answer", 42);
+	json_open(w, "nested", '{');
+	json_put_u64(w, "big", UINT64_MAX);
+	json_close(w, '}');
+}
+
+static void fake_section_print(void)
+{
+}
+
+static void stats_json_setup(void)
+{
+	static bool done;
+
+	if (!done) {
+		stats_init();
+		net_shell_init(); /* registers "net", json only */
+		stats_register("fake", fake_section_print, fake_section_json);
+		done = true;
+	}
+	assert_non_null(stats_cmd);
+}
+
+/* Run `stats json [SECTION]`; parse the one line after the marker into @doc. */
+static void run_stats_json(struct json_doc *doc, const char *section)
+{
+	char *argv[] = { "stats", "json", (char *)section, NULL };
+	const char *obj;
+
+	console_len = 0;
+	console_out[0] = '\0';
+	assert_int_equal(stats_cmd->run(section ? 3 : 2, argv), 0);
+	assert_true(!strncmp(console_out, STATS_JSON_MARKER, strlen(STATS_JSON_MARKER)));
+	obj = console_out + strlen(STATS_JSON_MARKER);
+	/* one line: the object, then the only newline */
+	assert_ptr_equal(strchr(console_out, '\n'), console_out + console_len - 1);
+	assert_int_equal(json_parse(doc, obj, strlen(obj) - 1), 0);
+}
+
+static uint64_t json_u64_at(const struct json_doc *doc, const char *section, const char *key)
+{
+	int sec = json_find(doc, 0, section);
+	uint64_t v;
+
+	assert_true(sec > 0);
+	assert_true(json_get_u64(doc, json_find(doc, sec, key), &v));
+	return v;
+}
+
+static void test_stats_json(void **state)
+{
+	static struct json_doc doc;
+	uint8_t f[ETH_FRAME_LEN];
+	uint64_t echoed, udp_rx, tx;
+	bool dev;
+	int sec;
+
+	stats_json_setup();
+	run_stats_json(&doc, NULL);
+	assert_true(json_find(&doc, 0, "net") > 0);
+	assert_true(
+		json_get_bool(&doc, json_find(&doc, json_find(&doc, 0, "net"), "device"), &dev));
+	assert_true(dev);
+	echoed = json_u64_at(&doc, "net", "udp_echoed");
+	udp_rx = json_u64_at(&doc, "net", "udp_rx");
+	tx = json_u64_at(&doc, "net", "tx_packets");
+	assert_int_equal(echoed, udp_echo_count());
+	assert_int_equal(udp_rx, net_stats.udp_rx);
+	assert_int_equal(json_u64_at(&doc, "fake", "answer"), 42);
+	sec = json_find(&doc, json_find(&doc, 0, "fake"), "nested");
+	{
+		uint64_t big;
+
+		assert_true(json_get_u64(&doc, json_find(&doc, sec, "big"), &big));
+		assert_true(big == UINT64_MAX);
+	}
+
+	/* three datagrams to the echo port: each counter moves by exactly 3 */
+	for (int i = 0; i < 3; i++)
+		net_rx(&fake, f, build_udp(f, 5555, 7, (const uint8_t *)"abc", 3));
+	run_stats_json(&doc, NULL);
+	assert_int_equal(json_u64_at(&doc, "net", "udp_echoed") - echoed, 3);
+	assert_int_equal(json_u64_at(&doc, "net", "udp_rx") - udp_rx, 3);
+	assert_int_equal(json_u64_at(&doc, "net", "tx_packets") - tx, 3);
+
+	/* one section: only it */
+	run_stats_json(&doc, "fake");
+	assert_int_equal(doc.tok[0].count, 1);
+	assert_int_equal(json_u64_at(&doc, "fake", "answer"), 42);
+}
+
+static void test_stats_json_errors(void **state)
+{
+	char small[80], *bad[] = { "stats", "json", "nosuch", NULL };
+	char *extra[] = { "stats", "json", "net", "more", NULL };
+
+	stats_json_setup();
+	/* too small a buffer: an error, never a cut object */
+	assert_int_equal(stats_json(small, sizeof(small), NULL), -1);
+	assert_true(stats_json(small, sizeof(small), "fake") > 0);
+	console_len = 0;
+	assert_int_not_equal(stats_cmd->run(3, bad), 0);
+	assert_int_not_equal(stats_cmd->run(4, extra), 0);
+	assert_int_equal(console_len, 0); /* nothing on the console but the error */
+}
+
 static void test_text_helpers(void **state)
 {
 	uint32_t ip;
@@ -797,6 +926,8 @@ int main(void)
 		cmocka_unit_test_setup(test_pktgen_frame, setup),
 		cmocka_unit_test_setup(test_pktgen_bursts_and_ring_full, setup),
 		cmocka_unit_test_setup(test_text_helpers, setup),
+		cmocka_unit_test_setup(test_stats_json, setup),
+		cmocka_unit_test_setup(test_stats_json_errors, setup),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -20,7 +20,9 @@
 
 #include "drivers/virtio/virtio_pci.h"
 #include "kernel/config.h"
+#include "app/json.h"
 #include "kernel/poll.h"
+#include "kernel/stats.h"
 #include "net/vsock/vsock.h"
 #include "ring_model.h"
 
@@ -37,6 +39,7 @@ void virtio_vsock_init(void);
 static const struct virtio_driver *drv;
 static const struct poller *dev_poller, *timers_poller;
 static void (*stats_print)(void);
+static void (*stats_json_fn)(struct json_writer *w);
 static struct virtq *queues[3];
 static struct ring_model models[3];
 static unsigned long kicks[3];
@@ -84,9 +87,10 @@ void poll_ask_pending(uint32_t bits, bool on)
 	ask_pending = on;
 }
 
-void stats_register(const char *name, void (*print)(void))
+void stats_register(const char *name, void (*print)(void), void (*json)(struct json_writer *w))
 {
 	stats_print = print;
+	stats_json_fn = json;
 }
 
 /* What the driver said on the console, appended (the report tests read it). */
@@ -335,6 +339,30 @@ static void test_probe_fails_without_queue(void **s)
 	}
 }
 
+/* The driver's `stats json` section, parsed (app/json.c's reader). */
+static void driver_json(struct json_doc *doc)
+{
+	static char buf[4096];
+	struct json_writer w;
+	long len;
+
+	json_writer_init(&w, buf, sizeof(buf));
+	json_open(&w, NULL, '{');
+	stats_json_fn(&w);
+	json_close(&w, '}');
+	len = json_end(&w);
+	assert_true(len > 0);
+	assert_int_equal(json_parse(doc, buf, (size_t)len), 0);
+}
+
+static uint64_t json_u64(const struct json_doc *doc, int obj, const char *key)
+{
+	uint64_t v;
+
+	assert_true(json_get_u64(doc, json_find(doc, obj, key), &v));
+	return v;
+}
+
 static void echo_both_ways(enum virtq_layout l)
 {
 	uint8_t msg[1000], back[1000];
@@ -371,6 +399,23 @@ static void echo_both_ways(enum virtq_layout l)
 	}
 	assert_true(kicks[TXQ] >= 1);
 	stats_print();
+	{
+		static struct json_doc doc;
+		struct virtq_stats st;
+		bool dev;
+		int txq;
+
+		driver_json(&doc);
+		assert_true(json_get_bool(&doc, json_find(&doc, 0, "device"), &dev) && dev);
+		assert_int_equal(json_u64(&doc, 0, "guest_cid"), vsock_local_cid());
+		txq = json_find(&doc, json_find(&doc, 0, "queues"), "txq");
+		/* the notifications the fake device saw, and the ring's own counts */
+		assert_int_equal(json_u64(&doc, txq, "kicks"), kicks[TXQ]);
+		virtq_get_stats(queues[TXQ], &st);
+		assert_int_equal(json_u64(&doc, txq, "added"), st.added);
+		assert_int_equal(json_u64(&doc, txq, "completed"), st.completed);
+		assert_int_equal(json_u64(&doc, json_find(&doc, 0, "drop"), "rx_short"), 0);
+	}
 	drv->show(&vdev);
 	vsock_close(c);
 	stop();
@@ -730,6 +775,15 @@ static void test_no_device(void **s)
 	assert_int_equal(ask_pending, 0); /* the hook turned itself off */
 	assert_int_equal(vsock_local_cid(), VSOCK_CID_ANY);
 	stats_print();
+	{
+		static struct json_doc doc;
+		bool dev = true;
+
+		driver_json(&doc); /* {"device":false} and nothing else */
+		assert_int_equal(doc.tok[0].count, 1);
+		assert_true(json_get_bool(&doc, json_find(&doc, 0, "device"), &dev));
+		assert_false(dev);
+	}
 	c = vsock_connect(VSOCK_CID_HOST, 99, VSOCK_TYPE_STREAM);
 	assert_non_null(c);
 	assert_int_equal(vsock_state(c), VSOCK_CONNECTING);

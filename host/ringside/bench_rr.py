@@ -114,6 +114,19 @@ def wait_echo_idle(launch, timeout=120):
         time.sleep(0.5)
 
 
+@contextlib.contextmanager
+def booted(which, lopts, accel):
+    """The guest launched and ready (ringside's `ready`, the Linux
+    server's line), QEMU's stderr appended to build/bench-rr-WHICH.log."""
+    with open(os.path.join(REPO, 'build', 'bench-rr-%s.log' % which), 'a') as log, \
+            rr.Launch(lopts, accel, qemu_stderr=log) as launch:
+        if is_linux(which):
+            launch.console.wait_for(LINUX_READY, 300)
+        else:
+            launch.wait_ready()
+        yield launch
+
+
 def boot_and_measure(which, poll, opts, accel, ns, rows):
     cost_path = None
     args = ['--accel', accel] + guest_args(which, poll, ns)
@@ -124,12 +137,7 @@ def boot_and_measure(which, poll, opts, accel, ns, rows):
     if ns:
         lopts.qemu = ns.qemu   # --qemu PATH runs inside it
     backend = 'poll' if poll else 'sleep'
-    log = open(os.path.join(REPO, 'build', 'bench-rr-%s.log' % which), 'a')
-    with log, rr.Launch(lopts, accel, qemu_stderr=log) as launch:
-        if is_linux(which):
-            launch.console.wait_for(LINUX_READY, 300)
-        else:
-            launch.wait_ready()
+    with booted(which, lopts, accel) as launch:
         uds = launch.opts.vsock_uds
         wait_vsock_up(uds, prog=PROG)
         be = [p.pid for name, p in launch.children.procs if name == 'vhost-vsock']
@@ -191,13 +199,8 @@ def boot_vhost_net(which, poll_us, opts, accel, ns, exits, rows):
     lopts = rr.parse_args(['--accel', accel] + guest_args(which, False, ns, poll_us)
                           + opts.launcher_args)
     lopts.qemu = ns.qemu
-    log = open(os.path.join(REPO, 'build', 'bench-rr-%s.log' % which), 'a')
     try:
-        with log, rr.Launch(lopts, accel, qemu_stderr=log) as launch:
-            if is_linux(which):
-                launch.console.wait_for(LINUX_READY, 300)
-            else:
-                launch.wait_ready()
+        with booted(which, lopts, accel) as launch:
             qemu = launch.qemu.pid
             meter = Meters(CpuMeter({'qemu': [qemu], 'vhost': vhost_workers(qemu)}),
                            TapMeter(ns, netns.TAP), ExitMeter(exits) if exits else None)

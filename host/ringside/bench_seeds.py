@@ -702,8 +702,10 @@ def seeds(argv):
         os.makedirs(opts.out, exist_ok=True)
         here = None
         if opts.host == 'both':
-            status, here = seeds([a for a in argv if not a.startswith('--host')
-                                  and a not in ('nested', 'both')] + ['--no-save'])
+            # --host both takes no --only and no launcher options: the run
+            # here needs only these
+            status, here = seeds(['--out', opts.out, '--no-save']
+                                 + (['--quick'] if opts.quick else []))
             if status:
                 return status, None
         nested = report_nested(opts)

@@ -4,10 +4,11 @@
  * boot keys attack, attack_every, attack_count) writes COUNT malformed
  * packets or forged ring entries, one every N ms, into the live vsock TX
  * queue while the services run beside it, then watches what the device
- * does: it answers (completes what it was given), or falls silent, in
- * which case the TX queue is marked broken and the transport resets the
- * device (virtio_pci.c, the virtio-recover poller), as for any device
- * that stopped answering.
+ * does: it answers (completes what it was given), keeps some buffers
+ * for good while completing others, or falls silent, in which case the
+ * TX queue is marked broken and the transport resets the device
+ * (virtio_pci.c, the virtio-recover poller), as for any device that
+ * stopped answering.
  *
  * Header modes go through the ring API with a descriptor of the length
  * the mode wants (split and packed); ring modes write descriptors the
@@ -62,7 +63,7 @@ struct attack_mode {
 #define ONLY_PACKED 2
 
 struct attack_tally {
-	uint64_t runs, sent, refused, answered, silent;
+	uint64_t runs, sent, refused, answered, kept, silent;
 };
 
 static int send_hdr(const struct attack_mode *m, const struct attack_target *t, uint32_t nth);
@@ -214,6 +215,8 @@ struct attack_run {
 	uint64_t next_ns; /* next packet, or the settle deadline */
 	uint64_t settle_start_ns, progress_ns;
 	uint64_t completed; /* TX completions at the last look */
+	uint64_t settle_completed; /* TX completions when the probe went out */
+	uint64_t out0; /* TX buffers out at the start: a run's own are those past it */
 	uint64_t resets0; /* transport resets before the run */
 	bool active, settling;
 };
@@ -572,7 +575,30 @@ static void settle_start(uint64_t now)
 		virtq_kick(virtio_vsock_txq());
 	run.settling = true;
 	run.settle_start_ns = run.progress_ns = now;
-	run.completed = tx_completed(&st);
+	run.completed = run.settle_completed = tx_completed(&st);
+}
+
+/* TX buffers the device holds now beyond those it held before the run. */
+static uint64_t tx_kept(const struct virtq_stats *st)
+{
+	uint64_t out = st->added - st->completed;
+
+	return out > run.out0 ? out - run.out0 : 0;
+}
+
+/*
+ * Completions went on, the probe's among them, but buffers of this run
+ * never came back: the device dropped a chain without marking it used
+ * (virtio 1.2 2.7.8), and holds it until a reset.
+ */
+static void stop_kept(struct attack_tally *t, const struct virtq_stats *st)
+{
+	char how[64];
+
+	t->kept++;
+	snprintf(how, sizeof(how), "done, device keeps %llu buffers",
+		 (unsigned long long)tx_kept(st));
+	attack_stop(how);
 }
 
 static void settle(uint64_t now)
@@ -583,9 +609,14 @@ static void settle(uint64_t now)
 	bool silent = tx_silent(now);
 
 	tx_completed(&st);
-	if (vq && st.added == st.completed) {
+	if (vq && !tx_kept(&st)) {
 		t->answered++;
 		attack_stop("done, device answered");
+		return;
+	}
+	if (vq && (silent || now - run.settle_start_ns > SETTLE_MAX_NS) &&
+	    st.completed != run.settle_completed) {
+		stop_kept(t, &st);
 		return;
 	}
 	if (!vq || silent) {
@@ -662,16 +693,19 @@ static const struct poller attack_poller = {
 static int attack_start(const struct attack_mode *m, uint32_t every_ms, uint32_t count)
 {
 	int ret = poll_register(&attack_poller);
+	struct virtq_stats st;
 
 	if (ret)
 		return ret;
 	memset(&run, 0, sizeof(run));
+	tx_completed(&st);
 	run.mode = m;
 	run.every_ms = every_ms;
 	run.count = count;
 	run.active = true;
 	run.resets0 = vsock_counters()->transport_resets;
 	run.progress_ns = now_ns();
+	run.out0 = tx_kept(&st); /* with out0 still 0: every buffer out now */
 	tally[m - modes].runs++;
 	pr_warn("attack %s: start: %u packets, one every %u ms\n", m->name, count, every_ms);
 	poll_keep(poll_bit(&attack_poller), true);
@@ -694,14 +728,15 @@ static void list_modes(void)
 	for (unsigned int i = 0; i < N_MODES; i++) {
 		const struct attack_tally *t = &tally[i];
 
-		printf("  %-22s %s%s; runs %llu sent %llu refused %llu answered %llu silent %llu\n",
+		printf("  %-22s %s%s; runs %llu sent %llu refused %llu answered %llu silent %llu "
+		       "kept %llu\n",
 		       modes[i].name, modes[i].help,
 		       modes[i].ring == ONLY_SPLIT  ? " (split ring)" :
 		       modes[i].ring == ONLY_PACKED ? " (packed ring)" :
 						      "",
 		       (unsigned long long)t->runs, (unsigned long long)t->sent,
 		       (unsigned long long)t->refused, (unsigned long long)t->answered,
-		       (unsigned long long)t->silent);
+		       (unsigned long long)t->silent, (unsigned long long)t->kept);
 	}
 }
 

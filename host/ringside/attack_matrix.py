@@ -54,7 +54,8 @@ EXCHANGE_TIMEOUT = 30
 VICTIM_CHUNK = bytes(range(256)) * 64
 CONNECT_TIMEOUT = 60      # the device may be restarting after a reset
 # back end counters that count a guest's violation
-VIOLATIONS = ('ring_errors', 'rings_broken', 'bad_hdrs', 'credit_violations', 'rst_tx')
+VIOLATIONS = ('ring_errors', 'rings_broken', 'bad_hdrs', 'credit_violations', 'rst_tx',
+              'vring_errors')
 # the whole line: a match on the text so far could end mid-line
 DONE = r'attack %s: (done, [^\r\n]*|not for this ring[^\r\n]*|stopped[^\r\n]*)\r?\n'
 
@@ -68,15 +69,22 @@ def attack_modes(guest):
 class Session(LoggedLaunch):
     """One guest on one ring behind our back end, for a series of modes."""
 
+    title = 'ringside-vhost-vsock'
+    # the back end's line for a violation it counted
+    violation_line = r'violation: [^\n]*'
+
     def __init__(self, ring, log_dir, accel='tcg', name=None, every=20, count=20):
         self.ring = ring
         self.every, self.count = every, count
         self.tmp = tempfile.mkdtemp(prefix='ringside-attack-')
         self.uds_seq = os.path.join(self.tmp, 'seq')
-        args = ['--vsock', '--accel', accel, '--boot', 'elf', '--qemu-arg=-global',
+        super().__init__(rr.parse_args(self.launcher_args(ring, accel)), accel, log_dir,
+                         name or 'attack-%s' % ring)
+
+    def launcher_args(self, ring, accel):
+        return ['--vsock', '--accel', accel, '--boot', 'elf', '--qemu-arg=-global',
                 '--qemu-arg=vhost-user-vsock-pci.packed=%s' % ('on' if ring == 'packed' else 'off'),
                 '--vsock-arg=--uds-seqpacket', '--vsock-arg=%s' % self.uds_seq]
-        super().__init__(rr.parse_args(args), accel, log_dir, name or 'attack-%s' % ring)
 
     def start(self):
         super().start().wait_ready(BOOT_TIMEOUT)
@@ -96,6 +104,18 @@ class Session(LoggedLaunch):
     def alive(self):
         return (self.backend().poll() is None and self.launch.qemu is not None
                 and self.launch.qemu.poll() is None)
+
+    def why_dead(self):
+        return 'back end or QEMU exited'
+
+    def log_mark(self):
+        """Where the logs stand now, for violation()."""
+        return os.path.getsize(self.stderr_path)
+
+    def violation(self, mark):
+        """The first violation the back end logged since `mark`, or ''."""
+        v = re.search(self.violation_line, self.backend_log(mark))
+        return v.group(0) if v else ''
 
     def counters(self):
         """The back end's counters: SIGUSR1, then the newest dump in its log."""
@@ -192,7 +212,7 @@ def run_mode(sess, mode, by):
     None: a new one is opened). Returns (Result, bystander for the next)."""
     res = Result(sess.ring, mode)
     before = sess.counters()
-    log_mark = os.path.getsize(sess.stderr_path)
+    log_mark = sess.log_mark()
     victim = _victim(sess, mode)
     if by is None:
         try:
@@ -225,7 +245,8 @@ def run_mode(sess, mode, by):
     res.guest_line = m.group(0).rstrip() if m else ''
     if not sess.alive():
         res.outcome = 'crashes'
-        res.guest_line = res.guest_line or 'back end or QEMU exited'
+        res.guest_line = res.guest_line or sess.why_dead()
+        res.violation = sess.violation(log_mark)
         return res, None
     if not m:
         console.command('attack stop', 60)
@@ -240,8 +261,7 @@ def run_mode(sess, mode, by):
     res.after = _after(sess)
     after = sess.counters()
     res.delta = {k: after[k] - before.get(k, 0) for k in after if after[k] != before.get(k, 0)}
-    v = re.search(r'violation: [^\n]*', sess.backend_log(log_mark))
-    res.violation = v.group(0) if v else ''
+    res.violation = sess.violation(log_mark)
     if res.after:
         res.outcome = 'stalls'
     elif res.guest_line.endswith(': reset') or ': reset:' in res.guest_line:
@@ -260,11 +280,12 @@ def run_mode(sess, mode, by):
 
 
 def run_session(ring, modes=None, log_dir=None, accel='tcg', every=20, count=20, name=None,
-                verbose=False):
-    """Boot once, run `modes` (default: every mode the guest lists) in
-    turn; {mode: Result}. Stops at a crash: the rest get no result."""
+                verbose=False, session=Session):
+    """Boot once behind the back end `session` (a Session class), run
+    `modes` (default: every mode the guest lists) in turn; {mode: Result}.
+    Stops at a crash: the rest get no result."""
     log_dir = log_dir or os.path.join(REPO, 'build', 'attack-matrix')
-    sess = Session(ring, log_dir, accel, name, every, count)
+    sess = session(ring, log_dir, accel, name, every, count)
     results = {}
     by = None
     try:
@@ -299,7 +320,11 @@ def print_table(results, rings, modes):
 
 def main(argv):
     p = Parser(prog='attack-matrix', description=__doc__.split('\n')[0])
-    p.add_argument('--rings', default=','.join(RINGS), help='split,packed (both)')
+    p.add_argument('--backend', choices=('ours', 'kernel'), default='ours',
+                   help="ours: build/host/ringside-vhost-vsock under TCG (default); kernel: "
+                        "the kernel's vhost-vsock under KVM, split only (a KVM host, or "
+                        "host/nested host/attack-matrix --backend kernel)")
+    p.add_argument('--rings', help='split,packed (ours: both; kernel: split)')
     p.add_argument('--modes', help='comma-separated (default: every mode of `attack list`)')
     p.add_argument('--every', type=positive_int, default=20,
                    help='ms between attack packets (20)')
@@ -308,26 +333,35 @@ def main(argv):
     add_options(p)
     p.add_argument('-v', '--verbose', action='store_true', help='a line per mode as it ends')
     opts = p.parse_args(argv)
-    if not os.path.exists(DEFAULT_VSOCK_BACKEND):
+    session, accel, rings = Session, 'tcg', RINGS
+    if opts.backend == 'kernel':
+        from . import attack_kernel
+        why = attack_kernel.why_not_here()
+        if why:
+            p.error('--backend kernel: %s' % why)
+        session, accel, rings = attack_kernel.KernelSession, 'kvm', ('split',)
+    elif not os.path.exists(DEFAULT_VSOCK_BACKEND):
         p.error('%s missing: run make' % os.path.relpath(DEFAULT_VSOCK_BACKEND, REPO))
-    rings = [r for r in opts.rings.split(',') if r]
-    if not rings or any(r not in RINGS for r in rings):
-        p.error('--rings takes split,packed')
+    if opts.rings is not None:
+        asked = [r for r in opts.rings.split(',') if r]
+        if not asked or any(r not in rings for r in asked):
+            p.error('--rings takes %s with --backend %s' % (','.join(rings), opts.backend))
+        rings = asked
     modes = [m for m in opts.modes.split(',') if m] if opts.modes else None
     results = {}
     for r in rings:
         try:
-            results[r] = run_session(r, modes, every=opts.every, count=opts.count,
-                                     verbose=opts.verbose)
+            results[r] = run_session(r, modes, accel=accel, every=opts.every, count=opts.count,
+                                     verbose=opts.verbose, session=session)
         except (RuntimeError, OSError, rr.LaunchError) as e:
             sys.stderr.write('attack-matrix: %s: %s\n' % (r, e))
     all_modes = modes or [m for r in rings for m in results.get(r, {}) if m != '_status']
     all_modes = list(dict.fromkeys(all_modes))
-    print('attack modes x ringside-vhost-vsock, every=%d count=%d (TCG)'
-          % (opts.every, opts.count))
+    print('attack modes x %s, every=%d count=%d (%s)'
+          % (session.title, opts.every, opts.count, accel.upper()))
     print_table(results, rings, all_modes)
-    publish('attack-matrix', opts, {'cells': [
+    publish('attack-matrix', opts, {'backend': opts.backend, 'cells': [
         {'ring': r, 'mode': m, 'outcome': v.outcome, 'evidence': v.evidence(),
          'delta': v.delta} for r in results for m, v in results[r].items() if m != '_status']},
-            accel='tcg')
+            accel=accel)
     return 0

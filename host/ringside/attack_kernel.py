@@ -1,0 +1,114 @@
+# SPDX-License-Identifier: MIT
+"""The kernel's vhost-vsock as attack-matrix's back end.
+
+On a KVM host with /dev/vhost-vsock (a real one, or the nested host:
+`host/nested host/attack-matrix --backend kernel`) the guest boots with
+`-device vhost-vsock-pci` and the host's side of every connection is an
+AF_VSOCK socket. The kernel's back end keeps no counters a script can
+read, so a cell's evidence is what the host saw:
+
+  vring_errors     QEMU's "vhost vring error" lines: the kernel signalled
+                   the ring's error eventfd (vhost's vq_err) on a chain it
+                   refused
+  kernel_warnings  new kernel log lines of an oops, BUG, WARNING or
+                   general protection fault: the host kernel broke, which
+                   the matrix reports as a crash
+
+The kernel's vhost (6.1, 6.12) has no packed ring, so only split runs.
+"""
+
+import os
+import re
+import socket
+import subprocess
+import time
+
+from .attack_matrix import CONNECT_TIMEOUT, Session
+
+CID = 3
+# a host kernel that broke: the matrix's crash
+KERNEL_BROKE = re.compile(r'Oops|BUG:|WARNING:|general protection fault|Kernel panic')
+VRING_ERROR = re.compile(r'vhost vring error[^\n]*')
+# kernel log lines worth quoting as evidence
+KERNEL_EVIDENCE = re.compile(r'vhost|vsock|kvm|' + KERNEL_BROKE.pattern)
+
+
+def kernel_log():
+    """The host kernel's log lines (dmesg; root on the nested host)."""
+    out = subprocess.run(['dmesg'], capture_output=True, text=True, check=False)
+    return out.stdout.splitlines()
+
+
+def why_not_here():
+    """None where the kernel's vhost-vsock can run a guest, else why not."""
+    if not os.path.exists('/dev/vhost-vsock'):
+        return 'no /dev/vhost-vsock: run it on a KVM host or through host/nested'
+    if not os.access('/dev/kvm', os.R_OK | os.W_OK):
+        return 'no usable /dev/kvm'
+    return None
+
+
+class KernelSession(Session):
+    """One guest on the kernel's vhost-vsock under KVM, for a series of modes."""
+
+    title = "the kernel's vhost-vsock"
+    violation_line = VRING_ERROR.pattern
+
+    def __init__(self, ring, log_dir, accel='kvm', name=None, every=20, count=20):
+        if ring != 'split':
+            raise ValueError("the kernel's vhost-vsock has no packed ring")
+        self.boot_mark = len(kernel_log())
+        super().__init__(ring, log_dir, accel, name or 'attack-kernel-%s' % ring, every, count)
+
+    def launcher_args(self, ring, accel):
+        return ['--vsock', '--vsock-transport', 'kernel', '--vsock-cid', str(CID),
+                '--accel', accel, '--boot', 'elf']
+
+    def new_kernel_lines(self):
+        return kernel_log()[self.boot_mark:]
+
+    def broke(self):
+        """The first kernel log line of an oops or warning since the boot."""
+        for line in self.new_kernel_lines():
+            if KERNEL_BROKE.search(line):
+                return line.strip()
+        return ''
+
+    def alive(self):
+        return (self.launch.qemu is not None and self.launch.qemu.poll() is None
+                and not self.broke())
+
+    def why_dead(self):
+        return self.broke() or 'QEMU exited'
+
+    def counters(self):
+        lines = self.new_kernel_lines()
+        return {'vring_errors': len(VRING_ERROR.findall(self.backend_log())),
+                'kernel_warnings': sum(1 for x in lines if KERNEL_BROKE.search(x))}
+
+    def log_mark(self):
+        return super().log_mark(), len(kernel_log())
+
+    def violation(self, mark):
+        """The first vring error QEMU logged and the kernel's own lines
+        about vhost, vsock or KVM (or a warning) since `mark`."""
+        stderr_mark, kernel_mark = mark
+        found = [super().violation(stderr_mark)]
+        found += [x.strip() for x in kernel_log()[kernel_mark:] if KERNEL_EVIDENCE.search(x)][:3]
+        return '; '.join(x for x in found if x)
+
+    def connect(self, port, timeout=CONNECT_TIMEOUT, seq=False):
+        """AF_VSOCK to the guest, retried while the device restarts."""
+        deadline = time.monotonic() + timeout
+        kind = socket.SOCK_SEQPACKET if seq else socket.SOCK_STREAM
+        while True:
+            s = socket.socket(socket.AF_VSOCK, kind)
+            s.settimeout(10)
+            try:
+                s.connect((CID, port))
+                return s
+            except OSError:
+                s.close()
+                if time.monotonic() > deadline or not self.alive():
+                    raise
+                time.sleep(0.2)  # the guest resets its device: no event reaches the host

@@ -58,6 +58,7 @@ from .cost_measure import Meter, settle
 from .guest_stats import guest_stats, vsock_queue_sum
 from .images import LINUX_READY, is_linux, linux_guest, linux_missing
 from .results import add_options, publish
+from .table import Column, Table
 
 COST_CMDLINE = 'irq=msix idle=halt'
 CONFIGS = ('split sleep', 'split poll', 'packed sleep', 'packed poll')
@@ -356,7 +357,8 @@ def print_rows(rows, guests):
     """The table: a value column per guest, after each but the first the
     ratio first/it and its range; last 6.12/6.1 when both are there."""
     others = [w for w in guests[1:] if w != 'baseline']
-    head = '%-14s %-8s %6s %4s %12s' % ('config', 'metric', 'size', 'dir', guests[0])
+    cols = [Column('config', 14, left=True), Column('metric', 8, left=True),
+            Column('size', 6, '%d'), Column('dir', 4), Column(guests[0], 12, '%.3f')]
     for w in guests[1:]:
         if w == 'baseline':
             name = 'vs base'
@@ -364,18 +366,23 @@ def print_rows(rows, guests):
             name = 'ratio'
         else:
             name = '%s/%s' % (SHORT[guests[0]], SHORT[w])
-        head += ' %12s %8s %15s' % (w, name, 'ratio range' if name == 'ratio' else 'range')
+        cols += [Column(w, 12, '%.3f'), Column(name, 8, '%.2f'),
+                 Column('ratio range' if name == 'ratio' else 'range', 15)]
     before_after = all(w in guests for w in BEFORE_AFTER)
     if before_after:
-        head += ' %8s %15s' % ('6.12/6.1', 'range')
-    print(head)
+        cols += [Column('6.12/6.1', 8, '%.2f'), Column('range', 15)]
+    t = Table(cols)
+
+    def span(lo, hi):
+        return '%7.2f-%-7.2f' % (lo, hi)
     for row in rows:
         conf, (metric, size, d) = row[:2]
-        line = '%-14s %-8s %6d %4s %12.3f' % (conf, metric, size, d, row[2])
+        cells = [conf, metric, size, d, row[2]]
         rest = row[3:]
         for _ in guests[1:]:
-            line += ' %12.3f %8.2f %7.2f-%-7.2f' % tuple(rest[:4])
+            cells += [rest[0], rest[1], span(*rest[2:4])]
             rest = rest[4:]
         if before_after:
-            line += ' %8.2f %7.2f-%-7.2f' % tuple(rest[:3])
-        print(line)
+            cells += [rest[0], span(*rest[1:3])]
+        t.row(*cells)
+    t.print()

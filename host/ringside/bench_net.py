@@ -66,6 +66,7 @@ from .images import LINUX_INITRD, LINUX_KERNEL, LINUX_READY
 from .testpmd import TESTPMD, TestPmd, TestPmdError
 from .vhost_net import TapSink
 from .results import add_options, publish
+from .table import Column, Table
 
 PROG = 'bench-net'
 
@@ -364,13 +365,13 @@ def exit_summary(rs):
             'kvm_notify_per_packet': statistics.median(e['notify'] for e in es)}
 
 
-def exit_cols(t):
+EXIT_COLUMNS = [Column('exits/pkt', 9, '%.4f'), Column('kick/pkt', 9, '%.4f')]
+
+
+def exit_cells(t):
     if 'exits_per_packet' not in t:
-        return ''
-    return ' %9.4f %9.4f' % (t['exits_per_packet'], t['kvm_notify_per_packet'])
-
-
-EXIT_HEAD = ' %9s %9s' % ('exits/pkt', 'kick/pkt')
+        return [None] * len(EXIT_COLUMNS)
+    return [t['exits_per_packet'], t['kvm_notify_per_packet']]
 
 
 def cost_summary(rs):
@@ -389,16 +390,31 @@ def cost_summary(rs):
             'idle_rate': statistics.median(c['idle_rate'] for c in cs)}
 
 
-def cost_cols(t):
+COST_COLUMNS = [Column('insn/pkt', 9, '%.0f'), Column('spread', 7, '%.1f%%'),
+                Column('hlt/pkt', 8, '%.4f'), Column('irq/pkt', 8, '%.4f'),
+                Column('io/pkt', 8, '%.4f'), Column('ntf/pkt', 8, '%.4f')]
+
+
+def cost_cells(t):
     if 'insns_per_packet' not in t:
-        return ''
-    return ' %9.0f %6.1f%% %8.4f %8.4f %8.4f %8.4f' % (
-            t['insns_per_packet'], t['insns_spread'], t['halts_per_packet'],
-            t['irqs_per_packet'], t['io_per_packet'], t['notify_per_packet'])
+        return [None] * len(COST_COLUMNS)
+    return [t['insns_per_packet'], t['insns_spread'], t['halts_per_packet'],
+            t['irqs_per_packet'], t['io_per_packet'], t['notify_per_packet']]
 
 
-COST_HEAD = ' %9s %7s %8s %8s %8s %8s' % ('insn/pkt', 'spread', 'hlt/pkt', 'irq/pkt',
-                                          'io/pkt', 'ntf/pkt')
+def cost_exit_columns(table):
+    """The cost and exit columns the rows of `table` have."""
+    return ((COST_COLUMNS if any('insns_per_packet' in t for t in table) else [])
+            + (EXIT_COLUMNS if any('exits_per_packet' in t for t in table) else []))
+
+
+def cost_exit_cells(t, columns):
+    return ((cost_cells(t) if COST_COLUMNS[0] in columns else [])
+            + (exit_cells(t) if EXIT_COLUMNS[0] in columns else []))
+
+
+def min_max(t):
+    return '%8.4f..%-8.4f' % (t['mpps_min'], t['mpps_max'])
 
 
 def summarize_linux(linux):
@@ -445,15 +461,14 @@ def print_table(table, opts):
           % (PEERS[opts.peer], opts.count, opts.size, opts.burst, opts.rounds, opts.accel,
              'any' if opts.pin is None else opts.pin,
              ', testpmd lcores ' + opts.lcores if opts.peer == 'testpmd' else ''))
-    costs = any('insns_per_packet' in t for t in table)
-    exits = any('exits_per_packet' in t for t in table)
-    print('%-7s %-6s %10s %17s %10s %10s' % ('ring', 'txpoll', 'Mpps', 'min..max', 'kicks/pkt',
-                                             'ring full') + (COST_HEAD if costs else '')
-          + (EXIT_HEAD if exits else ''))
+    extra = cost_exit_columns(table)
+    out = Table([Column('ring', 7, left=True), Column('txpoll', 6, '%d', left=True),
+                 Column('Mpps', 10, '%.4f'), Column('min..max', 17),
+                 Column('kicks/pkt', 10, '%.5f'), Column('ring full', 10, '%d')] + extra)
     for t in table:
-        print('%-7s %-6d %10.4f %8.4f..%-8.4f %10.5f %10d' % (
-                t['ring'], t['txpoll'], t['mpps_median'], t['mpps_min'], t['mpps_max'],
-                t['kicks_per_packet'], t['ring_full']) + cost_cols(t) + exit_cols(t))
+        out.row(t['ring'], t['txpoll'], t['mpps_median'], min_max(t), t['kicks_per_packet'],
+                t['ring_full'], *cost_exit_cells(t, extra))
+    out.print()
     by = {(t['ring'], t['txpoll']): t['mpps_median'] for t in table}
     for ring in opts.rings:
         if (ring, 1) in by and (ring, 0) in by and by[(ring, 0)]:
@@ -468,35 +483,22 @@ def print_linux(linux_table, cmp, opts):
     print('Linux %s pktgen (1 kpktgend thread, 1 flow) -> the same peer, same QEMU options, '
           '%d x %d B frames, burst %d' % (linux_kernel_version(), opts.count, opts.size,
                                           opts.burst))
-    costs = any('insns_per_packet' in t for t in linux_table)
-    exits = any('exits_per_packet' in t for t in linux_table)
-    print('%-7s %10s %17s %8s' % ('ring', 'Mpps', 'min..max', 'errors')
-          + (COST_HEAD if costs else '') + (EXIT_HEAD if exits else ''))
+    extra = cost_exit_columns(linux_table)
+    out = Table([Column('ring', 7, left=True), Column('Mpps', 10, '%.4f'),
+                 Column('min..max', 17), Column('errors', 8, '%d')] + extra)
     for t in linux_table:
-        print('%-7s %10.4f %8.4f..%-8.4f %8d' % (t['ring'], t['mpps_median'], t['mpps_min'],
-                                                 t['mpps_max'], t['errors'])
-              + cost_cols(t) + exit_cols(t))
+        out.row(t['ring'], t['mpps_median'], min_max(t), t['errors'], *cost_exit_cells(t, extra))
+    out.print()
     if not cmp or not any(r['ringside_txpoll%d_mpps' % opts.txpoll[0]] for r in cmp):
         return
-    head = '%-7s' % 'ring'
-    for txpoll in opts.txpoll:
-        head += ' %13s' % ('ringside tp=%d' % txpoll)
-    head += ' %10s' % 'Linux'
-    for txpoll in opts.txpoll:
-        head += ' %14s' % ('tp=%d / Linux' % txpoll)
-    print(head)
-
-    def num(v, width, fmt):
-        return ('%' + str(width) + fmt) % v if v is not None else '%*s' % (width, '-')
+    out = Table([Column('ring', 7, left=True)]
+                + [Column('ringside tp=%d' % tp, 13, '%.4f') for tp in opts.txpoll]
+                + [Column('Linux', 10, '%.4f')]
+                + [Column('tp=%d / Linux' % tp, 14, '%.2fx') for tp in opts.txpoll])
     for r in cmp:
-        line = '%-7s' % r['ring']
-        for txpoll in opts.txpoll:
-            line += ' ' + num(r['ringside_txpoll%d_mpps' % txpoll], 13, '.4f')
-        line += ' ' + num(r['linux_mpps'], 10, '.4f')
-        for txpoll in opts.txpoll:
-            v = r['ratio_txpoll%d' % txpoll]
-            line += ' ' + (('%13.2fx' % v) if v is not None else '%14s' % '-')
-        print(line)
+        out.row(r['ring'], *[r['ringside_txpoll%d_mpps' % tp] for tp in opts.txpoll],
+                r['linux_mpps'], *[r['ratio_txpoll%d' % tp] for tp in opts.txpoll])
+    out.print()
     parts = []
     for r in cmp:
         rr = ['tp=%d %.2fx' % (txpoll, statistics.median(r['round_ratios_txpoll%d' % txpoll]))

@@ -17,6 +17,7 @@ import ringside as rr
 
 from .cli import Parser, positive_float, positive_int
 from .results import add_options, publish
+from .table import Column, Table
 
 PROG = 'boot-time'
 
@@ -95,12 +96,13 @@ def main(argv=None):
     print("QEMU start -> 'ringside: ready', median of %d, -accel %s, -machine %s, -m %s"
           % (a.runs, accel, a.machine, a.memory))
     width = max(34, max(len(name) for name, _ in boots))
-    print('%-*s %9s %9s %9s %13s' % (width, 'boot', 'median', 'min', 'max', 'first byte'))
+    t = Table([Column('boot', width, left=True), Column('median', 9, '%.3f s'),
+               Column('min', 9, '%.3f s'), Column('max', 9, '%.3f s'),
+               Column('first byte', 13, '%.3f s')])
     for name, _ in boots:
         s = samples[name]
-        print('%-*s %7.3f s %7.3f s %7.3f s %11.3f s' % (
-                width, name, statistics.median(s), min(s), max(s),
-                statistics.median(first[name])))
+        t.row(name, statistics.median(s), min(s), max(s), statistics.median(first[name]))
+    t.print()
     publish(PROG, a, {'accel': accel, 'machine': a.machine, 'memory': a.memory, 'runs': a.runs,
                       'unit': 's',
                       'boots': [{'boot': name, 'ready': samples[name],

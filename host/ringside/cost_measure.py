@@ -30,6 +30,7 @@ from .benchlib import hybrid_connect
 from .cli import Parser, nonneg_float, nonneg_int, positive_int
 from .images import LINUX_INITRD, LINUX_KERNEL, LINUX_READY, REPO
 from .results import add_options, publish
+from .table import Column, Table
 
 IDLE_WINDOW = 1.0   # seconds of idle counting before each workload
 
@@ -328,15 +329,16 @@ class CostTable:
 
     def __init__(self):
         self.rows = []
-        print('%-30s %10s %10s %10s %8s' % ('guest instructions', 'mean', 'min', 'max',
-                                            'spread'))
+        self.table = Table([Column('guest instructions', 30, left=True),
+                            Column('mean', 10, '%.1f'), Column('min', 10, '%.1f'),
+                            Column('max', 10, '%.1f'), Column('spread', 8, '%.2f%%')])
+        print('\n'.join(self.table.head()))
 
     def row(self, name, vals):
         r = {'what': name, 'mean': statistics.mean(vals), 'min': min(vals), 'max': max(vals),
              'spread_pct': spread(vals), 'runs': list(vals)}
         self.rows.append(r)
-        print('%-30s %10.1f %10.1f %10.1f %7.2f%%' % (name, r['mean'], r['min'], r['max'],
-                                                      r['spread_pct']))
+        print(self.table.format(name, r['mean'], r['min'], r['max'], r['spread_pct']))
 
 
 def launch(opts, block_path, log_dir):

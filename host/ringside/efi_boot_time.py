@@ -18,6 +18,7 @@ import ringside as rr
 
 from .cli import Parser, positive_float, positive_int
 from .results import add_options, publish
+from .table import Column, Table
 
 PROG = 'efi-boot-time'
 
@@ -72,10 +73,12 @@ def main(argv=None):
     grub, direct = (statistics.median(samples[name]) for name, _ in BOOTS)
     print("QEMU start -> 'ringside: ready', median of %d, -accel %s, -machine %s, -m %s"
           % (a.runs, accel, a.machine, a.memory))
-    print('%-36s %9s %9s %9s' % ('boot', 'median', 'min', 'max'))
+    t = Table([Column('boot', 36, left=True), Column('median', 9, '%.3f s'),
+               Column('min', 9, '%.3f s'), Column('max', 9, '%.3f s')])
     for name, _ in BOOTS:
         s = samples[name]
-        print('%-36s %7.3f s %7.3f s %7.3f s' % (name, statistics.median(s), min(s), max(s)))
+        t.row(name, statistics.median(s), min(s), max(s))
+    t.print()
     print('direct / GRUB: %.2f (saves %.3f s)' % (direct / grub, grub - direct))
     publish(PROG, a, {'accel': accel, 'machine': a.machine, 'memory': a.memory, 'runs': a.runs,
                       'unit': 's', 'direct_over_grub': direct / grub,

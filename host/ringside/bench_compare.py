@@ -52,11 +52,11 @@ import tempfile
 import ringside as rr
 
 from . import kvm_exits
-from .benchlib import BENCH, REPO, Progress, run_bench, vsock_target
+from .benchlib import BENCH, REPO, Progress, booted, run_bench, vsock_target
 from .cli import Parser, guest_list, nonneg_int, positive_float, positive_int, size_list
 from .cost_measure import Meter, settle
 from .guest_stats import guest_stats, vsock_queue_sum
-from .images import LINUX_READY, is_linux, linux_guest, linux_missing
+from .images import is_linux, linux_guest, linux_missing
 from .results import add_options, publish
 from .table import Column, Table
 
@@ -161,7 +161,7 @@ def add_cost(cells, c, size, d, unit):
     cells[('idle/s', size, d)] = c['idle_rate']
 
 
-def run_guest(launcher, accel, which, packed, poll, opts, exits=None):
+def run_guest(accel, which, packed, poll, opts, exits=None):
     if opts.kernel:
         args = ['--vsock', '--accel', accel, '--vsock-transport', 'kernel']
     else:
@@ -186,13 +186,8 @@ def run_guest(launcher, accel, which, packed, poll, opts, exits=None):
                                        opts.cmdline) if w)
         if cmdline:
             args += ['--cmdline', cmdline]
-    lopts = launcher.parse_args(args + opts.launcher_args)
-    log = open(os.path.join(REPO, 'build', 'bench-compare-%s.log' % which), 'a')
-    with launcher.Launch(lopts, accel, qemu_stderr=log) as launch:
-        if is_linux(which):
-            launch.console.wait_for(LINUX_READY, 300)
-        else:
-            launch.wait_ready()
+    lopts = rr.parse_args(args + opts.launcher_args)
+    with booted(lopts, accel, 'bench-compare-' + which, linux=is_linux(which)) as launch:
         target = vsock_target(launch, PROG)
         if opts.cost is None:
             return measure(target, opts, exits=exits)
@@ -204,7 +199,7 @@ def run_guest(launcher, accel, which, packed, poll, opts, exits=None):
             meter.close()
 
 
-def compare(launcher, accel, guests, opts, exits):
+def compare(accel, guests, opts, exits):
     """Every config, every round, every guest: (rows, what --json keeps)."""
     rows, out = [], {}
     progress = Progress(PROG, len(opts.configs) * opts.rounds * len(guests))
@@ -217,7 +212,7 @@ def compare(launcher, accel, guests, opts, exits):
             res = {}
             for w in order:
                 progress.step('%s, round %d, %s' % (conf, n + 1, w))
-                res[w] = run_guest(launcher, accel, w, packed, poll, opts, exits)
+                res[w] = run_guest(accel, w, packed, poll, opts, exits)
             rounds.append(res)
         out[conf] = [{w: {'%s %s %s' % k: v for k, v in res[w].items()} for w in res}
                      for res in rounds]
@@ -322,7 +317,7 @@ def main(argv):
     except kvm_exits.ExitsUnavailable as e:
         raise SystemExit('%s: error: --exits: %s' % (PROG, e))
     try:
-        rows, out = compare(rr, accel, guests, opts, exits)
+        rows, out = compare(accel, guests, opts, exits)
     finally:
         if exits:
             exits.close()

@@ -62,7 +62,7 @@ from .cli import Parser, nonneg_int, positive_float, positive_int, size
 from . import kvm_exits, vhost_net
 from .bench_compare import linux_irqs
 from .cost_measure import Meter, spread, virtio_bars
-from .images import LINUX_INITRD, LINUX_KERNEL, LINUX_READY
+from .images import LINUX_INITRD, LINUX_KERNEL
 from .testpmd import TESTPMD, TestPmd, TestPmdError
 from .vhost_net import TapSink
 from .results import add_options, publish
@@ -141,10 +141,6 @@ def exits_measured(exits, run):
     r = run()
     r['exits'] = kvm_exits.delta(before, exits.snapshot(), max(r['packets'], 1))
     return r
-
-
-def linux_wait_ready(console, timeout):
-    console.wait_for(re.escape(LINUX_READY) + r'\r?\n', timeout, what="'%s'" % LINUX_READY)
 
 
 def linux_pktgen(console, count, size, burst, timeout, dst_ip=PEER_IP, dst_mac=PEER_MAC):
@@ -281,7 +277,7 @@ def run_linux_round(rr, opts, accel, pmd, sock, workdir, rnd, results):
         launch = rr.Launch(gopts, accel, qemu_stderr=subprocess.DEVNULL, log=log)
         try:
             launch.start()
-            linux_wait_ready(launch.console, opts.timeout)
+            launch.wait_ready(opts.timeout, linux=True)
             meter = Meter(block) if block else None
             base = pmd.port_stats()
             r = exits_measured(opts.exits, lambda: costed(

@@ -32,7 +32,7 @@ import ringside as rr
 
 from .cli import Parser, nonneg_float, nonneg_int, positive_float, size
 from .bench_net import (GUEST_IP, LINUX_INITRD, LINUX_KERNEL, PEER_IP, csv_list, guest_args,
-                        linux_guest_argv, linux_wait_ready, pinned_qemu)
+                        linux_guest_argv, pinned_qemu)
 from .testpmd import TESTPMD, TestPmd, TestPmdError
 from .results import add_options, publish
 from .table import Column, Table
@@ -169,11 +169,10 @@ def run_cell(guest, ring, mrg, opts, accel, pmd, sock, workdir):
     launch = rr.Launch(gopts, accel, qemu_stderr=subprocess.DEVNULL)
     try:
         launch.start()
+        launch.wait_ready(opts.timeout, linux=guest == 'linux')
         if guest == 'linux':
-            linux_wait_ready(launch.console, opts.timeout)
             sink = LinuxSink(launch.console, opts.timeout)
         else:
-            launch.wait_ready(opts.timeout)
             sink = RingsideSink(launch.console, opts.timeout)
         r = measure(sink, pmd, opts)
         if guest == 'ringside':

@@ -45,10 +45,10 @@ import time
 import ringside as rr
 
 from . import cost, kvm_exits, netns, vhost_net
-from .benchlib import BENCH, REPO, wait_vsock_up
+from .benchlib import BENCH, REPO, booted, wait_vsock_up
 from .cli import Parser, guest_list, int_list, nonneg_int, positive_float, size_list
 from .guest_stats import guest_stats
-from .images import (COST_PLUGIN, LINUX_GUESTS, LINUX_READY, is_linux, linux_guest,
+from .images import (COST_PLUGIN, LINUX_GUESTS, is_linux, linux_guest,
                      linux_missing)
 from .process import vhost_workers
 from .vhost_net import CpuMeter, ExitMeter, Meters, TapMeter
@@ -115,17 +115,8 @@ def wait_echo_idle(launch, timeout=120):
         time.sleep(0.5)
 
 
-@contextlib.contextmanager
-def booted(which, lopts, accel):
-    """The guest launched and ready (ringside's `ready`, the Linux
-    server's line), QEMU's stderr appended to build/bench-rr-WHICH.log."""
-    with open(os.path.join(REPO, 'build', 'bench-rr-%s.log' % which), 'a') as log, \
-            rr.Launch(lopts, accel, qemu_stderr=log) as launch:
-        if is_linux(which):
-            launch.console.wait_for(LINUX_READY, 300)
-        else:
-            launch.wait_ready()
-        yield launch
+def booted_guest(which, lopts, accel):
+    return booted(lopts, accel, 'bench-rr-' + which, linux=is_linux(which))
 
 
 def boot_and_measure(which, poll, opts, accel, ns, rows):
@@ -138,7 +129,7 @@ def boot_and_measure(which, poll, opts, accel, ns, rows):
     if ns:
         lopts.qemu = ns.qemu   # --qemu PATH runs inside it
     backend = 'poll' if poll else 'sleep'
-    with booted(which, lopts, accel) as launch:
+    with booted_guest(which, lopts, accel) as launch:
         uds = launch.opts.vsock_uds
         wait_vsock_up(uds, prog=PROG)
         be = [p.pid for name, p in launch.children.procs if name == 'vhost-vsock']
@@ -201,7 +192,7 @@ def boot_vhost_net(which, poll_us, opts, accel, ns, exits, rows):
                           + opts.launcher_args)
     lopts.qemu = ns.qemu
     try:
-        with booted(which, lopts, accel) as launch:
+        with booted_guest(which, lopts, accel) as launch:
             qemu = launch.qemu.pid
             meter = Meters(CpuMeter({'qemu': [qemu], 'vhost': vhost_workers(qemu)}),
                            TapMeter(ns, netns.TAP), ExitMeter(exits) if exits else None)

@@ -51,7 +51,7 @@ from .benchlib import BENCH, REPO, Progress, run_bench, vsock_target, wait_targe
 from .cli import Parser, int_list, nonneg_int, positive_float, positive_int, size_list
 from .cost_measure import Meter, settle, spread, virtio_bars
 from .guest_stats import guest_stats
-from .images import LINUX_INITRD, LINUX_KERNEL, LINUX_READY
+from .images import LINUX_INITRD, LINUX_KERNEL
 from .results import add_options, publish
 from .table import Column, Table
 
@@ -614,7 +614,7 @@ def run_linux_vsock_perf(opts, accel):
                           + opts.launcher_args)
     log = open(os.path.join(REPO, 'build', 'bench-vsock-linux.log'), 'w')
     with rr.Launch(lopts, accel, qemu_stderr=log) as launch:
-        launch.console.wait_for(LINUX_READY, 300)
+        launch.wait_ready(linux=True)
         target = vsock_target(launch, PROG)
         console = launch.console
         return bench_vsock_perf.run_guest(

@@ -28,7 +28,7 @@ import ringside as rr
 from . import cost
 from .benchlib import hybrid_connect
 from .cli import Parser, nonneg_float, nonneg_int, positive_int
-from .images import LINUX_INITRD, LINUX_KERNEL, LINUX_READY, REPO
+from .images import LINUX_INITRD, LINUX_KERNEL, REPO
 from .results import add_options, publish
 from .table import Column, Table
 
@@ -354,10 +354,7 @@ def launch(opts, block_path, log_dir):
     ser = open(os.path.join(log_dir, 'serial.log'), 'wb')
     la = rr.Launch(rr.parse_args(args), 'tcg', qemu_stderr=err, log=ser)
     la.start()
-    if opts.linux:
-        la.console.wait_for(LINUX_READY, BOOT_TIMEOUT, what='Linux guest ready')
-    else:
-        la.wait_ready(BOOT_TIMEOUT)
+    la.wait_ready(BOOT_TIMEOUT, linux=opts.linux)
     deadline = time.monotonic() + 60
     while True:     # the back end takes connections once it has the rings
         try:

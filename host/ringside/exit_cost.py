@@ -32,7 +32,7 @@ from .bench_compare import linux_irqs
 from .benchlib import BENCH, Progress, run_bench, wait_vsock_cid
 from .cli import Parser, guest_list, nonneg_int, positive_float, positive_int
 from .guest_stats import guest_stats, vsock_queue_sum
-from .images import LINUX_READY, is_linux, linux_guest, linux_missing
+from .images import is_linux, linux_guest, linux_missing
 from .process import read_text, vhost_workers
 from .results import add_options, publish
 from .table import Column, Table
@@ -133,10 +133,7 @@ def run_guest(which, extra, opts, counter):
     base = os.path.join(rr.REPO, 'build', 'exit-cost-%s' % which)
     log, serial = open(base + '.log', 'w'), open(base + '.serial.log', 'wb')
     with log, serial, rr.Launch(lopts, 'kvm', qemu_stderr=log, log=serial) as launch:
-        if is_linux(which):
-            launch.console.wait_for(LINUX_READY, 300)
-        else:
-            launch.wait_ready()
+        launch.wait_ready(linux=is_linux(which))
         wait_vsock_cid(CID, ECHO, prog=PROG)
         config = ''
         if which == 'ringside':

@@ -37,7 +37,7 @@ import ringside as rr
 
 from .benchlib import hybrid_connect
 from .cli import Parser, positive_int
-from .images import DEFAULT_VSOCK_BACKEND, LINUX_READY, REPO, linux_guest
+from .images import DEFAULT_VSOCK_BACKEND, REPO, linux_guest
 from .machine import LoggedLaunch
 from .results import add_options, publish
 from .table import Column, Table
@@ -132,10 +132,7 @@ class Cell(LoggedLaunch):
 
     def start(self):
         launch = super().start()
-        if self.guest == 'linux':
-            launch.console.wait_for(LINUX_READY, BOOT_TIMEOUT, what='Linux guest ready')
-        else:
-            launch.wait_ready(BOOT_TIMEOUT)
+        launch.wait_ready(BOOT_TIMEOUT, linux=self.guest == 'linux')
         return self
 
     def injected(self):

@@ -43,8 +43,9 @@ also gets KVM's exits per frame. Split ring only (the kernel's vhost has
 no packed ring); accel auto, so on the nested host (`host/nested
 host/bench-net --peer vhost-net`) the guests run under KVM.
 
-tests/qemu/test_net_testpmd.py uses TestPmd (ringside/testpmd.py) and
-guest_args() from here, so the tests run what the benchmark runs.
+tests/qemu/test_net_testpmd.py uses TestPmd and guest_args()
+(ringside/testpmd.py) as this does, so the tests run what the benchmark
+runs; both peers are a peer.FramePeer.
 """
 
 import argparse
@@ -63,14 +64,13 @@ from . import kvm_exits, vhost_net
 from .bench_compare import linux_irqs
 from .cost_measure import Meter, spread, virtio_bars
 from .images import LINUX_INITRD, LINUX_KERNEL
-from .testpmd import TESTPMD, TestPmd, TestPmdError
+from .testpmd import GUEST_MAC, TESTPMD, TestPmd, TestPmdError, guest_args
 from .vhost_net import TapSink
 from .results import add_options, publish
 from .table import Column, Table
 
 PROG = 'bench-net'
 
-GUEST_MAC = '52:54:00:12:34:56'
 GUEST_IP = '10.0.2.15'
 PEER_IP = '10.0.2.2'
 PEER_MAC = '02:00:00:00:00:02'  # testpmd does not filter; any unicast MAC
@@ -79,16 +79,6 @@ PEER_MAC = '02:00:00:00:00:02'  # testpmd does not filter; any unicast MAC
 # MSI-X enabled; ringside polls (irq=poll) and never enables MSI-X. So Linux
 # takes its virtqueue interrupts as INTx; the QEMU options stay the same.
 LINUX_CMDLINE = 'console=ttyS0 quiet panic=-1 pci=nomsi'
-
-
-def guest_args(sock, packed=True, mem='512M', mrg_rxbuf=True):
-    """QEMU arguments for virtio-net-pci on a vhost-user back end at `sock`."""
-    return ['-object', 'memory-backend-memfd,id=mem,size=%s,share=on' % mem,
-            '-machine', 'memory-backend=mem',
-            '-chardev', 'socket,id=vhu0,path=%s' % sock,
-            '-netdev', 'vhost-user,id=n0,chardev=vhu0',
-            '-device', 'virtio-net-pci,netdev=n0,packed=%s,mac=%s%s'
-            % ('on' if packed else 'off', GUEST_MAC, '' if mrg_rxbuf else ',mrg_rxbuf=off')]
 
 
 PEERS = {'testpmd': 'dpdk-testpmd rxonly (vhost-user-net)',
@@ -118,18 +108,6 @@ def linux_guest_argv(sock, packed, accel='tcg', machine='q35', kernel=LINUX_KERN
     return ['--accel', accel, '--boot', 'elf', '--kernel', kernel, '--machine', machine,
             '--cmdline', LINUX_CMDLINE, '--', '-initrd', initrd,
             *(net or guest_args(sock, packed=packed, mrg_rxbuf=mrg_rxbuf))]
-
-
-def peer_net_args(pmd, sock, packed):
-    """The guest's virtio-net QEMU options for this run's peer."""
-    if isinstance(pmd, TapSink):
-        return pmd.qemu_args(GUEST_MAC)
-    return guest_args(sock, packed=packed)
-
-
-def peer_qemu(pmd, qemu):
-    """The QEMU to run: inside the tap's namespace for vhost-net."""
-    return pmd.qemu if isinstance(pmd, TapSink) else qemu
 
 
 def exits_measured(exits, run):
@@ -222,8 +200,8 @@ def run_ringside_round(rr, opts, accel, pmd, sock, workdir, rnd, results):
     cmdline = 'ip=%s gw=%s irq=poll idle=%s' % (GUEST_IP, PEER_IP, 'halt' if block else 'poll')
     gopts = rr.parse_args(['--accel', accel, '--boot', 'elf', '--machine', opts.machine,
                            '--cmdline', cmdline, *extra, '--',
-                           *peer_net_args(pmd, sock, packed=True)])
-    gopts.qemu = peer_qemu(pmd, gopts.qemu)
+                           *pmd.net_args(True, GUEST_MAC)])
+    gopts.qemu = pmd.guest_qemu(gopts.qemu)
     if opts.pin is not None:
         # QEMU (all its threads) on one CPU, testpmd's forwarding lcore
         # on another: the two busy loops do not take turns on one CPU.
@@ -268,8 +246,8 @@ def run_linux_round(rr, opts, accel, pmd, sock, workdir, rnd, results):
         extra, block = cost_args(workdir, 'linux-%d-%s' % (rnd, ring), opts)
         gopts = rr.parse_args(extra + linux_guest_argv(
                 sock, ring == 'packed', accel, opts.machine,
-                net=peer_net_args(pmd, sock, ring == 'packed')))
-        gopts.qemu = peer_qemu(pmd, gopts.qemu)
+                net=pmd.net_args(ring == 'packed', GUEST_MAC)))
+        gopts.qemu = pmd.guest_qemu(gopts.qemu)
         if opts.pin is not None:
             gopts.qemu = pinned_qemu(workdir, opts.pin, gopts.qemu)
         log = (open(os.path.join(workdir, 'linux-%d-%s.serial.log' % (rnd, ring)), 'wb')

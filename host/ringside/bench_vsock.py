@@ -98,7 +98,10 @@ def parse_args(argv):
                    help='stream buffer lengths (default 4k,64k)')
     p.add_argument('-P', '--parallel', '--streams', dest='streams', type=int_list, default=[1, 4],
                    help='parallel streams (default 1,4)')
-    p.add_argument('--dirs', default='h2g,g2h', help='stream directions (h2g,g2h)')
+    p.add_argument('--dirs', help='stream directions (h2g,g2h)')
+    p.add_argument('-R', '--reverse', action='store_true',
+                   help="iperf3's -R (the server sends, the client receives): the guest "
+                        "sends, the host receives; only the g2h stream cells, as --dirs g2h")
     p.add_argument('-t', '--time',
                    type=positive_float, default=3.0, help='seconds per stream cell (3)')
     p.add_argument('--ab', type=ab_switch, action='append', default=[],
@@ -155,7 +158,11 @@ def parse_args(argv):
     why = kvm_exits.available() if opts.exits else None
     if why:
         p.error('--exits: cannot count VM exits here: %s' % why)
-    dirs = opts.dirs.split(',')
+    if opts.reverse and opts.dirs is not None:
+        p.error('-R is --dirs g2h: give one of them')
+    if opts.reverse and opts.no_stream and not opts.vsock_perf:
+        p.error('-R reverses the stream cells: not with --no-stream')
+    dirs = ('g2h' if opts.reverse else opts.dirs or 'h2g,g2h').split(',')
     if any(d not in ('h2g', 'g2h') for d in dirs):
         p.error('--dirs takes h2g and/or g2h')
     opts.dirs = dirs

@@ -100,13 +100,7 @@ def cell(meter, irqs, run, ops_of, after_run=None, exits=None):
     if meter is None:
         return run(), None
     before = irqs()
-
-    def work():
-        out = run()
-        if after_run:
-            after_run()
-        return out
-    res, c = meter.measure(work, ops_of)
+    res, c = meter.measure(run, ops_of, after_run)
     c['irqs'] = (irqs() - before) / max(ops_of(res), 1e-9)
     return res, c
 

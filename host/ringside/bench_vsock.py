@@ -250,13 +250,7 @@ def measured(meter, run, ops_of, guest, after_run=None):
     if meter is None:
         res = run()
         return res, before, guest.queue_counters()
-
-    def work():
-        out = run()
-        if after_run:
-            after_run()
-        return out
-    res, c = meter.measure(work, ops_of)
+    res, c = meter.measure(run, ops_of, after_run)
     after = guest.queue_counters()
     c['irqs'] = irq_total(before, after) / max(ops_of(res), 1e-9)
     res['cost'] = c

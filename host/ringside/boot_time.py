@@ -43,6 +43,22 @@ def one_boot(args, accel, timeout):
         launch.stop()
 
 
+def sample(boots, common, accel, runs, timeout, width):
+    """Every way of `boots` (name, launcher options) booted `runs` times
+    round robin: ({name: [seconds to READY]}, {name: [seconds to the first
+    byte]}); a line on stderr per boot, the name in `width` columns."""
+    ready = {name: [] for name, _ in boots}
+    first = {name: [] for name, _ in boots}
+    for run in range(runs):
+        for name, args in boots:
+            f, r = one_boot([*args, *common], accel, timeout)
+            ready[name].append(r)
+            first[name].append(f)
+            print('run %d/%d  %-*s %.3f s' % (run + 1, runs, width, name, r),
+                  file=sys.stderr, flush=True)
+    return ready, first
+
+
 def main(argv=None):
     p = Parser(
             prog='boot-time', description=__doc__.split('\n\n')[0],
@@ -77,16 +93,8 @@ def main(argv=None):
     if accel == 'auto':
         accel = rr.choose_accel(rr.parse_args(['--boot', 'elf', *common]))
 
-    samples = {name: [] for name, _ in boots}
-    first = {name: [] for name, _ in boots}
     try:
-        for run in range(a.runs):
-            for name, args in boots:
-                f, r = one_boot([*args, *common], accel, a.timeout)
-                samples[name].append(r)
-                first[name].append(f)
-                print('run %d/%d  %-44s %.3f s' % (run + 1, a.runs, name, r),
-                      file=sys.stderr, flush=True)
+        samples, first = sample(boots, common, accel, a.runs, a.timeout, 44)
     except rr.LaunchError as e:
         print('boot-time: error: %s' % e, file=sys.stderr)
         return e.status

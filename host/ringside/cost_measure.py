@@ -212,12 +212,15 @@ class Meter:
         self.rate = IdleRate(0.0)
         self.last_delta = None
 
-    def measure(self, run, ops_of):
+    def measure(self, run, ops_of, after_run=None):
         """(result of run(), cost dict): ops_of(result) is the operation
-        count ringside-bench reported."""
+        count ringside-bench reported; after_run(), when given, runs inside
+        the span once run() returned (the guest draining what was sent)."""
         self.rate = idle_rate(self.block, self.idle_window)
         with Span(self.block, self.rate) as span:
             res = run()
+            if after_run:
+                after_run()
         self.last_delta = span.delta
         return res, cell_cost(span, ops_of(res))
 

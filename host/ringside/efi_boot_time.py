@@ -9,13 +9,12 @@ the chunk of serial output holding the ready line arrived. The QEMU command
 line and console come from host/ringside-run, like host/boot-time.
 """
 
-import re
 import statistics
-import subprocess
 import sys
 
 import ringside as rr
 
+from .boot_time import sample
 from .cli import Parser, positive_float, positive_int
 from .results import add_options, publish
 from .table import Column, Table
@@ -27,18 +26,6 @@ BOOTS = [
         ('OVMF + GRUB (ISO, multiboot2-uefi)', ['--boot', 'iso', '--firmware', 'uefi']),
         ('OVMF direct (ESP, uefi-direct)', ['--firmware', 'uefi-direct']),
 ]
-
-
-def one_boot(args, accel, timeout):
-    """Seconds to 'ringside: ready' for one boot; QEMU is stopped after."""
-    opts = rr.parse_args(args)
-    launch = rr.Launch(opts, accel, qemu_stderr=subprocess.DEVNULL)
-    try:
-        launch.start()
-        m = launch.console.wait_for(re.escape(rr.READY), timeout, what="'%s'" % rr.READY)
-        return launch.console.arrival_time(m.end()) - launch.started_at
-    finally:
-        launch.stop()
 
 
 def main(argv=None):
@@ -56,14 +43,8 @@ def main(argv=None):
     # OVMF has been seen to hang under KVM on these machines: TCG only.
     accel = 'tcg'
     common = ['--machine', a.machine, '--memory', a.memory, '--timeout', str(a.timeout)]
-    samples = {name: [] for name, _ in BOOTS}
     try:
-        for run in range(a.runs):
-            for name, args in BOOTS:
-                t = one_boot([*args, *common], accel, a.timeout)
-                samples[name].append(t)
-                print('run %d/%d  %-36s %.3f s' % (run + 1, a.runs, name, t),
-                      file=sys.stderr, flush=True)
+        samples = sample(BOOTS, common, accel, a.runs, a.timeout, 36)[0]
     except rr.LaunchError as e:
         print('efi-boot-time: error: %s' % e, file=sys.stderr)
         return e.status

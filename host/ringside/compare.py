@@ -126,9 +126,10 @@ def main(argv):
         return 1
     width = max(len(k) for k in keys)
     t = Table([Column('value', width, left=True), Column('A', 14), Column('B', 14),
-               Column('B/A', 8)], title='')
+               Column('B/A', 8)])
     for k in keys:
         t.row(k, fmt(na[k]), fmt(nb[k]), ratio(na[k], nb[k]))
+    print()
     t.print()
     only = len(set(na) ^ set(nb))
     if only:

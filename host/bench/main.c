@@ -33,6 +33,7 @@ static const char usage[] =
 	"stream: --time S (10) seconds of throughput like iperf-vsock, Gb/s, fairness\n"
 	"  -l LEN          buffer length per read/write (64k); -P N parallel streams (1)\n"
 	"  --dir h2g|g2h   h2g: host writes to the sink; g2h: reads the source (h2g)\n"
+	"  -R, --reverse   the guest sends, we receive (iperf3's -R): --dir g2h\n"
 	"  --cpu-pids LIST CPU% of these pids (QEMU, back end) plus ours: Mbps per CPU%\n"
 	"rr: N sessions, each a closed loop of request and echoed response\n"
 	"  -n, --sessions LIST  concurrent sessions (1); -s, --size LIST (1,64,256,1024)\n"
@@ -182,7 +183,8 @@ int main(int argc, char **argv)
 					      { "cpu-pids", required_argument, NULL, 'C' },
 					      { "sessions", required_argument, NULL, 'S' },
 					      { "udp", required_argument, NULL, 'U' },
-					      { "trace", required_argument, NULL, 'R' },
+					      { "reverse", no_argument, NULL, 'R' },
+					      { "trace", required_argument, NULL, 'x' },
 					      { "cost-shm", required_argument, NULL, 'M' },
 					      { "udp-timeout", required_argument, NULL, 'T' },
 					      { "timeout", required_argument, NULL, 'O' },
@@ -202,6 +204,8 @@ int main(int argc, char **argv)
 		.timeout_s = 30,
 	};
 	bool have_cid = false;
+	const char *dir = NULL;
+	bool reverse = false;
 	int mode;
 	int opt;
 
@@ -234,7 +238,7 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	o.progress = isatty(2);
 	optind = 2;
-	while ((opt = getopt_long(argc, argv, "s:l:P:n:h", opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "s:l:P:n:hR", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'u':
 			o.uds = optarg;
@@ -266,7 +270,7 @@ int main(int argc, char **argv)
 		case 'S':
 			parse_sessions(&o, opt == 'n' ? "-n" : "--sessions", optarg);
 			break;
-		case 'R':
+		case 'x':
 			o.trace = optarg;
 			break;
 		case 'M':
@@ -298,7 +302,10 @@ int main(int argc, char **argv)
 				fprintf(stderr, "ringside-bench: --dir h2g|g2h\n");
 				return 2;
 			}
-			o.g2h = !strcmp(optarg, "g2h");
+			dir = optarg;
+			break;
+		case 'R':
+			reverse = true;
 			break;
 		case 'C': {
 			unsigned long long pids[64];
@@ -335,6 +342,15 @@ int main(int argc, char **argv)
 		fprintf(stderr, "ringside-bench: --cost-shm needs --trace FILE\n");
 		return 2;
 	}
+	if (reverse && mode != 's') {
+		fprintf(stderr, "ringside-bench: -R is for stream\n");
+		return 2;
+	}
+	if (reverse && dir && strcmp(dir, "g2h")) {
+		fprintf(stderr, "ringside-bench: -R is --dir g2h: not with --dir %s\n", dir);
+		return 2;
+	}
+	o.g2h = reverse || (dir && !strcmp(dir, "g2h"));
 	if (o.udp && (o.uds || have_cid || o.tcp)) {
 		fprintf(stderr, "ringside-bench: --udp excludes --uds and --cid\n");
 		return 2;

@@ -23,7 +23,7 @@ Modules, from the command line to the running guest:
   accel      probe_kvm(): a short real PVH boot under KVM; False means TCG
   launcher   main() of ringside-run: interactive, scripted (--cmd), --dry-run
   errors     LaunchError and its kinds, exit statuses, log()
-  benchlib, bench_*, boot_time, efi_boot_time, idle_cpu, testpmd:
+  benchlib, table, bench_*, boot_time, efi_boot_time, idle_cpu, peer, testpmd:
              the benchmark scripts' code (host/bench-* are entry points)
 
 The names below are the launcher's API, as `ringside.NAME`.

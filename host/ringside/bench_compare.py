@@ -52,12 +52,13 @@ import tempfile
 import ringside as rr
 
 from . import kvm_exits
-from .benchlib import BENCH, REPO, Progress, run_bench, vsock_target
+from .benchlib import BENCH, REPO, Progress, booted, run_bench, vsock_target
 from .cli import Parser, guest_list, nonneg_int, positive_float, positive_int, size_list
 from .cost_measure import Meter, settle
 from .guest_stats import guest_stats, vsock_queue_sum
-from .images import LINUX_READY, is_linux, linux_guest, linux_missing
+from .images import is_linux, linux_guest, linux_missing
 from .results import add_options, publish
+from .table import Column, Table
 
 COST_CMDLINE = 'irq=msix idle=halt'
 CONFIGS = ('split sleep', 'split poll', 'packed sleep', 'packed poll')
@@ -99,13 +100,7 @@ def cell(meter, irqs, run, ops_of, after_run=None, exits=None):
     if meter is None:
         return run(), None
     before = irqs()
-
-    def work():
-        out = run()
-        if after_run:
-            after_run()
-        return out
-    res, c = meter.measure(work, ops_of)
+    res, c = meter.measure(run, ops_of, after_run)
     c['irqs'] = (irqs() - before) / max(ops_of(res), 1e-9)
     return res, c
 
@@ -160,7 +155,7 @@ def add_cost(cells, c, size, d, unit):
     cells[('idle/s', size, d)] = c['idle_rate']
 
 
-def run_guest(launcher, accel, which, packed, poll, opts, exits=None):
+def run_guest(accel, which, packed, poll, opts, exits=None):
     if opts.kernel:
         args = ['--vsock', '--accel', accel, '--vsock-transport', 'kernel']
     else:
@@ -185,13 +180,8 @@ def run_guest(launcher, accel, which, packed, poll, opts, exits=None):
                                        opts.cmdline) if w)
         if cmdline:
             args += ['--cmdline', cmdline]
-    lopts = launcher.parse_args(args + opts.launcher_args)
-    log = open(os.path.join(REPO, 'build', 'bench-compare-%s.log' % which), 'a')
-    with launcher.Launch(lopts, accel, qemu_stderr=log) as launch:
-        if is_linux(which):
-            launch.console.wait_for(LINUX_READY, 300)
-        else:
-            launch.wait_ready()
+    lopts = rr.parse_args(args + opts.launcher_args)
+    with booted(lopts, accel, 'bench-compare-' + which, linux=is_linux(which)) as launch:
         target = vsock_target(launch, PROG)
         if opts.cost is None:
             return measure(target, opts, exits=exits)
@@ -203,7 +193,7 @@ def run_guest(launcher, accel, which, packed, poll, opts, exits=None):
             meter.close()
 
 
-def compare(launcher, accel, guests, opts, exits):
+def compare(accel, guests, opts, exits):
     """Every config, every round, every guest: (rows, what --json keeps)."""
     rows, out = [], {}
     progress = Progress(PROG, len(opts.configs) * opts.rounds * len(guests))
@@ -216,7 +206,7 @@ def compare(launcher, accel, guests, opts, exits):
             res = {}
             for w in order:
                 progress.step('%s, round %d, %s' % (conf, n + 1, w))
-                res[w] = run_guest(launcher, accel, w, packed, poll, opts, exits)
+                res[w] = run_guest(accel, w, packed, poll, opts, exits)
             rounds.append(res)
         out[conf] = [{w: {'%s %s %s' % k: v for k, v in res[w].items()} for w in res}
                      for res in rounds]
@@ -321,7 +311,7 @@ def main(argv):
     except kvm_exits.ExitsUnavailable as e:
         raise SystemExit('%s: error: --exits: %s' % (PROG, e))
     try:
-        rows, out = compare(rr, accel, guests, opts, exits)
+        rows, out = compare(accel, guests, opts, exits)
     finally:
         if exits:
             exits.close()
@@ -356,7 +346,8 @@ def print_rows(rows, guests):
     """The table: a value column per guest, after each but the first the
     ratio first/it and its range; last 6.12/6.1 when both are there."""
     others = [w for w in guests[1:] if w != 'baseline']
-    head = '%-14s %-8s %6s %4s %12s' % ('config', 'metric', 'size', 'dir', guests[0])
+    cols = [Column('config', 14, left=True), Column('metric', 8, left=True),
+            Column('size', 6, '%d'), Column('dir', 4), Column(guests[0], 12, '%.3f')]
     for w in guests[1:]:
         if w == 'baseline':
             name = 'vs base'
@@ -364,18 +355,23 @@ def print_rows(rows, guests):
             name = 'ratio'
         else:
             name = '%s/%s' % (SHORT[guests[0]], SHORT[w])
-        head += ' %12s %8s %15s' % (w, name, 'ratio range' if name == 'ratio' else 'range')
+        cols += [Column(w, 12, '%.3f'), Column(name, 8, '%.2f'),
+                 Column('ratio range' if name == 'ratio' else 'range', 15)]
     before_after = all(w in guests for w in BEFORE_AFTER)
     if before_after:
-        head += ' %8s %15s' % ('6.12/6.1', 'range')
-    print(head)
+        cols += [Column('6.12/6.1', 8, '%.2f'), Column('range', 15)]
+    t = Table(cols)
+
+    def span(lo, hi):
+        return '%7.2f-%-7.2f' % (lo, hi)
     for row in rows:
         conf, (metric, size, d) = row[:2]
-        line = '%-14s %-8s %6d %4s %12.3f' % (conf, metric, size, d, row[2])
+        cells = [conf, metric, size, d, row[2]]
         rest = row[3:]
         for _ in guests[1:]:
-            line += ' %12.3f %8.2f %7.2f-%-7.2f' % tuple(rest[:4])
+            cells += [rest[0], rest[1], span(*rest[2:4])]
             rest = rest[4:]
         if before_after:
-            line += ' %8.2f %7.2f-%-7.2f' % tuple(rest[:3])
-        print(line)
+            cells += [rest[0], span(*rest[1:3])]
+        t.row(*cells)
+    t.print()

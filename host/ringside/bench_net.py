@@ -43,8 +43,9 @@ also gets KVM's exits per frame. Split ring only (the kernel's vhost has
 no packed ring); accel auto, so on the nested host (`host/nested
 host/bench-net --peer vhost-net`) the guests run under KVM.
 
-tests/qemu/test_net_testpmd.py uses TestPmd (ringside/testpmd.py) and
-guest_args() from here, so the tests run what the benchmark runs.
+tests/qemu/test_net_testpmd.py uses TestPmd and guest_args()
+(ringside/testpmd.py) as this does, so the tests run what the benchmark
+runs; both peers are a peer.FramePeer.
 """
 
 import argparse
@@ -62,14 +63,14 @@ from .cli import Parser, nonneg_int, positive_float, positive_int, size
 from . import kvm_exits, vhost_net
 from .bench_compare import linux_irqs
 from .cost_measure import Meter, spread, virtio_bars
-from .images import LINUX_INITRD, LINUX_KERNEL, LINUX_READY
-from .testpmd import TESTPMD, TestPmd, TestPmdError
+from .images import LINUX_INITRD, LINUX_KERNEL
+from .testpmd import GUEST_MAC, TESTPMD, TestPmd, TestPmdError, guest_args
 from .vhost_net import TapSink
 from .results import add_options, publish
+from .table import Column, Table
 
 PROG = 'bench-net'
 
-GUEST_MAC = '52:54:00:12:34:56'
 GUEST_IP = '10.0.2.15'
 PEER_IP = '10.0.2.2'
 PEER_MAC = '02:00:00:00:00:02'  # testpmd does not filter; any unicast MAC
@@ -78,16 +79,6 @@ PEER_MAC = '02:00:00:00:00:02'  # testpmd does not filter; any unicast MAC
 # MSI-X enabled; ringside polls (irq=poll) and never enables MSI-X. So Linux
 # takes its virtqueue interrupts as INTx; the QEMU options stay the same.
 LINUX_CMDLINE = 'console=ttyS0 quiet panic=-1 pci=nomsi'
-
-
-def guest_args(sock, packed=True, mem='512M', mrg_rxbuf=True):
-    """QEMU arguments for virtio-net-pci on a vhost-user back end at `sock`."""
-    return ['-object', 'memory-backend-memfd,id=mem,size=%s,share=on' % mem,
-            '-machine', 'memory-backend=mem',
-            '-chardev', 'socket,id=vhu0,path=%s' % sock,
-            '-netdev', 'vhost-user,id=n0,chardev=vhu0',
-            '-device', 'virtio-net-pci,netdev=n0,packed=%s,mac=%s%s'
-            % ('on' if packed else 'off', GUEST_MAC, '' if mrg_rxbuf else ',mrg_rxbuf=off')]
 
 
 PEERS = {'testpmd': 'dpdk-testpmd rxonly (vhost-user-net)',
@@ -119,18 +110,6 @@ def linux_guest_argv(sock, packed, accel='tcg', machine='q35', kernel=LINUX_KERN
             *(net or guest_args(sock, packed=packed, mrg_rxbuf=mrg_rxbuf))]
 
 
-def peer_net_args(pmd, sock, packed):
-    """The guest's virtio-net QEMU options for this run's peer."""
-    if isinstance(pmd, TapSink):
-        return pmd.qemu_args(GUEST_MAC)
-    return guest_args(sock, packed=packed)
-
-
-def peer_qemu(pmd, qemu):
-    """The QEMU to run: inside the tap's namespace for vhost-net."""
-    return pmd.qemu if isinstance(pmd, TapSink) else qemu
-
-
 def exits_measured(exits, run):
     """run() with r['exits'], KVM's exits per packet by kind
     (kvm_exits.KINDS), when an exit counter is open."""
@@ -140,10 +119,6 @@ def exits_measured(exits, run):
     r = run()
     r['exits'] = kvm_exits.delta(before, exits.snapshot(), max(r['packets'], 1))
     return r
-
-
-def linux_wait_ready(console, timeout):
-    console.wait_for(re.escape(LINUX_READY) + r'\r?\n', timeout, what="'%s'" % LINUX_READY)
 
 
 def linux_pktgen(console, count, size, burst, timeout, dst_ip=PEER_IP, dst_mac=PEER_MAC):
@@ -225,8 +200,8 @@ def run_ringside_round(rr, opts, accel, pmd, sock, workdir, rnd, results):
     cmdline = 'ip=%s gw=%s irq=poll idle=%s' % (GUEST_IP, PEER_IP, 'halt' if block else 'poll')
     gopts = rr.parse_args(['--accel', accel, '--boot', 'elf', '--machine', opts.machine,
                            '--cmdline', cmdline, *extra, '--',
-                           *peer_net_args(pmd, sock, packed=True)])
-    gopts.qemu = peer_qemu(pmd, gopts.qemu)
+                           *pmd.net_args(True, GUEST_MAC)])
+    gopts.qemu = pmd.guest_qemu(gopts.qemu)
     if opts.pin is not None:
         # QEMU (all its threads) on one CPU, testpmd's forwarding lcore
         # on another: the two busy loops do not take turns on one CPU.
@@ -271,8 +246,8 @@ def run_linux_round(rr, opts, accel, pmd, sock, workdir, rnd, results):
         extra, block = cost_args(workdir, 'linux-%d-%s' % (rnd, ring), opts)
         gopts = rr.parse_args(extra + linux_guest_argv(
                 sock, ring == 'packed', accel, opts.machine,
-                net=peer_net_args(pmd, sock, ring == 'packed')))
-        gopts.qemu = peer_qemu(pmd, gopts.qemu)
+                net=pmd.net_args(ring == 'packed', GUEST_MAC)))
+        gopts.qemu = pmd.guest_qemu(gopts.qemu)
         if opts.pin is not None:
             gopts.qemu = pinned_qemu(workdir, opts.pin, gopts.qemu)
         log = (open(os.path.join(workdir, 'linux-%d-%s.serial.log' % (rnd, ring)), 'wb')
@@ -280,7 +255,7 @@ def run_linux_round(rr, opts, accel, pmd, sock, workdir, rnd, results):
         launch = rr.Launch(gopts, accel, qemu_stderr=subprocess.DEVNULL, log=log)
         try:
             launch.start()
-            linux_wait_ready(launch.console, opts.timeout)
+            launch.wait_ready(opts.timeout, linux=True)
             meter = Meter(block) if block else None
             base = pmd.port_stats()
             r = exits_measured(opts.exits, lambda: costed(
@@ -364,13 +339,13 @@ def exit_summary(rs):
             'kvm_notify_per_packet': statistics.median(e['notify'] for e in es)}
 
 
-def exit_cols(t):
+EXIT_COLUMNS = [Column('exits/pkt', 9, '%.4f'), Column('kick/pkt', 9, '%.4f')]
+
+
+def exit_cells(t):
     if 'exits_per_packet' not in t:
-        return ''
-    return ' %9.4f %9.4f' % (t['exits_per_packet'], t['kvm_notify_per_packet'])
-
-
-EXIT_HEAD = ' %9s %9s' % ('exits/pkt', 'kick/pkt')
+        return [None] * len(EXIT_COLUMNS)
+    return [t['exits_per_packet'], t['kvm_notify_per_packet']]
 
 
 def cost_summary(rs):
@@ -389,16 +364,31 @@ def cost_summary(rs):
             'idle_rate': statistics.median(c['idle_rate'] for c in cs)}
 
 
-def cost_cols(t):
+COST_COLUMNS = [Column('insn/pkt', 9, '%.0f'), Column('spread', 7, '%.1f%%'),
+                Column('hlt/pkt', 8, '%.4f'), Column('irq/pkt', 8, '%.4f'),
+                Column('io/pkt', 8, '%.4f'), Column('ntf/pkt', 8, '%.4f')]
+
+
+def cost_cells(t):
     if 'insns_per_packet' not in t:
-        return ''
-    return ' %9.0f %6.1f%% %8.4f %8.4f %8.4f %8.4f' % (
-            t['insns_per_packet'], t['insns_spread'], t['halts_per_packet'],
-            t['irqs_per_packet'], t['io_per_packet'], t['notify_per_packet'])
+        return [None] * len(COST_COLUMNS)
+    return [t['insns_per_packet'], t['insns_spread'], t['halts_per_packet'],
+            t['irqs_per_packet'], t['io_per_packet'], t['notify_per_packet']]
 
 
-COST_HEAD = ' %9s %7s %8s %8s %8s %8s' % ('insn/pkt', 'spread', 'hlt/pkt', 'irq/pkt',
-                                          'io/pkt', 'ntf/pkt')
+def cost_exit_columns(table):
+    """The cost and exit columns the rows of `table` have."""
+    return ((COST_COLUMNS if any('insns_per_packet' in t for t in table) else [])
+            + (EXIT_COLUMNS if any('exits_per_packet' in t for t in table) else []))
+
+
+def cost_exit_cells(t, columns):
+    return ((cost_cells(t) if COST_COLUMNS[0] in columns else [])
+            + (exit_cells(t) if EXIT_COLUMNS[0] in columns else []))
+
+
+def min_max(t):
+    return '%8.4f..%-8.4f' % (t['mpps_min'], t['mpps_max'])
 
 
 def summarize_linux(linux):
@@ -445,15 +435,14 @@ def print_table(table, opts):
           % (PEERS[opts.peer], opts.count, opts.size, opts.burst, opts.rounds, opts.accel,
              'any' if opts.pin is None else opts.pin,
              ', testpmd lcores ' + opts.lcores if opts.peer == 'testpmd' else ''))
-    costs = any('insns_per_packet' in t for t in table)
-    exits = any('exits_per_packet' in t for t in table)
-    print('%-7s %-6s %10s %17s %10s %10s' % ('ring', 'txpoll', 'Mpps', 'min..max', 'kicks/pkt',
-                                             'ring full') + (COST_HEAD if costs else '')
-          + (EXIT_HEAD if exits else ''))
+    extra = cost_exit_columns(table)
+    out = Table([Column('ring', 7, left=True), Column('txpoll', 6, '%d', left=True),
+                 Column('Mpps', 10, '%.4f'), Column('min..max', 17),
+                 Column('kicks/pkt', 10, '%.5f'), Column('ring full', 10, '%d')] + extra)
     for t in table:
-        print('%-7s %-6d %10.4f %8.4f..%-8.4f %10.5f %10d' % (
-                t['ring'], t['txpoll'], t['mpps_median'], t['mpps_min'], t['mpps_max'],
-                t['kicks_per_packet'], t['ring_full']) + cost_cols(t) + exit_cols(t))
+        out.row(t['ring'], t['txpoll'], t['mpps_median'], min_max(t), t['kicks_per_packet'],
+                t['ring_full'], *cost_exit_cells(t, extra))
+    out.print()
     by = {(t['ring'], t['txpoll']): t['mpps_median'] for t in table}
     for ring in opts.rings:
         if (ring, 1) in by and (ring, 0) in by and by[(ring, 0)]:
@@ -468,35 +457,22 @@ def print_linux(linux_table, cmp, opts):
     print('Linux %s pktgen (1 kpktgend thread, 1 flow) -> the same peer, same QEMU options, '
           '%d x %d B frames, burst %d' % (linux_kernel_version(), opts.count, opts.size,
                                           opts.burst))
-    costs = any('insns_per_packet' in t for t in linux_table)
-    exits = any('exits_per_packet' in t for t in linux_table)
-    print('%-7s %10s %17s %8s' % ('ring', 'Mpps', 'min..max', 'errors')
-          + (COST_HEAD if costs else '') + (EXIT_HEAD if exits else ''))
+    extra = cost_exit_columns(linux_table)
+    out = Table([Column('ring', 7, left=True), Column('Mpps', 10, '%.4f'),
+                 Column('min..max', 17), Column('errors', 8, '%d')] + extra)
     for t in linux_table:
-        print('%-7s %10.4f %8.4f..%-8.4f %8d' % (t['ring'], t['mpps_median'], t['mpps_min'],
-                                                 t['mpps_max'], t['errors'])
-              + cost_cols(t) + exit_cols(t))
+        out.row(t['ring'], t['mpps_median'], min_max(t), t['errors'], *cost_exit_cells(t, extra))
+    out.print()
     if not cmp or not any(r['ringside_txpoll%d_mpps' % opts.txpoll[0]] for r in cmp):
         return
-    head = '%-7s' % 'ring'
-    for txpoll in opts.txpoll:
-        head += ' %13s' % ('ringside tp=%d' % txpoll)
-    head += ' %10s' % 'Linux'
-    for txpoll in opts.txpoll:
-        head += ' %14s' % ('tp=%d / Linux' % txpoll)
-    print(head)
-
-    def num(v, width, fmt):
-        return ('%' + str(width) + fmt) % v if v is not None else '%*s' % (width, '-')
+    out = Table([Column('ring', 7, left=True)]
+                + [Column('ringside tp=%d' % tp, 13, '%.4f') for tp in opts.txpoll]
+                + [Column('Linux', 10, '%.4f')]
+                + [Column('tp=%d / Linux' % tp, 14, '%.2fx') for tp in opts.txpoll])
     for r in cmp:
-        line = '%-7s' % r['ring']
-        for txpoll in opts.txpoll:
-            line += ' ' + num(r['ringside_txpoll%d_mpps' % txpoll], 13, '.4f')
-        line += ' ' + num(r['linux_mpps'], 10, '.4f')
-        for txpoll in opts.txpoll:
-            v = r['ratio_txpoll%d' % txpoll]
-            line += ' ' + (('%13.2fx' % v) if v is not None else '%14s' % '-')
-        print(line)
+        out.row(r['ring'], *[r['ringside_txpoll%d_mpps' % tp] for tp in opts.txpoll],
+                r['linux_mpps'], *[r['ratio_txpoll%d' % tp] for tp in opts.txpoll])
+    out.print()
     parts = []
     for r in cmp:
         rr = ['tp=%d %.2fx' % (txpoll, statistics.median(r['round_ratios_txpoll%d' % txpoll]))

@@ -32,9 +32,10 @@ import ringside as rr
 
 from .cli import Parser, nonneg_float, nonneg_int, positive_float, size
 from .bench_net import (GUEST_IP, LINUX_INITRD, LINUX_KERNEL, PEER_IP, csv_list, guest_args,
-                        linux_guest_argv, linux_wait_ready, pinned_qemu)
+                        linux_guest_argv, pinned_qemu)
 from .testpmd import TESTPMD, TestPmd, TestPmdError
 from .results import add_options, publish
+from .table import Column, Table
 
 PROG = 'bench-netrx'
 
@@ -168,11 +169,10 @@ def run_cell(guest, ring, mrg, opts, accel, pmd, sock, workdir):
     launch = rr.Launch(gopts, accel, qemu_stderr=subprocess.DEVNULL)
     try:
         launch.start()
+        launch.wait_ready(opts.timeout, linux=guest == 'linux')
         if guest == 'linux':
-            linux_wait_ready(launch.console, opts.timeout)
             sink = LinuxSink(launch.console, opts.timeout)
         else:
-            launch.wait_ready(opts.timeout)
             sink = RingsideSink(launch.console, opts.timeout)
         r = measure(sink, pmd, opts)
         if guest == 'ringside':
@@ -214,21 +214,23 @@ def run_bench(opts):
 
 def print_table(results):
     by = {(r['guest'], r['ring'], r['mrg']): r for r in results}
-    print('virtio-net RX, testpmd txonly -> guest (Mpps at steady state; exact: every '
-          'frame testpmd sent was counted)')
-    print('%-7s %-4s %-14s %7s %-14s %7s %7s' % ('ring', 'mrg', 'ringside (irq)', 'exact',
-                                                 'Linux (irq)', 'exact', 'rs/lx'))
+    t = Table([Column('ring', 7, left=True), Column('mrg', 4, left=True),
+               Column('ringside (irq)', 14, left=True), Column('exact', 7),
+               Column('Linux (irq)', 14, left=True), Column('exact', 7),
+               Column('rs/lx', 7, '%.2fx')],
+              title='virtio-net RX, testpmd txonly -> guest (Mpps at steady state; exact: every '
+                    'frame testpmd sent was counted)')
+
+    def cells(r):
+        if not r:
+            return [None, None]
+        return ['%8.4f (%s)' % (r['mpps'], r['irq']), 'yes' if r['exact'] else 'NO']
     keys = sorted({(r['ring'], r['mrg']) for r in results}, key=lambda k: (k[0], not k[1]))
     for ring, mrg in keys:
         rs, lx = by.get(('ringside', ring, mrg)), by.get(('linux', ring, mrg))
-
-        def cell(r):
-            return ('%8.4f (%s)' % (r['mpps'], r['irq']), 'yes' if r['exact'] else 'NO') \
-                if r else ('-', '-')
-        a, b = cell(rs), cell(lx)
-        ratio = '%.2fx' % (rs['mpps'] / lx['mpps']) if rs and lx and lx['mpps'] else '-'
-        print('%-7s %-4s %-14s %7s %-14s %7s %7s' % (ring, 'on' if mrg else 'off', a[0], a[1],
-                                                     b[0], b[1], ratio))
+        ratio = rs['mpps'] / lx['mpps'] if rs and lx and lx['mpps'] else None
+        t.row(ring, 'on' if mrg else 'off', *cells(rs), *cells(lx), ratio)
+    t.print()
 
 
 def main(argv=None):

@@ -45,14 +45,15 @@ import time
 import ringside as rr
 
 from . import cost, kvm_exits, netns, vhost_net
-from .benchlib import BENCH, REPO, wait_vsock_up
+from .benchlib import BENCH, REPO, booted, wait_vsock_up
 from .cli import Parser, guest_list, int_list, nonneg_int, positive_float, size_list
 from .guest_stats import guest_stats
-from .images import (COST_PLUGIN, LINUX_GUESTS, LINUX_READY, is_linux, linux_guest,
+from .images import (COST_PLUGIN, LINUX_GUESTS, is_linux, linux_guest,
                      linux_missing)
 from .process import vhost_workers
 from .vhost_net import CpuMeter, ExitMeter, Meters, TapMeter
 from .results import add_options, publish
+from .table import Column, Table
 
 PROG = 'bench-rr'
 OUT_DIR = os.path.join(REPO, 'build', 'bench')
@@ -114,17 +115,8 @@ def wait_echo_idle(launch, timeout=120):
         time.sleep(0.5)
 
 
-@contextlib.contextmanager
-def booted(which, lopts, accel):
-    """The guest launched and ready (ringside's `ready`, the Linux
-    server's line), QEMU's stderr appended to build/bench-rr-WHICH.log."""
-    with open(os.path.join(REPO, 'build', 'bench-rr-%s.log' % which), 'a') as log, \
-            rr.Launch(lopts, accel, qemu_stderr=log) as launch:
-        if is_linux(which):
-            launch.console.wait_for(LINUX_READY, 300)
-        else:
-            launch.wait_ready()
-        yield launch
+def booted_guest(which, lopts, accel):
+    return booted(lopts, accel, 'bench-rr-' + which, linux=is_linux(which))
 
 
 def boot_and_measure(which, poll, opts, accel, ns, rows):
@@ -137,7 +129,7 @@ def boot_and_measure(which, poll, opts, accel, ns, rows):
     if ns:
         lopts.qemu = ns.qemu   # --qemu PATH runs inside it
     backend = 'poll' if poll else 'sleep'
-    with booted(which, lopts, accel) as launch:
+    with booted_guest(which, lopts, accel) as launch:
         uds = launch.opts.vsock_uds
         wait_vsock_up(uds, prog=PROG)
         be = [p.pid for name, p in launch.children.procs if name == 'vhost-vsock']
@@ -200,7 +192,7 @@ def boot_vhost_net(which, poll_us, opts, accel, ns, exits, rows):
                           + opts.launcher_args)
     lopts.qemu = ns.qemu
     try:
-        with booted(which, lopts, accel) as launch:
+        with booted_guest(which, lopts, accel) as launch:
             qemu = launch.qemu.pid
             meter = Meters(CpuMeter({'qemu': [qemu], 'vhost': vhost_workers(qemu)}),
                            TapMeter(ns, netns.TAP), ExitMeter(exits) if exits else None)
@@ -268,21 +260,21 @@ def progress(r):
              r['p99'], r['jain'], insns_text(r)), flush=True)
 
 
-HEAD = ('%-8s %-5s %-5s %5s %5s %10s %9s %9s %9s %6s %9s %7s %7s %10s'
-        % ('guest', 'trans', 'back', 'sess', 'size', 'tps', 'tps/sess', 'p50 ns', 'p99 ns',
-           'jain', 'slowest', 'be cpu', 'qemu', 'insns/txn'))
-
-
 def print_rows(rows):
-    print('\nrequest/response (response = request size); CPU in % of one CPU')
-    print(HEAD)
+    t = Table([Column('guest', 8, left=True), Column('trans', 5, left=True),
+               Column('back', 5, left=True), Column('sess', 5, '%d'), Column('size', 5, '%d'),
+               Column('tps', 10, '%.1f'), Column('tps/sess', 9, '%.2f'),
+               Column('p50 ns', 9, '%.0f'), Column('p99 ns', 9, '%.0f'),
+               Column('jain', 6, '%.3f'), Column('slowest', 9, '%.2f'),
+               Column('be cpu', 7, '%.1f'), Column('qemu', 7, '%.1f'),
+               Column('insns/txn', 10, '%.0f')],
+              title='\nrequest/response (response = request size); CPU in % of one CPU')
     for r in rows:
-        ipt = r.get('insns_per_txn')
-        print('%-8s %-5s %-5s %5d %5d %10.1f %9.2f %9.0f %9.0f %6.3f %9.2f %7.1f %7.1f %10s' % (
-                r['guest'], r['transport'], r['backend'], r['sessions'], r['size'], r['tps'],
-                r['tps_per_session'], r['p50'], r['p99'], r['jain'], r['slowest_tps'],
-                r.get('backend_cpu', r.get('vhost_cpu', 0)), r.get('qemu_cpu', 0),
-                '%.0f' % ipt if ipt is not None else '-'))
+        t.row(r['guest'], r['transport'], r['backend'], r['sessions'], r['size'], r['tps'],
+              r['tps_per_session'], r['p50'], r['p99'], r['jain'], r['slowest_tps'],
+              r.get('backend_cpu', r.get('vhost_cpu', 0)), r.get('qemu_cpu', 0),
+              r.get('insns_per_txn'))
+    t.print()
 
 
 def index(rows):
@@ -295,26 +287,31 @@ def print_ratios(rows):
     for linux in LINUX_GUESTS:
         if not any(k[0] == linux for k in idx):
             continue
-        print('\nringside / %s (tps ratio > 1 and p99 ratio < 1 favour ringside)' % linux)
-        print('%-5s %-5s %5s %5s %10s %10s %8s %8s' % (
-                'trans', 'back', 'sess', 'size', 'tps rs', 'tps ' + linux, 'tps', 'p99'))
+        out = Table([Column('trans', 5, left=True), Column('back', 5, left=True),
+                     Column('sess', 5, '%d'), Column('size', 5, '%d'),
+                     Column('tps rs', 10, '%.1f'), Column('tps ' + linux, 10, '%.1f'),
+                     Column('tps', 8, '%.2f'), Column('p99', 8, '%.2f')],
+                    title='\nringside / %s (tps ratio > 1 and p99 ratio < 1 favour ringside)'
+                          % linux)
         for (g, t, b, s, z), r in idx.items():
             lx = idx.get((linux, t, b, s, z))
             if g != 'ringside' or not lx:
                 continue
-            print('%-5s %-5s %5d %5d %10.1f %10.1f %8.2f %8.2f' % (
-                    t, b, s, z, r['tps'], lx['tps'], r['tps'] / lx['tps'] if lx['tps'] else 0,
-                    r['p99'] / lx['p99'] if lx['p99'] else 0))
-    print('\nback end --poll against sleeping (vsock): gain and the CPU it costs')
-    print('%-8s %5s %5s %10s %10s %7s %8s %8s' % ('guest', 'sess', 'size', 'tps sleep',
-                                                  'tps poll', 'gain', 'cpu slp', 'cpu poll'))
+            out.row(t, b, s, z, r['tps'], lx['tps'], r['tps'] / lx['tps'] if lx['tps'] else 0,
+                    r['p99'] / lx['p99'] if lx['p99'] else 0)
+        out.print()
+    out = Table([Column('guest', 8, left=True), Column('sess', 5, '%d'),
+                 Column('size', 5, '%d'), Column('tps sleep', 10, '%.1f'),
+                 Column('tps poll', 10, '%.1f'), Column('gain', 7, '%.2f'),
+                 Column('cpu slp', 8, '%.1f'), Column('cpu poll', 8, '%.1f')],
+                title='\nback end --poll against sleeping (vsock): gain and the CPU it costs')
     for (g, t, b, s, z), r in idx.items():
         p = idx.get((g, t, 'poll', s, z))
         if t != 'vsock' or b != 'sleep' or not p:
             continue
-        print('%-8s %5d %5d %10.1f %10.1f %7.2f %8.1f %8.1f' % (
-                g, s, z, r['tps'], p['tps'], p['tps'] / r['tps'] if r['tps'] else 0,
-                r.get('backend_cpu', 0), p.get('backend_cpu', 0)))
+        out.row(g, s, z, r['tps'], p['tps'], p['tps'] / r['tps'] if r['tps'] else 0,
+                r.get('backend_cpu', 0), p.get('backend_cpu', 0))
+    out.print()
 
 
 def pct(new, old):
@@ -335,24 +332,25 @@ def print_busy_poll(rows):
         windows = sorted({int(r['backend'][2:]) for r in rows
                           if r['guest'] == g and r['backend'].startswith('pu')} - {0})
         for w in windows:
-            print('\n%s: vhost-net poll-us=%d against poll-us=0' % (g, w))
-            print('%5s %7s %6s %10s %7s %7s %7s %15s %15s' % (
-                    'size', 'session', '+thu', '+normalize', '+tpkts', '+rpkts', '+exits',
-                    'p50 us 0 -> w', 'exits/txn 0->w'))
+            out = Table([Column('size', 5, '%d'), Column('session', 7, '%d'),
+                         Column('+thu', 6), Column('+normalize', 10), Column('+tpkts', 7),
+                         Column('+rpkts', 7), Column('+exits', 7), Column('p50 us 0 -> w', 15),
+                         Column('exits/txn 0->w', 15)],
+                        title='\n%s: vhost-net poll-us=%d against poll-us=0' % (g, w))
             for (g2, t, b, s, z), r in idx.items():
                 p = idx.get((g, t, 'pu%d' % w, s, z))
                 if g2 != g or b != 'pu0' or not p:
                     continue
                 ept = ('%.2f -> %.2f' % (r['exits_per_txn'], p['exits_per_txn'])
                        if r.get('exits_per_txn') is not None
-                       and p.get('exits_per_txn') is not None else '-')
-                print('%5d %7d %6s %10s %7s %7s %7s %15s %15s' % (
-                        z, s, pct(p['tps'], r['tps']),
+                       and p.get('exits_per_txn') is not None else None)
+                out.row(z, s, pct(p['tps'], r['tps']),
                         pct(p.get('tps_per_cpu'), r.get('tps_per_cpu')),
                         pct(p.get('tx_pps'), r.get('tx_pps')),
                         pct(p.get('rx_pps'), r.get('rx_pps')),
                         pct(p.get('exits_per_s'), r.get('exits_per_s')),
-                        '%.0f -> %.0f' % (r['p50'] / 1000, p['p50'] / 1000), ept))
+                        '%.0f -> %.0f' % (r['p50'] / 1000, p['p50'] / 1000), ept)
+            out.print()
 
 
 def plot(rows, out_dir):

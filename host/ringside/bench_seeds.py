@@ -51,6 +51,7 @@ from .cli import Parser
 from .cost_measure import spread
 from .images import REPO, linux_missing
 from .results import add_options, publish
+from .table import markdown as table
 
 OUT = os.path.join(REPO, 'build', 'bench')
 SWITCHES_004 = (('credit', ('lazy', 'eager')), ('rxbuf', ('4096', '65580')),
@@ -121,12 +122,6 @@ def fmt(v, digits=0):
     if v is None or v != v:
         return '-'
     return '%.*f' % (digits, v)
-
-
-def table(head, rows):
-    out = ['| ' + ' | '.join(head) + ' |', '|' + '---|' * len(head)]
-    out += ['| ' + ' | '.join(str(c) for c in r) + ' |' for r in rows]
-    return out + ['']
 
 
 # a cost key of the TCG plugin's cells -> the same column in exits (KVM)

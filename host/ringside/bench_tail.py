@@ -38,6 +38,7 @@ from .cli import Parser, nonneg_int, positive_int, size
 from .cost import CostBlock
 from .cost_measure import IDLE_WINDOW
 from .results import add_options, publish
+from .table import Column, Table
 
 PROG = 'bench-tail'
 COST_CMDLINE = 'irq=msix idle=halt'
@@ -304,24 +305,21 @@ def cell_name(c):
 
 def print_table(cells):
     cost_on = any('mid_insns' in c['summary'] for c in cells)
-    print('\nping-pong round trips, ns (per-round-trip trace)')
-    head = '%-32s %6s %8s %8s %8s %9s %9s %14s' % (
-            'cell', 'n', 'p1', 'p50', 'p99', 'p99.9', 'max', 'load avg')
-    if cost_on:
-        head += ' %9s %9s %8s %8s %9s %9s %8s' % (
-                'insn p50', 'insn slow', 'hlt p50', 'hlt slow', 'work p50', 'work slow',
-                'slow>1.5x')
-    print(head)
+    t = Table([Column('cell', 32, left=True), Column('n', 6, '%d'), Column('p1', 8, '%d'),
+               Column('p50', 8, '%d'), Column('p99', 8, '%d'), Column('p99.9', 9, '%d'),
+               Column('max', 9, '%d'), Column('load avg', 14)]
+              + ([Column('insn p50', 9, '%.0f'), Column('insn slow', 9, '%.0f'),
+                  Column('hlt p50', 8, '%.2f'), Column('hlt slow', 8, '%.2f'),
+                  Column('work p50', 9, '%.0f'), Column('work slow', 9, '%.0f'),
+                  Column('slow>1.5x', 8, '%d')] if cost_on else []),
+              title='\nping-pong round trips, ns (per-round-trip trace)')
     for c in cells:
         s = c['summary']
-        line = '%-32s %6d %8d %8d %8d %9d %9d %14s' % (
-                cell_name(c)[:32], s['n'], s['p1'], s['p50'], s['p99'], s['p99_9'],
-                s['max'], c['load'])
-        if 'mid_insns' in s:
-            line += ' %9.0f %9.0f %8.2f %8.2f %9.0f %9.0f %8d' % (
-                    s['mid_insns'], s['slow_insns'], s['mid_halts'], s['slow_halts'],
-                    s['mid_work'], s['slow_work'], s['slow_expensive'])
-        print(line)
+        t.row(cell_name(c)[:32], s['n'], s['p1'], s['p50'], s['p99'], s['p99_9'], s['max'],
+              c['load'], *[s.get(k) for k in ('mid_insns', 'slow_insns', 'mid_halts',
+                                              'slow_halts', 'mid_work', 'slow_work',
+                                              'slow_expensive') if cost_on])
+    t.print()
     print('insn p50: median guest instructions of the round trips between p40 and p60 of '
           'latency; insn slow:\nof the slowest 1 %; hlt: mean halts; work: instructions less '
           'a wake-up per halt\n(the slope of instructions on halts over the cell\'s round '

@@ -26,6 +26,7 @@ import subprocess
 import time
 
 from .benchlib import BENCH, run_bench
+from .table import Column, Table
 
 GUEST_ECHO, GUEST_SINK, GUEST_SOURCE = 1234, 1235, 1236
 GUEST_IPERF3, GUEST_SOCKPERF = 5201, 11111
@@ -142,11 +143,13 @@ def run_tools(opts, target, ports, prog):
 
 
 def print_tools(rows):
-    print('\ntools next to ringside-bench (same boot), ping-pong round trip, ns')
-    print('%-24s %7s %8s %10s %10s %10s' % ('tool', 'size', 'rounds', '50th', '99th', '99.9th'))
+    t = Table([Column('tool', 24, left=True), Column('size', 7, '%d'),
+               Column('rounds', 8, '%d'), Column('50th', 10, '%.0f'),
+               Column('99th', 10, '%.0f'), Column('99.9th', 10, '%.0f')],
+              title='\ntools next to ringside-bench (same boot), ping-pong round trip, ns')
     for r in rows:
-        print('%-24s %7d %8d %10.0f %10.0f %10.0f' % (r['tool'], r['size'], r['count'],
-                                                      r['p50'], r['p99'], r['p99_9']))
+        t.row(r['tool'], r['size'], r['count'], r['p50'], r['p99'], r['p99_9'])
+    t.print()
     direct = rows[-1]['tool']
     print('\nforwarder overhead (ringside-bench tcp fwd / %s)' % direct.split()[-1])
     by = {(r['tool'], r['size']): r for r in rows}
@@ -240,14 +243,14 @@ def run_tools_stream(opts, target, ports, prog):
 def print_tools_stream(rows, seconds):
     if not rows:
         return
-    print('\ntools next to ringside-bench (same boot), stream, Gb/s (G = 10^9), -l %d, %.0f s'
-          % (rows[0]['len'], seconds))
-    print('%-24s %6s %3s %8s %8s %8s' % ('tool', 'dir', 'P', 'h2g', 'g2h', 'total'))
+    t = Table([Column('tool', 24, left=True), Column('dir', 6), Column('P', 3, '%d'),
+               Column('h2g', 8, '%.3f'), Column('g2h', 8, '%.3f'), Column('total', 8, '%.3f')],
+              title='\ntools next to ringside-bench (same boot), stream, Gb/s (G = 10^9), '
+                    '-l %d, %.0f s' % (rows[0]['len'], seconds))
     for r in rows:
-        print('%-24s %6s %3d %8s %8s %8.3f' % (
-            r['tool'], r['mode'], r['parallel'],
-            '%.3f' % r['h2g'] if r['mode'] != 'g2h' else '-',
-            '%.3f' % r['g2h'] if r['mode'] != 'h2g' else '-', r['h2g'] + r['g2h']))
+        t.row(r['tool'], r['mode'], r['parallel'], r['h2g'] if r['mode'] != 'g2h' else None,
+              r['g2h'] if r['mode'] != 'h2g' else None, r['h2g'] + r['g2h'])
+    t.print()
     direct = rows[-1]['tool']
     print('\nforwarder overhead, stream (total Gb/s ratios)')
     by = {(r['tool'], r['mode'], r['parallel']): r['h2g'] + r['g2h'] for r in rows}

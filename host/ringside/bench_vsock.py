@@ -51,8 +51,9 @@ from .benchlib import BENCH, REPO, Progress, run_bench, vsock_target, wait_targe
 from .cli import Parser, int_list, nonneg_int, positive_float, positive_int, size_list
 from .cost_measure import Meter, settle, spread, virtio_bars
 from .guest_stats import guest_stats
-from .images import LINUX_INITRD, LINUX_KERNEL, LINUX_READY
+from .images import LINUX_INITRD, LINUX_KERNEL
 from .results import add_options, publish
+from .table import Column, Table
 
 COST_CMDLINE = 'irq=msix idle=halt'
 TOP_FUNCTIONS = 10
@@ -97,7 +98,10 @@ def parse_args(argv):
                    help='stream buffer lengths (default 4k,64k)')
     p.add_argument('-P', '--parallel', '--streams', dest='streams', type=int_list, default=[1, 4],
                    help='parallel streams (default 1,4)')
-    p.add_argument('--dirs', default='h2g,g2h', help='stream directions (h2g,g2h)')
+    p.add_argument('--dirs', help='stream directions (h2g,g2h)')
+    p.add_argument('-R', '--reverse', action='store_true',
+                   help="iperf3's -R (the server sends, the client receives): the guest "
+                        "sends, the host receives; only the g2h stream cells, as --dirs g2h")
     p.add_argument('-t', '--time',
                    type=positive_float, default=3.0, help='seconds per stream cell (3)')
     p.add_argument('--ab', type=ab_switch, action='append', default=[],
@@ -154,7 +158,11 @@ def parse_args(argv):
     why = kvm_exits.available() if opts.exits else None
     if why:
         p.error('--exits: cannot count VM exits here: %s' % why)
-    dirs = opts.dirs.split(',')
+    if opts.reverse and opts.dirs is not None:
+        p.error('-R is --dirs g2h: give one of them')
+    if opts.reverse and opts.no_stream and not opts.vsock_perf:
+        p.error('-R reverses the stream cells: not with --no-stream')
+    dirs = ('g2h' if opts.reverse else opts.dirs or 'h2g,g2h').split(',')
     if any(d not in ('h2g', 'g2h') for d in dirs):
         p.error('--dirs takes h2g and/or g2h')
     opts.dirs = dirs
@@ -242,13 +250,7 @@ def measured(meter, run, ops_of, guest, after_run=None):
     if meter is None:
         res = run()
         return res, before, guest.queue_counters()
-
-    def work():
-        out = run()
-        if after_run:
-            after_run()
-        return out
-    res, c = meter.measure(work, ops_of)
+    res, c = meter.measure(run, ops_of, after_run)
     after = guest.queue_counters()
     c['irqs'] = irq_total(before, after) / max(ops_of(res), 1e-9)
     res['cost'] = c
@@ -300,71 +302,71 @@ def stream_cell(target, opts, direction, length, streams, guest=None, meter=None
     return measured(meter, run, lambda r: r['bytes'] / 1024.0, guest, drain)[0]
 
 
-def cost_head(unit, io, irqs=True):
-    head = ' %9s %7s' % ('insn/' + unit, 'hlt/' + unit)
+def cost_columns(unit, io, irqs=True):
+    cols = [Column('insn/' + unit, 9, '%.0f'), Column('hlt/' + unit, 7, '%.2f')]
     if irqs:
-        head += ' %7s' % ('irq/' + unit)
+        cols.append(Column('irq/' + unit, 7, '%.2f'))
     if io:
-        head += ' %7s %7s' % ('io/' + unit, 'ntf/' + unit)
-    return head + ' %9s %8s' % ('idle/s', 'idle/' + unit)
+        cols += [Column('io/' + unit, 7, '%.2f'), Column('ntf/' + unit, 7, '%.2f')]
+    return cols + [Column('idle/s', 9, '%.0f'), Column('idle/' + unit, 8, '%.0f')]
 
 
-def cost_cols(r, io, irqs=True):
+def cost_cells(r, io, irqs=True):
     c = r.get('cost')
     if not c:
-        return ''
-    line = ' %9.0f %7.2f' % (c['insns'], c['halts'])
-    if irqs:
-        line += ' %7.2f' % c.get('irqs', 0)
+        return [None] * len(cost_columns('', io, irqs))
+    cells = [c['insns'], c['halts']] + ([c.get('irqs', 0)] if irqs else [])
     if io:
-        line += ' %7.2f %7.2f' % (c['io'], c['notify'])
-    return line + ' %9.0f %8.0f' % (c['idle_rate'], c['idle_per_op'])
+        cells += [c['io'], c['notify']]
+    return cells + [c['idle_rate'], c['idle_per_op']]
 
 
 EXIT_KINDS = ('exits', 'hlt', 'notify', 'apic', 'pio', 'msr')
 
 
-def exits_head(unit, rows):
+def exits_columns(unit, rows):
     if not any('exits' in r for _, r in rows):
-        return ''
-    return ''.join(' %7s' % (k if k != 'exits' else 'exit/' + unit) for k in EXIT_KINDS)
+        return []
+    return [Column(k if k != 'exits' else 'exit/' + unit, 7, '%.2f') for k in EXIT_KINDS]
 
 
-def exits_cols(r):
+def exits_cells(r, rows):
     e = r.get('exits')
-    return ''.join(' %7.2f' % e[k] for k in EXIT_KINDS) if e else ''
+    return [e[k] for k in EXIT_KINDS] if e else [None] * len(exits_columns('', rows))
 
 
 def has_io(rows):
     return any(r.get('cost', {}).get('io') for _, r in rows)
 
 
-def percentile_text(value, count, fraction):
-    """A percentile, or '-' when count samples cannot give it: the 99th
+def percentile(value, count, fraction):
+    """A percentile, or None when count samples cannot give it: the 99th
     needs 100, the 99.9th 1000 (below that it is just the largest)."""
-    return '%9.0f' % value if count * (1 - fraction) >= 1 - 1e-9 else '%9s' % '-'
+    return value if count * (1 - fraction) >= 1 - 1e-9 else None
 
 
 def print_pingpong(rows):
     io = has_io(rows)
     cost_on = any('cost' in r for _, r in rows)
-    print('\nping-pong (host-guest-host round trip), ns')
-    print('%-28s %7s %7s %9s %9s %10s %9s %9s %9s %8s %8s' % (
-            'config', 'size', 'rounds', '1st perc', '50th', 'mean', '99th', '99.9th', 'max',
-            'kick/rt', 'irq/rt') + (cost_head('rt', io, False) if cost_on else '')
-          + exits_head('rt', rows))
+    t = Table([Column('config', 28, left=True), Column('size', 7, '%d'),
+               Column('rounds', 7, '%d'), Column('1st perc', 9, '%.0f'),
+               Column('50th', 9, '%.0f'), Column('mean', 10, '%.1f'),
+               Column('99th', 9, '%.0f'), Column('99.9th', 9, '%.0f'),
+               Column('max', 9, '%.0f'), Column('kick/rt', 8, '%.2f'),
+               Column('irq/rt', 8, '%.2f')]
+              + (cost_columns('rt', io, False) if cost_on else []) + exits_columns('rt', rows),
+              title='\nping-pong (host-guest-host round trip), ns')
     for conf, r in rows:
         if 'txq_kicks_per_rt' in r or 'rxq_kicks_per_rt' in r:
-            kicks = '%8.2f %8.2f' % (
-                    r.get('txq_kicks_per_rt', 0) + r.get('rxq_kicks_per_rt', 0),
-                    r.get('txq_irqs_per_rt', 0) + r.get('rxq_irqs_per_rt', 0))
+            kicks = [r.get('txq_kicks_per_rt', 0) + r.get('rxq_kicks_per_rt', 0),
+                     r.get('txq_irqs_per_rt', 0) + r.get('rxq_irqs_per_rt', 0)]
         else:
-            kicks = '%8s %8s' % ('-', '-')   # no guest counters (--attach)
-        print('%-28s %7d %7d %s %9.0f %10.1f %s %s %9.0f %s' % (
-                conf, r['size'], r['count'], percentile_text(r['p1'], r['count'], 0.99),
-                r['p50'], r['mean'], percentile_text(r['p99'], r['count'], 0.99),
-                percentile_text(r['p99_9'], r['count'], 0.999), r['max'], kicks)
-              + cost_cols(r, io, False) + exits_cols(r))
+            kicks = [None, None]   # no guest counters (--attach)
+        n = r['count']
+        t.row(conf, r['size'], n, percentile(r['p1'], n, 0.99), r['p50'], r['mean'],
+              percentile(r['p99'], n, 0.99), percentile(r['p99_9'], n, 0.999), r['max'],
+              *kicks, *(cost_cells(r, io, False) if cost_on else []), *exits_cells(r, rows))
+    t.print()
     if any(r['count'] < 1000 for _, r in rows):
         print("- : too few rounds for that percentile (the 1st and 99th need 100, the "
               "99.9th 1000)")
@@ -373,17 +375,17 @@ def print_pingpong(rows):
 def print_stream(rows):
     io = has_io(rows)
     cost_on = any('cost' in r for _, r in rows)
-    print('\nstream throughput, Gb/s (G = 10^9)')
-    head = '%-28s %4s %7s %3s %9s %6s %8s' % ('config', 'dir', 'len', 'P', 'total',
-                                              'jain', 'slowest')
-    if cost_on:
-        head += cost_head('KiB', io)
-    print(head + exits_head('MiB', rows) + '  %s' % 'per stream')
+    t = Table([Column('config', 28, left=True), Column('dir', 4), Column('len', 7, '%d'),
+               Column('P', 3, '%d'), Column('total', 9, '%.3f'), Column('jain', 6, '%.3f'),
+               Column('slowest', 8, '%.3f')]
+              + (cost_columns('KiB', io) if cost_on else []) + exits_columns('MiB', rows)
+              + [Column('per stream', gap='  ', left=True)],
+              title='\nstream throughput, Gb/s (G = 10^9)')
     for conf, r in rows:
-        print('%-28s %4s %7d %3d %9.3f %6.3f %8.3f' % (
-                conf, r['dir'], r['len'], r['parallel'], r['gbps'], r.get('jain', 0),
-                r.get('slowest_gbps', 0)) + (cost_cols(r, io) if cost_on else '')
-              + exits_cols(r) + '  ' + ' '.join('%.3f' % g for g in r['streams_gbps']))
+        t.row(conf, r['dir'], r['len'], r['parallel'], r['gbps'], r.get('jain', 0),
+              r.get('slowest_gbps', 0), *(cost_cells(r, io) if cost_on else []),
+              *exits_cells(r, rows), ' '.join('%.3f' % g for g in r['streams_gbps']))
+    t.print()
 
 
 def print_cost_notes(results):
@@ -613,7 +615,7 @@ def run_linux_vsock_perf(opts, accel):
                           + opts.launcher_args)
     log = open(os.path.join(REPO, 'build', 'bench-vsock-linux.log'), 'w')
     with rr.Launch(lopts, accel, qemu_stderr=log) as launch:
-        launch.console.wait_for(LINUX_READY, 300)
+        launch.wait_ready(linux=True)
         target = vsock_target(launch, PROG)
         console = launch.console
         return bench_vsock_perf.run_guest(

@@ -33,6 +33,7 @@ import subprocess
 
 from .benchlib import run_bench
 from .images import repo_path
+from .table import Column, Table
 
 VSOCK_PERF = repo_path('build', 'vsock-tools', 'vsock_perf')
 HOST_CID = 2
@@ -198,16 +199,16 @@ def ratio(a, b):
 def print_rows(rows, nbytes, seconds):
     if not rows:
         return
-    print('\nvsock_perf (the kernel\'s tools/testing/vsock) next to ringside-bench, Gb/s '
-          '(G = 10^9), -P 1;\nh2g: vsock_perf --sender --bytes %d to the sink (send: time in '
-          'send(), loop: its tx loop);\ng2h: vsock_perf receiving what the guest sends '
-          '(accept to EOF), guest: the sender\'s own figure;\nringside-bench stream --time %g'
-          % (nbytes, seconds))
-    print('medians over rounds; perf/bench: the median of each round\'s ratio (the two '
-          'ran back to back)')
-    print('%-9s %4s %7s %6s %9s %9s %9s %14s %11s' % (
-        'guest', 'dir', 'len', 'rounds', 'vsock_perf', 'loop', 'guest', 'ringside-bench',
-        'perf/bench'))
+    t = Table([Column('guest', 9, left=True), Column('dir', 4), Column('len', 7, '%d'),
+               Column('rounds', 6, '%d'), Column('vsock_perf', 10, '%.3f'),
+               Column('loop', 9, '%.3f'), Column('guest', 9, '%.3f'),
+               Column('ringside-bench', 14, '%.3f'), Column('perf/bench', 11, '%.2f')],
+              title='\nvsock_perf (the kernel\'s tools/testing/vsock) next to ringside-bench, '
+              'Gb/s (G = 10^9), -P 1;\nh2g: vsock_perf --sender --bytes %d to the sink (send: '
+              'time in send(), loop: its tx loop);\ng2h: vsock_perf receiving what the guest '
+              'sends (accept to EOF), guest: the sender\'s own figure;\nringside-bench stream '
+              '--time %g\nmedians over rounds; perf/bench: the median of each round\'s ratio '
+              '(the two ran back to back)' % (nbytes, seconds))
     cells = []
     for r in rows:
         key = (r['guest'], r['dir'], r['len'])
@@ -219,14 +220,13 @@ def print_rows(rows, nbytes, seconds):
         bench = statistics.median(r['bench_gbps'] for r in rs)
         loop = statistics.median(r.get('vp_loop_gbps', 0) for r in rs)
         own = statistics.median(r.get('guest_gbps', 0) for r in rs)
-        print('%-9s %4s %7d %6d %10.3f %9s %9s %14.3f %11.2f' % (
-            key[0], key[1], key[2], len(rs), vp, '%.3f' % loop if key[1] == 'h2g' else '-',
-            '%.3f' % own if key[1] == 'g2h' else '-', bench,
-            statistics.median(ratio(r['vp_gbps'], r['bench_gbps']) for r in rs)))
+        t.row(key[0], key[1], key[2], len(rs), vp, loop if key[1] == 'h2g' else None,
+              own if key[1] == 'g2h' else None, bench,
+              statistics.median(ratio(r['vp_gbps'], r['bench_gbps']) for r in rs))
         each = '  '.join('%.3f/%.3f' % (r['vp_gbps'], r['bench_gbps']) for r in rs)
-        print('%-9s %4s %7s %6s %10s  each round: %s' % ('', '', '', '', '', each))
+        t.note('  each round: %s' % each, under=5)
         short = [r for r in rs if r['dir'] == 'g2h' and r['vp_bytes'] != r['guest_bytes']]
         for r in short:
-            print('%-9s %4s %7s %6s %10s  round %d: vsock_perf read %d of the %d bytes the '
-                  'guest sent' % ('', '', '', '', '', r['round'] + 1, r['vp_bytes'],
-                                  r['guest_bytes']))
+            t.note('  round %d: vsock_perf read %d of the %d bytes the guest sent'
+                   % (r['round'] + 1, r['vp_bytes'], r['guest_bytes']), under=5)
+    t.print()

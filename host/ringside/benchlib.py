@@ -3,6 +3,7 @@
 the benchmark client, where it reaches the guest, and waiting for vsock to
 answer."""
 
+import contextlib
 import json
 import os
 import re
@@ -12,6 +13,7 @@ import sys
 import time
 
 from .images import REPO
+from .machine import Launch
 from .qemu import vsock_kernel
 
 BENCH = os.path.join(REPO, 'build', 'host', 'ringside-bench')
@@ -27,6 +29,16 @@ class Progress:
         self.done += 1
         print('%s: [%d/%d] %s' % (self.prog, self.done, self.total, what), file=sys.stderr,
               flush=True)
+
+
+@contextlib.contextmanager
+def booted(lopts, accel, log, linux=False):
+    """The guest launched and ready (ringside's ready line, or with `linux`
+    the Linux guest's), QEMU's stderr appended to build/LOG.log."""
+    with open(os.path.join(REPO, 'build', log + '.log'), 'a') as err, \
+            Launch(lopts, accel, qemu_stderr=err) as launch:
+        launch.wait_ready(linux=linux)
+        yield launch
 
 
 def run_bench(args, timeout, prog):

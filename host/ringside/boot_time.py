@@ -17,6 +17,7 @@ import ringside as rr
 
 from .cli import Parser, positive_float, positive_int
 from .results import add_options, publish
+from .table import Column, Table
 
 PROG = 'boot-time'
 
@@ -40,6 +41,22 @@ def one_boot(args, accel, timeout):
         return first, ready
     finally:
         launch.stop()
+
+
+def sample(boots, common, accel, runs, timeout, width):
+    """Every way of `boots` (name, launcher options) booted `runs` times
+    round robin: ({name: [seconds to READY]}, {name: [seconds to the first
+    byte]}); a line on stderr per boot, the name in `width` columns."""
+    ready = {name: [] for name, _ in boots}
+    first = {name: [] for name, _ in boots}
+    for run in range(runs):
+        for name, args in boots:
+            f, r = one_boot([*args, *common], accel, timeout)
+            ready[name].append(r)
+            first[name].append(f)
+            print('run %d/%d  %-*s %.3f s' % (run + 1, runs, width, name, r),
+                  file=sys.stderr, flush=True)
+    return ready, first
 
 
 def main(argv=None):
@@ -76,16 +93,8 @@ def main(argv=None):
     if accel == 'auto':
         accel = rr.choose_accel(rr.parse_args(['--boot', 'elf', *common]))
 
-    samples = {name: [] for name, _ in boots}
-    first = {name: [] for name, _ in boots}
     try:
-        for run in range(a.runs):
-            for name, args in boots:
-                f, r = one_boot([*args, *common], accel, a.timeout)
-                samples[name].append(r)
-                first[name].append(f)
-                print('run %d/%d  %-44s %.3f s' % (run + 1, a.runs, name, r),
-                      file=sys.stderr, flush=True)
+        samples, first = sample(boots, common, accel, a.runs, a.timeout, 44)
     except rr.LaunchError as e:
         print('boot-time: error: %s' % e, file=sys.stderr)
         return e.status
@@ -95,12 +104,13 @@ def main(argv=None):
     print("QEMU start -> 'ringside: ready', median of %d, -accel %s, -machine %s, -m %s"
           % (a.runs, accel, a.machine, a.memory))
     width = max(34, max(len(name) for name, _ in boots))
-    print('%-*s %9s %9s %9s %13s' % (width, 'boot', 'median', 'min', 'max', 'first byte'))
+    t = Table([Column('boot', width, left=True), Column('median', 9, '%.3f s'),
+               Column('min', 9, '%.3f s'), Column('max', 9, '%.3f s'),
+               Column('first byte', 13, '%.3f s')])
     for name, _ in boots:
         s = samples[name]
-        print('%-*s %7.3f s %7.3f s %7.3f s %11.3f s' % (
-                width, name, statistics.median(s), min(s), max(s),
-                statistics.median(first[name])))
+        t.row(name, statistics.median(s), min(s), max(s), statistics.median(first[name]))
+    t.print()
     publish(PROG, a, {'accel': accel, 'machine': a.machine, 'memory': a.memory, 'runs': a.runs,
                       'unit': 's',
                       'boots': [{'boot': name, 'ready': samples[name],

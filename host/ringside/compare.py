@@ -8,6 +8,7 @@ import re
 
 from .cli import Parser
 from .results import SAVE_DIR, load
+from .table import Column, Table
 
 PROG = 'compare'
 # Fields that say which cell a row of a table is, beside its words.
@@ -124,9 +125,12 @@ def main(argv):
         print('no numbers in common%s' % (' that match' if opts.grep or opts.changed else ''))
         return 1
     width = max(len(k) for k in keys)
-    print('\n%-*s %14s %14s %8s' % (width, 'value', 'A', 'B', 'B/A'))
+    t = Table([Column('value', width, left=True), Column('A', 14), Column('B', 14),
+               Column('B/A', 8)])
     for k in keys:
-        print('%-*s %14s %14s %8s' % (width, k, fmt(na[k]), fmt(nb[k]), ratio(na[k], nb[k])))
+        t.row(k, fmt(na[k]), fmt(nb[k]), ratio(na[k], nb[k]))
+    print()
+    t.print()
     only = len(set(na) ^ set(nb))
     if only:
         print('\n%d number(s) in only one of the runs' % only)

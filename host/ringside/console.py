@@ -7,6 +7,7 @@ import threading
 import time
 
 from .errors import GuestExited, GuestTimeout
+from .images import LINUX_READY
 
 READY = 'ringside: ready'
 PROMPT = 'ringside> '
@@ -194,6 +195,10 @@ class Console:
         """Wait for the READY line and the first prompt after it."""
         self.wait_for(re.escape(READY) + r'\r?\n', timeout, what="'%s'" % READY)
         self.wait_for(re.escape(PROMPT), timeout, what='prompt %r' % PROMPT)
+
+    def wait_linux_ready(self, timeout):
+        """Wait for the Linux guest's ready line (host/linux-guest)."""
+        self.wait_for(re.escape(LINUX_READY) + r'\r?\n', timeout, what="'%s'" % LINUX_READY)
 
     def command(self, cmd, timeout):
         """Type `cmd` and Enter; return its output (without echo and prompt).

@@ -19,6 +19,8 @@ import os
 import struct
 import subprocess
 
+from .table import Column, Table
+
 MAGIC = 0x54534f435352          # "RSCOST" as a little-endian u64
 VERSION = 1
 MAX_NOTIFY = 8
@@ -243,18 +245,21 @@ def by_function(profile, symbols):
 def report(counters, symbols=None, ops=1, top=10, what='operation'):
     """Text lines: totals, then the top functions, per operation."""
     t = counters.totals
-    lines = ['%-22s %16s %14s' % ('counter', 'total', 'per ' + what)]
+    table = Table([Column('counter', 22, left=True), Column('total', 16, '%d'),
+                   Column('per ' + what, 14, '%.1f')])
     for f in VCPU_FIELDS:
-        lines.append('%-22s %16d %14.1f' % (f, t[f], t[f] / ops))
+        table.row(f, t[f], t[f] / ops)
+    lines = table.text()
     if counters.profile:
         funcs = by_function(counters.profile, symbols)
         profiled = sum(funcs.values())
         lines.append('')
         lines.append('top functions (%d instructions profiled, %d functions)'
                      % (profiled, len(funcs)))
-        lines.append('%-40s %14s %7s' % ('function', 'insns/' + what, '%'))
+        table = Table([Column('function', 40, left=True), Column('insns/' + what, 14, '%.1f'),
+                       Column('%', 7, '%.1f%%')])
         ranked = sorted(funcs.items(), key=lambda kv: (-kv[1], kv[0]))
         for name, insns in ranked[:top]:
-            lines.append('%-40s %14.1f %6.1f%%'
-                         % (name[:40], insns / ops, 100.0 * insns / profiled))
+            table.row(name[:40], insns / ops, 100.0 * insns / profiled)
+        lines += table.text()
     return lines

@@ -28,8 +28,9 @@ import ringside as rr
 from . import cost
 from .benchlib import hybrid_connect
 from .cli import Parser, nonneg_float, nonneg_int, positive_int
-from .images import LINUX_INITRD, LINUX_KERNEL, LINUX_READY, REPO
+from .images import LINUX_INITRD, LINUX_KERNEL, REPO
 from .results import add_options, publish
+from .table import Column, Table
 
 IDLE_WINDOW = 1.0   # seconds of idle counting before each workload
 
@@ -211,12 +212,15 @@ class Meter:
         self.rate = IdleRate(0.0)
         self.last_delta = None
 
-    def measure(self, run, ops_of):
+    def measure(self, run, ops_of, after_run=None):
         """(result of run(), cost dict): ops_of(result) is the operation
-        count ringside-bench reported."""
+        count ringside-bench reported; after_run(), when given, runs inside
+        the span once run() returned (the guest draining what was sent)."""
         self.rate = idle_rate(self.block, self.idle_window)
         with Span(self.block, self.rate) as span:
             res = run()
+            if after_run:
+                after_run()
         self.last_delta = span.delta
         return res, cell_cost(span, ops_of(res))
 
@@ -328,15 +332,16 @@ class CostTable:
 
     def __init__(self):
         self.rows = []
-        print('%-30s %10s %10s %10s %8s' % ('guest instructions', 'mean', 'min', 'max',
-                                            'spread'))
+        self.table = Table([Column('guest instructions', 30, left=True),
+                            Column('mean', 10, '%.1f'), Column('min', 10, '%.1f'),
+                            Column('max', 10, '%.1f'), Column('spread', 8, '%.2f%%')])
+        print('\n'.join(self.table.head()))
 
     def row(self, name, vals):
         r = {'what': name, 'mean': statistics.mean(vals), 'min': min(vals), 'max': max(vals),
              'spread_pct': spread(vals), 'runs': list(vals)}
         self.rows.append(r)
-        print('%-30s %10.1f %10.1f %10.1f %7.2f%%' % (name, r['mean'], r['min'], r['max'],
-                                                      r['spread_pct']))
+        print(self.table.format(name, r['mean'], r['min'], r['max'], r['spread_pct']))
 
 
 def launch(opts, block_path, log_dir):
@@ -352,10 +357,7 @@ def launch(opts, block_path, log_dir):
     ser = open(os.path.join(log_dir, 'serial.log'), 'wb')
     la = rr.Launch(rr.parse_args(args), 'tcg', qemu_stderr=err, log=ser)
     la.start()
-    if opts.linux:
-        la.console.wait_for(LINUX_READY, BOOT_TIMEOUT, what='Linux guest ready')
-    else:
-        la.wait_ready(BOOT_TIMEOUT)
+    la.wait_ready(BOOT_TIMEOUT, linux=opts.linux)
     deadline = time.monotonic() + 60
     while True:     # the back end takes connections once it has the rings
         try:

@@ -9,15 +9,15 @@ the chunk of serial output holding the ready line arrived. The QEMU command
 line and console come from host/ringside-run, like host/boot-time.
 """
 
-import re
 import statistics
-import subprocess
 import sys
 
 import ringside as rr
 
+from .boot_time import sample
 from .cli import Parser, positive_float, positive_int
 from .results import add_options, publish
+from .table import Column, Table
 
 PROG = 'efi-boot-time'
 
@@ -26,18 +26,6 @@ BOOTS = [
         ('OVMF + GRUB (ISO, multiboot2-uefi)', ['--boot', 'iso', '--firmware', 'uefi']),
         ('OVMF direct (ESP, uefi-direct)', ['--firmware', 'uefi-direct']),
 ]
-
-
-def one_boot(args, accel, timeout):
-    """Seconds to 'ringside: ready' for one boot; QEMU is stopped after."""
-    opts = rr.parse_args(args)
-    launch = rr.Launch(opts, accel, qemu_stderr=subprocess.DEVNULL)
-    try:
-        launch.start()
-        m = launch.console.wait_for(re.escape(rr.READY), timeout, what="'%s'" % rr.READY)
-        return launch.console.arrival_time(m.end()) - launch.started_at
-    finally:
-        launch.stop()
 
 
 def main(argv=None):
@@ -55,14 +43,8 @@ def main(argv=None):
     # OVMF has been seen to hang under KVM on these machines: TCG only.
     accel = 'tcg'
     common = ['--machine', a.machine, '--memory', a.memory, '--timeout', str(a.timeout)]
-    samples = {name: [] for name, _ in BOOTS}
     try:
-        for run in range(a.runs):
-            for name, args in BOOTS:
-                t = one_boot([*args, *common], accel, a.timeout)
-                samples[name].append(t)
-                print('run %d/%d  %-36s %.3f s' % (run + 1, a.runs, name, t),
-                      file=sys.stderr, flush=True)
+        samples = sample(BOOTS, common, accel, a.runs, a.timeout, 36)[0]
     except rr.LaunchError as e:
         print('efi-boot-time: error: %s' % e, file=sys.stderr)
         return e.status
@@ -72,10 +54,12 @@ def main(argv=None):
     grub, direct = (statistics.median(samples[name]) for name, _ in BOOTS)
     print("QEMU start -> 'ringside: ready', median of %d, -accel %s, -machine %s, -m %s"
           % (a.runs, accel, a.machine, a.memory))
-    print('%-36s %9s %9s %9s' % ('boot', 'median', 'min', 'max'))
+    t = Table([Column('boot', 36, left=True), Column('median', 9, '%.3f s'),
+               Column('min', 9, '%.3f s'), Column('max', 9, '%.3f s')])
     for name, _ in BOOTS:
         s = samples[name]
-        print('%-36s %7.3f s %7.3f s %7.3f s' % (name, statistics.median(s), min(s), max(s)))
+        t.row(name, statistics.median(s), min(s), max(s))
+    t.print()
     print('direct / GRUB: %.2f (saves %.3f s)' % (direct / grub, grub - direct))
     publish(PROG, a, {'accel': accel, 'machine': a.machine, 'memory': a.memory, 'runs': a.runs,
                       'unit': 's', 'direct_over_grub': direct / grub,

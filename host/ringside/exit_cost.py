@@ -32,9 +32,10 @@ from .bench_compare import linux_irqs
 from .benchlib import BENCH, Progress, run_bench, wait_vsock_cid
 from .cli import Parser, guest_list, nonneg_int, positive_float, positive_int
 from .guest_stats import guest_stats, vsock_queue_sum
-from .images import LINUX_READY, is_linux, linux_guest, linux_missing
+from .images import is_linux, linux_guest, linux_missing
 from .process import read_text, vhost_workers
 from .results import add_options, publish
+from .table import Column, Table
 
 PROG = 'exit-cost'
 CID = 3
@@ -132,10 +133,7 @@ def run_guest(which, extra, opts, counter):
     base = os.path.join(rr.REPO, 'build', 'exit-cost-%s' % which)
     log, serial = open(base + '.log', 'w'), open(base + '.serial.log', 'wb')
     with log, serial, rr.Launch(lopts, 'kvm', qemu_stderr=log, log=serial) as launch:
-        if is_linux(which):
-            launch.console.wait_for(LINUX_READY, 300)
-        else:
-            launch.wait_ready()
+        launch.wait_ready(linux=is_linux(which))
         wait_vsock_cid(CID, ECHO, prog=PROG)
         config = ''
         if which == 'ringside':
@@ -149,29 +147,29 @@ def run_guest(which, extra, opts, counter):
 def print_table(results):
     kinds = list(kvm_exits.KINDS) + ['inj']
     width = max(len(name) for name in results)
-    print('\nVM exits per operation, by kind (KVM tracepoints on this host; inj: '
-          'interrupts injected,\nnot exits; g.kick, g.irq: the guest\'s own counts)')
-    print('%-*s %-9s' % (width, 'guest', 'op') + ''.join(' %7s' % k for k in kinds)
-          + ' %7s %7s  %s' % ('g.kick', 'g.irq', 'ports, MSRs, vectors'))
+    first = [Column('guest', width, left=True), Column('op', 9, left=True)]
+    t = Table(first + [Column(k, 7, '%.2f') for k in kinds]
+              + [Column('g.kick', 7, '%.2f'), Column('g.irq', 7, '%.2f'),
+                 Column('ports, MSRs, vectors', gap='  ', left=True)],
+              title='\nVM exits per operation, by kind (KVM tracepoints on this host; inj: '
+                    'interrupts injected,\nnot exits; g.kick, g.irq: the guest\'s own counts)')
     for name, rows in results.items():
         for row in ROWS:
             r = rows[row]
-            print('%-*s %-9s' % (width, name, row + ('/s' if row == 'idle' else ''))
-                  + ''.join(' %7.2f' % r[k] for k in kinds) + ' %7s %7s  %s' % (
-                      '%.2f' % r['guest kicks'] if 'guest kicks' in r else '-',
-                      '%.2f' % r['guest irqs'] if 'guest irqs' in r else '-',
-                      kvm_exits.details(r)))
-    print('\nround trips and streams: latency (us), host CPU (QEMU and its vhost worker, '
-          'us per op)')
-    print('%-*s %-9s %8s %8s %8s %8s %8s %7s' % (width, 'guest', 'op', 'p1', 'p50', 'mean',
-                                                 'p99', 'cpu us', 'exits'))
+            t.row(name, row + ('/s' if row == 'idle' else ''), *[r[k] for k in kinds],
+                  r.get('guest kicks'), r.get('guest irqs'), kvm_exits.details(r))
+    t.print()
+    t = Table(first + [Column(p, 8, '%.1f') for p in ('p1', 'p50', 'mean', 'p99')]
+              + [Column('cpu us', 8, '%.1f'), Column('exits', 7, '%.2f')],
+              title='\nround trips and streams: latency (us), host CPU (QEMU and its vhost '
+                    'worker, us per op)')
     for name, rows in results.items():
         for row in ROWS:
             r = rows[row]
-            lat = ' '.join('%8.1f' % r[p + ' us'] if p + ' us' in r else '%8s' % '-'
-                           for p in ('p1', 'p50', 'mean', 'p99'))
-            op = row + ('/s' if row == 'idle' else '')
-            print('%-*s %-9s %s %8.1f %7.2f' % (width, name, op, lat, r['cpu us'], r['exits']))
+            t.row(name, row + ('/s' if row == 'idle' else ''),
+                  *[r.get(p + ' us') for p in ('p1', 'p50', 'mean', 'p99')], r['cpu us'],
+                  r['exits'])
+    t.print()
     names = list(results)
     if len(names) > 1:
         print('\nall exits, each guest against %s:' % names[0])

@@ -37,9 +37,10 @@ import ringside as rr
 
 from .benchlib import hybrid_connect
 from .cli import Parser, positive_int
-from .images import DEFAULT_VSOCK_BACKEND, LINUX_READY, REPO, linux_guest
+from .images import DEFAULT_VSOCK_BACKEND, REPO, linux_guest
 from .machine import LoggedLaunch
 from .results import add_options, publish
+from .table import Column, Table
 
 PROG = 'fault-matrix'
 
@@ -131,10 +132,7 @@ class Cell(LoggedLaunch):
 
     def start(self):
         launch = super().start()
-        if self.guest == 'linux':
-            launch.console.wait_for(LINUX_READY, BOOT_TIMEOUT, what='Linux guest ready')
-        else:
-            launch.wait_ready(BOOT_TIMEOUT)
+        launch.wait_ready(BOOT_TIMEOUT, linux=self.guest == 'linux')
         return self
 
     def injected(self):
@@ -285,15 +283,12 @@ def run_cell(rr, guest, ring, mode, every=20, seed=7, log_dir=None, accel='tcg',
 
 
 def print_table(results, guests, rings, modes):
-    cols = ['%s %s' % (g, r) for g in guests for r in rings]
-    print('%-14s' % 'mode' + ''.join(' %-16s' % c for c in cols))
+    t = Table([Column('mode', 14, left=True)]
+              + [Column('%s %s' % (g, r), 16, left=True) for g in guests for r in rings])
     for m in modes:
-        row = ['%-14s' % m]
-        for g in guests:
-            for r in rings:
-                res = results.get((g, r, m))
-                row.append(' %-16s' % (res.outcome if res else '-'))
-        print(''.join(row).rstrip())
+        cells = [results.get((g, r, m)) for g in guests for r in rings]
+        t.row(m, *[res.outcome if res else None for res in cells])
+    t.print()
 
 
 def _list(text, allowed, what):

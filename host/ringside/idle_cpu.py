@@ -15,6 +15,7 @@ import ringside as rr
 from .benchlib import wait_vsock_up
 from .cli import Parser, positive_float
 from .results import add_options, publish
+from .table import Column, Table
 
 PROG = 'idle-cpu'
 
@@ -35,7 +36,8 @@ def main(argv):
     opts = p.parse_args(argv)
     if opts.seconds <= 0:
         p.error('--seconds must be positive')
-    print('%-32s %10s' % ('cmdline', 'QEMU CPU'))
+    table = Table([Column('cmdline', 32, left=True), Column('QEMU CPU', 10, '%.0f%%')])
+    print('\n'.join(table.head()))
     rows = []
     for cmdline in opts.configs:
         lopts = rr.parse_args(['--boot', 'elf', '--vsock', '--accel', 'tcg',
@@ -49,6 +51,6 @@ def main(argv):
             c1, t1 = cpu_seconds(pid), time.monotonic()
             launch.poweroff()
         rows.append({'cmdline': cmdline, 'qemu_cpu_pct': (c1 - c0) / (t1 - t0) * 100})
-        print('%-32s %9.0f%%' % (cmdline, rows[-1]['qemu_cpu_pct']))
+        print(table.format(cmdline, rows[-1]['qemu_cpu_pct']))
     publish(PROG, opts, {'accel': 'tcg', 'seconds': opts.seconds, 'rows': rows}, accel='tcg')
     return 0

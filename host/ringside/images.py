@@ -26,7 +26,8 @@ COST_PLUGIN = repo_path('build', 'host', 'ringside-cost.so')
 # from virtio_transport_send_pkt straight into the TX virtqueue when
 # send_pkt_queue is empty, which 6.1's file does not (docs/benchmarks.md).
 LINUX_GUESTS = {'linux': 'linux-guest', 'linux-6.12': 'linux-guest-6.12'}
-LINUX_READY = r'ringside-linux-guest: ready'
+LINUX_READY = 'ringside-linux-guest: ready'
+LINUX_READY_TIMEOUT = 300   # seconds: its boot under TCG on busy cores
 
 
 def linux_guest(name='linux'):

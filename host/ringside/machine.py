@@ -12,7 +12,7 @@ import time
 from .backends import helper_specs, is_listening, plan_paths, remove_stale_socket
 from .console import Console
 from .errors import GuestExited, LaunchError
-from .images import DEFAULT_ELF, DEFAULT_ESP, DEFAULT_ISO
+from .images import DEFAULT_ELF, DEFAULT_ESP, DEFAULT_ISO, LINUX_READY_TIMEOUT
 from .process import Children
 from . import vcpu_watch
 from .qemu import packed_requested, qemu_argv, size_bytes, vsock_kernel
@@ -133,8 +133,14 @@ class Launch:
                 raise LaunchError('cannot connect to %s within %g s' % (path, timeout))
             time.sleep(0.02)
 
-    def wait_ready(self, timeout=None):
-        self.console.wait_ready(self.opts.timeout if timeout is None else timeout)
+    def wait_ready(self, timeout=None, linux=False):
+        """Until the guest is ready: ringside's ready line and prompt
+        (within --timeout), or with `linux` the Linux guest's ready line
+        (within LINUX_READY_TIMEOUT); `timeout` seconds for either."""
+        if linux:
+            self.console.wait_linux_ready(LINUX_READY_TIMEOUT if timeout is None else timeout)
+        else:
+            self.console.wait_ready(self.opts.timeout if timeout is None else timeout)
 
     def wait_exit(self, timeout):
         """QEMU's exit status, or None if it still runs after `timeout`."""

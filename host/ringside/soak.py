@@ -56,6 +56,7 @@ from .cli import Parser, nonneg_float, nonneg_int, positive_float, positive_int,
 from .guest_stats import guest_stats
 from .images import REPO
 from .results import add_options, publish
+from .table import Column, Table
 
 PROG = 'soak'
 PORT_ECHO, PORT_SINK, PORT_SOURCE = 1234, 1235, 1236
@@ -483,13 +484,15 @@ def memory_checks(g0, g1, b0, bw, b1, tolerance):
 
 
 def print_report(opts, totals, mem, fails, secs):
-    print('\nsoak: %d connections at a time, %.0f s (warm-up %.0f s), seed %d'
-          % (opts.conns, secs, opts.warmup, opts.seed))
-    print('%-10s %10s %16s %16s' % ('service', 'conns', 'host->guest B', 'guest->host B'))
+    t = Table([Column('service', 10, left=True), Column('conns', 10, '%d'),
+               Column('host->guest B', 16, '%d'), Column('guest->host B', 16, '%d')],
+              title='\nsoak: %d connections at a time, %.0f s (warm-up %.0f s), seed %d'
+                    % (opts.conns, secs, opts.warmup, opts.seed))
     for k in KINDS:
-        print('%-10s %10d %16d %16d' % (k, totals.conns[k], totals.sent[k], totals.received[k]))
-    print('%-10s %10d %16d %16d' % ('total', sum(totals.conns.values()),
-                                    sum(totals.sent.values()), sum(totals.received.values())))
+        t.row(k, totals.conns[k], totals.sent[k], totals.received[k])
+    t.row('total', sum(totals.conns.values()), sum(totals.sent.values()),
+          sum(totals.received.values()))
+    t.print()
     print('seqpacket messages %d, mismatches %d, connection errors %d'
           % (totals.messages, totals.mismatches, len(totals.errors)))
     for e in totals.errors[:5]:

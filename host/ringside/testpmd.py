@@ -10,21 +10,35 @@ import subprocess
 import threading
 import time
 
+from .peer import FramePeer
 from .process import die_with_parent
 
 TESTPMD = 'dpdk-testpmd'
+GUEST_MAC = '52:54:00:12:34:56'
 
 
 class TestPmdError(Exception):
     pass
 
 
-class TestPmd:
+def guest_args(sock, packed=True, mem='512M', mrg_rxbuf=True, mac=GUEST_MAC):
+    """QEMU arguments for virtio-net-pci on a vhost-user back end at `sock`."""
+    return ['-object', 'memory-backend-memfd,id=mem,size=%s,share=on' % mem,
+            '-machine', 'memory-backend=mem',
+            '-chardev', 'socket,id=vhu0,path=%s' % sock,
+            '-netdev', 'vhost-user,id=n0,chardev=vhu0',
+            '-device', 'virtio-net-pci,netdev=n0,packed=%s,mac=%s%s'
+            % ('on' if packed else 'off', mac, '' if mrg_rxbuf else ',mrg_rxbuf=off')]
+
+
+class TestPmd(FramePeer):
     """dpdk-testpmd with a vhost-user server socket, driven on its console.
 
     Runs interactive (-i) with --auto-start, stdout line-buffered through
     stdbuf so answers arrive as they are printed. Stopped by PID: `quit`,
-    then SIGTERM, then SIGKILL.
+    then SIGTERM, then SIGKILL. Its counters (port_stats()) are never
+    cleared, so a reset racing the forwarding lcore cannot skew them;
+    testpmd counts RX-packets as it drains.
     """
 
     def __init__(self, sock, mode='rxonly', lcores='0-1', mbufs=8192, log=None,
@@ -124,19 +138,8 @@ class TestPmd:
         self.send('clear port stats 0')
         self.wait_for(r'NIC statistics for port 0 cleared')
 
-    def wait_rx(self, n, base=None, timeout=60.0):
-        """Poll until RX-packets - base['rx'] reaches n (testpmd counts as it
-        drains); returns the stats with rx, tx, rx_bytes made relative to
-        `base` (a port_stats() result from before; counters are never
-        cleared, so a reset racing the forwarding lcore cannot skew them)."""
-        base = base or {'rx': 0, 'tx': 0, 'rx_bytes': 0, 'missed': 0}
-        deadline = time.monotonic() + timeout
-        while True:
-            st = self.port_stats()
-            st = {k: st[k] - base[k] for k in st}
-            if st['rx'] >= n or time.monotonic() > deadline:
-                return st
-            time.sleep(0.2)
+    def net_args(self, packed, mac):
+        return guest_args(self.sock, packed=packed, mac=mac)
 
     def stop(self, grace=5.0):
         proc, self.proc = self.proc, None

@@ -25,6 +25,7 @@ import subprocess
 import time
 
 from . import kvm_exits, netns
+from .peer import FramePeer
 
 DEVICE = '/dev/vhost-net'
 
@@ -137,12 +138,11 @@ class Meters:
         return out
 
 
-class TapSink:
+class TapSink(FramePeer):
     """The receiver of a pktgen run on vhost-net: a tap in a namespace of
     its own, whose kernel counts every frame the guest sends (rx_packets;
-    the frames go nowhere after). The interface of testpmd.TestPmd that
-    bench-net uses: start(), port_stats(), wait_rx(), stop(); qemu_args()
-    and qemu (the wrapper that runs QEMU in the namespace) for the guest."""
+    the frames go nowhere after), as vhost hands them over; the guest's
+    QEMU runs in the namespace."""
 
     def __init__(self, qemu):
         self.qemu_path, self.ns = qemu, None
@@ -153,9 +153,12 @@ class TapSink:
         self.qemu = self.ns.qemu
         return self
 
-    def qemu_args(self, mac):
-        """virtio-net-pci on the tap through vhost-net (split ring: the
-        kernel's vhost has no packed ring)."""
+    def guest_qemu(self, qemu):
+        return self.qemu
+
+    def net_args(self, packed, mac):
+        """virtio-net-pci on the tap through vhost-net (split ring whatever
+        `packed`: the kernel's vhost has no packed ring)."""
         return ['-netdev', 'tap,id=n0,ifname=%s,script=no,downscript=no,vhost=on'
                 % netns.TAP, '-device', 'virtio-net-pci,netdev=n0,packed=off,mac=%s' % mac]
 
@@ -164,16 +167,8 @@ class TapSink:
         return {'rx': c['tap_rx'], 'rx_bytes': c['tap_rx_bytes'],
                 'rx_dropped': c['tap_rx_dropped']}
 
-    def wait_rx(self, n, base, timeout=60.0):
-        """Poll until the tap counted n frames after `base`; the counts
-        relative to base (the kernel counts as vhost hands frames over)."""
-        deadline = time.monotonic() + timeout
-        while True:
-            st = self.port_stats()
-            st = {k: st[k] - base[k] for k in st}
-            if st['rx'] + st['rx_dropped'] >= n or time.monotonic() > deadline:
-                return st
-            time.sleep(0.2)
+    def received(self, st):
+        return st['rx'] + st['rx_dropped']
 
     def stop(self):
         if self.ns:

@@ -239,6 +239,16 @@ def test_attach_uds_prints_both_tables(booted_apart):
     assert g.alive, 'bench-vsock --attach stopped the guest it did not start'
 
 
+def test_attach_reverse_streams_guest_to_host_only(booted_apart):
+    """-R: iperf3's reverse, the guest sends; every stream cell is g2h."""
+    r = bench_vsock('--attach', 'uds:' + booted_apart.uds, '-R', '--no-pingpong', '--time', '1',
+                    '-l', '4k', '-P', '1,2')
+    assert r.returncode == 0, r.stderr
+    streams = re.findall(r'^default\s+(\w+)\s+4096\s+(\d)\s+([\d.]+)', r.stdout, re.M)
+    assert [s[:2] for s in streams] == [('g2h', '1'), ('g2h', '2')], r.stdout
+    assert all(float(s[2]) > 0 for s in streams), r.stdout
+
+
 def test_attach_tcp_pingpong(booted_apart):
     g = booted_apart
     r = bench_vsock('--attach', 'tcp:127.0.0.1:%d' % g.port, '--count', '50', '--no-stream',

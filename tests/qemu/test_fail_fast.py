@@ -147,11 +147,11 @@ def test_empty_run_is_an_error():
 
 def test_percentiles_too_few_samples_are_marked():
     sys.path.insert(0, HOST)
-    from ringside.bench_vsock import percentile_text
-    assert percentile_text(1234.0, 99, 0.99).split() == ['-']
-    assert percentile_text(1234.0, 100, 0.99).split() == ['1234']
-    assert percentile_text(1234.0, 999, 0.999).split() == ['-']
-    assert percentile_text(1234.0, 1000, 0.999).split() == ['1234']
+    from ringside.bench_vsock import percentile
+    assert percentile(1234.0, 99, 0.99) is None
+    assert percentile(1234.0, 100, 0.99) == 1234.0
+    assert percentile(1234.0, 999, 0.999) is None
+    assert percentile(1234.0, 1000, 0.999) == 1234.0
 
 
 @pytest.mark.parametrize('binary', ['ringside-bench', 'ringside-vhost-vsock'])

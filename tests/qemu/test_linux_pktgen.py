@@ -64,7 +64,7 @@ def linux_pmd(request, linux_images):
         opts = rr.parse_args(bench.linux_guest_argv(sock, ring == 'packed', accel))
         launch = rr.Launch(opts, accel, qemu_stderr=qemu_err, log=serial_log)
         launch.start()
-        bench.linux_wait_ready(launch.console, BOOT_TIMEOUT)
+        launch.wait_ready(BOOT_TIMEOUT, linux=True)
         yield launch, pmd, ring
     finally:
         if launch:

@@ -154,7 +154,7 @@ def linux_rx(request):
         opts = ringside.parse_args(bench.linux_guest_argv(sock, ring == 'packed', accel))
         launch = ringside.Launch(opts, accel, qemu_stderr=logs[2], log=logs[1])
         launch.start()
-        bench.linux_wait_ready(launch.console, 300)
+        launch.wait_ready(300, linux=True)
         yield launch, pmd
     finally:
         if launch:

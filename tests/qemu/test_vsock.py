@@ -515,6 +515,9 @@ def test_bench_stream_peer_leaves(fake_hybrid):
 @pytest.mark.parametrize('args,what', [
     (['pingpong', '--port', str(SINK)], 'reading from port 1235 at offset 0'),
     (['stream', '--dir', 'g2h', '--time', '30'], 'reading from port 1236 at offset 0'),
+    (['stream', '-R', '--time', '30'], 'reading from port 1236 at offset 0'),
+    (['stream', '--reverse', '--dir', 'g2h', '--time', '30'],
+     'reading from port 1236 at offset 0'),
     (['stream', '--time', '30'], r'writing to port 1235 at offset \d+'),
 ])
 def test_bench_silent_port_times_out(fake_hybrid, args, what):
@@ -567,6 +570,17 @@ def test_bench_numbers_name_their_option(tmp_path, args, line):
      "--udp-timeout: expected a positive number of seconds (at most 1000000), got '0'"),
 ])
 def test_bench_mode_numbers_name_their_option(tmp_path, mode, args, line):
+    status, got = bench_fails(mode, '--uds', str(tmp_path / 'x'), *args)
+    assert status == 2
+    assert got == 'ringside-bench: ' + line
+
+
+@pytest.mark.parametrize('mode,args,line', [
+    ('stream', ['-R', '--dir', 'h2g'], '-R is --dir g2h: not with --dir h2g'),
+    ('pingpong', ['-R'], '-R is for stream'),
+    ('rr', ['--reverse'], '-R is for stream'),
+])
+def test_bench_reverse_is_g2h_streams_only(tmp_path, mode, args, line):
     status, got = bench_fails(mode, '--uds', str(tmp_path / 'x'), *args)
     assert status == 2
     assert got == 'ringside-bench: ' + line

@@ -1,0 +1,31 @@
+# SPDX-License-Identifier: MIT
+"""bench-vsock's stream directions on its command line: both by default,
+-R/--reverse (iperf3's: the server, here the guest, sends) only g2h, and
+one line of error where -R meets --dirs or has no stream to reverse."""
+
+import pytest
+
+from ringside.bench_vsock import parse_args
+
+
+@pytest.mark.parametrize('argv,dirs', [
+    ([], ['h2g', 'g2h']),
+    (['--dirs', 'h2g'], ['h2g']),
+    (['-R'], ['g2h']),
+    (['--reverse', '--no-pingpong'], ['g2h']),
+])
+def test_directions(argv, dirs):
+    assert parse_args(argv).dirs == dirs
+
+
+@pytest.mark.parametrize('argv,error', [
+    (['-R', '--dirs', 'g2h'], '-R is --dirs g2h: give one of them'),
+    (['-R', '--dirs', 'h2g,g2h'], '-R is --dirs g2h: give one of them'),
+    (['-R', '--no-stream'], '-R reverses the stream cells: not with --no-stream'),
+    (['--dirs', 'up'], '--dirs takes h2g and/or g2h'),
+])
+def test_bad_directions_are_one_line(capsys, argv, error):
+    with pytest.raises(SystemExit) as e:
+        parse_args(argv)
+    assert e.value.code == 2
+    assert capsys.readouterr().err == 'bench-vsock: error: %s (see --help)\n' % error

@@ -128,16 +128,12 @@ static bool check_dst_cid = true;
 static struct sock_list ready[32];
 static struct sock_list tx_wait;
 static uint32_t ready_bits; /* the tags whose list is not empty */
-static void nothing_to_notify(void)
+static void nothing_to_raise(uint32_t bits)
 {
 }
 
-static void nothing_to_raise(uint32_t tags)
-{
-}
-
-static void (*notify_fn)(void) = nothing_to_notify; /* vsock_set_notify() */
-static void (*raise_fn)(uint32_t tags) = nothing_to_raise; /* vsock_set_raise() */
+static void (*raise_fn)(uint32_t bits) = nothing_to_raise; /* vsock_set_hooks() */
+static uint32_t pass_bit; /* the hooks' pass poller's bit */
 static bool notify_every; /* vsock_notify_every_event() */
 static bool notified; /* since the last vsock_poll_pass(): once is enough */
 
@@ -145,7 +141,7 @@ static inline void notify(void)
 {
 	if (!notified) {
 		notified = true;
-		notify_fn();
+		raise_fn(pass_bit);
 	}
 }
 
@@ -286,14 +282,10 @@ void vsock_set_ready(struct vsock_sock *s)
 	notify();
 }
 
-void vsock_set_notify(void (*fn)(void))
+void vsock_set_hooks(const struct vsock_hooks *h)
 {
-	notify_fn = fn ? fn : nothing_to_notify;
-}
-
-void vsock_set_raise(void (*fn)(uint32_t tags))
-{
-	raise_fn = fn ? fn : nothing_to_raise;
+	raise_fn = h && h->raise ? h->raise : nothing_to_raise;
+	pass_bit = h && h->bit && h->pass ? h->bit(h->pass) : 0;
 }
 
 void vsock_notify_every_event(bool on)

@@ -115,22 +115,34 @@ struct vsock_pass {
  * and nothing changed or is ready: the loop's usual pass.
  */
 bool vsock_poll_pass(struct vsock_pass *p);
+struct poller;
+
 /*
- * @fn is called whenever vsock_poll_pass() may have something new to say
- * (a reset, the first timer, a send that found no TX room, a connection to
- * accept, an owner's vsock_set_ready, and every packet while
- * vsock_notify_every_event is on): the loop may skip the pass otherwise.
+ * How the socket layer gets the poll loop's attention, registered once
+ * (net/vsock/poller.c: kernel/poll.h's; unit tests: their own). Until
+ * then nothing is raised and the caller runs vsock_poll_pass() itself.
  */
-void vsock_set_notify(void (*fn)(void));
+struct vsock_hooks {
+	/* Run the pollers in @bits soon (poll_raise); called from the data path. */
+	void (*raise)(uint32_t bits);
+	/* @p's bit for @raise (poll_bit); asked on registration, not per packet. */
+	uint32_t (*bit)(const struct poller *p);
+	/*
+	 * The poller that runs vsock_poll_pass(): raised whenever the pass
+	 * may have something new to say (a reset, the first timer, a send
+	 * that found no TX room, a connection to accept, vsock_set_ready,
+	 * and every packet while vsock_notify_every_event is on), so the
+	 * loop may skip it otherwise.
+	 */
+	const struct poller *pass;
+};
+
+void vsock_set_hooks(const struct vsock_hooks *h);
 /*
- * @fn(tags) runs when a socket tagged with @tags becomes ready, so its
- * owner is raised at once (the poll loop's poll_raise).
- */
-void vsock_set_raise(void (*fn)(uint32_t tags));
-/*
- * On: the notify hook runs on every packet too (an owner watching every
- * change, vsock_poller_watch). Off: only on timers, TX room, accept
- * queues, resets and vsock_set_ready; tagged sockets raise their owner.
+ * On: the hooks' pass poller is raised on every packet too (an owner
+ * watching every change, vsock_poller_watch). Off: only on timers, TX
+ * room, accept queues, resets and vsock_set_ready; tagged sockets raise
+ * their owner. A mode switched at run time, so not one of the hooks.
  */
 void vsock_notify_every_event(bool on);
 

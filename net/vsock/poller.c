@@ -26,7 +26,7 @@ void vsock_poller_watch(uint32_t bits, bool busy)
  * the application in the same pass. It runs when the socket layer
  * raised it (the hooks' pass poller), and every pass while a timer runs or a
  * send waits for TX room; one call into the socket layer then.
- * Applications that tag their sockets with their poller's bit
+ * Applications that hand their sockets to their poller
  * (vsock_set_owner) are raised by the socket layer itself as a socket
  * becomes ready (the hooks' raise), and here while they still have ready
  * sockets; the others (vsock_poller_watch) on any change while busy, else

@@ -104,7 +104,7 @@ struct vsock_pass {
 	 * back after a send found the transport full.
 	 */
 	bool changed;
-	uint32_t ready; /* the tags with ready sockets (vsock_take_ready) */
+	uint32_t ready; /* the bits of the owners with ready sockets (vsock_take_ready) */
 	unsigned int accept_queued; /* vsock_accept_queued() */
 	bool again; /* a timer or a wait for TX room: call again every pass */
 };
@@ -141,7 +141,7 @@ void vsock_set_hooks(const struct vsock_hooks *h);
 /*
  * On: the hooks' pass poller is raised on every packet too (an owner
  * watching every change, vsock_poller_watch). Off: only on timers, TX
- * room, accept queues, resets and vsock_set_ready; tagged sockets raise
+ * room, accept queues, resets and vsock_set_ready; owned sockets raise
  * their owner. A mode switched at run time, so not one of the hooks.
  */
 void vsock_notify_every_event(bool on);
@@ -214,24 +214,26 @@ const char *vsock_state_name(enum vsock_state st);
 
 /*
  * Readiness, so an application serves only the sockets that changed: it
- * tags its sockets with one bit of its own (its poller's bit, say) and a
- * pointer of its own (its connection). A tagged socket goes on its tag's
- * ready list, once until taken, when a packet arrives for it (data,
- * credit, a state change, EOF), a timer or reset closes it, TX room or
- * packet memory returns after a send found none, or, for a listener, a
- * connection waits to be accepted. Closing it takes it off for good.
+ * hands its sockets to its poller, @owner (registered in the loop, so
+ * the hooks' bit() knows it), with a pointer of its own (its connection).
+ * An owned socket goes on its owner's ready list, once until taken, and
+ * the owner is raised, when a packet arrives for it (data, credit, a
+ * state change, EOF), a timer or reset closes it, TX room or packet
+ * memory returns after a send found none, or, for a listener, a
+ * connection waits to be accepted. Closing it takes it off for good; a
+ * NULL @owner (or one without a bit) leaves it untracked.
  */
-void vsock_set_owner(struct vsock_sock *s, uint32_t tag, void *ctx);
+void vsock_set_owner(struct vsock_sock *s, const struct poller *owner, void *ctx);
 void *vsock_owner(const struct vsock_sock *s);
 /* Queue @s as if it changed (an owner that must come back to it). */
 void vsock_set_ready(struct vsock_sock *s);
 /*
- * The next ready socket of @tag, off the list (NULL: none); *@owner (if
+ * The next ready socket of @owner, off the list (NULL: none); *@ctx (if
  * not NULL) gets its vsock_owner(), so the owner needs no second call.
  */
-struct vsock_sock *vsock_take_ready(uint32_t tag, void **owner);
-/* How many of @tag's sockets are ready now. */
-unsigned int vsock_ready_count(uint32_t tag);
+struct vsock_sock *vsock_take_ready(const struct poller *owner, void **ctx);
+/* How many of @owner's sockets are ready now. */
+unsigned int vsock_ready_count(const struct poller *owner);
 
 /* Per-socket numbers for `vsock` and the services. */
 struct vsock_info {
@@ -243,7 +245,7 @@ struct vsock_info {
 	uint32_t peer_buf_alloc, peer_fwd_cnt, tx_cnt, peer_free;
 	uint64_t rx_bytes, tx_bytes;
 	uint32_t accept_queue;
-	uint32_t owner_tag; /* the poller bit it is handed to; 0: nobody's */
+	const struct poller *owner; /* the poller it is handed to; NULL: nobody's */
 	bool on_ready, on_tx_wait; /* queued for its owner, for TX room */
 };
 

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "kernel/config.h"
+#include "kernel/poll.h"
 #include "kernel/time.h"
 #include "net/vsock/vsock.h"
 
@@ -61,6 +62,23 @@ static const struct vsock_transport fuzz_transport = {
 	.local_cid = cid,
 	.send_pkt = send_pkt,
 	.tx_full = tx_full,
+};
+
+/* Four owners for the application's sockets, each its own bit. */
+static const struct poller owners[4];
+
+static uint32_t owner_bit(const struct poller *p)
+{
+	return p >= owners && p < owners + 4 ? 1u << (p - owners) : 0;
+}
+
+static void no_raise(uint32_t bits)
+{
+}
+
+static const struct vsock_hooks hooks = {
+	.raise = no_raise,
+	.bit = owner_bit,
 };
 
 struct input {
@@ -119,7 +137,7 @@ static void take_ready(struct vsock_sock **app, uint32_t tag)
 	void *ctx;
 
 	vsock_poll_pass(&p);
-	while ((s = vsock_take_ready(1u << (tag & 3), &ctx))) {
+	while ((s = vsock_take_ready(&owners[tag & 3], &ctx))) {
 		struct vsock_sock **owner = vsock_owner(s);
 
 		if (ctx != owner || owner < app || owner >= app + MAX_APP || *owner != s)
@@ -137,7 +155,7 @@ static void app_action(struct input *in, struct vsock_sock **app, struct vsock_s
 	switch (take(in, 1) % 10) {
 	case 0:
 		if (!s && (app[slot] = vsock_accept(listeners[take(in, 1) & 1])))
-			vsock_set_owner(app[slot], 1u << (slot & 3), &app[slot]);
+			vsock_set_owner(app[slot], &owners[slot & 3], &app[slot]);
 		break;
 	case 1:
 		if (s && vsock_recv(s, buf, take(in, 3) % sizeof(buf), &eor) < 0)
@@ -188,6 +206,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	config_reset();
 	vsock_init(&fuzz_transport);
+	vsock_set_hooks(&hooks);
 	fake_now = 1;
 	full = false;
 	listeners[0] = vsock_listen(1234, VSOCK_TYPE_STREAM, 4);

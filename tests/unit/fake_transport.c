@@ -6,12 +6,15 @@
 #include <cmocka.h>
 
 #include "fake_transport.h"
+#include "kernel/poll.h"
 
 struct vsock_pkt *sent[MAX_SENT];
 unsigned int n_sent;
 bool transport_full;
 bool transport_direct;
 unsigned int tx_full_asked, local_cid_asked;
+uint32_t fake_raised;
+static const struct poller *fake_pollers[POLL_MAX];
 
 static uint64_t fake_cid(void)
 {
@@ -45,3 +48,27 @@ void clear_sent(void)
 		vsock_pkt_free(sent[i]);
 	n_sent = 0;
 }
+
+uint32_t fake_bit(const struct poller *p)
+{
+	unsigned int i = 0;
+
+	while (i < POLL_MAX && fake_pollers[i] && fake_pollers[i] != p)
+		i++;
+	assert_true(i < POLL_MAX);
+	fake_pollers[i] = p;
+	return 1u << i;
+}
+
+static void fake_raise(uint32_t bits)
+{
+	fake_raised |= bits;
+}
+
+static const struct poller fake_pass = { .name = "fake-pass" };
+
+const struct vsock_hooks fake_hooks = {
+	.raise = fake_raise,
+	.bit = fake_bit,
+	.pass = &fake_pass,
+};

@@ -62,7 +62,6 @@ CONFIG_KEY(cfg_vsock_buf) = {
 
 struct sock_list {
 	struct vsock_sock *head, *tail;
-	const struct poller *owner; /* ready[]: whose bit indexes it */
 };
 
 struct vsock_sock {
@@ -130,6 +129,8 @@ static bool check_dst_cid = true;
 static struct sock_list ready[32];
 static struct sock_list tx_wait;
 static uint32_t ready_bits; /* the owners' bits whose list is not empty */
+/* Whose bit indexes ready[]: apart, so ready[] keeps a shift's stride. */
+static const struct poller *ready_owner[32];
 static void nothing_to_raise(uint32_t bits)
 {
 }
@@ -274,7 +275,7 @@ void vsock_set_owner(struct vsock_sock *s, const struct poller *owner, void *ctx
 	s->owner_bit = bit;
 	s->ready_list = bit ? &ready[__builtin_ctz(bit)] : NULL;
 	if (bit)
-		ready[__builtin_ctz(bit)].owner = owner;
+		ready_owner[__builtin_ctz(bit)] = owner;
 	s->owner_ctx = ctx;
 }
 
@@ -302,33 +303,36 @@ void vsock_notify_every_event(bool on)
 }
 
 /*
- * @owner's list when it is not empty. Usually one owner has ready
- * sockets, so this is a bit or two tested, no call into the loop.
+ * @owner's bit's index when its list is not empty, else -1. Usually one
+ * owner has ready sockets, so this is a bit or two tested, no call into
+ * the loop.
  */
-static struct sock_list *ready_list_of(const struct poller *owner)
+static int ready_index(const struct poller *owner)
 {
 	for (uint32_t bits = ready_bits; bits; bits &= bits - 1) {
-		struct sock_list *l = &ready[__builtin_ctz(bits)];
+		int t = __builtin_ctz(bits);
 
-		if (l->owner == owner)
-			return l;
+		if (ready_owner[t] == owner)
+			return t;
 	}
-	return NULL;
+	return -1;
 }
 
 /* The head comes off: once per served change. */
 struct vsock_sock *vsock_take_ready(const struct poller *owner, void **ctx)
 {
-	struct sock_list *l = ready_list_of(owner);
+	int t = ready_index(owner);
+	struct sock_list *l;
 	struct vsock_sock *s;
 
-	if (!l)
+	if (t < 0)
 		return NULL;
+	l = &ready[t];
 	s = l->head;
 	l->head = s->ready_next;
 	if (!l->head) {
 		l->tail = NULL;
-		ready_bits &= ~s->owner_bit;
+		ready_bits &= ~(1u << t);
 	}
 	s->on_ready = false;
 	if (ctx)
@@ -338,8 +342,8 @@ struct vsock_sock *vsock_take_ready(const struct poller *owner, void **ctx)
 
 unsigned int vsock_ready_count(const struct poller *owner)
 {
-	const struct sock_list *l = ready_list_of(owner);
-	const struct vsock_sock *s = l ? l->head : NULL;
+	int t = ready_index(owner);
+	const struct vsock_sock *s = t < 0 ? NULL : ready[t].head;
 	unsigned int n = 0;
 
 	for (; s; s = s->ready_next)

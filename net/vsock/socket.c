@@ -131,6 +131,7 @@ static struct sock_list tx_wait;
 static uint32_t ready_bits; /* the owners' bits whose list is not empty */
 /* Whose bit indexes ready[]: apart, so ready[] keeps a shift's stride. */
 static const struct poller *ready_owner[32];
+
 static void nothing_to_raise(uint32_t bits)
 {
 }

@@ -17,6 +17,8 @@
 #include "kernel/config.h"
 #include "net/vsock/packet.h"
 
+struct poller; /* kernel/poll.h: the socket layer only keeps pointers to them */
+
 enum vsock_state {
 	VSOCK_FREE,
 	VSOCK_LISTEN,
@@ -115,7 +117,6 @@ struct vsock_pass {
  * and nothing changed or is ready: the loop's usual pass.
  */
 bool vsock_poll_pass(struct vsock_pass *p);
-struct poller;
 
 /*
  * How the socket layer gets the poll loop's attention, registered once

@@ -3,7 +3,9 @@
  * One virtqueue interface over two layouts: the split ring (virtio 1.2,
  * 2.7; ring_split.c) and the packed ring (2.8; ring_packed.c). The layout
  * is chosen when the queue is created; every operation below has a _split
- * and a _packed twin and virtqueue.c picks one.
+ * and a _packed twin and virtqueue.c picks one. The twins are in
+ * virtqueue_priv.h, the ring's private half, which drivers do not
+ * include; only those the inline fast paths call are at the end here.
  *
  * Usage (driver side, one CPU, no locking):
  *	vq = virtq_create(VIRTQ_PACKED, 0, 256, features, notify, priv);

@@ -4,7 +4,7 @@
  * seqpacket), accepts up to MAX_CONNS connections and serves them from the
  * poll loop. Nothing blocks: a connection without credit or data waits.
  *
- * Every listener and connection is tagged with the poller's bit, its
+ * Every listener and connection is handed to the services' poller, its
  * connection (or service) as the owner pointer (vsock_set_owner): the
  * poller runs only while the socket layer has ready sockets for it, and
  * serves just those. Walking every connection on every change cost more
@@ -78,7 +78,8 @@ static struct service services[SVC_COUNT] = {
 };
 
 static uint8_t *pattern;
-static uint32_t my_bit; /* the poller's, poll_bit(): the sockets' tag */
+static const struct poller services_poller; /* every socket's owner */
+static uint32_t my_bit; /* the poller's, poll_bit(), to raise it */
 
 const uint8_t *vsock_pattern(void)
 {
@@ -209,7 +210,7 @@ static void conn_close(struct service *svc, unsigned int i)
 	svc->closed++;
 	/* the last one moved into the hole: its socket must point there */
 	if (i < svc->n_conns)
-		vsock_set_owner(c->sock, my_bit, c);
+		vsock_set_owner(c->sock, &services_poller, c);
 }
 
 static void accept_all(struct service *svc, struct vsock_sock *l, bool seqpacket)
@@ -236,7 +237,7 @@ static void accept_all(struct service *svc, struct vsock_sock *l, bool seqpacket
 		}
 		svc->accepted++;
 		/* it may hold data, or be closed, already: serve it this pass */
-		vsock_set_owner(s, my_bit, c);
+		vsock_set_owner(s, &services_poller, c);
 		vsock_set_ready(s);
 	}
 }
@@ -269,7 +270,7 @@ static unsigned int services_poll(unsigned int budget)
 	struct vsock_sock *s;
 	void *owner;
 
-	while ((s = vsock_take_ready(my_bit, &owner))) {
+	while ((s = vsock_take_ready(&services_poller, &owner))) {
 		serve_sock(s, owner);
 		if (!--budget) {
 			poll_raise(my_bit); /* the rest in the next pass */
@@ -308,9 +309,9 @@ static void service_start(struct service *svc, enum service_kind kind)
 	if (kind == SVC_ECHO)
 		svc->listen_seq = vsock_listen(svc->port, VSOCK_TYPE_SEQPACKET, BACKLOG);
 	if (svc->listen_stream)
-		vsock_set_owner(svc->listen_stream, my_bit, svc);
+		vsock_set_owner(svc->listen_stream, &services_poller, svc);
 	if (svc->listen_seq)
-		vsock_set_owner(svc->listen_seq, my_bit, svc);
+		vsock_set_owner(svc->listen_seq, &services_poller, svc);
 	if (!svc->listen_stream)
 		printf("vsock: %s cannot listen on port %u\n", svc->name, svc->port);
 }

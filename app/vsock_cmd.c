@@ -53,8 +53,8 @@ static void list_sockets(void)
 		       in.type == VSOCK_TYPE_STREAM ? "stream" : "seqpkt",
 		       vsock_state_name(in.state), in.local_port, peer, in.rx_queued, in.buf_alloc,
 		       in.peer_free, in.fwd_cnt, (unsigned long long)in.rx_bytes,
-		       (unsigned long long)in.tx_bytes, in.owner_tag, in.on_ready ? " ready" : "",
-		       in.on_tx_wait ? " tx-wait" : "");
+		       (unsigned long long)in.tx_bytes, poll_bit(in.owner),
+		       in.on_ready ? " ready" : "", in.on_tx_wait ? " tx-wait" : "");
 		n++;
 	}
 	printf("%u socket(s), %llu packet buffers (%llu KiB) alive, %llu pooled\n", n,

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "drivers/virtio/virtqueue.h"
+#include "drivers/virtio/virtqueue_priv.h"
 #include "kernel/barrier.h"
 #include "kernel/dma.h"
 

@@ -6,7 +6,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "drivers/virtio/virtqueue.h"
+#include "drivers/virtio/virtqueue_priv.h"
 #include "kernel/dma.h"
 
 static bool virtq_size_ok(enum virtq_layout layout, uint16_t size)

@@ -3,7 +3,9 @@
  * One virtqueue interface over two layouts: the split ring (virtio 1.2,
  * 2.7; ring_split.c) and the packed ring (2.8; ring_packed.c). The layout
  * is chosen when the queue is created; every operation below has a _split
- * and a _packed twin and virtqueue.c picks one.
+ * and a _packed twin and virtqueue.c picks one. The twins are in
+ * virtqueue_priv.h, the ring's private half, which drivers do not
+ * include; only those the inline fast paths call are at the end here.
  *
  * Usage (driver side, one CPU, no locking):
  *	vq = virtq_create(VIRTQ_PACKED, 0, 256, features, notify, priv);
@@ -155,6 +157,12 @@ void virtq_set_indirect_min(struct virtq *vq, unsigned int min_descs);
 #define VIRTQ_FORGE_WRAP_LIE 0xfffe
 int virtq_add_forged(struct virtq *vq, const struct virtq_desc *tmpl, unsigned int n, void *token);
 bool virtq_forge_avail_idx(struct virtq *vq, uint16_t ahead);
+/*
+ * Stop the queue for good (counted in stats.broken), as if the device
+ * had garbled it: an attack whose device went silent has the transport
+ * reset it (virtio-recover). The ring marks its own queues this way.
+ */
+void virtq_mark_broken(struct virtq *vq);
 
 /* Guest-physical addresses of the three areas (4.1.4.3 queue_desc etc.). */
 uint64_t virtq_desc_addr(const struct virtq *vq);
@@ -171,19 +179,63 @@ void virtq_get_stats(const struct virtq *vq, struct virtq_stats *st);
 void virtq_print_indices(struct virtq *vq);
 
 /*
- * ---- Private: only virtqueue.c, ring_split.c, ring_packed.c and the
- * inline functions at the end of this file look below this line. Callers
- * use the functions above.
+ * ---- Fixed layout: a queue whose buffers never move ----
+ *
+ * For a transmit queue whose every buffer is one device-readable
+ * descriptor in a buffer the driver keeps for good (virtio-net TX slots):
+ * buffer id i is slot i, so adding is writing ids, not descriptors, and a
+ * completion needs only its id checked. A queue either uses these calls
+ * for all its buffers from creation on, or never; virtq_add on it is a
+ * bug. detach_unused, has_used, kick and the broken-queue rules behave as
+ * for any queue (an id that comes back out of range or not in flight is
+ * counted in bad_completions and dropped, virtq_count_lost).
+ *
+ * @bufs is the driver's table, one entry per id (virtq_size of them),
+ * written only by virtq_fixed_set: what the descriptor of each id holds.
+ */
+struct virtq_fixed_buf {
+	uint64_t addr; /* guest-physical */
+	uint32_t len;
+	uint16_t id; /* packed: len, id and a zero pad are copied as one word */
+	uint16_t pad;
+};
+
+/*
+ * Point buffer @id at @b (device-readable). Only while @id is not in
+ * flight; -EINVAL for an id out of range or an empty buffer, -EBUSY if
+ * the device owns it.
+ */
+int virtq_fixed_set(struct virtq *vq, struct virtq_fixed_buf *bufs, uint16_t id,
+		    const struct vbuf *b);
+/*
+ * Make @n buffers available, ids[0..n-1] (each set, none in flight), with
+ * one barrier and one index or head-flags publish for the batch. Returns
+ * how many were added: fewer when the ring is full or an id is in flight
+ * already (counted in stats.full), 0 on a broken queue.
+ */
+unsigned int virtq_fixed_add(struct virtq *vq, const struct virtq_fixed_buf *bufs,
+			     const uint16_t *ids, unsigned int n);
+/*
+ * Take back up to @max completed buffers: their ids into @ids. The used
+ * index (split) is read once per call; used lengths mean nothing here.
+ * @bad (if not NULL) gets the garbled completions dropped by this call.
+ */
+unsigned int virtq_fixed_reclaim(struct virtq *vq, uint16_t *ids, unsigned int max,
+				 unsigned int *bad);
+
+/*
+ * ---- Inline fast paths ----
+ *
+ * struct virtq is complete here, with both layouts' state, only because
+ * the inline calls below read it: the choice between the twins then
+ * costs a compare instead of a call through virtqueue.c on every buffer
+ * (the 64 B round trip's instruction count depends on it). Drivers use
+ * the functions above and never the fields. The rest of the ring (its
+ * chains, the other twins, the helpers) is in virtqueue_priv.h, which
+ * only virtqueue.c, ring_split.c and ring_packed.c include.
  */
 
-/* What the driver remembers about one buffer in flight. */
-struct virtq_chain {
-	void *token; /* NULL: not in flight */
-	void *indirect; /* indirect table to free, or NULL */
-	uint32_t in_len; /* device-writable bytes: bound for used len */
-	uint16_t ndescs; /* ring slots the buffer occupies */
-	uint16_t link; /* split: last desc of chain; packed: next free id */
-};
+struct virtq_chain; /* virtqueue_priv.h */
 
 struct virtq_split {
 	struct virtq_desc *desc;
@@ -248,98 +300,27 @@ struct virtq {
 };
 
 /*
- * Twins, called by virtqueue.c and the inline functions below only. The
- * _one adds take a single descriptor (never indirect) the inline
- * virtq_add_one has checked (a token, room, a queue not broken), as
- * values: @flags is 0 or VIRTQ_DESC_F_WRITE (the same bit in both
- * layouts: device-writable, @len bounds the used length); kick_prepare
- * twins clear num_added and count suppressed kicks; add, get_used and
- * has_used twins check vq->broken and keep the stats themselves.
+ * The twins and helpers the inline calls below go to; nothing else calls
+ * them. The _one adds take a single descriptor (never indirect) the
+ * inline virtq_add_one has checked (a token, room, a queue not broken),
+ * as values: @flags is 0 or VIRTQ_DESC_F_WRITE (the same bit in both
+ * layouts: device-writable, @len bounds the used length). The get_used
+ * and has_used twins check vq->broken and keep the stats themselves.
  */
-int virtq_init_split(struct virtq *vq);
-void virtq_free_split(struct virtq *vq);
-int virtq_add_split(struct virtq *vq, const struct vbuf *out, unsigned int n_out,
-		    const struct vbuf *in, unsigned int n_in, void *token, bool indirect);
 void virtq_add_one_split(struct virtq *vq, void *addr, uint32_t len, uint16_t flags, void *token);
-bool virtq_kick_prepare_split(struct virtq *vq);
+void virtq_add_one_packed(struct virtq *vq, void *addr, uint32_t len, uint16_t flags, void *token);
 bool virtq_kick_split(struct virtq *vq);
+bool virtq_kick_packed(struct virtq *vq);
 void *virtq_get_used_split(struct virtq *vq, uint32_t *len);
+void *virtq_get_used_packed(struct virtq *vq, uint32_t *len);
 /* used->idx moved past last_used: check it and take it as the shadow. */
 bool virtq_has_used_split(struct virtq *vq);
-void virtq_disable_cb_split(struct virtq *vq);
-bool virtq_enable_cb_split(struct virtq *vq);
-void virtq_print_indices_split(struct virtq *vq);
-
-int virtq_init_packed(struct virtq *vq);
-void virtq_free_packed(struct virtq *vq);
-int virtq_add_packed(struct virtq *vq, const struct vbuf *out, unsigned int n_out,
-		     const struct vbuf *in, unsigned int n_in, void *token, bool indirect);
-void virtq_add_one_packed(struct virtq *vq, void *addr, uint32_t len, uint16_t flags, void *token);
-bool virtq_kick_prepare_packed(struct virtq *vq);
-bool virtq_kick_packed(struct virtq *vq);
-void *virtq_get_used_packed(struct virtq *vq, uint32_t *len);
 bool virtq_has_used_packed(struct virtq *vq);
-void virtq_disable_cb_packed(struct virtq *vq);
-bool virtq_enable_cb_packed(struct virtq *vq);
-
-int virtq_add_forged_split(struct virtq *vq, const struct virtq_desc *tmpl, unsigned int n,
-			   void *token);
-int virtq_add_forged_packed(struct virtq *vq, const struct virtq_desc *tmpl, unsigned int n,
-			    void *token);
-void virtq_forge_avail_idx_split(struct virtq *vq, uint16_t ahead);
-
 /* Buffers of more or fewer than one descriptor (virtqueue.c). */
 int virtq_add_chain(struct virtq *vq, const struct vbuf *out, unsigned int n_out,
 		    const struct vbuf *in, unsigned int n_in, void *token);
-
-/* Shared helpers (virtqueue.c). */
 /* Why a one-descriptor add cannot go ahead: its error, counted like virtq_add_chain. */
 int virtq_add_refused(struct virtq *vq, const void *token);
-/* Stop the queue for good (counted in stats.broken). */
-void virtq_mark_broken(struct virtq *vq);
-/* A completion named no buffer in flight: count it; false if now broken. */
-bool virtq_count_lost(struct virtq *vq);
-uint32_t virtq_in_len(const struct vbuf *in, unsigned int n_in);
-/*
- * An indirect table of @n descriptors for the buffer under head (split)
- * or id (packed) @slot; NULL without memory. virtq_table_free gives it up.
- */
-void *virtq_table_alloc(struct virtq *vq, uint16_t slot, unsigned int n);
-void virtq_table_free(struct virtq *vq, void *table);
-/* A completed chain's indirect table goes back; returns @token. */
-void *virtq_free_indirect(struct virtq *vq, struct virtq_chain *c, void *token);
-
-/*
- * The device-writable bytes of a one-descriptor buffer: @len if @flags
- * has VIRTQ_DESC_F_WRITE, else 0, without a branch (a mask from the bit).
- */
-static inline uint32_t virtq_one_in_len(uint32_t len, uint16_t flags)
-{
-	_Static_assert(VIRTQ_DESC_F_WRITE == 2, "the shift below takes bit 1");
-	return len & -(uint32_t)((flags >> 1) & 1);
-}
-
-/*
- * A completion's len checked against the chain's device-writable bytes
- * (2.7.8.2 / 2.8.4). A len past them is a lie: the buffer comes back with
- * no data, counted. For a chain with nothing writable len means nothing;
- * some back ends (DPDK's packed vhost, older Linux vhost) report the bytes
- * they read there, so it is ignored rather than counted as bad.
- */
-static inline uint32_t virtq_used_len(struct virtq *vq, const struct virtq_chain *c,
-				      uint32_t used_len)
-{
-	if (used_len <= c->in_len)
-		return used_len;
-	if (c->in_len)
-		vq->stats.bad_completions++;
-	return 0;
-}
-
-/*
- * ---- The hot calls, inline: the choice between the twins costs a
- * compare here instead of a call through virtqueue.c on every buffer.
- */
 
 /*
  * Read on every round trip (the RX repost and its kick decision, the
@@ -460,71 +441,6 @@ static inline bool virtq_has_used(struct virtq *vq)
 	/* 2.7.8: read the entries only after idx says they are there. */
 	virt_rmb();
 	return true;
-}
-
-/*
- * ---- Fixed layout: a queue whose buffers never move ----
- *
- * For a transmit queue whose every buffer is one device-readable
- * descriptor in a buffer the driver keeps for good (virtio-net TX slots):
- * buffer id i is slot i, so adding is writing ids, not descriptors, and a
- * completion needs only its id checked. A queue either uses these calls
- * for all its buffers from creation on, or never; virtq_add on it is a
- * bug. detach_unused, has_used, kick and the broken-queue rules behave as
- * for any queue (an id that comes back out of range or not in flight is
- * counted in bad_completions and dropped, virtq_count_lost).
- *
- * @bufs is the driver's table, one entry per id (virtq_size of them),
- * written only by virtq_fixed_set: what the descriptor of each id holds.
- */
-struct virtq_fixed_buf {
-	uint64_t addr; /* guest-physical */
-	uint32_t len;
-	uint16_t id; /* packed: len, id and a zero pad are copied as one word */
-	uint16_t pad;
-};
-
-/*
- * Point buffer @id at @b (device-readable). Only while @id is not in
- * flight; -EINVAL for an id out of range or an empty buffer, -EBUSY if
- * the device owns it.
- */
-int virtq_fixed_set(struct virtq *vq, struct virtq_fixed_buf *bufs, uint16_t id,
-		    const struct vbuf *b);
-/*
- * Make @n buffers available, ids[0..n-1] (each set, none in flight), with
- * one barrier and one index or head-flags publish for the batch. Returns
- * how many were added: fewer when the ring is full or an id is in flight
- * already (counted in stats.full), 0 on a broken queue.
- */
-unsigned int virtq_fixed_add(struct virtq *vq, const struct virtq_fixed_buf *bufs,
-			     const uint16_t *ids, unsigned int n);
-/*
- * Take back up to @max completed buffers: their ids into @ids. The used
- * index (split) is read once per call; used lengths mean nothing here.
- * @bad (if not NULL) gets the garbled completions dropped by this call.
- */
-unsigned int virtq_fixed_reclaim(struct virtq *vq, uint16_t *ids, unsigned int max,
-				 unsigned int *bad);
-
-/* Twins, called by virtqueue.c only. */
-void virtq_fixed_set_split(struct virtq *vq, uint16_t id, const struct virtq_fixed_buf *fb);
-unsigned int virtq_fixed_add_split(struct virtq *vq, const uint16_t *ids, unsigned int n);
-unsigned int virtq_fixed_reclaim_split(struct virtq *vq, uint16_t *ids, unsigned int max,
-				       unsigned int *bad);
-unsigned int virtq_fixed_add_packed(struct virtq *vq, const struct virtq_fixed_buf *bufs,
-				    const uint16_t *ids, unsigned int n);
-unsigned int virtq_fixed_reclaim_packed(struct virtq *vq, uint16_t *ids, unsigned int max,
-					unsigned int *bad);
-
-/*
- * The token of a fixed buffer while it is in flight: its chain entry, so
- * marking it costs no instruction beyond the store (what
- * virtq_detach_unused returns for a fixed buffer; id = entry - vq->chain).
- */
-static inline void *virtq_fixed_token(struct virtq_chain *c)
-{
-	return c;
 }
 
 #endif

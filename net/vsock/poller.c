@@ -24,11 +24,11 @@ void vsock_poller_watch(uint32_t bits, bool busy)
 /*
  * After the driver's poller in the table, so a packet it handed up raises
  * the application in the same pass. It runs when the socket layer
- * notified it (vsock_set_notify), and every pass while a timer runs or a
+ * raised it (the hooks' pass poller), and every pass while a timer runs or a
  * send waits for TX room; one call into the socket layer then.
- * Applications that tag their sockets with their poller's bit
+ * Applications that hand their sockets to their poller
  * (vsock_set_owner) are raised by the socket layer itself as a socket
- * becomes ready (vsock_set_raise), and here while they still have ready
+ * becomes ready (the hooks' raise), and here while they still have ready
  * sockets; the others (vsock_poller_watch) on any change while busy, else
  * only when a connection waits to be accepted.
  */
@@ -70,16 +70,17 @@ static const struct poller vsock_poller = {
 	.on_raise = true,
 };
 
-static void vsock_notified(void)
-{
-	poll_raise(my_bit);
-}
+/* The socket layer raises this poller and the sockets' owners itself. */
+static const struct vsock_hooks loop_hooks = {
+	.raise = poll_raise,
+	.bit = poll_bit,
+	.pass = &vsock_poller,
+};
 
 void vsock_poller_init(void)
 {
 	poll_register(&vsock_poller);
 	my_bit = poll_bit(&vsock_poller);
-	vsock_set_notify(vsock_notified);
-	vsock_set_raise(poll_raise);
+	vsock_set_hooks(&loop_hooks);
 	poll_raise(my_bit);
 }

@@ -6,7 +6,7 @@
  * when a connection waits to be accepted. A server with no connection
  * costs nothing per packet that is not its own.
  *
- * Or the application tags its sockets with its poller's bit
+ * Or the application hands its sockets to its poller
  * (vsock_set_owner in vsock.h): it is then raised while one of them is
  * ready, and serves only those (vsock_take_ready).
  */

@@ -96,9 +96,10 @@ struct vsock_sock {
 	uint64_t rx_bytes, tx_bytes;
 
 	/* readiness (vsock_set_owner), see ---- readiness ---- */
-	uint32_t owner_tag; /* one bit, 0: untracked */
+	const struct poller *owner; /* NULL: untracked */
+	uint32_t owner_bit; /* the owner's poll bit, kept so a packet needs no lookup */
 	void *owner_ctx;
-	struct sock_list *ready_list; /* ready[] of owner_tag, while it is set */
+	struct sock_list *ready_list; /* ready[] of owner_bit, while it is set */
 	bool on_ready, on_tx_wait;
 	struct vsock_sock *ready_next, *tx_wait_next;
 };
@@ -124,20 +125,20 @@ static bool tx_blocked; /* a send found the transport full */
 static bool tx_room_known;
 /* The transport checks dst_cid itself (dst_cid_checked): vsock_rx does not. */
 static bool check_dst_cid = true;
-/* Tagged sockets that changed, one list per tag bit; and those waiting for TX room. */
+/* Owned sockets that changed, one list per owner's bit; and those waiting for TX room. */
 static struct sock_list ready[32];
 static struct sock_list tx_wait;
-static uint32_t ready_bits; /* the tags whose list is not empty */
-static void nothing_to_notify(void)
+static uint32_t ready_bits; /* the owners' bits whose list is not empty */
+/* Whose bit indexes ready[]: apart, so ready[] keeps a shift's stride. */
+static const struct poller *ready_owner[32];
+
+static void nothing_to_raise(uint32_t bits)
 {
 }
 
-static void nothing_to_raise(uint32_t tags)
-{
-}
-
-static void (*notify_fn)(void) = nothing_to_notify; /* vsock_set_notify() */
-static void (*raise_fn)(uint32_t tags) = nothing_to_raise; /* vsock_set_raise() */
+static void (*raise_fn)(uint32_t bits) = nothing_to_raise; /* vsock_set_hooks() */
+static uint32_t (*bit_fn)(const struct poller *p); /* NULL: no hooks, no owners */
+static uint32_t pass_bit; /* the hooks' pass poller's bit */
 static bool notify_every; /* vsock_notify_every_event() */
 static bool notified; /* since the last vsock_poll_pass(): once is enough */
 
@@ -145,7 +146,7 @@ static inline void notify(void)
 {
 	if (!notified) {
 		notified = true;
-		notify_fn();
+		raise_fn(pass_bit);
 	}
 }
 
@@ -172,11 +173,11 @@ const char *vsock_state_name(enum vsock_state st)
 /*
  * Singly linked FIFOs: a packet appends, the owner takes the head, each
  * in a few instructions. Taking a socket out of the middle (closed or
- * re-tagged while listed) walks its list: once per connection at most.
+ * handed to another owner while listed) walks its list: once per connection at most.
  */
 static void ready_del(struct vsock_sock *s)
 {
-	unsigned int t = __builtin_ctz(s->owner_tag);
+	unsigned int t = __builtin_ctz(s->owner_bit);
 	struct vsock_sock **pp = &ready[t].head, *prev = NULL;
 
 	while (*pp != s) {
@@ -187,7 +188,7 @@ static void ready_del(struct vsock_sock *s)
 	if (ready[t].tail == s)
 		ready[t].tail = prev;
 	if (!ready[t].head)
-		ready_bits &= ~s->owner_tag;
+		ready_bits &= ~s->owner_bit;
 	s->on_ready = false;
 }
 
@@ -205,7 +206,7 @@ static void tx_wait_del(struct vsock_sock *s)
 	s->on_tx_wait = false;
 }
 
-/* Off both lists: before the tag changes or the socket goes. */
+/* Off both lists: before the owner changes or the socket goes. */
 static void unlist(struct vsock_sock *s)
 {
 	if (s->on_ready)
@@ -216,14 +217,14 @@ static void unlist(struct vsock_sock *s)
 
 /*
  * Something an owner may act on changed: queue @s once for it. Runs on
- * every packet of a tagged socket, so it is an append and no more; one
+ * every packet of an owned socket, so it is an append and no more; one
  * also waiting for TX room stays there (served once more then, harmless).
  */
 static inline void mark_ready(struct vsock_sock *s)
 {
 	struct sock_list *l;
 
-	if (!s->owner_tag || s->on_ready)
+	if (!s->owner_bit || s->on_ready)
 		return;
 	l = s->ready_list;
 	s->ready_next = NULL;
@@ -232,15 +233,15 @@ static inline void mark_ready(struct vsock_sock *s)
 	else
 		l->head = s;
 	l->tail = s;
-	ready_bits |= s->owner_tag;
+	ready_bits |= s->owner_bit;
 	s->on_ready = true;
-	raise_fn(s->owner_tag); /* the owner runs without the pass in between */
+	raise_fn(s->owner_bit); /* the owner runs without the pass in between */
 }
 
 /* A send found the transport full: ready again once TX room returns. */
 static void wait_tx(struct vsock_sock *s)
 {
-	if (!s->owner_tag || s->on_tx_wait)
+	if (!s->owner_bit || s->on_tx_wait)
 		return;
 	s->tx_wait_next = NULL;
 	if (tx_wait.tail)
@@ -265,13 +266,17 @@ static void wake_tx_waiters(void)
 	}
 }
 
-void vsock_set_owner(struct vsock_sock *s, uint32_t tag, void *ctx)
+void vsock_set_owner(struct vsock_sock *s, const struct poller *owner, void *ctx)
 {
-	tag &= -tag; /* one bit: the lowest */
-	if (tag != s->owner_tag)
+	uint32_t bit = owner && bit_fn ? bit_fn(owner) : 0;
+
+	if (bit != s->owner_bit)
 		unlist(s);
-	s->owner_tag = tag;
-	s->ready_list = tag ? &ready[__builtin_ctz(tag)] : NULL;
+	s->owner = bit ? owner : NULL;
+	s->owner_bit = bit;
+	s->ready_list = bit ? &ready[__builtin_ctz(bit)] : NULL;
+	if (bit)
+		ready_owner[__builtin_ctz(bit)] = owner;
 	s->owner_ctx = ctx;
 }
 
@@ -286,14 +291,11 @@ void vsock_set_ready(struct vsock_sock *s)
 	notify();
 }
 
-void vsock_set_notify(void (*fn)(void))
+void vsock_set_hooks(const struct vsock_hooks *h)
 {
-	notify_fn = fn ? fn : nothing_to_notify;
-}
-
-void vsock_set_raise(void (*fn)(uint32_t tags))
-{
-	raise_fn = fn ? fn : nothing_to_raise;
+	raise_fn = h && h->raise ? h->raise : nothing_to_raise;
+	bit_fn = h ? h->bit : NULL;
+	pass_bit = h && h->bit && h->pass ? h->bit(h->pass) : 0;
 }
 
 void vsock_notify_every_event(bool on)
@@ -301,35 +303,51 @@ void vsock_notify_every_event(bool on)
 	notify_every = on;
 }
 
-/* The head comes off: once per served change. */
-struct vsock_sock *vsock_take_ready(uint32_t tag, void **owner)
+/*
+ * @owner's bit's index when its list is not empty, else -1. Usually one
+ * owner has ready sockets, so this is a bit or two tested, no call into
+ * the loop.
+ */
+static int ready_index(const struct poller *owner)
 {
+	for (uint32_t bits = ready_bits; bits; bits &= bits - 1) {
+		int t = __builtin_ctz(bits);
+
+		if (ready_owner[t] == owner)
+			return t;
+	}
+	return -1;
+}
+
+/* The head comes off: once per served change. */
+struct vsock_sock *vsock_take_ready(const struct poller *owner, void **ctx)
+{
+	int t = ready_index(owner);
 	struct sock_list *l;
 	struct vsock_sock *s;
 
-	if (!(ready_bits & tag))
+	if (t < 0)
 		return NULL;
-	l = &ready[__builtin_ctz(tag)];
+	l = &ready[t];
 	s = l->head;
-	if (!s || s->owner_tag != tag) /* @tag of more than one bit */
-		return NULL;
 	l->head = s->ready_next;
 	if (!l->head) {
 		l->tail = NULL;
-		ready_bits &= ~tag;
+		ready_bits &= ~(1u << t);
 	}
 	s->on_ready = false;
-	if (owner)
-		*owner = s->owner_ctx;
+	if (ctx)
+		*ctx = s->owner_ctx;
 	return s;
 }
 
-unsigned int vsock_ready_count(uint32_t tag)
+unsigned int vsock_ready_count(const struct poller *owner)
 {
-	const struct vsock_sock *s = ready[__builtin_ctz(tag | 1u << 31)].head;
+	int t = ready_index(owner);
+	const struct vsock_sock *s = t < 0 ? NULL : ready[t].head;
 	unsigned int n = 0;
 
-	for (; s && s->owner_tag == tag; s = s->ready_next)
+	for (; s; s = s->ready_next)
 		n++;
 	return n;
 }
@@ -448,7 +466,8 @@ static void drop_rx(struct vsock_sock *s)
 static void sock_free(struct vsock_sock *s)
 {
 	unlist(s);
-	s->owner_tag = 0;
+	s->owner = NULL;
+	s->owner_bit = 0;
 	if (s->state != VSOCK_LISTEN && s->state != VSOCK_FREE)
 		hash_del(s);
 	set_deadline(s, 0);
@@ -988,7 +1007,7 @@ static void handle_request(struct vsock_sock *l, const struct virtio_vsock_hdr *
 	l->n_pending++;
 	accept_queued++;
 	mark_ready(l);
-	notify(); /* owners that watch accept queues without tags */
+	notify(); /* owners that watch accept queues without owned sockets */
 	send_ctrl(c, VSOCK_OP_RESPONSE, 0);
 }
 
@@ -1234,7 +1253,8 @@ void vsock_close(struct vsock_sock *s)
 {
 	/* the owner gives it up: never handed out again */
 	unlist(s);
-	s->owner_tag = 0;
+	s->owner = NULL;
+	s->owner_bit = 0;
 	switch (s->state) {
 	case VSOCK_LISTEN:
 		while (s->accept_head) {
@@ -1413,7 +1433,7 @@ void vsock_get_info(const struct vsock_sock *s, struct vsock_info *in)
 	in->rx_bytes = s->rx_bytes;
 	in->tx_bytes = s->tx_bytes;
 	in->accept_queue = s->n_pending;
-	in->owner_tag = s->owner_tag;
+	in->owner = s->owner;
 	in->on_ready = s->on_ready;
 	in->on_tx_wait = s->on_tx_wait;
 }

@@ -17,6 +17,8 @@
 #include "kernel/config.h"
 #include "net/vsock/packet.h"
 
+struct poller; /* kernel/poll.h: the socket layer only keeps pointers to them */
+
 enum vsock_state {
 	VSOCK_FREE,
 	VSOCK_LISTEN,
@@ -104,7 +106,7 @@ struct vsock_pass {
 	 * back after a send found the transport full.
 	 */
 	bool changed;
-	uint32_t ready; /* the tags with ready sockets (vsock_take_ready) */
+	uint32_t ready; /* the bits of the owners with ready sockets (vsock_take_ready) */
 	unsigned int accept_queued; /* vsock_accept_queued() */
 	bool again; /* a timer or a wait for TX room: call again every pass */
 };
@@ -115,22 +117,33 @@ struct vsock_pass {
  * and nothing changed or is ready: the loop's usual pass.
  */
 bool vsock_poll_pass(struct vsock_pass *p);
+
 /*
- * @fn is called whenever vsock_poll_pass() may have something new to say
- * (a reset, the first timer, a send that found no TX room, a connection to
- * accept, an owner's vsock_set_ready, and every packet while
- * vsock_notify_every_event is on): the loop may skip the pass otherwise.
+ * How the socket layer gets the poll loop's attention, registered once
+ * (net/vsock/poller.c: kernel/poll.h's; unit tests: their own). Until
+ * then nothing is raised and the caller runs vsock_poll_pass() itself.
  */
-void vsock_set_notify(void (*fn)(void));
+struct vsock_hooks {
+	/* Run the pollers in @bits soon (poll_raise); called from the data path. */
+	void (*raise)(uint32_t bits);
+	/* @p's bit for @raise (poll_bit); asked on registration, not per packet. */
+	uint32_t (*bit)(const struct poller *p);
+	/*
+	 * The poller that runs vsock_poll_pass(): raised whenever the pass
+	 * may have something new to say (a reset, the first timer, a send
+	 * that found no TX room, a connection to accept, vsock_set_ready,
+	 * and every packet while vsock_notify_every_event is on), so the
+	 * loop may skip it otherwise.
+	 */
+	const struct poller *pass;
+};
+
+void vsock_set_hooks(const struct vsock_hooks *h);
 /*
- * @fn(tags) runs when a socket tagged with @tags becomes ready, so its
- * owner is raised at once (the poll loop's poll_raise).
- */
-void vsock_set_raise(void (*fn)(uint32_t tags));
-/*
- * On: the notify hook runs on every packet too (an owner watching every
- * change, vsock_poller_watch). Off: only on timers, TX room, accept
- * queues, resets and vsock_set_ready; tagged sockets raise their owner.
+ * On: the hooks' pass poller is raised on every packet too (an owner
+ * watching every change, vsock_poller_watch). Off: only on timers, TX
+ * room, accept queues, resets and vsock_set_ready; owned sockets raise
+ * their owner. A mode switched at run time, so not one of the hooks.
  */
 void vsock_notify_every_event(bool on);
 
@@ -202,24 +215,26 @@ const char *vsock_state_name(enum vsock_state st);
 
 /*
  * Readiness, so an application serves only the sockets that changed: it
- * tags its sockets with one bit of its own (its poller's bit, say) and a
- * pointer of its own (its connection). A tagged socket goes on its tag's
- * ready list, once until taken, when a packet arrives for it (data,
- * credit, a state change, EOF), a timer or reset closes it, TX room or
- * packet memory returns after a send found none, or, for a listener, a
- * connection waits to be accepted. Closing it takes it off for good.
+ * hands its sockets to its poller, @owner (registered in the loop, so
+ * the hooks' bit() knows it), with a pointer of its own (its connection).
+ * An owned socket goes on its owner's ready list, once until taken, and
+ * the owner is raised, when a packet arrives for it (data, credit, a
+ * state change, EOF), a timer or reset closes it, TX room or packet
+ * memory returns after a send found none, or, for a listener, a
+ * connection waits to be accepted. Closing it takes it off for good; a
+ * NULL @owner (or one without a bit) leaves it untracked.
  */
-void vsock_set_owner(struct vsock_sock *s, uint32_t tag, void *ctx);
+void vsock_set_owner(struct vsock_sock *s, const struct poller *owner, void *ctx);
 void *vsock_owner(const struct vsock_sock *s);
 /* Queue @s as if it changed (an owner that must come back to it). */
 void vsock_set_ready(struct vsock_sock *s);
 /*
- * The next ready socket of @tag, off the list (NULL: none); *@owner (if
+ * The next ready socket of @owner, off the list (NULL: none); *@ctx (if
  * not NULL) gets its vsock_owner(), so the owner needs no second call.
  */
-struct vsock_sock *vsock_take_ready(uint32_t tag, void **owner);
-/* How many of @tag's sockets are ready now. */
-unsigned int vsock_ready_count(uint32_t tag);
+struct vsock_sock *vsock_take_ready(const struct poller *owner, void **ctx);
+/* How many of @owner's sockets are ready now. */
+unsigned int vsock_ready_count(const struct poller *owner);
 
 /* Per-socket numbers for `vsock` and the services. */
 struct vsock_info {
@@ -231,7 +246,7 @@ struct vsock_info {
 	uint32_t peer_buf_alloc, peer_fwd_cnt, tx_cnt, peer_free;
 	uint64_t rx_bytes, tx_bytes;
 	uint32_t accept_queue;
-	uint32_t owner_tag; /* the poller bit it is handed to; 0: nobody's */
+	const struct poller *owner; /* the poller it is handed to; NULL: nobody's */
 	bool on_ready, on_tx_wait; /* queued for its owner, for TX room */
 };
 

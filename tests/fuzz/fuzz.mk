@@ -3,10 +3,10 @@ FUZZ_NAMES := fuzz_desc_chain fuzz_vsock_hdr fuzz_guest_vsock fuzz_ring fuzz_jso
 FUZZ_VRING := $(wildcard host/vring/*.c)
 fuzz_desc_chain_SRCS := $(FUZZ_VRING)
 fuzz_vsock_hdr_SRCS := $(FUZZ_VRING) host/vhost-vsock/vsock_hdr.c
-fuzz_guest_vsock_SRCS := net/vsock/socket.c net/vsock/packet.c kernel/config.c
+fuzz_guest_vsock_SRCS := tests/unit/fake_transport.c net/vsock/socket.c net/vsock/packet.c kernel/config.c
 fuzz_ring_SRCS := $(RING_SRCS)
 fuzz_json_SRCS := app/json.c kernel/json_writer.c
 fuzz_madt_SRCS := kernel/madt.c
-fuzz_iperf3_SRCS := tests/unit/host_peer.c app/json.c kernel/json_writer.c net/vsock/socket.c net/vsock/packet.c kernel/config.c
+fuzz_iperf3_SRCS := tests/unit/host_peer.c tests/unit/fake_transport.c app/json.c kernel/json_writer.c net/vsock/socket.c net/vsock/packet.c kernel/config.c
 # the back end's vhost-user protocol: everything but main.c, as the daemon runs it
 fuzz_vhost_user_SRCS := $(FUZZ_VRING) $(filter-out host/vhost-vsock/main.c,$(wildcard host/vhost-vsock/*.c))

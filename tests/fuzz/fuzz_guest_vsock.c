@@ -13,55 +13,22 @@
 #include <string.h>
 
 #include "kernel/config.h"
+#include "kernel/poll.h"
 #include "kernel/time.h"
 #include "net/vsock/vsock.h"
+#include "tests/unit/fake_transport.h"
 
-#define GUEST_CID 3
 #define MAX_APP 16
 
 static uint64_t fake_now;
-static struct vsock_pkt *sent[256];
-static unsigned int n_sent;
-static bool full;
 
 uint64_t now_ns(void)
 {
 	return fake_now;
 }
 
-static uint64_t cid(void)
-{
-	return GUEST_CID;
-}
-
-/*
- * The device side: TX packets complete at once, as a fast device would.
- * Never "sent directly": `full` changes at the input's whim, so the
- * socket layer must ask tx_full() every time.
- */
-static bool send_pkt(struct vsock_pkt *pkt)
-{
-	if (pkt->hdr.len > VSOCK_MAX_PKT_PAYLOAD || pkt->hdr.len > pkt->cap)
-		abort();
-	if (n_sent == 256) {
-		vsock_pkt_free(pkt);
-		return false;
-	}
-	sent[n_sent++] = pkt;
-	return false;
-}
-
-static bool tx_full(void)
-{
-	return full;
-}
-
-static const struct vsock_transport fuzz_transport = {
-	.name = "fuzz",
-	.local_cid = cid,
-	.send_pkt = send_pkt,
-	.tx_full = tx_full,
-};
+/* Four owners for the application's sockets (fake_hooks give each a bit). */
+static const struct poller owners[4];
 
 struct input {
 	const uint8_t *p;
@@ -77,13 +44,6 @@ static uint32_t take(struct input *in, unsigned int bytes)
 		in->left--;
 	}
 	return v;
-}
-
-static void flush_sent(void)
-{
-	for (unsigned int i = 0; i < n_sent; i++)
-		vsock_pkt_free(sent[i]);
-	n_sent = 0;
 }
 
 static void peer_packet(struct input *in)
@@ -119,7 +79,7 @@ static void take_ready(struct vsock_sock **app, uint32_t tag)
 	void *ctx;
 
 	vsock_poll_pass(&p);
-	while ((s = vsock_take_ready(1u << (tag & 3), &ctx))) {
+	while ((s = vsock_take_ready(&owners[tag & 3], &ctx))) {
 		struct vsock_sock **owner = vsock_owner(s);
 
 		if (ctx != owner || owner < app || owner >= app + MAX_APP || *owner != s)
@@ -137,7 +97,7 @@ static void app_action(struct input *in, struct vsock_sock **app, struct vsock_s
 	switch (take(in, 1) % 10) {
 	case 0:
 		if (!s && (app[slot] = vsock_accept(listeners[take(in, 1) & 1])))
-			vsock_set_owner(app[slot], 1u << (slot & 3), &app[slot]);
+			vsock_set_owner(app[slot], &owners[slot & 3], &app[slot]);
 		break;
 	case 1:
 		if (s && vsock_recv(s, buf, take(in, 3) % sizeof(buf), &eor) < 0)
@@ -166,13 +126,13 @@ static void app_action(struct input *in, struct vsock_sock **app, struct vsock_s
 		vsock_poll();
 		break;
 	case 7:
-		full = !full;
+		transport_full = !transport_full;
 		break;
 	case 8:
 		take_ready(app, take(in, 1));
 		break;
 	default:
-		flush_sent();
+		clear_sent();
 		break;
 	}
 }
@@ -187,9 +147,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct vsock_sock *s;
 
 	config_reset();
-	vsock_init(&fuzz_transport);
+	vsock_init(&fake);
+	vsock_set_hooks(&fake_hooks);
 	fake_now = 1;
-	full = false;
+	transport_full = false;
+	/* full changes at the input's whim: never "sent directly", tx_full() asked */
+	transport_direct = false;
 	listeners[0] = vsock_listen(1234, VSOCK_TYPE_STREAM, 4);
 	listeners[1] = vsock_listen(1234, VSOCK_TYPE_SEQPACKET, 4);
 	while (in.left) {
@@ -210,7 +173,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		/* only closed-and-orphaned sockets may remain; none should */
 		abort();
 	}
-	flush_sent();
+	clear_sent();
 	if (vsock_pkt_live())
 		abort();
 	return 0;

@@ -21,7 +21,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "drivers/virtio/virtqueue.h"
+/* the ring from inside: the chains it keeps for the buffers in flight */
+#include "drivers/virtio/virtqueue_priv.h"
 #include "kernel/dma.h"
 
 #define MAX_TOKENS 64

@@ -91,6 +91,7 @@ static void echo_seq_setup(const char *vsock_buf, int fail_allocs)
 {
 	config_reset();
 	vsock_init(&fake);
+	vsock_set_hooks(&fake_hooks);
 	set_key("vsock_buf", vsock_buf);
 	services_init();
 	fail_malloc = fail_allocs;
@@ -214,6 +215,7 @@ static void test_echo_starved_served_when_credit_returns(void **state)
 
 	config_reset();
 	vsock_init(&fake);
+	vsock_set_hooks(&fake_hooks);
 	services_init();
 	out = services[SVC_ECHO].bytes_out; /* the service counts across tests */
 	host_stream(VSOCK_OP_REQUEST, NULL, 0, 100, 0);
@@ -230,7 +232,7 @@ static void test_echo_starved_served_when_credit_returns(void **state)
 	clear_sent();
 	services_poll(POLL_BUDGET); /* nothing changed: nothing to serve */
 	assert_int_equal(n_sent, 0);
-	assert_null(vsock_take_ready(my_bit, NULL));
+	assert_null(vsock_take_ready(&services_poller, NULL));
 	host_stream(VSOCK_OP_CREDIT_UPDATE, NULL, 0, 100, 100);
 	services_poll(POLL_BUDGET);
 	assert_int_equal(rw_bytes_sent(), 50);

@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "kernel/config.h"
+#include "kernel/poll.h"
 #include "kernel/time.h"
 #include "net/vsock/vsock.h"
 #include "fake_transport.h"
@@ -76,6 +77,8 @@ static int setup(void **state)
 {
 	config_reset();
 	vsock_init(&fake);
+	vsock_set_hooks(&fake_hooks);
+	fake_raised = 0;
 	transport_full = false;
 	transport_direct = false;
 	fake_now = 1000;
@@ -948,7 +951,9 @@ static void test_rx_compact_small_payloads(void **state)
 
 /* ---- readiness (vsock_set_owner, vsock_take_ready) ---- */
 
-#define TAG 0x10u
+static const struct poller owner_a = { .name = "a" }, owner_b = { .name = "b" };
+#define OWNER (&owner_a)
+#define TAG fake_bit(OWNER)
 
 /*
  * A listener with a child is ready; a tagged connection is ready once per
@@ -961,36 +966,41 @@ static void test_ready_once_per_change(void **state)
 	void *ctx = NULL;
 	int owner;
 
-	vsock_set_owner(l, TAG, l);
-	assert_null(vsock_take_ready(TAG, NULL));
+	vsock_poll_pass(&p); /* the pass ran: the next news raises it again */
+	fake_raised = 0;
+	vsock_set_owner(l, OWNER, l);
+	assert_null(vsock_take_ready(OWNER, NULL));
 	peer(5000, 1234, VSOCK_OP_REQUEST, 0);
+	assert_int_equal(fake_raised, TAG | fake_bit(fake_hooks.pass)); /* both at once */
 	assert_true(vsock_poll_pass(&p));
 	assert_int_equal(p.ready, TAG);
 	assert_int_equal(p.accept_queued, 1);
-	assert_int_equal(vsock_ready_count(TAG), 1);
-	assert_ptr_equal(vsock_take_ready(TAG, NULL), l);
-	assert_null(vsock_take_ready(TAG, NULL));
+	assert_int_equal(vsock_ready_count(OWNER), 1);
+	assert_ptr_equal(vsock_take_ready(OWNER, NULL), l);
+	assert_null(vsock_take_ready(OWNER, NULL));
 	c = vsock_accept(l);
-	vsock_set_owner(c, TAG, &owner);
-	assert_int_equal(vsock_ready_count(TAG), 0);
+	vsock_set_owner(c, OWNER, &owner);
+	assert_int_equal(vsock_ready_count(OWNER), 0);
 
+	fake_raised = 0;
 	peer_pkt(5000, 1234, S, VSOCK_OP_RW, 0, "ab", 2, PEER_BUF, 0);
+	assert_int_equal(fake_raised, TAG); /* the owner alone: the pass has nothing new */
 	peer_pkt(5000, 1234, S, VSOCK_OP_RW, 0, "cd", 2, PEER_BUF, 0);
-	assert_int_equal(vsock_ready_count(TAG), 1);
-	assert_null(vsock_take_ready(TAG << 1, NULL)); /* another owner has nothing */
-	assert_ptr_equal(vsock_take_ready(TAG, &ctx), c);
+	assert_int_equal(vsock_ready_count(OWNER), 1);
+	assert_null(vsock_take_ready(&owner_b, NULL)); /* another owner has nothing */
+	assert_ptr_equal(vsock_take_ready(OWNER, &ctx), c);
 	assert_ptr_equal(ctx, &owner); /* its owner pointer comes with it */
 	assert_ptr_equal(vsock_owner(c), &owner);
-	assert_null(vsock_take_ready(TAG, NULL));
+	assert_null(vsock_take_ready(OWNER, NULL));
 	assert_false(vsock_poll_pass(&p) && p.ready);
 	assert_int_equal(vsock_rx_queued(c), 4);
 
 	/* EOF readies it too, and an owner may queue it again itself */
 	peer(5000, 1234, VSOCK_OP_SHUTDOWN, VSOCK_SHUTDOWN_SEND);
-	assert_ptr_equal(vsock_take_ready(TAG, NULL), c);
+	assert_ptr_equal(vsock_take_ready(OWNER, NULL), c);
 	vsock_set_ready(c);
 	vsock_set_ready(c);
-	assert_int_equal(vsock_ready_count(TAG), 1);
+	assert_int_equal(vsock_ready_count(OWNER), 1);
 }
 
 /* A sender short of credit or TX room is ready when either returns. */
@@ -1002,12 +1012,12 @@ static void test_ready_starved_sender(void **state)
 
 	peer_pkt(7000, 1234, S, VSOCK_OP_REQUEST, 0, NULL, 0, 100, 0);
 	c = vsock_accept(l);
-	vsock_set_owner(c, TAG, c);
+	vsock_set_owner(c, OWNER, c);
 	assert_int_equal(vsock_send(c, data, sizeof(data), false), 100);
 	assert_int_equal(vsock_send(c, data, 1, false), -EAGAIN);
-	assert_null(vsock_take_ready(TAG, NULL));
+	assert_null(vsock_take_ready(OWNER, NULL));
 	peer_pkt(7000, 1234, S, VSOCK_OP_CREDIT_UPDATE, 0, NULL, 0, 100, 100);
-	assert_ptr_equal(vsock_take_ready(TAG, NULL), c);
+	assert_ptr_equal(vsock_take_ready(OWNER, NULL), c);
 
 	transport_full = true;
 	assert_int_equal(vsock_send(c, data, 1, false), -EAGAIN);
@@ -1016,8 +1026,8 @@ static void test_ready_starved_sender(void **state)
 	transport_full = false;
 	assert_true(vsock_poll_pass(&p));
 	assert_int_equal(p.ready, TAG);
-	assert_ptr_equal(vsock_take_ready(TAG, NULL), c);
-	assert_null(vsock_take_ready(TAG, NULL));
+	assert_ptr_equal(vsock_take_ready(OWNER, NULL), c);
+	assert_null(vsock_take_ready(OWNER, NULL));
 	assert_int_equal(vsock_send(c, data, 1, false), 1);
 }
 
@@ -1032,18 +1042,18 @@ static void test_ready_close_while_listed(void **state)
 
 	for (int i = 0; i < 3; i++) {
 		c[i] = accept_one(l, 1234, 6000 + i);
-		vsock_set_owner(c[i], TAG, c[i]);
+		vsock_set_owner(c[i], OWNER, c[i]);
 		peer_pkt(6000 + i, 1234, S, VSOCK_OP_RW, 0, "x", 1, PEER_BUF, 0);
 	}
-	assert_int_equal(vsock_ready_count(TAG), 3);
+	assert_int_equal(vsock_ready_count(OWNER), 3);
 	vsock_close(c[1]);
-	assert_int_equal(vsock_ready_count(TAG), 2);
+	assert_int_equal(vsock_ready_count(OWNER), 2);
 	/* closing: the peer's packets no longer ready it */
 	peer(6001, 1234, VSOCK_OP_SHUTDOWN, 3);
-	assert_int_equal(vsock_ready_count(TAG), 2);
-	vsock_set_owner(c[0], TAG << 1, c[0]); /* a new owner: off the old list */
-	assert_ptr_equal(vsock_take_ready(TAG, NULL), c[2]);
-	assert_null(vsock_take_ready(TAG, NULL));
+	assert_int_equal(vsock_ready_count(OWNER), 2);
+	vsock_set_owner(c[0], &owner_b, c[0]); /* a new owner: off the old list */
+	assert_ptr_equal(vsock_take_ready(OWNER, NULL), c[2]);
+	assert_null(vsock_take_ready(OWNER, NULL));
 	vsock_close(c[2]);
 	peer(6002, 1234, VSOCK_OP_RST, 0); /* frees it */
 	assert_false(vsock_poll_pass(&p) && p.ready);

@@ -668,6 +668,7 @@ static unsigned int attack_poll(unsigned int budget)
 			/* full, and the device takes nothing: settle says silent */
 			run.settling = true;
 			run.settle_start_ns = now;
+			run.settle_completed = run.completed;
 			return 1;
 		}
 	} else {

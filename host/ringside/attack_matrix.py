@@ -250,6 +250,7 @@ def run_mode(sess, mode, by):
         return res, None
     if not m:
         console.command('attack stop', 60)
+        console.command('virtio', 60)   # both sides' ring indices, into the serial log
         res.outcome = 'stalls'
         return res, None
     if 'not for this ring' in res.guest_line:

@@ -550,8 +550,8 @@ static unsigned int recover_broken_poll(unsigned int budget)
 		if (!v->driver || !v->common || !device_broken(v))
 			continue;
 		v->recoveries++;
-		pr_err("virtio %02x:%02x.%x (%s): queue broken by the device (garbled "
-		       "completion, cannot resync): reset and re-probe #%llu\n",
+		pr_err("virtio %02x:%02x.%x (%s): queue broken by the device (a garbled "
+		       "completion, lost buffers or silence): reset and re-probe #%llu\n",
 		       v->pci->bus, v->pci->dev, v->pci->fn, v->driver->name,
 		       (unsigned long long)v->recoveries);
 		device_stop(v);

@@ -17,6 +17,9 @@
  * mode's type on attack_port (the sink's port by default; any connected
  * SEQPACKET socket for the seqpacket modes), else ports nobody uses.
  *
+ * The virtio-net modes (net_attack.c) run the same way on the virtio-net
+ * TX queue: the same command, boot keys, tally and silence watch.
+ *
  * Off by default, and nothing here runs on the data path: the poller
  * joins the loop with the first attack (the command or the boot key).
  */
@@ -25,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "drivers/virtio/net_attack.h"
 #include "drivers/virtio/vsock_attack.h"
 #include "kernel/config.h"
 #include "kernel/dma.h"
@@ -55,11 +59,12 @@ struct attack_mode {
 	enum vsock_type type; /* of the victim, and of the packets */
 	int (*send)(const struct attack_mode *m, const struct attack_target *t, uint32_t nth);
 	int arg;
-	int ring; /* forged ring entries for one layout only: ONLY_SPLIT, ONLY_PACKED */
+	int ring; /* one layout only: ONLY_SPLIT, ONLY_PACKED; or ON_NET */
 };
 
 #define ONLY_SPLIT 1
 #define ONLY_PACKED 2
+#define ON_NET 3 /* a virtio-net mode: the virtio-net TX queue */
 
 struct attack_tally {
 	uint64_t runs, sent, refused, answered, silent;
@@ -72,6 +77,7 @@ static int send_avail_jump(const struct attack_mode *m, const struct attack_targ
 static int send_notify_flood(const struct attack_mode *m, const struct attack_target *t,
 			     uint32_t nth);
 static int send_wrong_way(const struct attack_mode *m, const struct attack_target *t, uint32_t nth);
+static int send_net(const struct attack_mode *m, const struct attack_target *t, uint32_t nth);
 
 /* Header modes: what each changes in an otherwise honest header. */
 enum hdr_lie {
@@ -161,15 +167,20 @@ enum ring_lie {
 	X("notify-flood", "kicks with no new buffer, 2000 a burst", S, send_notify_flood, 0, 0)
 
 #define MODE_ENTRY(name, help, type, fn, arg, ring) { name, help, type, fn, arg, ring },
-static const struct attack_mode modes[] = { ATTACK_MODES(MODE_ENTRY) };
+#define NET_ENTRY(name, help, lie) { name, help, S, send_net, lie, ON_NET },
+static const struct attack_mode modes[] = { ATTACK_MODES(MODE_ENTRY) NET_ATTACK_MODES(NET_ENTRY) };
 #undef MODE_ENTRY
+#undef NET_ENTRY
 #define N_MODES (sizeof(modes) / sizeof(modes[0]))
 
 /* "off", then every mode's name: the boot key's choices, there before
  * the command line is parsed. */
 #define MODE_NAME(name, help, type, fn, arg, ring) name,
-static const char *const mode_names[] = { "off", ATTACK_MODES(MODE_NAME) NULL };
+#define NET_NAME(name, help, lie) name,
+static const char *const mode_names[] = { "off",
+					  ATTACK_MODES(MODE_NAME) NET_ATTACK_MODES(NET_NAME) NULL };
 #undef MODE_NAME
+#undef NET_NAME
 #undef S
 #undef Q
 
@@ -223,6 +234,12 @@ static struct attack_tally tally[N_MODES];
 static const struct poller attack_poller;
 
 /* ---- what goes into the queue ---- */
+
+/* The queue a mode writes into, NULL without its device. */
+static struct virtq *mode_txq(const struct attack_mode *m)
+{
+	return m->ring == ON_NET ? virtio_net_txq() : virtio_vsock_txq();
+}
 
 static void find_target(const struct attack_mode *m, struct attack_target *t)
 {
@@ -507,6 +524,12 @@ static int send_avail_jump(const struct attack_mode *m, const struct attack_targ
 	return virtq_forge_avail_idx(vq, virtq_size(vq) + 1) ? 0 : -EOPNOTSUPP;
 }
 
+static int send_net(const struct attack_mode *m, const struct attack_target *t, uint32_t nth)
+{
+	(void)t;
+	return net_attack_send((enum net_lie)m->arg, nth);
+}
+
 static int send_notify_flood(const struct attack_mode *m, const struct attack_target *t,
 			     uint32_t nth)
 {
@@ -524,7 +547,7 @@ static int send_notify_flood(const struct attack_mode *m, const struct attack_ta
 
 static uint64_t tx_completed(struct virtq_stats *st)
 {
-	struct virtq *vq = virtio_vsock_txq();
+	struct virtq *vq = mode_txq(run.mode);
 
 	memset(st, 0, sizeof(*st));
 	if (vq)
@@ -549,15 +572,18 @@ static void attack_stop(const char *how)
 {
 	uint64_t resets = vsock_counters()->transport_resets - run.resets0;
 
-	pr_warn("attack %s: %s: sent %u of %u, transport resets %llu\n", run.mode->name, how,
-		run.sent, run.count, (unsigned long long)resets);
+	if (run.mode->ring == ON_NET)
+		pr_warn("attack %s: %s: sent %u of %u\n", run.mode->name, how, run.sent, run.count);
+	else
+		pr_warn("attack %s: %s: sent %u of %u, transport resets %llu\n", run.mode->name,
+			how, run.sent, run.count, (unsigned long long)resets);
 	run.active = false;
 	poll_keep(poll_bit(&attack_poller), false);
 }
 
 /*
- * After the last packet: a harmless probe (RST between ports nobody
- * uses), then wait until TX is drained. A device that completes nothing
+ * After the last packet: a harmless probe (vsock: an RST between ports
+ * nobody uses; virtio-net has normal traffic), then wait until TX is drained. A device that completes nothing
  * for SILENCE_NS while buffers are out did not survive it on its own: the
  * queue is marked broken, and the transport resets the device.
  */
@@ -568,7 +594,7 @@ static void settle_start(uint64_t now)
 	struct virtq_stats st;
 
 	honest_hdr(&modes[0], &none, &h, VSOCK_OP_RST);
-	if (!queue_pkt(&h, 0, VSOCK_HDR_LEN))
+	if (run.mode->ring != ON_NET && !queue_pkt(&h, 0, VSOCK_HDR_LEN))
 		virtq_kick(virtio_vsock_txq());
 	run.settling = true;
 	run.settle_start_ns = run.progress_ns = now;
@@ -578,7 +604,7 @@ static void settle_start(uint64_t now)
 static void settle(uint64_t now)
 {
 	struct attack_tally *t = &tally[run.mode - modes];
-	struct virtq *vq = virtio_vsock_txq();
+	struct virtq *vq = mode_txq(run.mode);
 	struct virtq_stats st;
 	bool silent = tx_silent(now);
 
@@ -615,7 +641,7 @@ static unsigned int attack_poll(unsigned int budget)
 		settle(now);
 		return 0;
 	}
-	vq = virtio_vsock_txq();
+	vq = mode_txq(run.mode);
 	if (!vq || now < run.next_ns)
 		return 0; /* the boot key waits for the device */
 	t = &tally[run.mode - modes];
@@ -698,6 +724,7 @@ static void list_modes(void)
 		       modes[i].name, modes[i].help,
 		       modes[i].ring == ONLY_SPLIT  ? " (split ring)" :
 		       modes[i].ring == ONLY_PACKED ? " (packed ring)" :
+		       modes[i].ring == ON_NET	    ? " (virtio-net)" :
 						      "",
 		       (unsigned long long)t->runs, (unsigned long long)t->sent,
 		       (unsigned long long)t->refused, (unsigned long long)t->answered,
@@ -766,7 +793,7 @@ static int cmd_attack(int argc, char **argv)
 static const struct shell_cmd attack_cmd = {
 	.name = "attack",
 	.usage = "list | stop | MODE [every=MS] [count=N]",
-	.help = "hostile driver: write malformed packets or ring entries into vsock TX",
+	.help = "hostile driver: malformed packets or ring entries into vsock or virtio-net TX",
 	.run = cmd_attack,
 };
 

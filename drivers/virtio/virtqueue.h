@@ -155,6 +155,8 @@ void virtq_set_indirect_min(struct virtq *vq, unsigned int min_descs);
 #define VIRTQ_FORGE_WRAP_LIE 0xfffe
 int virtq_add_forged(struct virtq *vq, const struct virtq_desc *tmpl, unsigned int n, void *token);
 bool virtq_forge_avail_idx(struct virtq *vq, uint16_t ahead);
+/* The slot the next buffer starts in (packed: next_avail; split: the avail ring entry). */
+uint16_t virtq_forge_next_slot(const struct virtq *vq);
 
 /* Guest-physical addresses of the three areas (4.1.4.3 queue_desc etc.). */
 uint64_t virtq_desc_addr(const struct virtq *vq);

@@ -114,6 +114,8 @@ enum ring_lie {
 	RING_INDIRECT_EMPTY,
 	PACKED_NEXT_LAST,
 	PACKED_WRAP_LIE,
+	PACKED_WRAP_CHAIN,
+	PACKED_WRAP_STALE,
 };
 
 /* name, help, type of the victim and packets, sender, its argument, ring mode */
@@ -164,6 +166,10 @@ enum ring_lie {
 	  PACKED_NEXT_LAST, ONLY_PACKED)                                                           \
 	X("packed-wrap-lie", "one slot whose avail/used bits lie about the wrap counter", S,       \
 	  send_ring, PACKED_WRAP_LIE, ONLY_PACKED)                                                 \
+	X("packed-wrap-chain", "legal: a chain from the ring's last slot on into slot 0", S,       \
+	  send_ring, PACKED_WRAP_CHAIN, ONLY_PACKED)                                               \
+	X("packed-wrap-stale", "a chain from the last slot into slot 0 with the old wrap bits", S, \
+	  send_ring, PACKED_WRAP_STALE, ONLY_PACKED)                                               \
 	X("notify-flood", "kicks with no new buffer, 2000 a burst", S, send_notify_flood, 0, 0)
 
 #define MODE_ENTRY(name, help, type, fn, arg, ring) { name, help, type, fn, arg, ring },
@@ -387,13 +393,29 @@ static int send_hdr(const struct attack_mode *m, const struct attack_target *t, 
 }
 
 /*
+ * Honest CREDIT_UPDATEs on the victim until the next buffer starts in the
+ * ring's last slot (true), or the ring is full (false: again next time).
+ */
+static bool reach_last_slot(const struct attack_mode *m, const struct attack_target *t)
+{
+	struct virtq *vq = virtio_vsock_txq();
+	struct virtio_vsock_hdr h;
+
+	honest_hdr(m, t, &h, VSOCK_OP_CREDIT_UPDATE);
+	while (virtq_forge_next_slot(vq) != virtq_size(vq) - 1)
+		if (virtq_free_slots(vq) < 3 || queue_pkt(&h, 0, VSOCK_HDR_LEN))
+			return false;
+	return virtq_free_slots(vq) >= 2;
+}
+
+/*
  * Ring modes: a valid header in a buffer of our own (freed when the chain
  * completes), then descriptors around it that break one rule each.
  */
 static int send_ring(const struct attack_mode *m, const struct attack_target *t, uint32_t nth)
 {
 	struct virtq *vq = virtio_vsock_txq();
-	struct virtq_desc one[1], *d = one;
+	struct virtq_desc one[1], two[2], *d = one;
 	struct vsock_pkt *pkt;
 	uint64_t hdr_pa;
 	unsigned int n = 1, k;
@@ -440,6 +462,24 @@ static int send_ring(const struct attack_mode *m, const struct attack_target *t,
 		/* 2.8.1: available only to a device whose wrap counter differs */
 		one[0].next = VIRTQ_FORGE_WRAP_LIE;
 		break;
+	case PACKED_WRAP_CHAIN:
+	case PACKED_WRAP_STALE:
+		/*
+		 * 2.8.1, 2.8.6: the header split over the last slot and slot 0;
+		 * slot 0 is written on the next lap, with the flipped counter,
+		 * or (stale) with the counter of the lap before.
+		 */
+		if (!reach_last_slot(m, t)) {
+			vsock_pkt_free(pkt);
+			return -ENOSPC;
+		}
+		n = 2;
+		d = two;
+		two[0] = (struct virtq_desc){ hdr_pa, 20, VIRTQ_DESC_F_NEXT, 1 };
+		two[1] = (struct virtq_desc){ hdr_pa + 20, VSOCK_HDR_LEN - 20, 0,
+					      m->arg == PACKED_WRAP_STALE ? VIRTQ_FORGE_WRAP_LIE :
+									    0 };
+		break;
 	case RING_ADDR_OUT:
 		one[0].addr = 1ULL << 46; /* far past any memory QEMU gives a guest */
 		break;
@@ -476,7 +516,7 @@ static int send_ring(const struct attack_mode *m, const struct attack_target *t,
 	}
 	}
 	ret = virtq_add_forged(vq, d, n, pkt);
-	if (d != one)
+	if (d != one && d != two)
 		free(d);
 	if (ret)
 		vsock_pkt_free(pkt);

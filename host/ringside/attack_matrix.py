@@ -25,6 +25,12 @@ bystander's bytes, a new connection after the attack:
 
 A cell "-" was not run: the mode needs a split ring (ring modes on a
 packed ring print "not for this ring").
+
+--backend picks the columns: ours (the vsock modes against
+build/host/ringside-vhost-vsock, above), net-qemu and net-testpmd (the
+virtio-net modes against QEMU's own virtio-net and dpdk-testpmd,
+attack_net.py). Each back end is one entry of BACKENDS: a session class
+that boots a guest behind it, and the kind of modes it takes.
 """
 
 import os
@@ -39,6 +45,7 @@ import time
 import ringside as rr
 
 from .benchlib import hybrid_connect
+from . import attack_net
 from .cli import Parser, positive_int
 from .fault_matrix import echo_exchange, pattern
 from .images import DEFAULT_VSOCK_BACKEND, REPO
@@ -59,14 +66,17 @@ VIOLATIONS = ('ring_errors', 'rings_broken', 'bad_hdrs', 'credit_violations', 'r
 DONE = r'attack %s: (done, [^\r\n]*|not for this ring[^\r\n]*|stopped[^\r\n]*)\r?\n'
 
 
-def attack_modes(guest):
-    """The guest's modes, from `attack list`."""
+def attack_modes(guest, kind='vsock'):
+    """The guest's modes of `kind` (vsock, net), from `attack list`."""
     out = guest.command('attack list', 60)
-    return re.findall(r'^\s+([a-z0-9-]+)\s', out, re.M)
+    return [m for m, line in re.findall(r'^\s+([a-z0-9-]+)\s(.*)$', out, re.M)
+            if ('(virtio-net)' in line) == (kind == 'net')]
 
 
 class Session(LoggedLaunch):
     """One guest on one ring behind our back end, for a series of modes."""
+
+    kind = 'vsock'
 
     def __init__(self, ring, log_dir, accel='tcg', name=None, every=20, count=20):
         self.ring = ring
@@ -134,12 +144,15 @@ class Result:
         self.after = ''           # what went wrong for a new connection
         self.delta = {}           # back end counters that moved
         self.violation = ''       # the back end's first violation line
+        self.backend = 'ours'
 
     def evidence(self):
         parts = [self.guest_line or 'no done line']
         moved = ' '.join('%s+%d' % kv for kv in sorted(self.delta.items()) if kv[0] in VIOLATIONS)
         if moved:
             parts.append('back end ' + moved)
+        if 'delivered' in self.delta:
+            parts.append('peer received %(delivered)d of %(sent)d' % self.delta)
         if self.violation:
             parts.append(self.violation)
         if self.bystander:
@@ -150,7 +163,8 @@ class Result:
         return '; '.join(parts)
 
     def summary(self):
-        return '%s %s: %s (%s)' % (self.ring, self.mode, self.outcome, self.evidence())
+        return '%s %s %s: %s (%s)' % (self.backend, self.ring, self.mode, self.outcome,
+                                      self.evidence())
 
 
 def _victim(sess, mode):
@@ -259,23 +273,44 @@ def run_mode(sess, mode, by):
     return res, by
 
 
+# back end name: (session class, its modes' kind, what the table calls it)
+BACKENDS = {
+    'ours': (Session, 'vsock', 'ringside-vhost-vsock'),
+    'net-qemu': (attack_net.NetQemu, 'net', "QEMU's virtio-net (-netdev dgram)"),
+    'net-testpmd': (attack_net.NetTestpmd, 'net', 'dpdk-testpmd (vhost-user-net)'),
+}
+
+
 def run_session(ring, modes=None, log_dir=None, accel='tcg', every=20, count=20, name=None,
-                verbose=False):
-    """Boot once, run `modes` (default: every mode the guest lists) in
-    turn; {mode: Result}. Stops at a crash: the rest get no result."""
+                verbose=False, backend='ours'):
+    """Boot behind `backend`, run `modes` (default: every mode of its
+    kind the guest lists) in turn; {mode: Result}. After a crash a new
+    guest and back end boot (logs NAME-2, NAME-3, ...) for the modes left."""
     log_dir = log_dir or os.path.join(REPO, 'build', 'attack-matrix')
-    sess = Session(ring, log_dir, accel, name, every, count)
+    cls, kind, _ = BACKENDS[backend]
+    boots = 1
+    sess = cls(ring, log_dir, accel, name, every, count)
+    base = sess.name
     results = {}
     by = None
     try:
         sess.start()
-        for mode in modes or attack_modes(sess.launch.console):
-            res, by = run_mode(sess, mode, by)
+        todo = list(modes or attack_modes(sess.launch.console, kind))
+        for i, mode in enumerate(todo):
+            if kind == 'net':
+                res = attack_net.run_mode(sess, mode, DONE, Result)
+            else:
+                res, by = run_mode(sess, mode, by)
+            res.backend = backend
             results[mode] = res
             if verbose:
                 print(res.summary(), flush=True)
-            if res.outcome == 'crashes':
-                break
+            if res.outcome == 'crashes' and i + 1 < len(todo):
+                sess.stop()
+                boots += 1
+                sess = cls(ring, log_dir, accel, '%s-%d' % (base, boots), every, count)
+                sess.start()
+                by = None
         if by is not None:
             by.close()
         results['_status'] = sess.launch.poweroff(120) if sess.alive() else None
@@ -299,6 +334,8 @@ def print_table(results, rings, modes):
 
 def main(argv):
     p = Parser(prog='attack-matrix', description=__doc__.split('\n')[0])
+    p.add_argument('--backend', default='ours',
+                   help='comma-separated: %s (ours)' % ','.join(BACKENDS))
     p.add_argument('--rings', default=','.join(RINGS), help='split,packed (both)')
     p.add_argument('--modes', help='comma-separated (default: every mode of `attack list`)')
     p.add_argument('--every', type=positive_int, default=20,
@@ -308,26 +345,33 @@ def main(argv):
     add_options(p)
     p.add_argument('-v', '--verbose', action='store_true', help='a line per mode as it ends')
     opts = p.parse_args(argv)
-    if not os.path.exists(DEFAULT_VSOCK_BACKEND):
+    backends = [b for b in opts.backend.split(',') if b]
+    if not backends or any(b not in BACKENDS for b in backends):
+        p.error('--backend takes %s' % ','.join(BACKENDS))
+    if 'ours' in backends and not os.path.exists(DEFAULT_VSOCK_BACKEND):
         p.error('%s missing: run make' % os.path.relpath(DEFAULT_VSOCK_BACKEND, REPO))
+    if 'net-testpmd' in backends and not shutil.which('dpdk-testpmd'):
+        p.error('dpdk-testpmd not installed (make deps)')
     rings = [r for r in opts.rings.split(',') if r]
     if not rings or any(r not in RINGS for r in rings):
         p.error('--rings takes split,packed')
     modes = [m for m in opts.modes.split(',') if m] if opts.modes else None
-    results = {}
-    for r in rings:
-        try:
-            results[r] = run_session(r, modes, every=opts.every, count=opts.count,
-                                     verbose=opts.verbose)
-        except (RuntimeError, OSError, rr.LaunchError) as e:
-            sys.stderr.write('attack-matrix: %s: %s\n' % (r, e))
-    all_modes = modes or [m for r in rings for m in results.get(r, {}) if m != '_status']
-    all_modes = list(dict.fromkeys(all_modes))
-    print('attack modes x ringside-vhost-vsock, every=%d count=%d (TCG)'
-          % (opts.every, opts.count))
-    print_table(results, rings, all_modes)
-    publish('attack-matrix', opts, {'cells': [
-        {'ring': r, 'mode': m, 'outcome': v.outcome, 'evidence': v.evidence(),
-         'delta': v.delta} for r in results for m, v in results[r].items() if m != '_status']},
-            accel='tcg')
+    cells = []
+    for b in backends:
+        results = {}
+        for r in rings:
+            try:
+                results[r] = run_session(r, modes, every=opts.every, count=opts.count,
+                                         verbose=opts.verbose, backend=b)
+            except (RuntimeError, OSError, rr.LaunchError) as e:
+                sys.stderr.write('attack-matrix: %s %s: %s\n' % (b, r, e))
+        all_modes = modes or [m for r in rings for m in results.get(r, {}) if m != '_status']
+        all_modes = list(dict.fromkeys(all_modes))
+        print('attack modes x %s, every=%d count=%d (TCG)'
+              % (BACKENDS[b][2], opts.every, opts.count))
+        print_table(results, rings, all_modes)
+        cells += [{'backend': b, 'ring': r, 'mode': m, 'outcome': v.outcome,
+                   'evidence': v.evidence(), 'delta': v.delta}
+                  for r in results for m, v in results[r].items() if m != '_status']
+    publish('attack-matrix', opts, {'cells': cells}, accel='tcg')
     return 0

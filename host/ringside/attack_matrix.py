@@ -28,7 +28,8 @@ packed ring print "not for this ring").
 
 --backend picks the columns: ours (the vsock modes against
 build/host/ringside-vhost-vsock, above), net-qemu and net-testpmd (the
-virtio-net modes against QEMU's own virtio-net and dpdk-testpmd,
+virtio-net modes against QEMU's own virtio-net, on -netdev dgram or a tap,
+and dpdk-testpmd,
 attack_net.py). Each back end is one entry of BACKENDS: a session class
 that boots a guest behind it, and the kind of modes it takes.
 """
@@ -277,6 +278,7 @@ def run_mode(sess, mode, by):
 BACKENDS = {
     'ours': (Session, 'vsock', 'ringside-vhost-vsock'),
     'net-qemu': (attack_net.NetQemu, 'net', "QEMU's virtio-net (-netdev dgram)"),
+    'net-tap': (attack_net.NetTap, 'net', "QEMU's virtio-net (tap, vnet_hdr=on, vhost=off)"),
     'net-testpmd': (attack_net.NetTestpmd, 'net', 'dpdk-testpmd (vhost-user-net)'),
 }
 
@@ -350,6 +352,8 @@ def main(argv):
         p.error('--backend takes %s' % ','.join(BACKENDS))
     if 'ours' in backends and not os.path.exists(DEFAULT_VSOCK_BACKEND):
         p.error('%s missing: run make' % os.path.relpath(DEFAULT_VSOCK_BACKEND, REPO))
+    if 'net-tap' in backends and not attack_net.netns.usable():
+        p.error('net-tap needs root, /dev/net/tun and ip netns')
     if 'net-testpmd' in backends and not shutil.which('dpdk-testpmd'):
         p.error('dpdk-testpmd not installed (make deps)')
     rings = [r for r in opts.rings.split(',') if r]

@@ -7,6 +7,11 @@
                the machine. The peer counts the hostile frames that came
                through; the bystander is a UDP echo through the guest's
                echo service, every byte compared, during and after.
+  net-tap      QEMU's virtio-net (user space, vhost=off) on a tap with a
+               vnet header in a private network namespace: the header goes
+               on to the host kernel's tun driver with the frame. The tap's
+               counters say what the kernel took; the bystander is pktgen
+               after the attack, every frame counted by the tap.
   net-testpmd  virtio-net-pci on vhost-user to dpdk-testpmd (rxonly, as
                host/bench-net runs it). testpmd counts what it received;
                the bystander is pktgen after the attack, every frame of it
@@ -32,8 +37,12 @@ import shutil
 import tempfile
 import time
 
+import json
+import subprocess
+
 import ringside as rr
 
+from . import netns
 from .bench_net import GUEST_IP, GUEST_MAC, PEER_IP, PEER_MAC, guest_args, parse_pktgen
 from .ether_peer import EtherPeer, eth, ip_bytes, ipv4, mac_bytes, udp, ETH_P_IP
 from .machine import LoggedLaunch
@@ -55,9 +64,11 @@ class NetSession(LoggedLaunch):
     peer_name = ''
     live_bystander = False
 
-    def __init__(self, ring, log_dir, accel, name, every, count, qemu_net, cmdline):
+    def __init__(self, ring, log_dir, accel, name, every, count, qemu_net, cmdline,
+                 launcher=()):
         self.ring, self.every, self.count = ring, every, count
-        args = ['--accel', accel, '--boot', 'elf', '--cmdline', cmdline, '--', *qemu_net]
+        args = ['--accel', accel, '--boot', 'elf', '--cmdline', cmdline, *launcher, '--',
+                *qemu_net]
         super().__init__(rr.parse_args(args), accel, log_dir, name)
 
     def start(self):
@@ -204,6 +215,79 @@ class NetTestpmd(NetSession):
         return ''
 
 
+class PktgenBystander:
+    """After the attack: pktgen frames to the peer, every one counted by it
+    (rx_count(), the peer's received frames so far)."""
+
+    def after(self):
+        before = self.rx_count()
+        out = self.launch.console.command(
+            'pktgen count=%d size=64 burst=32 dst=%s,%s port=9'
+            % (PKTGEN_FRAMES, PEER_IP, PEER_MAC), 300)
+        try:
+            sent = parse_pktgen(out)['packets']
+        except TestPmdError:
+            return 'pktgen: %s' % out.strip()[-200:]
+        deadline = time.monotonic() + 60
+        got = self.rx_count() - before
+        while got < sent and time.monotonic() < deadline:
+            time.sleep(0.2)  # the peer's counter has no event to wait on
+            got = self.rx_count() - before
+        if sent != PKTGEN_FRAMES or got != sent:
+            return 'pktgen sent %d of %d, %s received %d' % (sent, PKTGEN_FRAMES,
+                                                             self.peer_name, got)
+        return ''
+
+
+class NetTap(PktgenBystander, NetSession):
+    """QEMU's virtio-net on a tap with a vnet header, in a private netns."""
+
+    peer_name = 'the tap'
+
+    def __init__(self, ring, log_dir, accel='tcg', name=None, every=20, count=20):
+        self.ns = netns.NetNs()
+        net = ['-netdev', 'tap,id=n0,ifname=%s,script=no,downscript=no,vhost=off,vnet_hdr=on'
+               % netns.TAP, '-device', 'virtio-net-pci,netdev=n0,packed=%s,mac=%s'
+               % ('on' if ring == 'packed' else 'off', GUEST_MAC)]
+        try:
+            super().__init__(ring, log_dir, accel, name or 'attack-net-tap-%s' % ring, every,
+                             count, net, 'ip=%s prefix=24 gw=%s' % (GUEST_IP, PEER_IP),
+                             ('--qemu', self.ns.qemu))
+        except BaseException:
+            self.ns.close()
+            raise
+
+    def stop(self):
+        super().stop()
+        if self.ns:
+            self.ns.close()
+            self.ns = None
+
+    def tap_stats(self):
+        out = subprocess.run(['ip', '-n', self.ns.name, '-s', '-s', '-j', 'link', 'show',
+                              netns.TAP], capture_output=True, text=True, timeout=60,
+                             check=True).stdout
+        return json.loads(out)[0]['stats64']['rx']
+
+    def rx_count(self):
+        return self.tap_stats()['packets']
+
+    def begin(self):
+        super().begin()
+        self.rx0 = self.tap_stats()
+
+    def delivered(self):
+        return self.rx_count()
+
+    def device_errors(self):
+        own = super().device_errors()
+        rx = self.tap_stats()
+        moved = ' '.join('%s+%d' % (k, rx[k] - self.rx0.get(k, 0)) for k in sorted(rx)
+                         if k not in ('packets', 'bytes') and isinstance(rx[k], int)
+                         and rx[k] != self.rx0.get(k, 0))
+        return '; '.join(x for x in (own, moved and 'tap rx ' + moved) if x)
+
+
 def _wait_done(sess, res, done):
     """The guest's done line; meanwhile the live bystander, if the session has one."""
     console = sess.launch.console
@@ -254,9 +338,9 @@ def run_mode(sess, mode, done_re, result_class):
     sent = re.search(r'sent (\d+) of', res.guest_line)
     sent = int(sent.group(1)) if sent else 0
     got = sess.delivered() - got0
+    res.violation = sess.device_errors()  # before the bystander's own frames
     res.after = sess.after()
     res.delta = {'sent': sent, 'delivered': got}
-    res.violation = sess.device_errors()
     if res.after:
         res.outcome = 'stalls'
     elif ': reset' in res.guest_line:
@@ -270,4 +354,4 @@ def run_mode(sess, mode, done_re, result_class):
     return res
 
 
-SESSIONS = {'net-qemu': NetQemu, 'net-testpmd': NetTestpmd}
+SESSIONS = {'net-qemu': NetQemu, 'net-tap': NetTap, 'net-testpmd': NetTestpmd}

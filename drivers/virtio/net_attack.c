@@ -19,7 +19,6 @@
  * then the device has read it or fell silent (the guest then resets it).
  */
 #include <errno.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "drivers/virtio/net_attack.h"

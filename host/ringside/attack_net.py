@@ -110,9 +110,11 @@ class NetQemu(NetSession):
     peer_name = 'EtherPeer'
     live_bystander = True
 
-    def __init__(self, ring, log_dir, accel='tcg', name=None, every=20, count=20):
+    def __init__(self, ring, log_dir, accel='tcg', name=None, every=20, count=20,
+                 extra_cmdline=''):
         self.peer = EtherPeer(ip=PEER_IP)
-        cmdline = 'ip=%s prefix=24 gw=%s udp_echo_port=%d' % (GUEST_IP, PEER_IP, ECHO_PORT)
+        cmdline = 'ip=%s prefix=24 gw=%s udp_echo_port=%d %s' % (
+            GUEST_IP, PEER_IP, ECHO_PORT, extra_cmdline)
         net = self.peer.qemu_args(ring == 'packed', extra=',mac=' + GUEST_MAC)
         super().__init__(ring, log_dir, accel, name or 'attack-net-qemu-%s' % ring, every,
                          count, net, cmdline)

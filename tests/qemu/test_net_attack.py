@@ -18,11 +18,15 @@ not judged (docs/attacks.md). net-short is left out against QEMU: QEMU
 7.2 aborts on it (the matrix shows it).
 """
 
+import os
+import re
 import shutil
+import time
 
 import pytest
 
 from ringside import attack_matrix as am
+from ringside import attack_net
 from ringside import netns
 from ringside_qemu import LOG_DIR
 
@@ -66,6 +70,31 @@ def test_net_modes_against_qemu(ring):
     # no vnet-header back end behind it
     for mode in HEADER_LIES:
         assert results[mode].outcome == 'survives', results[mode].summary()
+
+
+def test_boot_key_runs_a_net_mode():
+    """attack=net-gso on the command line starts the mode once the
+    virtio-net device is there, with no console command; the peer counts
+    every frame and the echo works after it."""
+    sess = attack_net.NetQemu('split', LOG_DIR, os.environ.get('RINGSIDE_TEST_ACCEL', 'tcg'),
+                              name='attack-net-bootkey',
+                              extra_cmdline='attack=net-gso attack_count=5 attack_every=10')
+    try:
+        sess.start()
+        console = sess.launch.console
+        deadline = time.monotonic() + 120
+        while not (m := re.search(r'attack net-gso: (done[^\r\n]*)', console.text)):
+            assert time.monotonic() < deadline, console.text[-2000:]
+            time.sleep(0.1)  # the line may come before the prompt: no cursor to wait from
+        assert 'device answered: sent 5 of 5' in m.group(1), m.group(0)
+        out = console.command('attack list', 60)
+        line = re.search(r'^\s+net-gso .*$', out, re.M)
+        assert line and 'runs 1 sent 5 refused 0 answered 1 silent 0' in line.group(0), out
+        assert sess.peer.wait_count('tcp9', 5, 60) == 5
+        assert not sess.after()
+        assert sess.launch.poweroff(120) == 0
+    finally:
+        sess.stop()
 
 
 @pytest.mark.skipif(not netns.usable(), reason='needs root, /dev/net/tun and ip netns')

@@ -31,14 +31,13 @@ with the frames and whether it went on serving:
   crashes   QEMU or testpmd exited
 """
 
+import json
 import os
 import re
 import shutil
+import subprocess
 import tempfile
 import time
-
-import json
-import subprocess
 
 import ringside as rr
 
@@ -154,7 +153,31 @@ class NetQemu(NetSession):
         return ''
 
 
-class NetTestpmd(NetSession):
+class PktgenBystander:
+    """After the attack: pktgen frames to the peer, every one counted by it
+    (rx_count(), the peer's received frames so far)."""
+
+    def after(self):
+        before = self.rx_count()
+        out = self.launch.console.command(
+            'pktgen count=%d size=64 burst=32 dst=%s,%s port=9'
+            % (PKTGEN_FRAMES, PEER_IP, PEER_MAC), 300)
+        try:
+            sent = parse_pktgen(out)['packets']
+        except TestPmdError:
+            return 'pktgen: %s' % out.strip()[-200:]
+        deadline = time.monotonic() + 60
+        got = self.rx_count() - before
+        while got < sent and time.monotonic() < deadline:
+            time.sleep(0.2)  # the peer's counter has no event to wait on
+            got = self.rx_count() - before
+        if sent != PKTGEN_FRAMES or got != sent:
+            return 'pktgen sent %d of %d, %s received %d' % (sent, PKTGEN_FRAMES,
+                                                             self.peer_name, got)
+        return ''
+
+
+class NetTestpmd(PktgenBystander, NetSession):
     """virtio-net on vhost-user to dpdk-testpmd rxonly."""
 
     peer_name = 'testpmd'
@@ -201,44 +224,8 @@ class NetTestpmd(NetSession):
         m = re.search(r'[^\n]*VHOST_DATA[^\n]*', self.pmd.text[self.pmd_mark:])
         return m.group(0).strip() if m else super().device_errors()
 
-    def after(self):
-        before = self.pmd.port_stats()
-        out = self.launch.console.command(
-            'pktgen count=%d size=64 burst=32 dst=%s,%s port=9'
-            % (PKTGEN_FRAMES, PEER_IP, PEER_MAC), 300)
-        try:
-            sent = parse_pktgen(out)['packets']
-        except TestPmdError:
-            return 'pktgen: %s' % out.strip()[-200:]
-        st = self.pmd.wait_rx(sent, before, timeout=60)
-        if sent != PKTGEN_FRAMES or st['rx'] != sent:
-            return 'pktgen sent %d of %d, testpmd received %d' % (
-                sent, PKTGEN_FRAMES, st['rx'])
-        return ''
-
-
-class PktgenBystander:
-    """After the attack: pktgen frames to the peer, every one counted by it
-    (rx_count(), the peer's received frames so far)."""
-
-    def after(self):
-        before = self.rx_count()
-        out = self.launch.console.command(
-            'pktgen count=%d size=64 burst=32 dst=%s,%s port=9'
-            % (PKTGEN_FRAMES, PEER_IP, PEER_MAC), 300)
-        try:
-            sent = parse_pktgen(out)['packets']
-        except TestPmdError:
-            return 'pktgen: %s' % out.strip()[-200:]
-        deadline = time.monotonic() + 60
-        got = self.rx_count() - before
-        while got < sent and time.monotonic() < deadline:
-            time.sleep(0.2)  # the peer's counter has no event to wait on
-            got = self.rx_count() - before
-        if sent != PKTGEN_FRAMES or got != sent:
-            return 'pktgen sent %d of %d, %s received %d' % (sent, PKTGEN_FRAMES,
-                                                             self.peer_name, got)
-        return ''
+    def rx_count(self):
+        return self.pmd.port_stats()['rx']
 
 
 class NetTap(PktgenBystander, NetSession):

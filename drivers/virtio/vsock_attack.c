@@ -815,6 +815,9 @@ static int cmd_attack(int argc, char **argv)
 		return shell_error("attack: no mode '%s' (attack list)", argv[1]);
 	if (run.active)
 		return shell_error("attack: %s is running (attack stop)", run.mode->name);
+	/* the boot key waits for its device; a command would only seem to hang */
+	if (m->ring == ON_NET && !virtio_net_txq())
+		return shell_error("attack: %s needs a virtio-net device", m->name);
 	for (int i = 2; i < argc; i++) {
 		int r = parse_opt(argv[i], "every", cfg_attack_every.max, &every);
 

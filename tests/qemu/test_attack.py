@@ -124,6 +124,10 @@ def test_boot_key_runs_an_attack():
         line = re.search(r'^\s+rw-unused .*$', out, re.M)
         assert line and 'runs 1 sent 5 refused 0 answered 1 silent 0' in line.group(0), out
         assert sess.counters()['rst_tx'] >= 5
+        # a virtio-net mode on a guest without virtio-net: one line, nothing runs
+        out = sess.launch.console.command('attack net-short', 60)
+        assert out.strip() == 'error: attack: net-short needs a virtio-net device', out
+        assert sess.launch.console.command('attack', 60).strip() == 'no attack running'
         assert not am._after(sess)
         assert sess.launch.poweroff(120) == 0
     finally:

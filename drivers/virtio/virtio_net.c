@@ -18,10 +18,12 @@
  * device is asked for no TX interrupts; with txpoll=0 the transmit path
  * also reclaims before adding, as Linux did before.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "drivers/virtio/net_attack.h"
 #include "drivers/virtio/virtio_net.h"
 #include "drivers/virtio/virtio_pci.h"
 #include "kernel/config.h"
@@ -101,6 +103,9 @@ struct virtio_net {
 	uint16_t *tx_free; /* stack of free slot indices: the ring's ids */
 	uint32_t tx_count, tx_nfree;
 };
+
+/* The device net_attack.c writes into: the last one probed. */
+static struct virtio_net *attack_dev;
 
 /* ---- RX ---- */
 
@@ -408,6 +413,44 @@ static unsigned int vnet_xmit_burst(struct net_dev *dev, const struct net_frame 
 	return i;
 }
 
+struct virtq *virtio_net_txq(void)
+{
+	return attack_dev ? attack_dev->txq : NULL;
+}
+
+/*
+ * Hostile-driver support (net_attack.c), never on the data path: a free
+ * slot's descriptor pointed at @bytes (@len of them, the virtio-net
+ * header included, as the caller wrote it) and made available. The slot
+ * forgets what it held, so the next frame through it is copied into its
+ * own buffer again, behind its own all-zero header.
+ */
+int virtio_net_tx_raw(const void *bytes, uint32_t len)
+{
+	struct virtio_net *vn = attack_dev;
+	struct vbuf b = { (void *)bytes, len };
+	struct tx_slot *s;
+	uint16_t id;
+
+	if (!vn)
+		return -ENODEV;
+	if (virtq_is_broken(vn->txq))
+		return -EIO;
+	tx_reclaim(vn, false);
+	if (!vn->tx_nfree)
+		return -ENOSPC;
+	id = vn->tx_free[vn->tx_nfree - 1];
+	s = &vn->tx[id];
+	s->len = 0;
+	s->tag = 0;
+	if (virtq_fixed_set(vn->txq, vn->tx_bufs, id, &b))
+		return -EINVAL;
+	if (!virtq_fixed_add(vn->txq, vn->tx_bufs, &id, 1))
+		return -ENOSPC;
+	vn->tx_nfree--;
+	return 0;
+}
+
 static void check_link(struct virtio_net *vn)
 {
 	uint16_t status;
@@ -578,6 +621,7 @@ static int vnet_probe(struct virtio_device *vdev)
 	check_link(vn);
 	vdev->priv = vn;
 	net_register(&vn->dev);
+	attack_dev = vn;
 	return 0;
 fail:
 	vnet_free(vn);
@@ -589,6 +633,8 @@ static void vnet_remove(struct virtio_device *vdev)
 	struct virtio_net *vn = vdev->priv;
 
 	net_unregister(&vn->dev);
+	if (attack_dev == vn)
+		attack_dev = NULL;
 	vnet_free(vn);
 	vdev->priv = NULL;
 }

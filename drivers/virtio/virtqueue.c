@@ -443,3 +443,10 @@ bool virtq_forge_avail_idx(struct virtq *vq, uint16_t ahead)
 	virtq_forge_avail_idx_split(vq, ahead);
 	return true;
 }
+
+uint16_t virtq_forge_next_slot(const struct virtq *vq)
+{
+	if (vq->layout == VIRTQ_PACKED)
+		return vq->packed.next_avail;
+	return vq->split.avail_idx & (vq->size - 1);
+}

@@ -163,6 +163,8 @@ bool virtq_forge_avail_idx(struct virtq *vq, uint16_t ahead);
  * reset it (virtio-recover). The ring marks its own queues this way.
  */
 void virtq_mark_broken(struct virtq *vq);
+/* The slot the next buffer starts in (packed: next_avail; split: the avail ring entry). */
+uint16_t virtq_forge_next_slot(const struct virtq *vq);
 
 /* Guest-physical addresses of the three areas (4.1.4.3 queue_desc etc.). */
 uint64_t virtq_desc_addr(const struct virtq *vq);

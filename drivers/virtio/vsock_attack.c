@@ -18,6 +18,9 @@
  * mode's type on attack_port (the sink's port by default; any connected
  * SEQPACKET socket for the seqpacket modes), else ports nobody uses.
  *
+ * The virtio-net modes (net_attack.c) run the same way on the virtio-net
+ * TX queue: the same command, boot keys, tally and silence watch.
+ *
  * Off by default, and nothing here runs on the data path: the poller
  * joins the loop with the first attack (the command or the boot key).
  */
@@ -26,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "drivers/virtio/net_attack.h"
 #include "drivers/virtio/vsock_attack.h"
 #include "kernel/config.h"
 #include "kernel/dma.h"
@@ -56,11 +60,12 @@ struct attack_mode {
 	enum vsock_type type; /* of the victim, and of the packets */
 	int (*send)(const struct attack_mode *m, const struct attack_target *t, uint32_t nth);
 	int arg;
-	int ring; /* forged ring entries for one layout only: ONLY_SPLIT, ONLY_PACKED */
+	int ring; /* one layout only: ONLY_SPLIT, ONLY_PACKED; or ON_NET */
 };
 
 #define ONLY_SPLIT 1
 #define ONLY_PACKED 2
+#define ON_NET 3 /* a virtio-net mode: the virtio-net TX queue */
 
 struct attack_tally {
 	uint64_t runs, sent, refused, answered, kept, silent;
@@ -73,6 +78,7 @@ static int send_avail_jump(const struct attack_mode *m, const struct attack_targ
 static int send_notify_flood(const struct attack_mode *m, const struct attack_target *t,
 			     uint32_t nth);
 static int send_wrong_way(const struct attack_mode *m, const struct attack_target *t, uint32_t nth);
+static int send_net(const struct attack_mode *m, const struct attack_target *t, uint32_t nth);
 
 /* Header modes: what each changes in an otherwise honest header. */
 enum hdr_lie {
@@ -109,6 +115,8 @@ enum ring_lie {
 	RING_INDIRECT_EMPTY,
 	PACKED_NEXT_LAST,
 	PACKED_WRAP_LIE,
+	PACKED_WRAP_CHAIN,
+	PACKED_WRAP_STALE,
 };
 
 /* name, help, type of the victim and packets, sender, its argument, ring mode */
@@ -159,18 +167,27 @@ enum ring_lie {
 	  PACKED_NEXT_LAST, ONLY_PACKED)                                                           \
 	X("packed-wrap-lie", "one slot whose avail/used bits lie about the wrap counter", S,       \
 	  send_ring, PACKED_WRAP_LIE, ONLY_PACKED)                                                 \
+	X("packed-wrap-chain", "legal: a chain from the ring's last slot on into slot 0", S,       \
+	  send_ring, PACKED_WRAP_CHAIN, ONLY_PACKED)                                               \
+	X("packed-wrap-stale", "a chain from the last slot into slot 0 with the old wrap bits", S, \
+	  send_ring, PACKED_WRAP_STALE, ONLY_PACKED)                                               \
 	X("notify-flood", "kicks with no new buffer, 2000 a burst", S, send_notify_flood, 0, 0)
 
 #define MODE_ENTRY(name, help, type, fn, arg, ring) { name, help, type, fn, arg, ring },
-static const struct attack_mode modes[] = { ATTACK_MODES(MODE_ENTRY) };
+#define NET_ENTRY(name, help, lie) { name, help, S, send_net, lie, ON_NET },
+static const struct attack_mode modes[] = { ATTACK_MODES(MODE_ENTRY) NET_ATTACK_MODES(NET_ENTRY) };
 #undef MODE_ENTRY
+#undef NET_ENTRY
 #define N_MODES (sizeof(modes) / sizeof(modes[0]))
 
 /* "off", then every mode's name: the boot key's choices, there before
  * the command line is parsed. */
 #define MODE_NAME(name, help, type, fn, arg, ring) name,
-static const char *const mode_names[] = { "off", ATTACK_MODES(MODE_NAME) NULL };
+#define NET_NAME(name, help, lie) name,
+static const char *const mode_names[] = { "off",
+					  ATTACK_MODES(MODE_NAME) NET_ATTACK_MODES(NET_NAME) NULL };
 #undef MODE_NAME
+#undef NET_NAME
 #undef S
 #undef Q
 
@@ -226,6 +243,12 @@ static struct attack_tally tally[N_MODES];
 static const struct poller attack_poller;
 
 /* ---- what goes into the queue ---- */
+
+/* The queue a mode writes into, NULL without its device. */
+static struct virtq *mode_txq(const struct attack_mode *m)
+{
+	return m->ring == ON_NET ? virtio_net_txq() : virtio_vsock_txq();
+}
 
 static void find_target(const struct attack_mode *m, struct attack_target *t)
 {
@@ -373,13 +396,29 @@ static int send_hdr(const struct attack_mode *m, const struct attack_target *t, 
 }
 
 /*
+ * Honest CREDIT_UPDATEs on the victim until the next buffer starts in the
+ * ring's last slot (true), or the ring is full (false: again next time).
+ */
+static bool reach_last_slot(const struct attack_mode *m, const struct attack_target *t)
+{
+	struct virtq *vq = virtio_vsock_txq();
+	struct virtio_vsock_hdr h;
+
+	honest_hdr(m, t, &h, VSOCK_OP_CREDIT_UPDATE);
+	while (virtq_forge_next_slot(vq) != virtq_size(vq) - 1)
+		if (virtq_free_slots(vq) < 3 || queue_pkt(&h, 0, VSOCK_HDR_LEN))
+			return false;
+	return virtq_free_slots(vq) >= 2;
+}
+
+/*
  * Ring modes: a valid header in a buffer of our own (freed when the chain
  * completes), then descriptors around it that break one rule each.
  */
 static int send_ring(const struct attack_mode *m, const struct attack_target *t, uint32_t nth)
 {
 	struct virtq *vq = virtio_vsock_txq();
-	struct virtq_desc one[1], *d = one;
+	struct virtq_desc one[1], two[2], *d = one;
 	struct vsock_pkt *pkt;
 	uint64_t hdr_pa;
 	unsigned int n = 1, k;
@@ -426,6 +465,24 @@ static int send_ring(const struct attack_mode *m, const struct attack_target *t,
 		/* 2.8.1: available only to a device whose wrap counter differs */
 		one[0].next = VIRTQ_FORGE_WRAP_LIE;
 		break;
+	case PACKED_WRAP_CHAIN:
+	case PACKED_WRAP_STALE:
+		/*
+		 * 2.8.1, 2.8.6: the header split over the last slot and slot 0;
+		 * slot 0 is written on the next lap, with the flipped counter,
+		 * or (stale) with the counter of the lap before.
+		 */
+		if (!reach_last_slot(m, t)) {
+			vsock_pkt_free(pkt);
+			return -ENOSPC;
+		}
+		n = 2;
+		d = two;
+		two[0] = (struct virtq_desc){ hdr_pa, 20, VIRTQ_DESC_F_NEXT, 1 };
+		two[1] = (struct virtq_desc){ hdr_pa + 20, VSOCK_HDR_LEN - 20, 0,
+					      m->arg == PACKED_WRAP_STALE ? VIRTQ_FORGE_WRAP_LIE :
+									    0 };
+		break;
 	case RING_ADDR_OUT:
 		one[0].addr = 1ULL << 46; /* far past any memory QEMU gives a guest */
 		break;
@@ -462,7 +519,7 @@ static int send_ring(const struct attack_mode *m, const struct attack_target *t,
 	}
 	}
 	ret = virtq_add_forged(vq, d, n, pkt);
-	if (d != one)
+	if (d != one && d != two)
 		free(d);
 	if (ret)
 		vsock_pkt_free(pkt);
@@ -510,6 +567,12 @@ static int send_avail_jump(const struct attack_mode *m, const struct attack_targ
 	return virtq_forge_avail_idx(vq, virtq_size(vq) + 1) ? 0 : -EOPNOTSUPP;
 }
 
+static int send_net(const struct attack_mode *m, const struct attack_target *t, uint32_t nth)
+{
+	(void)t;
+	return net_attack_send((enum net_lie)m->arg, nth);
+}
+
 static int send_notify_flood(const struct attack_mode *m, const struct attack_target *t,
 			     uint32_t nth)
 {
@@ -527,7 +590,7 @@ static int send_notify_flood(const struct attack_mode *m, const struct attack_ta
 
 static uint64_t tx_completed(struct virtq_stats *st)
 {
-	struct virtq *vq = virtio_vsock_txq();
+	struct virtq *vq = mode_txq(run.mode);
 
 	memset(st, 0, sizeof(*st));
 	if (vq)
@@ -552,17 +615,21 @@ static void attack_stop(const char *how)
 {
 	uint64_t resets = vsock_counters()->transport_resets - run.resets0;
 
-	pr_warn("attack %s: %s: sent %u of %u, transport resets %llu\n", run.mode->name, how,
-		run.sent, run.count, (unsigned long long)resets);
+	if (run.mode->ring == ON_NET)
+		pr_warn("attack %s: %s: sent %u of %u\n", run.mode->name, how, run.sent, run.count);
+	else
+		pr_warn("attack %s: %s: sent %u of %u, transport resets %llu\n", run.mode->name,
+			how, run.sent, run.count, (unsigned long long)resets);
 	run.active = false;
 	poll_keep(poll_bit(&attack_poller), false);
 }
 
 /*
- * After the last packet: a harmless probe (RST between ports nobody
- * uses), then wait until TX is drained. A device that completes nothing
- * for SILENCE_NS while buffers are out did not survive it on its own: the
- * queue is marked broken, and the transport resets the device.
+ * After the last packet: a harmless probe (vsock: an RST between ports
+ * nobody uses; virtio-net has normal traffic), then wait until TX is
+ * drained. A device that completes nothing for SILENCE_NS while buffers
+ * are out did not survive it on its own: the queue is marked broken, and
+ * the transport resets the device.
  */
 static void settle_start(uint64_t now)
 {
@@ -571,7 +638,7 @@ static void settle_start(uint64_t now)
 	struct virtq_stats st;
 
 	honest_hdr(&modes[0], &none, &h, VSOCK_OP_RST);
-	if (!queue_pkt(&h, 0, VSOCK_HDR_LEN))
+	if (run.mode->ring != ON_NET && !queue_pkt(&h, 0, VSOCK_HDR_LEN))
 		virtq_kick(virtio_vsock_txq());
 	run.settling = true;
 	run.settle_start_ns = run.progress_ns = now;
@@ -604,7 +671,7 @@ static void stop_kept(struct attack_tally *t, const struct virtq_stats *st)
 static void settle(uint64_t now)
 {
 	struct attack_tally *t = &tally[run.mode - modes];
-	struct virtq *vq = virtio_vsock_txq();
+	struct virtq *vq = mode_txq(run.mode);
 	struct virtq_stats st;
 	bool silent = tx_silent(now);
 
@@ -646,7 +713,7 @@ static unsigned int attack_poll(unsigned int budget)
 		settle(now);
 		return 0;
 	}
-	vq = virtio_vsock_txq();
+	vq = mode_txq(run.mode);
 	if (!vq || now < run.next_ns)
 		return 0; /* the boot key waits for the device */
 	t = &tally[run.mode - modes];
@@ -699,8 +766,8 @@ static int attack_start(const struct attack_mode *m, uint32_t every_ms, uint32_t
 	if (ret)
 		return ret;
 	memset(&run, 0, sizeof(run));
-	tx_completed(&st);
 	run.mode = m;
+	tx_completed(&st); /* of the mode's queue */
 	run.every_ms = every_ms;
 	run.count = count;
 	run.active = true;
@@ -734,6 +801,7 @@ static void list_modes(void)
 		       modes[i].name, modes[i].help,
 		       modes[i].ring == ONLY_SPLIT  ? " (split ring)" :
 		       modes[i].ring == ONLY_PACKED ? " (packed ring)" :
+		       modes[i].ring == ON_NET	    ? " (virtio-net)" :
 						      "",
 		       (unsigned long long)t->runs, (unsigned long long)t->sent,
 		       (unsigned long long)t->refused, (unsigned long long)t->answered,
@@ -784,6 +852,9 @@ static int cmd_attack(int argc, char **argv)
 		return shell_error("attack: no mode '%s' (attack list)", argv[1]);
 	if (run.active)
 		return shell_error("attack: %s is running (attack stop)", run.mode->name);
+	/* the boot key waits for its device; a command would only seem to hang */
+	if (m->ring == ON_NET && !virtio_net_txq())
+		return shell_error("attack: %s needs a virtio-net device", m->name);
 	for (int i = 2; i < argc; i++) {
 		int r = parse_opt(argv[i], "every", cfg_attack_every.max, &every);
 
@@ -802,7 +873,7 @@ static int cmd_attack(int argc, char **argv)
 static const struct shell_cmd attack_cmd = {
 	.name = "attack",
 	.usage = "list | stop | MODE [every=MS] [count=N]",
-	.help = "hostile driver: write malformed packets or ring entries into vsock TX",
+	.help = "hostile driver: malformed packets or ring entries into vsock or virtio-net TX",
 	.run = cmd_attack,
 };
 

@@ -1,11 +1,19 @@
 # SPDX-License-Identifier: MIT
-"""The kernel's vhost-vsock as attack-matrix's back end.
+"""The kernel's vhost-vsock and vhost-net as attack-matrix's back ends.
 
-On a KVM host with /dev/vhost-vsock (a real one, or the nested host:
-`host/nested host/attack-matrix --backend kernel`) the guest boots with
-`-device vhost-vsock-pci` and the host's side of every connection is an
-AF_VSOCK socket. The kernel's back end keeps no counters a script can
-read, so a cell's evidence is what the host saw:
+On a KVM host with /dev/vhost-vsock and /dev/vhost-net (a real one, or
+the nested host: `host/nested host/attack-matrix --backend
+kernel,net-vhost`):
+
+  kernel     the vsock modes; the guest boots with `-device
+             vhost-vsock-pci` and the host's side of every connection is
+             an AF_VSOCK socket
+  net-vhost  the net-* modes; QEMU's virtio-net on a tap with `vhost=on`
+             in a private namespace, as net-tap but with the kernel's
+             vhost-net moving the frames (attack_net.py)
+
+The kernel keeps no counters a script can read, so a cell's evidence is
+what the host saw:
 
   vring_errors     QEMU's "vhost vring error" lines: the kernel signalled
                    the ring's error eventfd (vhost's vq_err) on a chain it
@@ -15,6 +23,8 @@ read, so a cell's evidence is what the host saw:
                    the matrix reports as a crash
 
 The kernel's vhost (6.1, 6.12) has no packed ring, so only split runs.
+Report only: L1 must not oops, and the device must serve again after
+each mode (at worst after the guest reset it).
 """
 
 import os
@@ -24,6 +34,7 @@ import subprocess
 import time
 
 from .attack_matrix import CONNECT_TIMEOUT, Session
+from .attack_net import NetTap
 
 CID = 3
 # a host kernel that broke: the matrix's crash
@@ -39,30 +50,21 @@ def kernel_log():
     return out.stdout.splitlines()
 
 
-def why_not_here():
-    """None where the kernel's vhost-vsock can run a guest, else why not."""
-    if not os.path.exists('/dev/vhost-vsock'):
-        return 'no /dev/vhost-vsock: run it on a KVM host or through host/nested'
+def why_not_here(device):
+    """None where the kernel's `device` (/dev/vhost-vsock, /dev/vhost-net)
+    can serve a guest under KVM, else why not."""
+    if not os.path.exists(device):
+        return 'no %s: run it on a KVM host or through host/nested' % device
     if not os.access('/dev/kvm', os.R_OK | os.W_OK):
         return 'no usable /dev/kvm'
     return None
 
 
-class KernelSession(Session):
-    """One guest on the kernel's vhost-vsock under KVM, for a series of modes."""
+class KernelLog:
+    """The host kernel's log since the session began, as evidence."""
 
-    title = "the kernel's vhost-vsock"
-    violation_line = VRING_ERROR.pattern
-
-    def __init__(self, ring, log_dir, accel='kvm', name=None, every=20, count=20):
-        if ring != 'split':
-            raise ValueError("the kernel's vhost-vsock has no packed ring")
+    def mark_kernel_log(self):
         self.boot_mark = len(kernel_log())
-        super().__init__(ring, log_dir, accel, name or 'attack-kernel-%s' % ring, every, count)
-
-    def launcher_args(self, ring, accel):
-        return ['--vsock', '--vsock-transport', 'kernel', '--vsock-cid', str(CID),
-                '--accel', accel, '--boot', 'elf']
 
     def new_kernel_lines(self):
         return kernel_log()[self.boot_mark:]
@@ -73,6 +75,28 @@ class KernelSession(Session):
             if KERNEL_BROKE.search(line):
                 return line.strip()
         return ''
+
+
+class KernelSession(KernelLog, Session):
+    """One guest on the kernel's vhost-vsock under KVM, for a series of modes."""
+
+    accel = 'kvm'
+    rings = ('split',)
+    violation_line = VRING_ERROR.pattern
+
+    def __init__(self, ring, log_dir, accel='kvm', name=None, every=20, count=20):
+        if ring not in self.rings:
+            raise ValueError("the kernel's vhost-vsock has no packed ring")
+        self.mark_kernel_log()
+        super().__init__(ring, log_dir, accel, name or 'attack-kernel-%s' % ring, every, count)
+
+    @staticmethod
+    def why_not_here():
+        return why_not_here('/dev/vhost-vsock')
+
+    def launcher_args(self, ring, accel):
+        return ['--vsock', '--vsock-transport', 'kernel', '--vsock-cid', str(CID),
+                '--accel', accel, '--boot', 'elf']
 
     def alive(self):
         return (self.launch.qemu is not None and self.launch.qemu.poll() is None
@@ -112,3 +136,36 @@ class KernelSession(Session):
                 if time.monotonic() > deadline or not self.alive():
                     raise
                 time.sleep(0.2)  # the guest resets its device: no event reaches the host
+
+
+class NetVhost(KernelLog, NetTap):
+    """QEMU's virtio-net on a tap whose frames the kernel's vhost-net moves,
+    under KVM: net-tap with vhost=on."""
+
+    accel = 'kvm'
+    rings = ('split',)
+    vhost = 'on'
+
+    def __init__(self, ring, log_dir, accel='kvm', name=None, every=20, count=20):
+        if ring not in self.rings:
+            raise ValueError("the kernel's vhost-net has no packed ring")
+        self.mark_kernel_log()
+        super().__init__(ring, log_dir, accel, name or 'attack-net-vhost-%s' % ring, every,
+                         count)
+
+    @staticmethod
+    def why_not_here():
+        return why_not_here('/dev/vhost-net')
+
+    def alive(self):
+        return super().alive() and not self.broke()
+
+    def begin(self):
+        super().begin()
+        self.begin_kernel = len(kernel_log())
+
+    def device_errors(self):
+        own = super().device_errors()
+        kernel = [x.strip() for x in kernel_log()[self.begin_kernel:]
+                  if KERNEL_EVIDENCE.search(x)][:3]
+        return '; '.join(x for x in [own] + kernel if x)

@@ -25,6 +25,13 @@ bystander's bytes, a new connection after the attack:
 
 A cell "-" was not run: the mode needs a split ring (ring modes on a
 packed ring print "not for this ring").
+
+--backend picks the columns: ours (the vsock modes against
+build/host/ringside-vhost-vsock, above), net-qemu and net-testpmd (the
+virtio-net modes against QEMU's own virtio-net, on -netdev dgram or a tap,
+and dpdk-testpmd,
+attack_net.py). Each back end is one entry of BACKENDS: a session class
+that boots a guest behind it, and the kind of modes it takes.
 """
 
 import os
@@ -39,6 +46,7 @@ import time
 import ringside as rr
 
 from .benchlib import hybrid_connect
+from . import attack_net
 from .cli import Parser, positive_int
 from .fault_matrix import echo_exchange, pattern
 from .images import DEFAULT_VSOCK_BACKEND, REPO
@@ -60,16 +68,19 @@ VIOLATIONS = ('ring_errors', 'rings_broken', 'bad_hdrs', 'credit_violations', 'r
 DONE = r'attack %s: (done, [^\r\n]*|not for this ring[^\r\n]*|stopped[^\r\n]*)\r?\n'
 
 
-def attack_modes(guest):
-    """The guest's modes, from `attack list`."""
+def attack_modes(guest, kind='vsock'):
+    """The guest's modes of `kind` (vsock, net), from `attack list`."""
     out = guest.command('attack list', 60)
-    return re.findall(r'^\s+([a-z0-9-]+)\s', out, re.M)
+    return [m for m, line in re.findall(r'^\s+([a-z0-9-]+)\s(.*)$', out, re.M)
+            if ('(virtio-net)' in line) == (kind == 'net')]
 
 
 class Session(LoggedLaunch):
     """One guest on one ring behind our back end, for a series of modes."""
 
-    title = 'ringside-vhost-vsock'
+    kind = 'vsock'
+    accel = 'tcg'
+    rings = RINGS
     # the back end's line for a violation it counted
     violation_line = r'violation: [^\n]*'
 
@@ -107,6 +118,11 @@ class Session(LoggedLaunch):
 
     def why_dead(self):
         return 'back end or QEMU exited'
+
+    @staticmethod
+    def why_not_here():
+        """None where this back end can run, else why not."""
+        return None
 
     def log_mark(self):
         """Where the logs stand now, for violation()."""
@@ -154,12 +170,15 @@ class Result:
         self.after = ''           # what went wrong for a new connection
         self.delta = {}           # back end counters that moved
         self.violation = ''       # the back end's first violation line
+        self.backend = 'ours'
 
     def evidence(self):
         parts = [self.guest_line or 'no done line']
         moved = ' '.join('%s+%d' % kv for kv in sorted(self.delta.items()) if kv[0] in VIOLATIONS)
         if moved:
             parts.append('back end ' + moved)
+        if 'delivered' in self.delta:
+            parts.append('peer received %(delivered)d of %(sent)d' % self.delta)
         if self.violation:
             parts.append(self.violation)
         if self.bystander:
@@ -170,7 +189,8 @@ class Result:
         return '; '.join(parts)
 
     def summary(self):
-        return '%s %s: %s (%s)' % (self.ring, self.mode, self.outcome, self.evidence())
+        return '%s %s %s: %s (%s)' % (self.backend, self.ring, self.mode, self.outcome,
+                                      self.evidence())
 
 
 def _victim(sess, mode):
@@ -280,24 +300,54 @@ def run_mode(sess, mode, by):
     return res, by
 
 
+BACKEND_NAMES = ('ours', 'net-qemu', 'net-tap', 'net-testpmd', 'kernel', 'net-vhost')
+
+
+def backends():
+    """Back end name: (session class, its modes' kind, what the table calls
+    it). A session class says its accelerator and ring layouts."""
+    from . import attack_kernel   # its sessions build on Session above
+    return {
+        'ours': (Session, 'vsock', 'ringside-vhost-vsock'),
+        'net-qemu': (attack_net.NetQemu, 'net', "QEMU's virtio-net (-netdev dgram)"),
+        'net-tap': (attack_net.NetTap, 'net', "QEMU's virtio-net (tap, vnet_hdr=on, vhost=off)"),
+        'net-testpmd': (attack_net.NetTestpmd, 'net', 'dpdk-testpmd (vhost-user-net)'),
+        'kernel': (attack_kernel.KernelSession, 'vsock', "the kernel's vhost-vsock"),
+        'net-vhost': (attack_kernel.NetVhost, 'net',
+                      "QEMU's virtio-net on the kernel's vhost-net (tap)"),
+    }
+
+
 def run_session(ring, modes=None, log_dir=None, accel='tcg', every=20, count=20, name=None,
-                verbose=False, session=Session):
-    """Boot once behind the back end `session` (a Session class), run
-    `modes` (default: every mode the guest lists) in turn; {mode: Result}.
-    Stops at a crash: the rest get no result."""
+                verbose=False, backend='ours'):
+    """Boot behind `backend`, run `modes` (default: every mode of its
+    kind the guest lists) in turn; {mode: Result}. After a crash a new
+    guest and back end boot (logs NAME-2, NAME-3, ...) for the modes left."""
     log_dir = log_dir or os.path.join(REPO, 'build', 'attack-matrix')
-    sess = session(ring, log_dir, accel, name, every, count)
+    cls, kind, _ = backends()[backend]
+    boots = 1
+    sess = cls(ring, log_dir, accel, name, every, count)
+    base = sess.name
     results = {}
     by = None
     try:
         sess.start()
-        for mode in modes or attack_modes(sess.launch.console):
-            res, by = run_mode(sess, mode, by)
+        todo = list(modes or attack_modes(sess.launch.console, kind))
+        for i, mode in enumerate(todo):
+            if kind == 'net':
+                res = attack_net.run_mode(sess, mode, DONE, Result)
+            else:
+                res, by = run_mode(sess, mode, by)
+            res.backend = backend
             results[mode] = res
             if verbose:
                 print(res.summary(), flush=True)
-            if res.outcome == 'crashes':
-                break
+            if res.outcome == 'crashes' and i + 1 < len(todo):
+                sess.stop()
+                boots += 1
+                sess = cls(ring, log_dir, accel, '%s-%d' % (base, boots), every, count)
+                sess.start()
+                by = None
         if by is not None:
             by.close()
         results['_status'] = sess.launch.poweroff(120) if sess.alive() else None
@@ -321,11 +371,11 @@ def print_table(results, rings, modes):
 
 def main(argv):
     p = Parser(prog='attack-matrix', description=__doc__.split('\n')[0])
-    p.add_argument('--backend', choices=('ours', 'kernel'), default='ours',
-                   help="ours: build/host/ringside-vhost-vsock under TCG (default); kernel: "
-                        "the kernel's vhost-vsock under KVM, split only (a KVM host, or "
-                        "host/nested host/attack-matrix --backend kernel)")
-    p.add_argument('--rings', help='split,packed (ours: both; kernel: split)')
+    p.add_argument('--backend', default='ours',
+                   help='comma-separated: %s (ours); kernel and net-vhost under KVM, split '
+                        'only (a KVM host, or host/nested host/attack-matrix --backend '
+                        'kernel,net-vhost)' % ','.join(BACKEND_NAMES))
+    p.add_argument('--rings', help='split,packed (each back end the layouts it has)')
     p.add_argument('--modes', help='comma-separated (default: every mode of `attack list`)')
     p.add_argument('--every', type=positive_int, default=20,
                    help='ms between attack packets (20)')
@@ -334,35 +384,45 @@ def main(argv):
     add_options(p)
     p.add_argument('-v', '--verbose', action='store_true', help='a line per mode as it ends')
     opts = p.parse_args(argv)
-    session, accel, rings = Session, 'tcg', RINGS
-    if opts.backend == 'kernel':
-        from . import attack_kernel
-        why = attack_kernel.why_not_here()
+    table = backends()
+    asked = [b for b in opts.backend.split(',') if b]
+    if not asked or any(b not in table for b in asked):
+        p.error('--backend takes %s' % ','.join(BACKEND_NAMES))
+    for b in asked:
+        why = table[b][0].why_not_here()
         if why:
-            p.error('--backend kernel: %s' % why)
-        session, accel, rings = attack_kernel.KernelSession, 'kvm', ('split',)
-    elif not os.path.exists(DEFAULT_VSOCK_BACKEND):
+            p.error('--backend %s: %s' % (b, why))
+    if 'ours' in asked and not os.path.exists(DEFAULT_VSOCK_BACKEND):
         p.error('%s missing: run make' % os.path.relpath(DEFAULT_VSOCK_BACKEND, REPO))
-    if opts.rings is not None:
-        asked = [r for r in opts.rings.split(',') if r]
-        if not asked or any(r not in rings for r in asked):
-            p.error('--rings takes %s with --backend %s' % (','.join(rings), opts.backend))
-        rings = asked
+    if 'net-tap' in asked and not attack_net.netns.usable():
+        p.error('net-tap needs root, /dev/net/tun and ip netns')
+    if 'net-testpmd' in asked and not shutil.which('dpdk-testpmd'):
+        p.error('dpdk-testpmd not installed (make deps)')
+    rings = [r for r in (opts.rings or ','.join(RINGS)).split(',') if r]
+    if not rings or any(r not in RINGS for r in rings):
+        p.error('--rings takes split,packed')
     modes = [m for m in opts.modes.split(',') if m] if opts.modes else None
-    results = {}
-    for r in rings:
-        try:
-            results[r] = run_session(r, modes, accel=accel, every=opts.every, count=opts.count,
-                                     verbose=opts.verbose, session=session)
-        except (RuntimeError, OSError, rr.LaunchError) as e:
-            sys.stderr.write('attack-matrix: %s: %s\n' % (r, e))
-    all_modes = modes or [m for r in rings for m in results.get(r, {}) if m != '_status']
-    all_modes = list(dict.fromkeys(all_modes))
-    print('attack modes x %s, every=%d count=%d (%s)'
-          % (session.title, opts.every, opts.count, accel.upper()))
-    print_table(results, rings, all_modes)
-    publish('attack-matrix', opts, {'backend': opts.backend, 'cells': [
-        {'ring': r, 'mode': m, 'outcome': v.outcome, 'evidence': v.evidence(),
-         'delta': v.delta} for r in results for m, v in results[r].items() if m != '_status']},
-            accel=accel)
+    cells = []
+    for b in asked:
+        cls = table[b][0]
+        b_rings = [r for r in rings if r in cls.rings]
+        if opts.rings and len(b_rings) < len(rings):
+            p.error('--backend %s has %s rings only' % (b, ','.join(cls.rings)))
+        results = {}
+        for r in b_rings:
+            try:
+                results[r] = run_session(r, modes, accel=cls.accel, every=opts.every,
+                                         count=opts.count, verbose=opts.verbose, backend=b)
+            except (RuntimeError, OSError, rr.LaunchError) as e:
+                sys.stderr.write('attack-matrix: %s %s: %s\n' % (b, r, e))
+        all_modes = modes or [m for r in b_rings for m in results.get(r, {}) if m != '_status']
+        all_modes = list(dict.fromkeys(all_modes))
+        print('attack modes x %s, every=%d count=%d (%s)'
+              % (table[b][2], opts.every, opts.count, cls.accel.upper()))
+        print_table(results, b_rings, all_modes)
+        cells += [{'backend': b, 'accel': cls.accel, 'ring': r, 'mode': m,
+                   'outcome': v.outcome, 'evidence': v.evidence(), 'delta': v.delta}
+                  for r in results for m, v in results[r].items() if m != '_status']
+    accels = sorted({table[b][0].accel for b in asked})
+    publish('attack-matrix', opts, {'cells': cells}, accel=','.join(accels))
     return 0

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 """ringside's virtio-net and net/ against QEMU's own virtio-net device.
 
-The peer is EtherPeer (net_peer.py) on a Unix datagram socket behind
+The peer is EtherPeer (host/ringside/ether_peer.py) on a Unix datagram socket behind
 `-netdev dgram`: nothing leaves this machine. One guest per (machine, ring
 layout) is shared by the checks of that boot, in file order. Every payload
 is compared byte for byte.
@@ -16,8 +16,8 @@ import pytest
 from ringside import guest_stats
 from conftest import ELF, require_image
 from ringside_qemu import Guest
-from net_peer import (BROADCAST, ETH_P_ARP, ETH_P_IP, EtherPeer, arp, eth, icmp_echo,
-                      ip_bytes, ipv4, mac_bytes, udp)
+from ringside.ether_peer import (BROADCAST, ETH_P_ARP, ETH_P_IP, EtherPeer, arp, eth,
+                                 icmp_echo, ip_bytes, ipv4, mac_bytes, udp)
 
 GUEST_MAC = '52:54:00:12:34:56'
 GUEST_IP = '10.0.2.15'

@@ -17,7 +17,7 @@ import pytest
 
 from conftest import ELF, require_image
 from ringside_qemu import Guest
-from net_peer import EtherPeer
+from ringside.ether_peer import EtherPeer
 from test_vsock import ECHO, HostListener, connect_when_up, echo_exchange, pattern
 
 GUEST_IP = '10.0.2.15'

@@ -12,8 +12,9 @@ EtherPeer answers ARP for its address and ICMP echo (so the guest can
 the test through a queue. Frames are built and parsed here with struct,
 checksums included, so the tests can also send malformed ones.
 
-test_net.py and test_net_testpmd.py use the peer; they test ringside, the
-peer's builders only through what ringside makes of them.
+tests/qemu/test_net.py and attack_matrix.py (the net-qemu back end) use
+the peer; they test ringside, the peer's builders only through what
+ringside makes of them.
 """
 
 import queue
@@ -136,7 +137,7 @@ class EtherPeer:
         self.guest_port = free_udp_port()
         self.frames = queue.Queue()
         self.counts = {'arp_replies': 0, 'echo_replies': 0, 'udp9': 0, 'udp9_bad': 0,
-                       'rx': 0}
+                       'rx': 0, 'runts': 0, 'tcp9': 0}
         self.udp9_first = None
         self.guest_mac = None
         self._stop = False
@@ -163,7 +164,13 @@ class EtherPeer:
             except OSError:
                 return
             self.counts['rx'] += 1
+            if len(raw) < 14:
+                self.counts['runts'] += 1   # no Ethernet header: nothing to parse
+                continue
             f = Frame(raw)
+            if f.ip and f.ip['proto'] == 6 and raw[36:38] == b'\x00\x09':
+                self.counts['tcp9'] += 1    # the hostile driver's frames: counted only
+                continue
             if f.udp and f.udp['dport'] == 9:
                 # pktgen flow: counted here, not queued (there are many)
                 if self.udp9_first is None:

@@ -22,8 +22,8 @@ _Static_assert((SPSC_RING_SLOTS & (SPSC_RING_SLOTS - 1)) == 0, "a power of two")
 
 /* One message: what the consumer runs, and its arguments. One cache line. */
 struct spsc_msg {
-	/* @from: the index of the CPU at the ring's other end */
-	void (*fn)(const struct spsc_msg *m, unsigned int from);
+	/* @ctx: what the consumer passes (xcpu.c: the AP whose ring it is) */
+	void (*fn)(const struct spsc_msg *m, unsigned int ctx);
 	uint64_t arg[7];
 };
 

@@ -81,7 +81,10 @@ def assert_ping_counts(guest, ncpu, count):
     """Fresh from boot: `cpus ping COUNT`, then each AP ran exactly COUNT
     requests, took at least one mail IPI and at most one per request (and
     one for the stats request itself), halted, dropped nothing; the BSP
-    sent and got back COUNT per AP, each reply with its IPI."""
+    sent and got back COUNT per AP. The reply IPIs the BSP took may be
+    fewer: a second IPI on a vector already pending in the LAPIC's IRR is
+    one interrupt (SDM 3A 11.8.4), and the BSP may run a reply before
+    that reply's IPI reaches it."""
     p50 = cpus_ping(guest, ncpu, count)
     stats, bsp = cpus_stats(guest, ncpu)
     for cpu, (msgs, ipis, halts, dropped) in stats.items():
@@ -89,7 +92,8 @@ def assert_ping_counts(guest, ncpu, count):
         assert 1 <= ipis <= count + 1, stats
         assert 1 <= halts <= ipis, stats
         assert dropped == 0, stats
-    assert bsp == (count * (ncpu - 1),) * 3, bsp
+    assert bsp[:2] == (count * (ncpu - 1),) * 2, bsp
+    assert 1 <= bsp[2] <= bsp[1], bsp
     # the stats requests were messages too: the next count includes them
     stats, _ = cpus_stats(guest, ncpu)
     assert all(s[0] == count + 1 for s in stats.values()), stats

@@ -61,3 +61,10 @@ bool spsc_ring_full(const struct spsc_ring *r)
 		       __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE) >=
 	       SPSC_RING_SLOTS;
 }
+
+unsigned int spsc_ring_used(const struct spsc_ring *r)
+{
+	uint32_t tail = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
+
+	return __atomic_load_n(&r->head, __ATOMIC_ACQUIRE) - tail;
+}

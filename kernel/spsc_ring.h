@@ -43,5 +43,7 @@ bool spsc_ring_pop(struct spsc_ring *r, struct spsc_msg *m);
 bool spsc_ring_empty(const struct spsc_ring *r);
 /* The producer's view: no room to push. */
 bool spsc_ring_full(const struct spsc_ring *r);
+/* Pushed and not yet popped, as either side sees it now (a diagnostic). */
+unsigned int spsc_ring_used(const struct spsc_ring *r);
 
 #endif

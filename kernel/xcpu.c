@@ -156,6 +156,11 @@ int xcpu_send(unsigned int cpu, const struct spsc_msg *m)
 	return lapic_send_ipi(mail[cpu]->apic_id, (uint8_t)mail_vector) ? 0 : -EIO;
 }
 
+unsigned int xcpu_untaken(unsigned int cpu)
+{
+	return cpu < SMP_MAX_CPUS && mail[cpu] ? spsc_ring_used(&mail[cpu]->in) : 0;
+}
+
 bool xcpu_reply(unsigned int cpu, const struct spsc_msg *m)
 {
 	struct xcpu_cpu *self = mail[cpu];

@@ -50,6 +50,8 @@ void xcpu_ap_run(struct xcpu_cpu *self) __attribute__((noreturn));
  * taking requests), -EIO (the IPI could not be sent).
  */
 int xcpu_send(unsigned int cpu, const struct spsc_msg *m);
+/* On the BSP: requests AP @cpu has not taken yet (for a timeout's report). */
+unsigned int xcpu_untaken(unsigned int cpu);
 /* On the BSP: run the replies waiting (a blocking command's step). */
 void xcpu_drain(void);
 void xcpu_bsp_stats(struct xcpu_bsp_stats *s);

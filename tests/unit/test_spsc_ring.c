@@ -64,10 +64,12 @@ static void test_empty_and_full(void **state)
 	assert_false(spsc_ring_pop(r, &m));
 	for (unsigned int i = 0; i < SPSC_RING_SLOTS; i++) {
 		assert_false(spsc_ring_full(r));
+		assert_int_equal(spsc_ring_used(r), i);
 		fill(&m, i);
 		assert_true(spsc_ring_push(r, &m));
 		assert_false(spsc_ring_empty(r));
 	}
+	assert_int_equal(spsc_ring_used(r), SPSC_RING_SLOTS);
 	assert_true(spsc_ring_full(r));
 	fill(&m, 999);
 	assert_false(spsc_ring_push(r, &m)); /* refused, and nothing overwritten */
@@ -96,6 +98,7 @@ static void test_index_wrap(void **state)
 	for (unsigned int i = 0; i < SPSC_RING_SLOTS; i++) {
 		assert_true(spsc_ring_pop(r, &m));
 		assert_int_equal(check(&m, i), 0);
+		assert_int_equal(spsc_ring_used(r), SPSC_RING_SLOTS - 1 - i);
 	}
 	assert_true(spsc_ring_empty(r));
 	free(r);

@@ -20,6 +20,7 @@
 #include <errno.h>
 #include <malloc.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "kernel/cpu.h"
@@ -93,12 +94,14 @@ void xcpu_init(uint32_t bsp_apic_id)
 {
 	bsp_apic = bsp_apic_id;
 	wrmsr(MSR_GS_BASE, (uint64_t)(uintptr_t)&bsp_ipis);
-	if (poll_register(&replies_poller))
-		return;
-	reply_bit = poll_bit(&replies_poller);
-	reply_vector = irq_alloc_raise(&bsp.ipis, reply_bit);
+	if (!poll_register(&replies_poller)) {
+		reply_bit = poll_bit(&replies_poller);
+		reply_vector = irq_alloc_raise(&bsp.ipis, reply_bit);
+	}
 	if (reply_vector >= 0)
 		mail_vector = irq_alloc_entry(isr_mail);
+	if (mail_vector < 0)
+		printf("smp: no poller slot or vectors for cross-CPU messages; the APs will halt\n");
 }
 
 struct xcpu_cpu *xcpu_cpu_new(unsigned int index, uint32_t apic_id)

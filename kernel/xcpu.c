@@ -164,6 +164,14 @@ unsigned int xcpu_untaken(unsigned int cpu)
 	return cpu < SMP_MAX_CPUS && mail[cpu] ? spsc_ring_used(&mail[cpu]->in) : 0;
 }
 
+void xcpu_rekick(unsigned int cpu)
+{
+	if (!xcpu_untaken(cpu) || mail_vector < 0)
+		return;
+	bsp.rekicks++;
+	lapic_send_ipi(mail[cpu]->apic_id, (uint8_t)mail_vector);
+}
+
 bool xcpu_reply(unsigned int cpu, const struct spsc_msg *m)
 {
 	struct xcpu_cpu *self = mail[cpu];

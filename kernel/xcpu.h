@@ -32,9 +32,9 @@ struct xcpu_stats {
 	uint64_t dropped; /* replies its full out ring refused */
 };
 
-/* The BSP's side: requests sent, replies run, reply IPIs taken. */
+/* The BSP's side: requests sent, replies run, reply IPIs taken, kicks sent again. */
 struct xcpu_bsp_stats {
-	uint64_t sent, replies, ipis;
+	uint64_t sent, replies, ipis, rekicks;
 };
 
 /* On the BSP before any AP starts: the vectors and the reply poller. */
@@ -50,8 +50,13 @@ void xcpu_ap_run(struct xcpu_cpu *self) __attribute__((noreturn));
  * taking requests), -EIO (the IPI could not be sent).
  */
 int xcpu_send(unsigned int cpu, const struct spsc_msg *m);
-/* On the BSP: requests AP @cpu has not taken yet (for a timeout's report). */
+/* On the BSP: requests AP @cpu has not taken yet. */
 unsigned int xcpu_untaken(unsigned int cpu);
+/*
+ * On the BSP: the mail IPI once more to AP @cpu when it has requests it
+ * has not taken, for a wake-up lost on the way (xcpu_cmd.c says when).
+ */
+void xcpu_rekick(unsigned int cpu);
 /* On the BSP: run the replies waiting (a blocking command's step). */
 void xcpu_drain(void);
 void xcpu_bsp_stats(struct xcpu_bsp_stats *s);

@@ -190,7 +190,7 @@ static void idt_switch(int vec, uint64_t handler)
 
 static bool irq_free(int v)
 {
-	return !irq_slots[v].handler && !irq_slots[v].counter;
+	return !irq_slots[v].handler && !irq_slots[v].counter && !irq_slots[v].own_entry;
 }
 
 int irq_alloc_vector(void (*handler)(void *arg), void *arg)
@@ -241,12 +241,25 @@ int irq_alloc_raise(uint64_t *counter, uint32_t raise)
 	return -1;
 }
 
+int irq_alloc_entry(void (*entry)(void))
+{
+	for (int v = IRQ_FIRST; v < IRQ_SPURIOUS; v++) {
+		if (irq_free(v)) {
+			irq_slots[v].own_entry = 1;
+			idt_switch(v, (uint64_t)(uintptr_t)entry);
+			return v;
+		}
+	}
+	return -1;
+}
+
 void irq_free_vector(int vector)
 {
 	if (vector < IRQ_FIRST || vector >= IRQ_SPURIOUS)
 		return;
-	if (irq_slots[vector].counter)
+	if (irq_slots[vector].counter || irq_slots[vector].own_entry)
 		idt_switch(vector, isr_table[vector]);
+	irq_slots[vector].own_entry = 0;
 	irq_slots[vector].handler = NULL;
 	irq_slots[vector].arg = NULL;
 	irq_slots[vector].counter = NULL;

@@ -28,7 +28,7 @@ struct irq_slot {
 	uint64_t count; /* interrupts taken: irq_count() */
 	uint64_t *counter; /* a raise vector's second count (a queue's stat) */
 	uint32_t raise; /* a raise vector's poll_raise() bits */
-	uint32_t pad;
+	uint32_t own_entry; /* non-zero: the gate goes to an entry of its own */
 	void (*handler)(void *arg); /* general vectors */
 	void *arg;
 };
@@ -54,6 +54,11 @@ int irq_alloc_vector(void (*handler)(void *arg), void *arg);
  * loop's raised bits (poll_raised), EOIs and returns, with no C call.
  */
 int irq_alloc_raise(uint64_t *counter, uint32_t raise);
+/*
+ * A free vector whose gate goes to @entry, an isr.S stub that does all
+ * the interrupt's work and its EOI itself (the mail IPI), or -1.
+ */
+int irq_alloc_entry(void (*entry)(void));
 void irq_free_vector(int vector); /* ignores -1 */
 
 static inline uint64_t irq_count(int vector)

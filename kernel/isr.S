@@ -17,6 +17,7 @@
  * call, the flags it changes restored by iretq (SDM 3A 6.14).
  */
 #include "kernel/cpu.h"
+#include "kernel/xcpu.h"
 
 	.text
 
@@ -167,6 +168,18 @@ isr_eoi_x2apic:
 	popq	%rcx
 	popq	%rax
 	iretq
+
+/*
+ * The mail IPI (kernel/xcpu.c), taken on an AP: it only wakes the AP's
+ * loop. Counted in the CPU's own struct xcpu_cpu, which IA32_GS_BASE
+ * points at, then the EOI through the LAPIC register: the tail above
+ * never looks at KVM's PV EOI flag, the BSP's alone.
+ */
+	.globl	isr_mail
+isr_mail:
+	pushq	%rax
+	incq	%gs:XCPU_CPU_IPIS
+	jmp	isr_eoi_write
 
 isr_common:
 	pushq	%rax

@@ -33,6 +33,7 @@
 #define APIC_SVR 0xf0
 #define APIC_ICR_LO 0x300
 #define APIC_ICR_HI 0x310
+#define ICR_FIXED (0u << 8)
 #define ICR_INIT (5u << 8)
 #define ICR_STARTUP (6u << 8)
 #define ICR_PENDING (1u << 12) /* xAPIC delivery status: send pending */
@@ -138,8 +139,10 @@ void lapic_init(void)
 /*
  * An application processor's LAPIC, in the mode the BSP chose: the BSP
  * ran hypervisor_init and lapic_init, so x2apic and regs (the same
- * physical page for every CPU) are set. No timer and no PV EOI here: an
- * AP takes no interrupts yet.
+ * physical page for every CPU) are set. No timer and no PV EOI here:
+ * the one interrupt an AP takes is the mail IPI (xcpu.c), whose entry
+ * EOIs through the register (isr.S, isr_mail); kvm_pv_eoi_word is the
+ * BSP's flag, registered for the BSP's vCPU only.
  */
 void lapic_init_ap(void)
 {
@@ -162,17 +165,20 @@ bool lapic_x2apic_mode(void)
 /*
  * One IPI to @apic_id (SDM 3A 11.6.1, ICR). In x2APIC mode the ICR is
  * one 64-bit MSR with the destination on top (11.12.9); its WRMSR is
- * not serializing (11.12.3), so MFENCE first: the AP must see the
- * trampoline the BSP wrote before it. In xAPIC mode the destination
- * register comes first, the low word sends; we wait for the delivery
- * status to clear before the next.
+ * not serializing and may complete before earlier stores are globally
+ * visible (11.12.3), so MFENCE; LFENCE first, as that section says: the
+ * receiver must see what was written for it (the trampoline, a message
+ * in its ring) once the IPI arrives. In xAPIC mode the destination
+ * register comes first, the low word sends (an uncached store, not
+ * reordered with earlier stores); we wait for the delivery status to
+ * clear before the next.
  */
 static bool send_ipi(uint32_t apic_id, uint32_t icr)
 {
 	uint64_t end;
 
 	if (x2apic) {
-		__asm__ __volatile__("mfence" ::: "memory");
+		__asm__ __volatile__("mfence; lfence" ::: "memory");
 		wrmsr(MSR_X2APIC_FIRST + (APIC_ICR_LO >> 4), (uint64_t)apic_id << 32 | icr);
 		return true;
 	}
@@ -195,6 +201,12 @@ bool lapic_send_init(uint32_t apic_id)
 bool lapic_send_startup(uint32_t apic_id, uint8_t page)
 {
 	return send_ipi(apic_id, ICR_STARTUP | ICR_ASSERT | page);
+}
+
+/* Delivery mode fixed (000b), physical destination, edge (SDM 3A 11.6.1). */
+bool lapic_send_ipi(uint32_t apic_id, uint8_t vector)
+{
+	return send_ipi(apic_id, ICR_FIXED | ICR_ASSERT | vector);
 }
 
 enum lapic_eoi_kind lapic_eoi_kind(void)

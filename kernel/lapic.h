@@ -32,6 +32,8 @@ bool lapic_x2apic_mode(void);
  */
 bool lapic_send_init(uint32_t apic_id);
 bool lapic_send_startup(uint32_t apic_id, uint8_t page);
+/* A fixed interrupt on @vector to one CPU; false as above. */
+bool lapic_send_ipi(uint32_t apic_id, uint8_t vector);
 uint64_t lapic_base(void);
 void lapic_eoi(void);
 enum lapic_eoi_kind lapic_eoi_kind(void);

@@ -10,8 +10,9 @@
  * AP at a time, because the trampoline's stack and index fields are one
  * AP's at a time. The AP switches to long mode with the BSP's CR3, loads
  * its own GDT and TSS and the shared IDT, enables its LAPIC in the BSP's
- * mode (x2APIC when the BSP uses it), marks itself online and halts
- * with interrupts off: it has no handler state of its own yet.
+ * mode (x2APIC when the BSP uses it), marks itself online and runs its
+ * loop (xcpu.c): the requests the BSP sends through its ring, a halt
+ * with interrupts on between them.
  *
  * An AP that is not online within AP_TIMEOUT_MS is reported, marked
  * failed and sent another INIT, which parks it in wait-for-SIPI (SDM 3A
@@ -40,6 +41,8 @@
 #include "kernel/shell.h"
 #include "kernel/smp.h"
 #include "kernel/time.h"
+#include "kernel/xcpu.h"
+#include "kernel/xcpu_cmd.h"
 
 CONFIG_KEY(cfg_cpus) = {
 	.name = "cpus",
@@ -65,6 +68,7 @@ struct smp_cpu {
 	uint64_t up_ns; /* first start-up IPI to online */
 	struct cpu_tables *tables;
 	void *stack;
+	struct xcpu_cpu *mail; /* its rings: kernel/xcpu.c */
 };
 
 static struct smp_cpu cpus[SMP_MAX_CPUS];
@@ -93,9 +97,10 @@ void ap_entry(uint64_t index)
 	lapic_init_ap();
 	c->apic_id_read = lapic_id();
 	/* a late AP the BSP gave up on stays out (the BSP INITs it too) */
-	__atomic_compare_exchange_n(&c->state, &starting, SMP_ONLINE, false, __ATOMIC_RELEASE,
-				    __ATOMIC_RELAXED);
-	halt_forever();
+	if (!__atomic_compare_exchange_n(&c->state, &starting, SMP_ONLINE, false, __ATOMIC_RELEASE,
+					 __ATOMIC_RELAXED))
+		halt_forever();
+	xcpu_ap_run(c->mail);
 }
 
 static uint64_t *tr_field(unsigned int offset)
@@ -159,12 +164,13 @@ static void ap_start(struct smp_cpu *c)
 
 	c->tables = cpu_tables_new();
 	c->stack = malloc(AP_STACK);
-	if (!c->tables || !c->stack) {
+	c->mail = xcpu_cpu_new(c - cpus, c->apic_id);
+	if (!c->tables || !c->stack || !c->mail) {
 		free(c->tables);
 		free(c->stack);
 		c->tables = NULL;
 		c->stack = NULL;
-		ap_fail(c, "has no memory for its stack and tables");
+		ap_fail(c, "has no memory for its stack, tables and rings");
 		return;
 	}
 	*tr_field(TR_STACK) = ((uint64_t)(uintptr_t)c->stack + AP_STACK) & ~15ULL;
@@ -226,8 +232,12 @@ static const char *state_name(int s)
 
 static int cmd_cpus(int argc, char **argv)
 {
+	if (argc > 1 && !strcmp(argv[1], "ping"))
+		return cpus_ping(argc - 1, argv + 1);
+	if (argc > 1 && !strcmp(argv[1], "stats"))
+		return cpus_stats(argc - 1, argv + 1);
 	if (argc > 1)
-		return shell_error("cpus: unexpected argument '%s'", argv[1]);
+		return shell_error("cpus: unknown argument '%s' (ping [N], stats)", argv[1]);
 	for (unsigned int i = 0; i < n_cpus; i++) {
 		const struct smp_cpu *c = &cpus[i];
 		int s = state_of(c);
@@ -247,9 +257,31 @@ static int cmd_cpus(int argc, char **argv)
 
 static const struct shell_cmd cpus_cmd = {
 	.name = "cpus",
-	.help = "each CPU: its APIC id (MADT), state, the id its LAPIC reads, start-up time",
+	.usage = "[ping [N] | stats]",
+	.help = "each CPU: its APIC id (MADT), state, the id its LAPIC reads, start-up time; "
+		"ping: N round trips to each AP; stats: each AP's counters, through its ring",
 	.run = cmd_cpus,
 };
+
+unsigned int smp_cpus(void)
+{
+	return n_cpus;
+}
+
+int smp_state(unsigned int cpu)
+{
+	return cpu < n_cpus ? state_of(&cpus[cpu]) : SMP_OFFLINE;
+}
+
+uint32_t smp_apic_id(unsigned int cpu)
+{
+	return cpu < n_cpus ? cpus[cpu].apic_id : 0;
+}
+
+const char *smp_state_name(int state)
+{
+	return state_name(state);
+}
 
 unsigned int smp_online(void)
 {
@@ -284,6 +316,7 @@ static bool ap_wanted(unsigned int i)
 
 static void start_aps(void)
 {
+	xcpu_init(cpus[0].apic_id);
 	if (!trampoline_install()) {
 		for (unsigned int i = 1; i < n_cpus && ap_wanted(i); i++)
 			cpus[i].state = SMP_FAILED;

@@ -3,7 +3,8 @@
  * The application processors: started at boot from the MADT's list, up
  * to the `cpus` key. In this stage an AP comes up (its own stack, GDT,
  * TSS and LAPIC, the shared IDT and page tables), says it is online and
- * halts with interrupts off: it runs nothing yet, so nothing is shared.
+ * runs the requests the BSP sends it through its ring (kernel/xcpu.h),
+ * halted between them; nothing else is shared.
  */
 #ifndef KERNEL_SMP_H
 #define KERNEL_SMP_H
@@ -24,6 +25,11 @@ enum smp_state {
 /* After acpi_init, lapic_init, config_parse_cmdline and shell_init. */
 void smp_init(void);
 unsigned int smp_online(void);
+/* CPUs known (the BSP is 0), each one's enum smp_state and MADT APIC id. */
+unsigned int smp_cpus(void);
+int smp_state(unsigned int cpu);
+uint32_t smp_apic_id(unsigned int cpu);
+const char *smp_state_name(int state);
 /* "2 online of 2 in MADT" and what is missing, for `info`. */
 void smp_describe(char *buf, unsigned int len);
 

@@ -9,7 +9,7 @@ host needs: the host kernel logs no oops, BUG or WARNING, QEMU stays up,
 and a new connection echoes 1 B, 64 KiB and 1 MiB byte-exact after each
 mode. docs/attacks.md has the whole matrix and what the kernel does."""
 
-from ringside import attack_kernel, attack_matrix as am
+from ringside import attack_matrix as am
 from ringside_qemu import LOG_DIR
 
 MODES = ('len-over-buf', 'ring-addr-out', 'ring-loop', 'fwd-cnt-jump', 'seq-huge')
@@ -17,8 +17,7 @@ MODES = ('len-over-buf', 'ring-addr-out', 'ring-loop', 'fwd-cnt-jump', 'seq-huge
 
 def test_kernel_back_end_survives_a_hostile_guest():
     results = am.run_session('split', MODES, log_dir=LOG_DIR, accel='kvm',
-                             name='kvm-attack', verbose=True,
-                             session=attack_kernel.KernelSession)
+                             name='kvm-attack', verbose=True, backend='kernel')
     status = results.pop('_status')
     assert sorted(results) == sorted(MODES), sorted(results)
     for mode in MODES:

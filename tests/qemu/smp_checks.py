@@ -37,3 +37,68 @@ def assert_all_online(guest, n):
         # the id the AP read from its own LAPIC is the one the MADT gave
         m = re.fullmatch(r'lapic (\d+) up (\d+) us', rest)
         assert m and int(m.group(1)) == apic, rows
+
+
+PING_LINE = re.compile(r'(?m)^cpu (\d+) apic (\d+): (\d+) round trips, min (\d+) p50 (\d+) '
+                       r'max (\d+) ns\r?$')
+STATS_LINE = re.compile(r'(?m)^cpu (\d+) apic (\d+): messages (\d+) ipis (\d+) halts (\d+) '
+                        r'dropped (\d+)\r?$')
+BSP_LINE = re.compile(r'(?m)^cpu 0 apic (\d+): bsp, requests (\d+) replies (\d+) '
+                      r'reply_ipis (\d+) rekicks (\d+)\r?$')
+# a round trip under TCG on a busy host may stall, but not for a second
+PING_MAX_NS = 1000000000
+
+
+def cpus_ping(guest, ncpu, count, timeout=300):
+    """`cpus ping COUNT`: every AP answers COUNT times, min <= p50 <= max,
+    all of them above zero and below a second. Returns {cpu: p50 ns}."""
+    out = guest.command('cpus ping %d' % count, timeout=timeout)
+    rows = PING_LINE.findall(out)
+    assert len(rows) == ncpu - 1 == len(out.splitlines()), out
+    p50 = {}
+    for cpu, apic, n, lo, mid, hi in rows:
+        assert int(n) == count, out
+        assert 0 < int(lo) <= int(mid) <= int(hi) < PING_MAX_NS, out
+        p50[int(cpu)] = int(mid)
+    assert sorted(p50) == list(range(1, ncpu)), out
+    return p50
+
+
+def cpus_stats(guest, ncpu):
+    """`cpus stats`: {cpu: (messages, ipis, halts, dropped)} for every AP,
+    and the BSP's (requests, replies, reply IPIs, kicks sent again) before
+    the command."""
+    out = guest.command('cpus stats')
+    rows = STATS_LINE.findall(out)
+    assert len(rows) == ncpu - 1 and len(out.splitlines()) == ncpu, out
+    bsp = BSP_LINE.search(out)
+    assert bsp, out
+    stats = {int(r[0]): tuple(int(v) for v in r[2:]) for r in rows}
+    assert sorted(stats) == list(range(1, ncpu)), out
+    return stats, tuple(int(v) for v in bsp.groups()[1:])
+
+
+def assert_ping_counts(guest, ncpu, count):
+    """Fresh from boot: `cpus ping COUNT`, then each AP ran exactly COUNT
+    requests, took at least one mail IPI and at most one per request (and
+    one for the stats request itself, and the kicks the BSP sent again
+    when a request was not taken in 10 ms), halted, dropped nothing; the BSP
+    sent and got back COUNT per AP. The reply IPIs the BSP took may be
+    fewer: a second IPI on a vector already pending in the LAPIC's IRR is
+    one interrupt (SDM 3A 11.8.4), and the BSP may run a reply before
+    that reply's IPI reaches it."""
+    p50 = cpus_ping(guest, ncpu, count)
+    stats, bsp = cpus_stats(guest, ncpu)
+    assert bsp[:2] == (count * (ncpu - 1),) * 2, bsp
+    assert 1 <= bsp[2] <= bsp[1], bsp
+    # the stats requests were messages too: the next count includes them;
+    # its BSP line has the kicks sent again up to the first stats' replies
+    again, bsp_after = cpus_stats(guest, ncpu)
+    assert all(s[0] == count + 1 for s in again.values()), again
+    assert bsp_after[0] == bsp[0] + ncpu - 1, (bsp, bsp_after)
+    for cpu, (msgs, ipis, halts, dropped) in stats.items():
+        assert msgs == count, stats
+        assert 1 <= ipis <= count + 1 + bsp_after[3], (stats, bsp_after)
+        assert 1 <= halts <= ipis, stats
+        assert dropped == 0, stats
+    return p50

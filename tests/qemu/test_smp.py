@@ -16,7 +16,7 @@ import pytest
 
 from conftest import ELF, ESP, ISO, require_image
 from ringside_qemu import READY_TIMEOUT, info_fields
-from smp_checks import assert_all_online, cpu_table, smp_args
+from smp_checks import assert_all_online, assert_ping_counts, cpu_table, smp_args
 
 BOOT_PATHS = {
         'pvh': (ELF, ['--boot', 'elf']),
@@ -116,3 +116,61 @@ def test_missing_cpu_reported(guest_factory, tmp_path):
                              r'going on without it\r?$' % (index, apic), g.output)
         assert len(reports) == 1, g.output
     assert g.command('uptime').startswith('uptime: ')
+
+
+@pytest.mark.parametrize('ncpu', [2, 4])
+def test_cross_cpu_ping(guest_factory, ncpu):
+    """Each AP runs its loop: it answers `cpus ping` through its rings and
+    IPIs, and its own counters, fetched the same way, match the pings."""
+    require_image(ELF)
+    g = guest_factory('--boot', 'elf', *smp_args(ncpu))
+    assert_all_online(g, ncpu)
+    assert_ping_counts(g, ncpu, 50)
+
+
+def test_cpus_ping_errors(guest_factory):
+    """cpus=1: the AP is skipped with its state and there is nothing to
+    ping; bad arguments are one error line each."""
+    require_image(ELF)
+    g = guest_factory('--boot', 'elf', '--cmdline', 'cpus=1', *smp_args(2))
+    out = g.command('cpus ping')
+    assert out.splitlines() == [
+        'cpu 1 apic 1: offline, skipped',
+        'error: cpus ping: no application processor online, nothing to ping'], out
+    out = g.command('cpus stats').splitlines()
+    assert out[0].startswith('cpu 0 apic 0: bsp, ') and out[1:] == [
+        'cpu 1 apic 1: offline, skipped'], out
+    for cmd, err in (('cpus ping 0', "N must be 1..100000, not '0'"),
+                     ('cpus ping 100001', "N must be 1..100000, not '100001'"),
+                     ('cpus ping -3', "N must be 1..100000, not '-3'"),
+                     ('cpus ping abc', "N must be 1..100000, not 'abc'"),
+                     ('cpus ping 1 2', "unexpected argument '2'"),
+                     ('cpus stats now', "unexpected argument 'now'")):
+        out = g.command(cmd)
+        assert out == 'error: %s: %s' % (' '.join(cmd.split()[:2]), err), out
+    assert g.command('cpus pong').startswith("error: cpus: unknown argument 'pong'")
+    assert g.command('uptime').startswith('uptime: ')
+
+
+def test_echo_answers_during_cpus_ping(guest_factory):
+    """The BSP waits for each AP's reply in its poll loop: the vsock echo
+    service answers while `cpus ping 100000` runs. A wait that held the
+    BSP would let no exchange finish before the ping's end."""
+    from test_poll_loop import Background
+    from test_vsock import ECHO, connect_when_up, echo_exchange, pattern
+
+    require_image(ELF)
+    g = guest_factory('--boot', 'elf', '--vsock', *smp_args(2))
+    count, during = 100000, 0
+    with connect_when_up(g.vsock_uds, ECHO) as s:
+        start = len(g.output)
+        ping = Background(g, 'cpus ping %d' % count, timeout=900)
+        while ping.running:
+            data = pattern(64, during)
+            assert echo_exchange(s, data, timeout=60) == data
+            # finished while the command had not printed its result yet
+            if ping.running and 'round trips' not in g.output[start:]:
+                during += 1
+        out = ping.result(900)
+    assert re.search(r'(?m)^cpu 1 apic 1: %d round trips' % count, out), out
+    assert during >= 3, 'only %d echoes while cpus ping ran' % during

@@ -1,0 +1,10 @@
+/* SPDX-License-Identifier: MIT */
+/* `cpus ping` and `cpus stats`: requests to each AP through its ring. */
+#ifndef KERNEL_XCPU_CMD_H
+#define KERNEL_XCPU_CMD_H
+
+/* argv[0] is "ping" or "stats"; 0, or -1 after an error line. */
+int cpus_ping(int argc, char **argv);
+int cpus_stats(int argc, char **argv);
+
+#endif

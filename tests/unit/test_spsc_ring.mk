@@ -1,0 +1,1 @@
+test_spsc_ring_SRCS := kernel/spsc_ring.c

@@ -16,9 +16,8 @@
 
 #include "host/vhost-vsock/vsock_hdr.h"
 #include "host/vring/vring.h"
+#include "tests/unit/guest_mem_fixture.h"
 
-#define MEM_SIZE (64 * 1024)
-#define UADDR 0x100000000ull
 #define NUM 8
 #define DESC 0x0000 /* 16 * NUM bytes, and what lies after them */
 #define AVAIL 0x1000
@@ -32,14 +31,6 @@ struct desc {
 	uint16_t flags;
 	uint16_t next;
 };
-
-static uint8_t mem[MEM_SIZE] __attribute__((aligned(4096)));
-static struct guest_mem gm = {
-	.nregions = 1,
-	.r[0] = { .gpa = 0, .size = MEM_SIZE, .uaddr = UADDR, .host = mem },
-};
-static struct device_ring vr;
-static struct vq_elem e;
 
 static void set_desc(uint64_t at, unsigned int i, uint64_t addr, uint32_t len, uint16_t flags,
 		     uint16_t next)

@@ -17,9 +17,8 @@
 #include <cmocka.h>
 
 #include "host/vring/vring.h"
+#include "tests/unit/guest_mem_fixture.h"
 
-#define MEM_SIZE (64 * 1024)
-#define UADDR 0x100000000ull
 #define NUM 8
 #define DESC 0x0000
 #define DRIVER_EVENT 0x1000
@@ -37,14 +36,6 @@ struct pdesc {
 	uint16_t id;
 	uint16_t flags;
 };
-
-static uint8_t mem[MEM_SIZE] __attribute__((aligned(4096)));
-static struct guest_mem gm = {
-	.nregions = 1,
-	.r[0] = { .gpa = 0, .size = MEM_SIZE, .uaddr = UADDR, .host = mem },
-};
-static struct device_ring vr;
-static struct vq_elem e;
 
 /* The avail/used bits a driver on lap @wrap writes (2.8.1). */
 static uint16_t avail_bits(bool wrap)

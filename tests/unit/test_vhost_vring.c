@@ -16,7 +16,7 @@
 
 #include "host/vhost-vsock/vsock_hdr.h"
 #include "host/vring/vring.h"
-#include "tests/unit/guest_mem_fixture.h"
+#include "guest_mem_fixture.h"
 
 #define NUM 8
 #define DESC 0x0000 /* 16 * NUM bytes, and what lies after them */

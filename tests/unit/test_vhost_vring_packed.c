@@ -17,7 +17,7 @@
 #include <cmocka.h>
 
 #include "host/vring/vring.h"
-#include "tests/unit/guest_mem_fixture.h"
+#include "guest_mem_fixture.h"
 
 #define NUM 8
 #define DESC 0x0000

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""attack-matrix: what our vhost-user back end makes of a hostile guest.
+"""attack-matrix: what a back end makes of a hostile guest.
 
 ringside's `attack MODE` (drivers/virtio/vsock_attack.c) writes malformed
 vsock headers or forged split-ring entries into the live TX queue. For
@@ -27,11 +27,13 @@ A cell "-" was not run: the mode needs a split ring (ring modes on a
 packed ring print "not for this ring").
 
 --backend picks the columns: ours (the vsock modes against
-build/host/ringside-vhost-vsock, above), net-qemu and net-testpmd (the
-virtio-net modes against QEMU's own virtio-net, on -netdev dgram or a tap,
-and dpdk-testpmd,
-attack_net.py). Each back end is one entry of BACKENDS: a session class
-that boots a guest behind it, and the kind of modes it takes.
+build/host/ringside-vhost-vsock, above); net-qemu, net-tap and
+net-testpmd (the virtio-net modes against QEMU's own virtio-net, on
+-netdev dgram or a tap, and dpdk-testpmd: attack_net.py); kernel and
+net-vhost (the kernel's vhost-vsock and vhost-net under KVM:
+attack_kernel.py). Each back end is one entry of backends(): a session
+class that boots a guest behind it and says its accelerator and ring
+layouts, and the kind of modes it takes.
 """
 
 import os

@@ -54,6 +54,7 @@ from .fault_matrix import echo_exchange, pattern
 from .images import DEFAULT_VSOCK_BACKEND, REPO
 from .machine import LoggedLaunch
 from .results import add_options, publish
+from .table import Column, Table
 
 RINGS = ('split', 'packed')
 OUTCOMES = ('survives', 'drops', 'resets', 'stalls', 'crashes')
@@ -359,16 +360,14 @@ def run_session(ring, modes=None, log_dir=None, accel='tcg', every=20, count=20,
 
 
 def print_table(results, rings, modes):
-    print('%-22s' % 'mode' + ''.join(' %-9s' % r for r in rings) + ' evidence')
+    t = Table([Column('mode', 22, left=True)] + [Column(r, 9, left=True) for r in rings]
+              + [Column('evidence', left=True)])
     for m in modes:
-        row = '%-22s' % m
-        ev = []
-        for r in rings:
-            res = results.get(r, {}).get(m)
-            row += ' %-9s' % (res.outcome if res else '-')
-            if res and res.outcome != '-':
-                ev.append('%s: %s' % (r, res.evidence()))
-        print(row + ' ' + ' | '.join(ev))
+        cells = [results.get(r, {}).get(m) for r in rings]
+        ev = ['%s: %s' % (r, res.evidence()) for r, res in zip(rings, cells)
+              if res and res.outcome != '-']
+        t.row(m, *[res.outcome if res else None for res in cells], ' | '.join(ev))
+    t.print()
 
 
 def main(argv):

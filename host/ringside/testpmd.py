@@ -135,8 +135,13 @@ class TestPmd(FramePeer):
     def queue_stats(self, timeout=30.0):
         """{'rx': [per RX queue packets], 'tx': [per TX queue packets]} from
         the vhost PMD's extended statistics (rx_qN_good_packets)."""
+        # the list has no closing line: a second command's answer ends it
         self.send('show port xstats 0')
-        m = self.wait_for(r'NIC extended statistics for port 0(.*?)#{20,}', timeout)
+        self.proc.stdin.write(b'show port info 0\n')
+        self.proc.stdin.flush()
+        m = self.wait_for(r'NIC extended statistics for port 0(.*?)Infos for port 0', timeout)
+        if 'Cannot get count of xstats' in m.group(1):
+            raise TestPmdError('testpmd has no xstats for port 0 (a queue not enabled)')
         st = {'rx': [0] * self.queues, 'tx': [0] * self.queues}
         for d, q, v in re.findall(r'\b(rx|tx)_q(\d+)_good_packets:\s*(\d+)', m.group(1)):
             if int(q) < self.queues:

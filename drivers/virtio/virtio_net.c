@@ -643,7 +643,8 @@ static bool vnet_pending(struct net_dev *dev)
 	for (unsigned int q = 0; q < vn->npairs; q++)
 		if (virtq_has_used(vn->rxq[q].vq))
 			return true;
-	return vn->ctrl.state == MQ_TO_SEND;
+	/* the control queue has no vector: its ack is found only by looking */
+	return vn->ctrl.state == MQ_TO_SEND || vn->ctrl.state == MQ_WAITING;
 }
 
 static void vnet_show_queues(struct virtio_net *vn)

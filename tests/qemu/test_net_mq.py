@@ -85,6 +85,11 @@ def txonly_guest():
 
 
 @pytest.fixture(scope='module')
+def macswap_guest():
+    yield from mq_guest('macswap', 2, 'mq-macswap')
+
+
+@pytest.fixture(scope='module')
 def one_pair_guest():
     yield from mq_guest('rxonly', 1, 'mq-one-pair')
 
@@ -151,6 +156,42 @@ def test_txonly_per_queue(txonly_guest):
 
 def test_txonly_poweroff(txonly_guest):
     assert txonly_guest.poweroff() == 0
+
+
+def test_echo_on_the_pair_it_came_in_on(macswap_guest):
+    """pktgen queues=2 to the guest's own UDP echo port through testpmd's
+    macswap: each request comes back on the receive queue of the pair it
+    left on (testpmd's queue K answers on its queue K), and the echo must
+    leave on that pair's transmit queue. The echo goes to port 9 + pair,
+    which comes back once more and is dropped as for no port."""
+    g, n = macswap_guest, 2000
+    pairs(g)
+    before = guest_stats(g, 60, 'net')['net']
+    out = g.command('pktgen count=%d size=64 burst=32 queues=2 port=7 dst=%s,%s'
+                    % (n, bench.GUEST_IP, bench.PEER_MAC), timeout=300)
+    m = re.search(r'pktgen: per queue 0=(\d+) 1=(\d+)', out)
+    assert m, out
+    sent = [int(m.group(1)), int(m.group(2))]
+    deadline = time.monotonic() + 60
+    while True:
+        after = guest_stats(g, 60, 'net')['net']
+        echoed = after['udp_echoed'] - before['udp_echoed']
+        # each echo comes back once: settled when every one did
+        if after['udp_no_port'] - before['udp_no_port'] >= echoed > 0 \
+                or time.monotonic() > deadline:
+            break
+        time.sleep(0.5)
+    rx = [after['queues'][q]['rx_packets'] - before['queues'][q]['rx_packets'] for q in range(2)]
+    tx = [after['queues'][q]['tx_packets'] - before['queues'][q]['tx_packets'] for q in range(2)]
+    echoes = [tx[q] - sent[q] for q in range(2)]
+    assert sum(echoes) == echoed and min(echoes) > 0, (echoes, echoed, rx)
+    # a pair's echoes answer requests that pair received (its rx holds them and their echoes)
+    assert all(echoes[q] <= rx[q] for q in range(2)), (echoes, rx)
+    assert after['udp_bad_csum'] == before['udp_bad_csum']
+
+
+def test_macswap_poweroff(macswap_guest):
+    assert macswap_guest.poweroff() == 0
 
 
 def test_one_pair_on_mq_device(one_pair_guest):

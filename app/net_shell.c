@@ -58,8 +58,9 @@ static void put_queues(struct json_writer *w, const struct net_dev *dev)
 
 /*
  * `stats json`'s "net" (the text is `net`'s): "device" (false: no
- * virtio-net, and no device counters), the device's counters, the
- * protocols' and udp_echoed, each under its name in `net`.
+ * virtio-net, and no device counters), the device's counters and its
+ * queue pairs (put_queues), the protocols' and udp_echoed, each under its
+ * name in `net`.
  */
 static void net_stats_json(struct json_writer *w)
 {

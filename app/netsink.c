@@ -5,7 +5,8 @@
  * it and drops it, so what is measured is the driver and the ring, not
  * Ethernet/IP parsing. Frames the driver itself dropped are reported by
  * reason from the device counters (deltas over the run): a sender's count
- * must equal frames + drops.
+ * must equal frames + drops. With more than one queue pair the frames are
+ * also counted by the receive queue they came in on (net_dev.rx_queue).
  *
  *   netsink [seconds=S] [idle=MS]   run, stop after S s or MS ms without frames
  *   netsink on | show | off         the same as a switch (off prints the report)

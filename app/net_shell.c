@@ -36,10 +36,31 @@ static void show_counters(void)
 	printf("  %-24s %llu\n", "udp_echoed", (unsigned long long)udp_echo_count());
 }
 
+/* "queues_in_use", and "queues": each pair set up, in order, its counters. */
+static void put_queues(struct json_writer *w, const struct net_dev *dev)
+{
+	unsigned int n = dev->queues_set_up ? dev->queues_set_up : 1;
+
+	json_put_u64(w, "queues_in_use", dev->nqueues ? dev->nqueues : 1);
+	json_open(w, "queues", '[');
+	for (unsigned int q = 0; q < n && q < NET_MAX_QUEUES; q++) {
+		const struct net_queue_stats *st = &dev->queues[q];
+
+		json_open(w, NULL, '{');
+		json_put_u64(w, "rx_packets", st->rx_packets);
+		json_put_u64(w, "rx_bytes", st->rx_bytes);
+		json_put_u64(w, "tx_packets", st->tx_packets);
+		json_put_u64(w, "tx_bytes", st->tx_bytes);
+		json_close(w, '}');
+	}
+	json_close(w, ']');
+}
+
 /*
  * `stats json`'s "net" (the text is `net`'s): "device" (false: no
- * virtio-net, and no device counters), the device's counters, the
- * protocols' and udp_echoed, each under its name in `net`.
+ * virtio-net, and no device counters), the device's counters and its
+ * queue pairs (put_queues), the protocols' and udp_echoed, each under its
+ * name in `net`.
  */
 static void net_stats_json(struct json_writer *w)
 {
@@ -50,6 +71,7 @@ static void net_stats_json(struct json_writer *w)
 #define PUT(name) json_put_u64(w, #name, dev->stats.name);
 		NET_DEV_COUNTERS(PUT)
 #undef PUT
+		put_queues(w, dev);
 	}
 #define PUT(name) json_put_u64(w, #name, net_stats.name);
 	NET_PROTO_COUNTERS(PUT)
@@ -66,8 +88,10 @@ static int cmd_net(int argc, char **argv)
 		return shell_error("usage: net [arp|reset]");
 	if (argc == 2 && !strcmp(argv[1], "reset")) {
 		memset(&net_stats, 0, sizeof(net_stats));
-		if (dev)
+		if (dev) {
 			memset(&dev->stats, 0, sizeof(dev->stats));
+			memset(dev->queues, 0, sizeof(dev->queues));
+		}
 		return 0;
 	}
 	if (argc == 2) {

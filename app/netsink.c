@@ -5,7 +5,8 @@
  * it and drops it, so what is measured is the driver and the ring, not
  * Ethernet/IP parsing. Frames the driver itself dropped are reported by
  * reason from the device counters (deltas over the run): a sender's count
- * must equal frames + drops.
+ * must equal frames + drops. With more than one queue pair the frames are
+ * also counted by the receive queue they came in on (net_dev.rx_queue).
  *
  *   netsink [seconds=S] [idle=MS]   run, stop after S s or MS ms without frames
  *   netsink on | show | off         the same as a switch (off prints the report)
@@ -32,6 +33,7 @@ struct netsink {
 	struct net_dev *dev;
 	struct net_dev_stats base; /* device counters when the run started */
 	uint64_t frames, bytes;
+	uint64_t queue_frames[NET_MAX_QUEUES]; /* by the receive queue they came in on */
 	uint64_t first_ns, last_ns; /* first and last frame seen */
 };
 
@@ -41,8 +43,9 @@ static void netsink_tap(struct net_dev *dev, const void *frame, uint32_t len)
 {
 	uint64_t now = now_ns();
 
-	(void)dev;
 	(void)frame;
+	if (dev->rx_queue < NET_MAX_QUEUES)
+		sink.queue_frames[dev->rx_queue]++;
 	if (!sink.frames)
 		sink.first_ns = now;
 	sink.last_ns = now;
@@ -62,6 +65,19 @@ static int netsink_on(void)
 	sink.on = true;
 	net_set_rx_tap(netsink_tap);
 	return 0;
+}
+
+/* With more than one pair set up: the frames each receive queue brought. */
+static void netsink_report_queues(void)
+{
+	unsigned int n = sink.dev->queues_set_up;
+
+	if (n < 2)
+		return;
+	printf("netsink: per queue");
+	for (unsigned int q = 0; q < n && q < NET_MAX_QUEUES; q++)
+		printf(" %u=%llu", q, (unsigned long long)sink.queue_frames[q]);
+	printf("\n");
 }
 
 static void netsink_report(void)
@@ -84,6 +100,7 @@ static void netsink_report(void)
 	/* not a lost frame, but the ring ran short of buffers meanwhile */
 	printf(" total=%llu refill_fail=%llu\n", (unsigned long long)total,
 	       (unsigned long long)(now->rx_refill_fail - base->rx_refill_fail));
+	netsink_report_queues();
 }
 
 static void netsink_off(void)

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * pktgen: `pktgen count=N size=64 burst=256 dst=IP[,MAC]`. Each burst goes
+ * pktgen: `pktgen count=N size=64 burst=256 dst=IP[,MAC] queues=Q`. With
+ * Q > 1 each transmit queue sends its own flow (source port 9 + queue),
+ * the count shared among them, a burst each in turn. Each burst goes
  * to the driver in one xmit_burst call (one kick at most); between bursts
  * the device is polled as the poll loop would, which is where sent buffers
  * are reclaimed when txpoll=1 (as virtio-net frees them only in NAPI).
@@ -22,7 +24,12 @@
 #define PKTGEN_ARP_NS 3000000000ULL
 #define PKTGEN_SRC_PORT 9
 
-uint32_t pktgen_build(uint8_t *frame, const struct pktgen_params *p, const uint8_t *src_mac)
+/*
+ * Queue q's flow: source port PKTGEN_SRC_PORT + q, so a receiver tells
+ * the queues apart (and a device that hashes flows keeps each on one).
+ */
+static uint32_t build_flow(uint8_t *frame, const struct pktgen_params *p, const uint8_t *src_mac,
+			   unsigned int q)
 {
 	uint32_t len = p->size < ETH_ZLEN ? ETH_ZLEN : p->size;
 	uint32_t payload;
@@ -36,36 +43,53 @@ uint32_t pktgen_build(uint8_t *frame, const struct pktgen_params *p, const uint8
 	put_be32(data, PKTGEN_MAGIC);
 	eth_build_header(frame, p->dst_mac, src_mac, ETH_P_IP);
 	ipv4_build_header(ip, net_ip(), p->dst, IPPROTO_UDP, UDP_HLEN + payload, 0);
-	udp_build_header(udp, net_ip(), p->dst, PKTGEN_SRC_PORT, p->port, payload);
+	udp_build_header(udp, net_ip(), p->dst, (uint16_t)(PKTGEN_SRC_PORT + q), p->port, payload);
 	return len;
+}
+
+uint32_t pktgen_build(uint8_t *frame, const struct pktgen_params *p, const uint8_t *src_mac)
+{
+	return build_flow(frame, p, src_mac, 0);
+}
+
+static unsigned int pktgen_queues(const struct net_dev *dev)
+{
+	return dev->nqueues ? dev->nqueues : 1;
 }
 
 struct pktgen_run {
 	const struct pktgen_params *p;
 	struct pktgen_result *r;
 	struct net_dev *dev;
-	const struct net_frame *frames;
+	const struct net_frame (*frames)[PKTGEN_MAX_BURST]; /* one template per queue */
+	unsigned int queues;
 	uint64_t progress;
 };
 
 /*
- * One burst; the poll loop between bursts reclaims sent buffers (the
+ * One burst per queue; the poll loop between bursts reclaims sent buffers (the
  * txpoll=1 path) and keeps RX and every other service going.
  */
 static enum poll_step pktgen_burst(void *arg)
 {
 	struct pktgen_run *run = arg;
-	uint64_t left = run->p->count - run->r->sent;
-	unsigned int n = left < run->p->burst ? (unsigned int)left : run->p->burst;
-	unsigned int got;
+	bool moved = false;
 
-	if (!left)
-		return POLL_DONE;
-	got = run->dev->ops->xmit_burst(run->dev, run->frames, n);
-	run->r->sent += got;
-	if (got < n)
-		run->r->ring_full++;
-	if (got) {
+	for (unsigned int q = 0; q < run->queues; q++) {
+		uint64_t left = run->p->count - run->r->sent;
+		unsigned int n = left < run->p->burst ? (unsigned int)left : run->p->burst;
+		unsigned int got;
+
+		if (!left)
+			return POLL_DONE;
+		got = net_dev_xmit(run->dev, q, run->frames[q], n);
+		run->r->sent += got;
+		run->r->sent_queue[q] += got;
+		if (got < n)
+			run->r->ring_full++;
+		moved |= got != 0;
+	}
+	if (moved) {
 		run->progress = now_ns();
 		return POLL_PROGRESS;
 	}
@@ -79,23 +103,26 @@ static enum poll_step pktgen_burst(void *arg)
 
 int pktgen_run(const struct pktgen_params *p, struct pktgen_result *r)
 {
-	static struct net_frame frames[PKTGEN_MAX_BURST];
-	static uint8_t frame[ETH_FRAME_LEN];
+	static struct net_frame frames[NET_MAX_QUEUES][PKTGEN_MAX_BURST];
+	static uint8_t frame[NET_MAX_QUEUES][ETH_FRAME_LEN];
 	struct pktgen_run run = { .p = p, .r = r, .frames = frames };
 	uint64_t kicks0, start;
-	uint32_t len, tag;
+	uint32_t len = 0, tag;
 
 	memset(r, 0, sizeof(*r));
 	run.dev = net_device();
 	if (!run.dev)
 		return -ENODEV;
-	if (!p->burst || p->burst > PKTGEN_MAX_BURST)
+	run.queues = p->queues ? p->queues : 1;
+	if (!p->burst || p->burst > PKTGEN_MAX_BURST || run.queues > pktgen_queues(run.dev))
 		return -EINVAL;
-	len = pktgen_build(frame, p, run.dev->mac);
-	/* one template for the whole run: the driver need not copy it again */
-	tag = net_frame_tag();
-	for (uint32_t i = 0; i < p->burst; i++)
-		frames[i] = (struct net_frame){ frame, len, tag };
+	/* one template per queue for the whole run: the driver need not copy it again */
+	for (unsigned int q = 0; q < run.queues; q++) {
+		len = build_flow(frame[q], p, run.dev->mac, q);
+		tag = net_frame_tag();
+		for (uint32_t i = 0; i < p->burst; i++)
+			frames[q][i] = (struct net_frame){ frame[q], len, tag };
+	}
 
 	/* Start with an empty ring, as a fresh pktgen thread would. */
 	run.dev->ops->poll(run.dev, 0);
@@ -106,6 +133,16 @@ int pktgen_run(const struct pktgen_params *p, struct pktgen_result *r)
 	r->kicks = run.dev->stats.tx_kicks - kicks0;
 	r->bytes = r->sent * len;
 	return r->sent == p->count ? 0 : -ETIMEDOUT;
+}
+
+static void print_queues(const struct pktgen_result *r, unsigned int queues)
+{
+	if (queues < 2)
+		return;
+	printf("pktgen: per queue");
+	for (unsigned int q = 0; q < queues; q++)
+		printf(" %u=%llu", q, (unsigned long long)r->sent_queue[q]);
+	printf("\n");
 }
 
 static int parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
@@ -146,17 +183,23 @@ static int cmd_pktgen(int argc, char **argv)
 			p.burst = (uint32_t)v;
 		else if (!strncmp(a, "port=", 5) && !parse_u64(a + 5, 1, 65535, &v))
 			p.port = (uint16_t)v;
+		else if (!strncmp(a, "queues=", 7) && !parse_u64(a + 7, 1, NET_MAX_QUEUES, &v))
+			p.queues = (uint32_t)v;
 		else if (!strncmp(a, "dst=", 4) && !parse_dst(a + 4, &p))
 			have_dst = true;
 		else
 			return shell_error("pktgen: bad argument '%s' (count=1.. size=%d..%d "
-					   "burst=1..%d dst=IP[,MAC] port=N)",
-					   a, ETH_ZLEN, ETH_FRAME_LEN, PKTGEN_MAX_BURST);
+					   "burst=1..%d dst=IP[,MAC] port=N queues=1..%d)",
+					   a, ETH_ZLEN, ETH_FRAME_LEN, PKTGEN_MAX_BURST,
+					   NET_MAX_QUEUES);
 	}
 	if (!have_dst)
 		return shell_error("usage: pktgen dst=IP[,MAC] [count=N] [size=64] [burst=256]");
 	if (!net_device())
 		return shell_error("pktgen: no network device");
+	if (p.queues > pktgen_queues(net_device()))
+		return shell_error("pktgen: queues=%u but %u queue pairs are in use", p.queues,
+				   pktgen_queues(net_device()));
 	if (!p.have_mac) {
 		uint32_t hop = ipv4_next_hop(p.dst);
 
@@ -171,6 +214,7 @@ static int cmd_pktgen(int argc, char **argv)
 	printf("pktgen: kicks %llu (%.4f per packet), ring full %llu times, burst %u\n",
 	       (unsigned long long)r.kicks, r.sent ? (double)r.kicks / r.sent : 0.0,
 	       (unsigned long long)r.ring_full, p.burst);
+	print_queues(&r, p.queues);
 	if (ret)
 		return shell_error("pktgen: stalled after %llu of %llu packets",
 				   (unsigned long long)r.sent, (unsigned long long)p.count);
@@ -179,8 +223,8 @@ static int cmd_pktgen(int argc, char **argv)
 
 static const struct shell_cmd pktgen_cmd = {
 	.name = "pktgen",
-	.usage = "dst=IP[,MAC] [count=N] [size=64] [burst=256] [port=9]",
-	.help = "send one UDP flow in bursts (pktgen_sample03), print Mpps",
+	.usage = "dst=IP[,MAC] [count=N] [size=64] [burst=256] [port=9] [queues=1]",
+	.help = "send one UDP flow per TX queue in bursts (pktgen_sample03), print Mpps",
 	.run = cmd_pktgen,
 };
 

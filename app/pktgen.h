@@ -24,10 +24,12 @@ struct pktgen_params {
 	uint8_t dst_mac[ETH_ALEN];
 	bool have_mac; /* else ARP resolves dst (or its gateway) */
 	uint16_t port;
+	uint32_t queues; /* transmit queues, each its own flow; 0 counts as 1 */
 };
 
 struct pktgen_result {
 	uint64_t sent, bytes, kicks, ring_full, ns;
+	uint64_t sent_queue[NET_MAX_QUEUES];
 };
 
 /* The one frame of the flow into @frame (ETH_FRAME_LEN bytes); its length. */

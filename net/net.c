@@ -122,7 +122,7 @@ unsigned int net_xmit(const struct net_frame *frames, unsigned int n)
 		net_stats.tx_dropped += n;
 		return 0;
 	}
-	sent = the_dev->ops->xmit_burst(the_dev, frames, n);
+	sent = net_dev_xmit(the_dev, the_dev->rx_queue, frames, n);
 	net_stats.tx_dropped += n - sent;
 	return sent;
 }

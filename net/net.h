@@ -46,13 +46,21 @@ uint32_t net_frame_tag(void);
 	X(tx_interrupts) X(rx_interrupts) X(tx_reclaimed) X(tx_reclaim_in_xmit)         \
 	X(tx_ring_full) X(tx_too_long) X(rx_drop_short) X(rx_drop_long)                 \
 	X(rx_drop_num_buffers) X(rx_drop_bad_token) X(tx_bad_token)                     \
-	X(rx_refill_fail)
+	X(rx_refill_fail) X(mq_ack_err) X(mq_ack_bad) X(mq_timeout)
 /* clang-format on */
 
 struct net_dev_stats {
 #define NET_COUNTER_FIELD(name) uint64_t name;
 	NET_DEV_COUNTERS(NET_COUNTER_FIELD)
 #undef NET_COUNTER_FIELD
+};
+
+/* Queue pairs a device may have (virtio-net: 2 * 3 + a control queue fill the transport's 8). */
+#define NET_MAX_QUEUES 3
+
+/* What went through one queue pair, beside the device's totals. */
+struct net_queue_stats {
+	uint64_t rx_packets, rx_bytes, tx_packets, tx_bytes;
 };
 
 struct net_dev;
@@ -66,6 +74,12 @@ struct net_dev_ops {
 	 */
 	unsigned int (*xmit_burst)(struct net_dev *dev, const struct net_frame *frames,
 				   unsigned int n);
+	/*
+	 * The same on transmit queue @q (below nqueues); optional: a device
+	 * with one queue has only xmit_burst, which is queue 0.
+	 */
+	unsigned int (*xmit_queue)(struct net_dev *dev, unsigned int q,
+				   const struct net_frame *frames, unsigned int n);
 	/*
 	 * Reclaim sent buffers and pass up to @budget received frames to
 	 * net_rx(). Returns the frames received.
@@ -88,7 +102,25 @@ struct net_dev {
 	bool link_up;
 	uint16_t mtu;
 	struct net_dev_stats stats;
+	/* queue pairs in use (0 counts as 1), set up, and their counters */
+	uint16_t nqueues, queues_set_up;
+	/*
+	 * The receive queue of the frame net_rx() is handling: what is sent
+	 * meanwhile (an echo, an ARP reply) leaves on the transmit queue of
+	 * the same pair, so a flow stays on one pair both ways.
+	 */
+	uint16_t rx_queue;
+	struct net_queue_stats queues[NET_MAX_QUEUES];
 };
+
+/* Send on transmit queue @q of @dev (queue 0 without xmit_queue). */
+static inline unsigned int net_dev_xmit(struct net_dev *dev, unsigned int q,
+					const struct net_frame *frames, unsigned int n)
+{
+	if (q && dev->ops->xmit_queue)
+		return dev->ops->xmit_queue(dev, q, frames, n);
+	return dev->ops->xmit_burst(dev, frames, n);
+}
 
 /* The protocol layer's own counters: malformed and unwanted input by reason. */
 /* clang-format off */

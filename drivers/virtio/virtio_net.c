@@ -1,8 +1,17 @@
 // SPDX-License-Identifier: MIT
 /*
- * virtio-net (virtio 1.2, 5.1): one receive and one transmit queue, no
- * control queue, no offloads. Frames go up to net/ through net_rx() and
- * come down through the ops in struct net_dev (xmit_burst, poll).
+ * virtio-net (virtio 1.2, 5.1): net_queues receive/transmit queue pairs
+ * (one by default), a control queue only for more than one, no offloads.
+ * Frames go up to net/ through net_rx() and come down through the ops in
+ * struct net_dev (xmit_burst, xmit_queue, poll).
+ *
+ * Multiqueue (5.1.6.5.5): with VIRTIO_NET_F_MQ and net_queues=N > 1, N
+ * pairs are set up (receiveqK at 2(K-1), transmitqK at 2(K-1)+1, the
+ * control queue at 2 * max_virtqueue_pairs, 5.1.2), each with its own
+ * MSI-X entry, and VQ_PAIRS_SET asks the device to steer among N. Until
+ * it acks, only the first pair sends; every pair set up is polled, as a
+ * device may deliver on any of them. Each pair is one unit of work so a
+ * later CPU can own it; today CPU 0 polls them all.
  *
  * RX (5.1.6.3, 5.1.6.4): the queue is kept full of device-writable buffers
  * of `net_rxbuf` bytes. With VIRTIO_NET_F_MRG_RXBUF a frame may span
@@ -25,6 +34,7 @@
 
 #include "drivers/virtio/net_attack.h"
 #include "drivers/virtio/virtio_net.h"
+#include "drivers/virtio/virtio_net_ctrl.h"
 #include "drivers/virtio/virtio_pci.h"
 #include "kernel/config.h"
 #include "kernel/dma.h"
@@ -40,6 +50,16 @@ CONFIG_KEY(cfg_net_rxbuf) = {
 	.def = 2048,
 };
 
+CONFIG_KEY(cfg_net_queues) = {
+	.name = "net_queues",
+	.help = "virtio-net queue pairs wanted (capped by the device's max_virtqueue_pairs)",
+	.type = CONFIG_UINT,
+	.min = 1,
+	.max = 3, /* NET_MAX_QUEUES: host/config-doc reads literals only */
+	.def = 1,
+};
+_Static_assert(NET_MAX_QUEUES == 3, "net_queues' max is NET_MAX_QUEUES");
+
 /* 5.1.3 Feature bits */
 #define VIRTIO_NET_F_CSUM 0
 #define VIRTIO_NET_F_GUEST_CSUM 1
@@ -48,21 +68,21 @@ CONFIG_KEY(cfg_net_rxbuf) = {
 #define VIRTIO_NET_F_MRG_RXBUF 15
 #define VIRTIO_NET_F_STATUS 16
 #define VIRTIO_NET_F_CTRL_VQ 17
+#define VIRTIO_NET_F_MQ 22
 
 /* 5.1.4 Device configuration layout */
 #define VIRTIO_NET_CFG_MAC 0
 #define VIRTIO_NET_CFG_STATUS 6
 #define VIRTIO_NET_S_LINK_UP 1
-
-/* 5.1.2 Virtqueues */
-#define RX_QUEUE 0
-#define TX_QUEUE 1
+#define VIRTIO_NET_CFG_MAX_PAIRS 8 /* le16 max_virtqueue_pairs, with MQ */
 
 #define RING_MAX 1024
 #define TX_BUF_SIZE 2048
 /* Largest frame we accept: Ethernet + one VLAN tag, no GSO negotiated. */
 #define RX_MAX_FRAME (ETH_FRAME_LEN + 4)
 #define STATUS_PERIOD_NS 1000000000ULL
+/* QEMU answers control commands at once; TCG on a busy host can be slow */
+#define MQ_ACK_NS 2000000000ULL
 
 static const char *const net_feature_names[24] = {
 	[VIRTIO_NET_F_CSUM] = "CSUM",
@@ -72,6 +92,7 @@ static const char *const net_feature_names[24] = {
 	[VIRTIO_NET_F_MRG_RXBUF] = "MRG_RXBUF",
 	[VIRTIO_NET_F_STATUS] = "STATUS",
 	[VIRTIO_NET_F_CTRL_VQ] = "CTRL_VQ",
+	[VIRTIO_NET_F_MQ] = "MQ",
 };
 
 struct tx_slot {
@@ -79,29 +100,60 @@ struct tx_slot {
 	uint32_t len, tag; /* the frame buf holds (tag 0: none), laid out as in net_frame */
 };
 
-struct virtio_net {
-	struct net_dev dev;
-	struct virtio_device *vdev;
-	struct virtq *rxq, *txq;
-	bool mrg_rxbuf;
-	bool txpoll; /* the txpoll value the TX queue is set up for */
-	bool rx_kick_pending; /* buffers added before DRIVER_OK (3.1.1) */
-	uint64_t status_checked;
-
-	uint8_t *rx_mem; /* rx_count buffers of rx_buf_size */
-	bool *rx_posted;
-	uint32_t rx_buf_size, rx_count;
+/* One receive queue (receiveqN, 5.1.2) and what its buffers hold. */
+struct vnet_rxq {
+	struct virtio_net *vn;
+	struct virtq *vq;
+	uint16_t pair; /* N - 1 of receiveqN */
+	bool kick_pending; /* buffers added before DRIVER_OK (3.1.1) */
+	uint8_t *mem; /* count buffers of vn->rx_buf_size */
+	bool *posted;
+	uint32_t count;
 
 	/* a frame spanning buffers is gathered here (MRG_RXBUF) */
 	uint8_t merge[RX_MAX_FRAME];
 	uint32_t merge_len;
 	uint16_t merge_left; /* buffers still to come; 0: not merging */
 	bool merge_bad;
+};
 
+/* One transmit queue (transmitqN) with its fixed slots. */
+struct vnet_txq {
+	struct virtq *vq;
 	struct tx_slot *tx;
-	struct virtq_fixed_buf *tx_bufs; /* what each slot's descriptor holds */
-	uint16_t *tx_free; /* stack of free slot indices: the ring's ids */
-	uint32_t tx_count, tx_nfree;
+	struct virtq_fixed_buf *bufs; /* what each slot's descriptor holds */
+	uint16_t *free; /* stack of free slot indices: the ring's ids */
+	uint32_t count, nfree;
+};
+
+/*
+ * The control queue, for VIRTIO_NET_CTRL_MQ_VQ_PAIRS_SET only (5.1.6.5.5).
+ * The command goes out from the first poll (the device is live only
+ * after DRIVER_OK) and its ack is looked for in later ones, so a device
+ * that never answers costs a timeout, not a hang.
+ */
+enum mq_state { MQ_OFF, MQ_TO_SEND, MQ_WAITING, MQ_DONE };
+
+struct vnet_ctrl {
+	struct virtq *vq;
+	uint8_t *buf; /* the command, then the ack byte the device writes */
+	enum mq_state state;
+	uint16_t want; /* pairs asked for */
+	uint64_t sent_ns;
+};
+
+struct virtio_net {
+	struct net_dev dev;
+	struct virtio_device *vdev;
+	struct vnet_rxq rxq[NET_MAX_QUEUES];
+	struct vnet_txq txq[NET_MAX_QUEUES];
+	uint16_t npairs; /* set up; dev.nqueues are in use */
+	uint16_t max_pairs; /* the device's max_virtqueue_pairs, 1 without MQ */
+	struct vnet_ctrl ctrl;
+	bool mrg_rxbuf;
+	bool txpoll; /* the txpoll value the TX queues are set up for */
+	uint32_t rx_buf_size;
+	uint64_t status_checked;
 };
 
 /* The device net_attack.c writes into: the last one probed. */
@@ -109,56 +161,68 @@ static struct virtio_net *attack_dev;
 
 /* ---- RX ---- */
 
-static int rx_post(struct virtio_net *vn, uint32_t i)
+static int rx_post(struct vnet_rxq *rq, uint32_t i)
 {
-	struct vbuf in = { vn->rx_mem + (size_t)i * vn->rx_buf_size, vn->rx_buf_size };
-	int ret = virtq_add(vn->rxq, NULL, 0, &in, 1, in.addr);
+	uint32_t size = rq->vn->rx_buf_size;
+	struct vbuf in = { rq->mem + (size_t)i * size, size };
+	int ret = virtq_add(rq->vq, NULL, 0, &in, 1, in.addr);
 
 	if (ret)
-		vn->dev.stats.rx_refill_fail++;
+		rq->vn->dev.stats.rx_refill_fail++;
 	else
-		vn->rx_posted[i] = true;
+		rq->posted[i] = true;
 	return ret;
 }
 
-static void rx_kick(struct virtio_net *vn)
+static void rx_kick(struct vnet_rxq *rq)
 {
-	if (virtq_kick(vn->rxq))
-		vn->dev.stats.rx_kicks++;
+	if (virtq_kick(rq->vq))
+		rq->vn->dev.stats.rx_kicks++;
 }
 
 /* The buffer index of a token the device handed back, or -1 if it is not ours. */
-static long rx_index(struct virtio_net *vn, void *token)
+static long rx_index(struct vnet_rxq *rq, void *token)
 {
-	uintptr_t off = (uintptr_t)token - (uintptr_t)vn->rx_mem;
+	uint32_t size = rq->vn->rx_buf_size;
+	uintptr_t off = (uintptr_t)token - (uintptr_t)rq->mem;
 
-	if ((uintptr_t)token < (uintptr_t)vn->rx_mem || off % vn->rx_buf_size ||
-	    off / vn->rx_buf_size >= vn->rx_count || !vn->rx_posted[off / vn->rx_buf_size])
+	if ((uintptr_t)token < (uintptr_t)rq->mem || off % size || off / size >= rq->count ||
+	    !rq->posted[off / size])
 		return -1;
-	return (long)(off / vn->rx_buf_size);
+	return (long)(off / size);
+}
+
+/* A whole frame up to net/, counted for the device and for its queue. */
+static void rx_deliver(struct vnet_rxq *rq, const uint8_t *frame, uint32_t len)
+{
+	struct net_dev *dev = &rq->vn->dev;
+
+	dev->stats.rx_packets++;
+	dev->stats.rx_bytes += len;
+	dev->queues[rq->pair].rx_packets++;
+	dev->queues[rq->pair].rx_bytes += len;
+	net_rx(dev, frame, len);
 }
 
 /* A frame that started in an earlier buffer: append, deliver when whole. */
-static void rx_merge(struct virtio_net *vn, const uint8_t *buf, uint32_t len)
+static void rx_merge(struct vnet_rxq *rq, const uint8_t *buf, uint32_t len)
 {
-	if (!vn->merge_bad && len > sizeof(vn->merge) - vn->merge_len) {
-		vn->dev.stats.rx_drop_long++;
-		vn->merge_bad = true;
+	if (!rq->merge_bad && len > sizeof(rq->merge) - rq->merge_len) {
+		rq->vn->dev.stats.rx_drop_long++;
+		rq->merge_bad = true;
 	}
-	if (!vn->merge_bad) {
-		memcpy(vn->merge + vn->merge_len, buf, len);
-		vn->merge_len += len;
+	if (!rq->merge_bad) {
+		memcpy(rq->merge + rq->merge_len, buf, len);
+		rq->merge_len += len;
 	}
-	if (--vn->merge_left == 0 && !vn->merge_bad) {
-		vn->dev.stats.rx_packets++;
-		vn->dev.stats.rx_bytes += vn->merge_len;
-		net_rx(&vn->dev, vn->merge, vn->merge_len);
-	}
+	if (--rq->merge_left == 0 && !rq->merge_bad)
+		rx_deliver(rq, rq->merge, rq->merge_len);
 }
 
 /* The first buffer of a frame: header, then data (5.1.6.4). */
-static void rx_head(struct virtio_net *vn, const uint8_t *buf, uint32_t len)
+static void rx_head(struct vnet_rxq *rq, const uint8_t *buf, uint32_t len)
 {
+	struct virtio_net *vn = rq->vn;
 	uint16_t num_buffers = 1;
 
 	if (len < VIRTIO_NET_HDR_LEN) {
@@ -174,7 +238,7 @@ static void rx_head(struct virtio_net *vn, const uint8_t *buf, uint32_t len)
 	 * it is not. A plausible count is trusted for framing only: a frame
 	 * longer than we accept is gathered, counted and dropped whole.
 	 */
-	if (num_buffers == 0 || num_buffers > vn->rx_count) {
+	if (num_buffers == 0 || num_buffers > rq->count) {
 		vn->dev.stats.rx_drop_num_buffers++;
 		return;
 	}
@@ -185,44 +249,42 @@ static void rx_head(struct virtio_net *vn, const uint8_t *buf, uint32_t len)
 			vn->dev.stats.rx_drop_long++;
 			return;
 		}
-		vn->dev.stats.rx_packets++;
-		vn->dev.stats.rx_bytes += len;
-		net_rx(&vn->dev, buf, len); /* straight from the ring buffer */
+		rx_deliver(rq, buf, len); /* straight from the ring buffer */
 		return;
 	}
-	vn->merge_len = 0;
-	vn->merge_bad = false;
-	vn->merge_left = num_buffers;
-	rx_merge(vn, buf, len);
+	rq->merge_len = 0;
+	rq->merge_bad = false;
+	rq->merge_left = num_buffers;
+	rx_merge(rq, buf, len);
 }
 
-static unsigned int rx_poll(struct virtio_net *vn, unsigned int budget)
+static unsigned int rx_poll(struct vnet_rxq *rq, unsigned int budget)
 {
 	unsigned int frames = 0, reposted = 0;
 	uint32_t len;
 	void *token;
 
-	while (frames < budget && (token = virtq_get_used(vn->rxq, &len))) {
-		long i = rx_index(vn, token);
+	while (frames < budget && (token = virtq_get_used(rq->vq, &len))) {
+		long i = rx_index(rq, token);
 
 		if (i < 0) {
-			vn->dev.stats.rx_drop_bad_token++;
+			rq->vn->dev.stats.rx_drop_bad_token++;
 			continue;
 		}
 		/* len <= rx_buf_size: the ring bounds it by what we offered */
-		vn->rx_posted[i] = false;
-		if (vn->merge_left)
-			rx_merge(vn, token, len);
+		rq->posted[i] = false;
+		if (rq->merge_left)
+			rx_merge(rq, token, len);
 		else
-			rx_head(vn, token, len);
-		if (!vn->merge_left)
+			rx_head(rq, token, len);
+		if (!rq->merge_left)
 			frames++;
-		if (!rx_post(vn, (uint32_t)i))
+		if (!rx_post(rq, (uint32_t)i))
 			reposted++;
 	}
-	if (reposted || vn->rx_kick_pending) {
-		vn->rx_kick_pending = false;
-		rx_kick(vn);
+	if (reposted || rq->kick_pending) {
+		rq->kick_pending = false;
+		rx_kick(rq);
 	}
 	return frames;
 }
@@ -235,13 +297,12 @@ static unsigned int rx_poll(struct virtio_net *vn, unsigned int budget)
  * and writes the good ones straight onto the free stack: at most the
  * slots in flight come back, so the stack cannot overflow.
  */
-static unsigned int tx_reclaim(struct virtio_net *vn, bool in_xmit)
+static unsigned int tx_reclaim(struct virtio_net *vn, struct vnet_txq *tq, bool in_xmit)
 {
 	unsigned int n, bad;
 
-	n = virtq_fixed_reclaim(vn->txq, &vn->tx_free[vn->tx_nfree], vn->tx_count - vn->tx_nfree,
-				&bad);
-	vn->tx_nfree += n;
+	n = virtq_fixed_reclaim(tq->vq, &tq->free[tq->nfree], tq->count - tq->nfree, &bad);
+	tq->nfree += n;
 	vn->dev.stats.tx_bad_token += bad;
 	vn->dev.stats.tx_reclaimed += n;
 	if (in_xmit)
@@ -250,7 +311,7 @@ static unsigned int tx_reclaim(struct virtio_net *vn, bool in_xmit)
 }
 
 /*
- * Apply txpoll to the TX queue: no used-buffer notifications when sent
+ * Apply txpoll to the TX queues: no used-buffer notifications when sent
  * buffers are reclaimed by polling; with txpoll=0 and MSI-X the device
  * interrupts for TX completions as in Linux's TX NAPI mode.
  */
@@ -261,10 +322,14 @@ static void tx_apply_txpoll(struct virtio_net *vn, bool force)
 	if (txpoll == vn->txpoll && !force)
 		return;
 	vn->txpoll = txpoll;
-	if (txpoll || vn->vdev->queues[TX_QUEUE].vector < 0)
-		virtq_disable_cb(vn->txq);
-	else
-		virtq_enable_cb(vn->txq);
+	for (unsigned int q = 0; q < vn->npairs; q++) {
+		struct virtq *vq = vn->txq[q].vq;
+
+		if (txpoll || !virtio_queue_interrupts(vq))
+			virtq_disable_cb(vq);
+		else
+			virtq_enable_cb(vq);
+	}
 }
 
 /*
@@ -273,16 +338,16 @@ static void tx_apply_txpoll(struct virtio_net *vn, bool force)
  * only reads TX buffers (2.7.4); one that writes them anyway garbles only
  * what it is sent itself.
  */
-static void tx_fill(struct virtio_net *vn, uint16_t slot, const struct net_frame *f)
+static void tx_fill(struct vnet_txq *tq, uint16_t slot, const struct net_frame *f)
 {
-	struct tx_slot *s = &vn->tx[slot];
+	struct tx_slot *s = &tq->tx[slot];
 	struct vbuf b = { s->buf, VIRTIO_NET_HDR_LEN + f->len };
 
 	memcpy(s->buf + VIRTIO_NET_HDR_LEN, f->data, f->len);
 	s->tag = f->tag;
 	s->len = f->len;
 	/* the slot is free (on the stack), so the ring takes it */
-	virtq_fixed_set(vn->txq, vn->tx_bufs, slot, &b);
+	virtq_fixed_set(tq->vq, tq->bufs, slot, &b);
 }
 
 /*
@@ -352,16 +417,16 @@ static const struct net_frame *tx_take_held(const struct tx_slot *tx, const stru
  * (dropped frames take none). Returns the frames consumed; *taken the
  * slots filled, *bytes their frame bytes.
  */
-static unsigned int tx_take(struct virtio_net *vn, const struct net_frame *frames, unsigned int n,
-			    const uint16_t *ids, unsigned int m, unsigned int *taken,
-			    uint64_t *bytes)
+static unsigned int tx_take(struct virtio_net *vn, struct vnet_txq *tq,
+			    const struct net_frame *frames, unsigned int n, const uint16_t *ids,
+			    unsigned int m, unsigned int *taken, uint64_t *bytes)
 {
 	const struct net_frame *f = frames, *end = frames + n;
 	const uint16_t *id = ids, *id_end = ids + m;
 	uint64_t sum = 0;
 
 	for (;;) {
-		f = tx_take_held(vn->tx, f, end, &id, id_end, &sum);
+		f = tx_take_held(tq->tx, f, end, &id, id_end, &sum);
 		if (f == end)
 			break;
 		if (tx_frame_ok(vn, f)) {
@@ -369,7 +434,7 @@ static unsigned int tx_take(struct virtio_net *vn, const struct net_frame *frame
 				vn->dev.stats.tx_ring_full++;
 				break;
 			}
-			tx_fill(vn, *id++, f);
+			tx_fill(tq, *id++, f);
 			sum += f->len;
 		}
 		f++;
@@ -383,39 +448,55 @@ static unsigned int tx_take(struct virtio_net *vn, const struct net_frame *frame
  * The burst takes the top @m ids of the free stack, and the ring gets
  * them in one batch. Ids the ring did not take stay on the stack.
  */
-static unsigned int vnet_xmit_burst(struct net_dev *dev, const struct net_frame *frames,
-				    unsigned int n)
+static unsigned int tx_burst(struct virtio_net *vn, unsigned int q, const struct net_frame *frames,
+			     unsigned int n)
 {
-	struct virtio_net *vn = dev->priv;
+	struct vnet_txq *tq = &vn->txq[q];
+	struct net_dev *dev = &vn->dev;
 	unsigned int i, m, taken, added;
 	uint64_t bytes;
 	uint16_t *ids;
 
 	tx_apply_txpoll(vn, false);
 	if (!vn->txpoll)
-		tx_reclaim(vn, true);
-	m = n < vn->tx_nfree ? n : vn->tx_nfree;
-	ids = &vn->tx_free[vn->tx_nfree - m];
-	i = tx_take(vn, frames, n, ids, m, &taken, &bytes);
-	added = virtq_fixed_add(vn->txq, vn->tx_bufs, ids, taken);
+		tx_reclaim(vn, tq, true);
+	m = n < tq->nfree ? n : tq->nfree;
+	ids = &tq->free[tq->nfree - m];
+	i = tx_take(vn, tq, frames, n, ids, m, &taken, &bytes);
+	added = virtq_fixed_add(tq->vq, tq->bufs, ids, taken);
 	if (added < m)
 		memmove(ids, ids + added, (m - added) * sizeof(*ids));
-	vn->tx_nfree -= added;
+	tq->nfree -= added;
 	if (added < taken) {
 		dev->stats.tx_ring_full++;
 		i = tx_consumed(frames, added, &bytes);
 	}
 	dev->stats.tx_packets += added;
 	dev->stats.tx_bytes += bytes;
+	dev->queues[q].tx_packets += added;
+	dev->queues[q].tx_bytes += bytes;
 	/* one notification for the whole burst, if the device wants one */
-	if (added && virtq_kick(vn->txq))
+	if (added && virtq_kick(tq->vq))
 		dev->stats.tx_kicks++;
 	return i;
 }
 
+static unsigned int vnet_xmit_burst(struct net_dev *dev, const struct net_frame *frames,
+				    unsigned int n)
+{
+	return tx_burst(dev->priv, 0, frames, n);
+}
+
+/* A queue beyond those in use falls back to the first (5.1.6.5.5: only they move frames). */
+static unsigned int vnet_xmit_queue(struct net_dev *dev, unsigned int q,
+				    const struct net_frame *frames, unsigned int n)
+{
+	return tx_burst(dev->priv, q < dev->nqueues ? q : 0, frames, n);
+}
+
 struct virtq *virtio_net_txq(void)
 {
-	return attack_dev ? attack_dev->txq : NULL;
+	return attack_dev ? attack_dev->txq[0].vq : NULL;
 }
 
 /*
@@ -429,25 +510,27 @@ int virtio_net_tx_raw(const void *bytes, uint32_t len)
 {
 	struct virtio_net *vn = attack_dev;
 	struct vbuf b = { (void *)bytes, len };
+	struct vnet_txq *tq;
 	struct tx_slot *s;
 	uint16_t id;
 
 	if (!vn)
 		return -ENODEV;
-	if (virtq_is_broken(vn->txq))
+	tq = &vn->txq[0];
+	if (virtq_is_broken(tq->vq))
 		return -EIO;
-	tx_reclaim(vn, false);
-	if (!vn->tx_nfree)
+	tx_reclaim(vn, tq, false);
+	if (!tq->nfree)
 		return -ENOSPC;
-	id = vn->tx_free[vn->tx_nfree - 1];
-	s = &vn->tx[id];
+	id = tq->free[tq->nfree - 1];
+	s = &tq->tx[id];
 	s->len = 0;
 	s->tag = 0;
-	if (virtq_fixed_set(vn->txq, vn->tx_bufs, id, &b))
+	if (virtq_fixed_set(tq->vq, tq->bufs, id, &b))
 		return -EINVAL;
-	if (!virtq_fixed_add(vn->txq, vn->tx_bufs, &id, 1))
+	if (!virtq_fixed_add(tq->vq, tq->bufs, &id, 1))
 		return -ENOSPC;
-	vn->tx_nfree--;
+	tq->nfree--;
 	return 0;
 }
 
@@ -464,18 +547,92 @@ static void check_link(struct virtio_net *vn)
 	vn->dev.link_up = status & VIRTIO_NET_S_LINK_UP;
 }
 
+/* ---- the control queue: multiqueue (5.1.6.5.5) ---- */
+
+/* No ack, a wrong one, or none in time: one pair, as before the command. */
+static void mq_fallback(struct virtio_net *vn, uint64_t *counter, const char *why)
+{
+	(*counter)++;
+	vn->ctrl.state = MQ_DONE;
+	vn->dev.nqueues = 1;
+	printf("virtio-net: %u queue pairs not taken (%s), using 1\n", vn->ctrl.want, why);
+}
+
+static void mq_send(struct virtio_net *vn)
+{
+	struct vnet_ctrl *c = &vn->ctrl;
+	struct vbuf out = { c->buf, VIRTIO_NET_CTRL_MQ_LEN };
+	struct vbuf in = { c->buf + VIRTIO_NET_CTRL_MQ_LEN, 1 };
+
+	virtio_net_ctrl_mq_encode(c->buf, c->want); /* want is 2..NET_MAX_QUEUES */
+	/* a value no answer has, so a device that writes nothing is seen */
+	c->buf[VIRTIO_NET_CTRL_MQ_LEN] = 0xff;
+	c->sent_ns = now_ns();
+	if (virtq_add(c->vq, &out, 1, &in, 1, c->buf)) {
+		mq_fallback(vn, &vn->dev.stats.mq_ack_bad, "control queue refused it");
+		return;
+	}
+	c->state = MQ_WAITING;
+	virtq_kick(c->vq);
+}
+
+static void mq_answer(struct virtio_net *vn, void *token, uint32_t len)
+{
+	struct vnet_ctrl *c = &vn->ctrl;
+	int ret = virtio_net_ctrl_ack(len, c->buf[VIRTIO_NET_CTRL_MQ_LEN]);
+
+	if (token != c->buf) {
+		mq_fallback(vn, &vn->dev.stats.mq_ack_bad, "completion not ours");
+	} else if (ret == -EIO) {
+		mq_fallback(vn, &vn->dev.stats.mq_ack_err, "VIRTIO_NET_ERR");
+	} else if (ret) {
+		mq_fallback(vn, &vn->dev.stats.mq_ack_bad, "malformed ack");
+	} else {
+		c->state = MQ_DONE;
+		vn->dev.nqueues = c->want;
+		printf("virtio-net: %u queue pairs in use\n", c->want);
+	}
+}
+
+static void mq_poll(struct virtio_net *vn)
+{
+	struct vnet_ctrl *c = &vn->ctrl;
+	uint32_t len;
+	void *token;
+
+	if (c->state == MQ_TO_SEND) {
+		mq_send(vn);
+		return;
+	}
+	token = virtq_get_used(c->vq, &len);
+	if (token)
+		mq_answer(vn, token, len);
+	else if (now_ns() - c->sent_ns > MQ_ACK_NS)
+		mq_fallback(vn, &vn->dev.stats.mq_timeout, "no answer");
+}
+
+/* ---- the poll loop ---- */
+
 static unsigned int vnet_poll(struct net_dev *dev, unsigned int budget)
 {
 	struct virtio_net *vn = dev->priv;
-
-	unsigned int reclaimed;
+	unsigned int reclaimed = 0, frames = 0;
 
 	tx_apply_txpoll(vn, false);
-	reclaimed = tx_reclaim(vn, false);
+	for (unsigned int q = 0; q < vn->npairs; q++)
+		reclaimed += tx_reclaim(vn, &vn->txq[q], false);
 	if (now_ns() - vn->status_checked > STATUS_PERIOD_NS)
 		check_link(vn);
+	if (vn->ctrl.state == MQ_TO_SEND || vn->ctrl.state == MQ_WAITING)
+		mq_poll(vn);
+	/* every queue set up is drained: a device may use one before the ack */
+	for (unsigned int q = 0; q < vn->npairs; q++) {
+		dev->rx_queue = (uint16_t)q;
+		frames += rx_poll(&vn->rxq[q], budget);
+	}
+	dev->rx_queue = 0;
 	/* freed TX buffers count as one unit: a sender waiting for room goes on */
-	return rx_poll(vn, budget) + (reclaimed != 0);
+	return frames + (reclaimed != 0);
 }
 
 /* Received frames wait; sent buffers are reclaimed when a pass comes anyway. */
@@ -483,7 +640,32 @@ static bool vnet_pending(struct net_dev *dev)
 {
 	struct virtio_net *vn = dev->priv;
 
-	return virtq_has_used(vn->rxq);
+	for (unsigned int q = 0; q < vn->npairs; q++)
+		if (virtq_has_used(vn->rxq[q].vq))
+			return true;
+	/* the control queue has no vector: its ack is found only by looking */
+	return vn->ctrl.state == MQ_TO_SEND || vn->ctrl.state == MQ_WAITING;
+}
+
+static void vnet_show_queues(struct virtio_net *vn)
+{
+	const struct vnet_ctrl *c = &vn->ctrl;
+
+	printf("virtio-net: queue pairs %u in use, %u set up, device max %u, net_queues=%llu%s\n",
+	       vn->dev.nqueues, vn->npairs, vn->max_pairs,
+	       (unsigned long long)config_get(&cfg_net_queues),
+	       c->state == MQ_WAITING || c->state == MQ_TO_SEND ? " (asking the device)" : "");
+	if (vn->npairs < 2)
+		return;
+	for (unsigned int q = 0; q < vn->npairs; q++) {
+		const struct net_queue_stats *st = &vn->dev.queues[q];
+
+		printf("virtio-net: pair %u rx %llu packets %llu bytes, tx %llu packets %llu bytes, "
+		       "tx free %u\n",
+		       q, (unsigned long long)st->rx_packets, (unsigned long long)st->rx_bytes,
+		       (unsigned long long)st->tx_packets, (unsigned long long)st->tx_bytes,
+		       vn->txq[q].nfree);
+	}
 }
 
 static void vnet_show(struct net_dev *dev)
@@ -491,21 +673,23 @@ static void vnet_show(struct net_dev *dev)
 	struct virtio_net *vn = dev->priv;
 	struct virtq_stats rx, tx;
 
-	virtq_get_stats(vn->rxq, &rx);
-	virtq_get_stats(vn->txq, &tx);
+	virtq_get_stats(vn->rxq[0].vq, &rx);
+	virtq_get_stats(vn->txq[0].vq, &tx);
 	printf("virtio-net: %s rings rx %u tx %u, rx buffers %u x %u B%s, txpoll=%d, "
 	       "tx free %u\n",
-	       virtq_layout(vn->rxq) == VIRTQ_PACKED ? "packed" : "split", virtq_size(vn->rxq),
-	       virtq_size(vn->txq), vn->rx_count, vn->rx_buf_size,
-	       vn->mrg_rxbuf ? " mergeable" : "", vn->txpoll, vn->tx_nfree);
+	       virtq_layout(vn->rxq[0].vq) == VIRTQ_PACKED ? "packed" : "split",
+	       virtq_size(vn->rxq[0].vq), virtq_size(vn->txq[0].vq), vn->rxq[0].count,
+	       vn->rx_buf_size, vn->mrg_rxbuf ? " mergeable" : "", vn->txpoll, vn->txq[0].nfree);
 	printf("virtio-net: rxq bad completions %llu, txq bad completions %llu, "
 	       "tx kicks suppressed %llu\n",
 	       (unsigned long long)rx.bad_completions, (unsigned long long)tx.bad_completions,
 	       (unsigned long long)tx.kicks_suppressed);
+	vnet_show_queues(vn);
 }
 
 static const struct net_dev_ops vnet_ops = {
 	.xmit_burst = vnet_xmit_burst,
+	.xmit_queue = vnet_xmit_queue,
 	.poll = vnet_poll,
 	.pending = vnet_pending,
 	.show = vnet_show,
@@ -538,16 +722,29 @@ static void tx_irq(struct virtq *vq)
 		vn->dev.stats.tx_interrupts++;
 }
 
+static void rxq_free(struct vnet_rxq *rq)
+{
+	dma_free(rq->mem);
+	free(rq->posted);
+}
+
+static void txq_free(struct vnet_txq *tq)
+{
+	if (tq->tx)
+		for (uint32_t i = 0; i < tq->count; i++)
+			dma_free(tq->tx[i].buf);
+	free(tq->tx);
+	free(tq->bufs);
+	free(tq->free);
+}
+
 static void vnet_free(struct virtio_net *vn)
 {
-	if (vn->tx)
-		for (uint32_t i = 0; i < vn->tx_count; i++)
-			dma_free(vn->tx[i].buf);
-	free(vn->tx);
-	free(vn->tx_bufs);
-	free(vn->tx_free);
-	dma_free(vn->rx_mem);
-	free(vn->rx_posted);
+	for (unsigned int q = 0; q < NET_MAX_QUEUES; q++) {
+		rxq_free(&vn->rxq[q]);
+		txq_free(&vn->txq[q]);
+	}
+	dma_free(vn->ctrl.buf);
 	free(vn);
 }
 
@@ -565,6 +762,120 @@ static void read_mac(struct virtio_net *vn)
 		vn->dev.mac[i] = (uint8_t)(t >> (8 * i));
 }
 
+/* 5.1.2: receiveqN is queue 2(N-1), transmitqN 2(N-1)+1. */
+static int rxq_setup(struct virtio_net *vn, uint16_t pair)
+{
+	struct vnet_rxq *rq = &vn->rxq[pair];
+
+	rq->vn = vn;
+	rq->pair = pair;
+	rq->vq = virtio_setup_queue(vn->vdev, 2 * pair, RING_MAX, rx_irq);
+	if (!rq->vq)
+		return -1;
+	/* every chain is one descriptor: indirect tables would only cost */
+	virtq_set_indirect_min(rq->vq, 0);
+	rq->count = virtq_size(rq->vq);
+	rq->mem = dma_alloc((size_t)rq->count * vn->rx_buf_size, 64);
+	rq->posted = calloc(rq->count, sizeof(*rq->posted));
+	if (!rq->mem || !rq->posted)
+		return -1;
+	/* 3.1.1: buffers may be added now; the kick waits for DRIVER_OK */
+	for (uint32_t i = 0; i < rq->count; i++)
+		if (rx_post(rq, i))
+			break;
+	rq->kick_pending = true;
+	return 0;
+}
+
+static int txq_setup(struct virtio_net *vn, uint16_t pair)
+{
+	struct vnet_txq *tq = &vn->txq[pair];
+
+	tq->vq = virtio_setup_queue(vn->vdev, 2 * pair + 1, RING_MAX, tx_irq);
+	if (!tq->vq)
+		return -1;
+	virtq_set_indirect_min(tq->vq, 0);
+	tq->count = virtq_size(tq->vq);
+	tq->tx = calloc(tq->count, sizeof(*tq->tx));
+	tq->bufs = calloc(tq->count, sizeof(*tq->bufs));
+	tq->free = calloc(tq->count, sizeof(*tq->free));
+	if (!tq->tx || !tq->bufs || !tq->free)
+		return -1;
+	for (uint32_t i = 0; i < tq->count; i++) {
+		tq->tx[i].buf = dma_alloc(TX_BUF_SIZE, 64);
+		if (!tq->tx[i].buf)
+			return -1;
+		/* 5.1.6.2: no offloads asked for, so every header is all zeroes */
+		memset(tq->tx[i].buf, 0, VIRTIO_NET_HDR_LEN);
+		tq->free[tq->nfree++] = (uint16_t)(tq->count - 1 - i);
+	}
+	return 0;
+}
+
+/*
+ * How many pairs to set up: net_queues, capped by the device's
+ * max_virtqueue_pairs (5.1.4: valid only with MQ, and 1..0x8000) and by
+ * what the transport's queue table holds.
+ */
+static uint16_t pairs_wanted(struct virtio_net *vn)
+{
+	uint64_t want = config_get(&cfg_net_queues);
+	uint16_t max = 1;
+
+	if (virtio_has_feature(vn->vdev, VIRTIO_NET_F_MQ) &&
+	    virtio_has_feature(vn->vdev, VIRTIO_NET_F_CTRL_VQ)) {
+		virtio_config_read(vn->vdev, VIRTIO_NET_CFG_MAX_PAIRS, &max, sizeof(max));
+		if (max < VIRTIO_NET_CTRL_MQ_VQ_PAIRS_MIN ||
+		    max > VIRTIO_NET_CTRL_MQ_VQ_PAIRS_MAX) {
+			printf("virtio-net: max_virtqueue_pairs %u out of range, using 1\n", max);
+			max = 1;
+		}
+	} else if (want > 1) {
+		printf("virtio-net: net_queues=%llu but the device has no multiqueue "
+		       "(VIRTIO_NET_F_MQ), using 1 queue pair\n",
+		       (unsigned long long)want);
+	}
+	vn->max_pairs = max;
+	/* the control queue's index is 2 * max (5.1.2): the table must hold it */
+	if (want > 1 && 2 * max >= VIRTIO_MAX_QUEUES) {
+		printf("virtio-net: control queue %u beyond the transport's %d queues, "
+		       "using 1 queue pair\n",
+		       2 * max, VIRTIO_MAX_QUEUES);
+		want = 1;
+	}
+	if (want > max)
+		want = max;
+	return (uint16_t)want;
+}
+
+/* The control queue follows the last pair the device has (5.1.2). */
+static int ctrl_setup(struct virtio_net *vn)
+{
+	struct vnet_ctrl *c = &vn->ctrl;
+
+	c->vq = virtio_setup_queue(vn->vdev, 2 * vn->max_pairs, 0, NULL);
+	c->buf = dma_alloc(VIRTIO_NET_CTRL_MQ_LEN + 1, 64);
+	if (!c->vq || !c->buf)
+		return -1;
+	c->want = vn->npairs;
+	c->state = MQ_TO_SEND;
+	return 0;
+}
+
+static int queues_setup(struct virtio_net *vn)
+{
+	uint16_t want = pairs_wanted(vn);
+
+	for (vn->npairs = 0; vn->npairs < want; vn->npairs++)
+		if (rxq_setup(vn, vn->npairs) || txq_setup(vn, vn->npairs))
+			return -1;
+	vn->dev.queues_set_up = vn->npairs;
+	vn->dev.nqueues = 1; /* 5.1.6.5.5: only the first pair until the device acks */
+	if (vn->npairs > 1 && ctrl_setup(vn))
+		return -1;
+	return 0;
+}
+
 static int vnet_probe(struct virtio_device *vdev)
 {
 	struct virtio_net *vn = calloc(1, sizeof(*vn));
@@ -579,36 +890,8 @@ static int vnet_probe(struct virtio_device *vdev)
 	vn->rx_buf_size = (uint32_t)config_get(&cfg_net_rxbuf);
 	if (vn->rx_buf_size < min_buf)
 		vn->rx_buf_size = min_buf;
-	vn->rxq = virtio_setup_queue(vdev, RX_QUEUE, RING_MAX, rx_irq);
-	vn->txq = virtio_setup_queue(vdev, TX_QUEUE, RING_MAX, tx_irq);
-	if (!vn->rxq || !vn->txq)
+	if (queues_setup(vn))
 		goto fail;
-	/* every chain is one descriptor: indirect tables would only cost */
-	virtq_set_indirect_min(vn->rxq, 0);
-	virtq_set_indirect_min(vn->txq, 0);
-
-	vn->rx_count = virtq_size(vn->rxq);
-	vn->rx_mem = dma_alloc((size_t)vn->rx_count * vn->rx_buf_size, 64);
-	vn->rx_posted = calloc(vn->rx_count, sizeof(*vn->rx_posted));
-	vn->tx_count = virtq_size(vn->txq);
-	vn->tx = calloc(vn->tx_count, sizeof(*vn->tx));
-	vn->tx_bufs = calloc(vn->tx_count, sizeof(*vn->tx_bufs));
-	vn->tx_free = calloc(vn->tx_count, sizeof(*vn->tx_free));
-	if (!vn->rx_mem || !vn->rx_posted || !vn->tx || !vn->tx_bufs || !vn->tx_free)
-		goto fail;
-	for (uint32_t i = 0; i < vn->tx_count; i++) {
-		vn->tx[i].buf = dma_alloc(TX_BUF_SIZE, 64);
-		if (!vn->tx[i].buf)
-			goto fail;
-		/* 5.1.6.2: no offloads asked for, so every header is all zeroes */
-		memset(vn->tx[i].buf, 0, VIRTIO_NET_HDR_LEN);
-		vn->tx_free[vn->tx_nfree++] = (uint16_t)(vn->tx_count - 1 - i);
-	}
-	/* 3.1.1: buffers may be added now; the kick waits for DRIVER_OK */
-	for (uint32_t i = 0; i < vn->rx_count; i++)
-		if (rx_post(vn, i))
-			break;
-	vn->rx_kick_pending = true;
 
 	/* with MSI-X the transport enabled TX interrupts: txpoll=1 turns them off */
 	tx_apply_txpoll(vn, true);
@@ -649,11 +932,23 @@ static void vnet_show_virtio(struct virtio_device *vdev)
 	       (unsigned long long)vn->dev.stats.tx_packets);
 }
 
+/*
+ * The control queue and multiqueue only when more than one pair is
+ * wanted: with one, the device is driven exactly as without them.
+ */
+static uint64_t vnet_config_features(void)
+{
+	if (config_get(&cfg_net_queues) < 2)
+		return 0;
+	return (1ULL << VIRTIO_NET_F_CTRL_VQ) | (1ULL << VIRTIO_NET_F_MQ);
+}
+
 static const struct virtio_driver vnet_driver = {
 	.name = "virtio-net",
 	.device_type = VIRTIO_ID_NET,
 	.features = (1ULL << VIRTIO_NET_F_MAC) | (1ULL << VIRTIO_NET_F_STATUS) |
 		    (1ULL << VIRTIO_NET_F_MRG_RXBUF),
+	.config_features = vnet_config_features,
 	.feature_names = net_feature_names,
 	.probe = vnet_probe,
 	.remove = vnet_remove,
@@ -670,5 +965,8 @@ void virtio_net_init(void)
 	virtio_register_driver(&vnet_driver);
 	static struct config_hook hook = { .fn = rxbuf_hook };
 
+	static struct config_hook queues_hook = { .fn = rxbuf_hook };
+
 	config_on_change(&cfg_net_rxbuf, &hook);
+	config_on_change(&cfg_net_queues, &queues_hook);
 }

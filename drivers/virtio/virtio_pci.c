@@ -437,6 +437,11 @@ static uint64_t transport_features(void)
 	return f;
 }
 
+static uint64_t driver_features(const struct virtio_driver *drv)
+{
+	return drv->features | (drv->config_features ? drv->config_features() : 0);
+}
+
 static int fail(struct virtio_device *v, const char *why)
 {
 	pr_err("virtio %02x:%02x.%x (%s): %s\n", v->pci->bus, v->pci->dev, v->pci->fn,
@@ -468,7 +473,7 @@ static int device_start(struct virtio_device *v)
 	v->offered = read_device_features(v);
 	if (!(v->offered & VIRTIO_BIT(VIRTIO_F_VERSION_1)))
 		return fail(v, "device does not offer VIRTIO_F_VERSION_1");
-	v->features = v->offered & (transport_features() | v->driver->features);
+	v->features = v->offered & (transport_features() | driver_features(v->driver));
 	write_driver_features(v, v->features);
 	set_status(v, STATUS_FEATURES_OK);
 	if (!(virtio_get_status(v) & STATUS_FEATURES_OK))

@@ -30,6 +30,8 @@ struct virtio_driver {
 	const char *name;
 	uint16_t device_type;
 	uint64_t features; /* device-specific bits the driver can use */
+	/* More bits wanted now, from the config keys (optional). */
+	uint64_t (*config_features)(void);
 	const char *const *feature_names; /* names of bits 0..23, for `virtio` */
 	/* Set up queues (virtio_setup_queue); 0 or a negative errno. */
 	int (*probe)(struct virtio_device *vdev);

@@ -188,11 +188,13 @@ class EtherPeer:
                 continue
             if (self.answer and f.icmp and f.icmp['type'] == 8 and f.ip['dst'] == self.ip
                     and f.icmp['csum_ok']):
+                # counted before it goes: a guest that printed the reply
+                # must not find the count behind it
+                self.counts['echo_replies'] += 1
                 self.send(eth(f.src, self.mac, ETH_P_IP,
                               ipv4(self.ip, f.ip['src'], 1,
                                    icmp_echo(f.icmp['id'], f.icmp['seq'], f.icmp['data'],
                                              typ=0))))
-                self.counts['echo_replies'] += 1
                 continue
             self.frames.put(f)
 

@@ -21,14 +21,18 @@ class TestPmdError(Exception):
     pass
 
 
-def guest_args(sock, packed=True, mem='512M', mrg_rxbuf=True, mac=GUEST_MAC):
-    """QEMU arguments for virtio-net-pci on a vhost-user back end at `sock`."""
+def guest_args(sock, packed=True, mem='512M', mrg_rxbuf=True, mac=GUEST_MAC, queues=1):
+    """QEMU arguments for virtio-net-pci on a vhost-user back end at `sock`;
+    queues > 1 offers VIRTIO_NET_F_MQ with that many pairs and an MSI-X
+    entry for each queue, the control queue and the config."""
+    mq = ',mq=on,vectors=%d' % (2 * queues + 2) if queues > 1 else ''
     return ['-object', 'memory-backend-memfd,id=mem,size=%s,share=on' % mem,
             '-machine', 'memory-backend=mem',
             '-chardev', 'socket,id=vhu0,path=%s' % sock,
-            '-netdev', 'vhost-user,id=n0,chardev=vhu0',
-            '-device', 'virtio-net-pci,netdev=n0,packed=%s,mac=%s%s'
-            % ('on' if packed else 'off', mac, '' if mrg_rxbuf else ',mrg_rxbuf=off')]
+            '-netdev', 'vhost-user,id=n0,chardev=vhu0%s'
+            % (',queues=%d' % queues if queues > 1 else ''),
+            '-device', 'virtio-net-pci,netdev=n0,packed=%s,mac=%s%s%s'
+            % ('on' if packed else 'off', mac, '' if mrg_rxbuf else ',mrg_rxbuf=off', mq)]
 
 
 class TestPmd(FramePeer):
@@ -42,8 +46,9 @@ class TestPmd(FramePeer):
     """
 
     def __init__(self, sock, mode='rxonly', lcores='0-1', mbufs=8192, log=None,
-                 auto_start=True, txpkts=None):
+                 auto_start=True, txpkts=None, queues=1):
         self.sock, self.mode, self.lcores, self.mbufs = sock, mode, lcores, mbufs
+        self.queues = queues
         # txonly toward the guest starts on `start` (forward_start()), not
         # when the guest connects, so a test or benchmark sets up first.
         self.auto_start, self.txpkts = auto_start, txpkts
@@ -58,8 +63,10 @@ class TestPmd(FramePeer):
     def argv(self):
         return ['stdbuf', '-oL', TESTPMD, '-l', self.lcores, '--no-huge', '-m', '1024',
                 '--no-pci', '--file-prefix=%s' % self.prefix,
-                '--vdev', 'net_vhost0,iface=%s,queues=1' % self.sock, '--',
+                '--vdev', 'net_vhost0,iface=%s,queues=%d' % (self.sock, self.queues), '--',
                 '-i', '--forward-mode=%s' % self.mode,
+                *(['--rxq=%d' % self.queues, '--txq=%d' % self.queues]
+                  if self.queues > 1 else []),
                 '--port-topology=loop', '--total-num-mbufs=%d' % self.mbufs,
                 *(['--auto-start'] if self.auto_start else []),
                 *(['--txpkts=%d' % self.txpkts] if self.txpkts else [])]
@@ -125,6 +132,22 @@ class TestPmd(FramePeer):
         return {'rx': int(m.group(1)), 'missed': int(m.group(2)),
                 'rx_bytes': int(m.group(3)), 'tx': int(m.group(4))}
 
+    def queue_stats(self, timeout=30.0):
+        """{'rx': [per RX queue packets], 'tx': [per TX queue packets]} from
+        the vhost PMD's extended statistics (rx_qN_good_packets)."""
+        # the list has no closing line: a second command's answer ends it
+        self.send('show port xstats 0')
+        self.proc.stdin.write(b'show port info 0\n')
+        self.proc.stdin.flush()
+        m = self.wait_for(r'NIC extended statistics for port 0(.*?)Infos for port 0', timeout)
+        if 'Cannot get count of xstats' in m.group(1):
+            raise TestPmdError('testpmd has no xstats for port 0 (a queue not enabled)')
+        st = {'rx': [0] * self.queues, 'tx': [0] * self.queues}
+        for d, q, v in re.findall(r'\b(rx|tx)_q(\d+)_good_packets:\s*(\d+)', m.group(1)):
+            if int(q) < self.queues:
+                st[d][int(q)] = int(v)
+        return st
+
     def forward_start(self):
         self.send('start')
         self.wait_for(r'%s packet forwarding' % self.mode)
@@ -139,7 +162,7 @@ class TestPmd(FramePeer):
         self.wait_for(r'NIC statistics for port 0 cleared')
 
     def net_args(self, packed, mac):
-        return guest_args(self.sock, packed=packed, mac=mac)
+        return guest_args(self.sock, packed=packed, mac=mac, queues=self.queues)
 
     def stop(self, grace=5.0):
         proc, self.proc = self.proc, None

@@ -24,15 +24,17 @@
 #include "ring_model.h"
 
 #define QSIZE 16
+#define NQ 5 /* two pairs and the control queue */
 
 /* ---- transport stubs ---- */
 
 static const struct virtio_driver *drv;
-static struct virtq *queues[2];
-static struct ring_model models[2];
-static unsigned long kicks[2];
+static struct virtq *queues[NQ];
+static struct ring_model models[NQ];
+static unsigned long kicks[NQ];
 static enum virtq_layout layout;
 static uint16_t cfg_status = 1; /* VIRTIO_NET_S_LINK_UP */
+static uint16_t cfg_max_pairs = 2;
 
 void virtio_register_driver(const struct virtio_driver *d)
 {
@@ -51,8 +53,10 @@ static void notify(struct virtq *vq)
 struct virtq *virtio_setup_queue(struct virtio_device *vdev, uint16_t index, uint16_t max_size,
 				 void (*callback)(struct virtq *vq))
 {
-	struct virtq *vq =
-		virtq_create(layout, index, QSIZE, vdev->features, notify, &vdev->queues[index]);
+	struct virtq *vq;
+
+	assert_true(index < NQ);
+	vq = virtq_create(layout, index, QSIZE, vdev->features, notify, &vdev->queues[index]);
 
 	vdev->queues[index].vq = vq;
 	vdev->queues[index].vdev = vdev;
@@ -66,20 +70,22 @@ struct virtq *virtio_setup_queue(struct virtio_device *vdev, uint16_t index, uin
 
 void virtio_config_read(struct virtio_device *vdev, uint32_t off, void *buf, uint32_t len)
 {
-	static const uint8_t cfg[8] = { 0x52, 0x54, 0, 0xaa, 0xbb, 0xcc, 1, 0 };
-	uint8_t tmp[8];
+	static const uint8_t cfg[10] = { 0x52, 0x54, 0, 0xaa, 0xbb, 0xcc, 1, 0, 0, 0 };
+	uint8_t tmp[10];
 
 	memcpy(tmp, cfg, sizeof(tmp));
 	tmp[6] = (uint8_t)cfg_status;
+	tmp[8] = (uint8_t)cfg_max_pairs;
+	tmp[9] = (uint8_t)(cfg_max_pairs >> 8);
 	assert_true(off + len <= sizeof(tmp));
 	memcpy(buf, tmp + off, len);
 }
 
+static uint64_t clock_ns;
+
 uint64_t now_ns(void)
 {
-	static uint64_t t;
-
-	return t += 1000;
+	return clock_ns += 1000;
 }
 
 /* ---- net/ stubs ---- */
@@ -87,6 +93,7 @@ uint64_t now_ns(void)
 static struct net_dev *registered;
 static uint8_t got[8][2048];
 static uint32_t got_len[8];
+static uint16_t got_queue[8];
 static unsigned int n_got;
 
 void net_register(struct net_dev *dev)
@@ -112,6 +119,7 @@ void net_rx(struct net_dev *dev, const void *frame, uint32_t len)
 	assert_ptr_equal(dev, registered);
 	assert_true(n_got < 8 && len <= sizeof(got[0]));
 	memcpy(got[n_got], frame, len);
+	got_queue[n_got] = dev->rx_queue;
 	got_len[n_got++] = len;
 }
 
@@ -129,20 +137,24 @@ const char *net_mac_str(const uint8_t *mac, char *buf)
 static struct virtio_device vdev;
 static long dma_live_before;
 
-static void start(enum virtq_layout l, uint64_t features, const char *rxbuf)
+static void start_queues(enum virtq_layout l, uint64_t features, const char *rxbuf,
+			 const char *net_queues)
 {
 	char err[128];
 
 	config_reset();
+	if (net_queues)
+		assert_int_equal(config_set("net_queues", net_queues, err, sizeof(err)), 0);
 	dma_live_before = stub_dma_live;
 	if (rxbuf)
 		assert_int_equal(config_set("net_rxbuf", rxbuf, err, sizeof(err)), 0);
 	layout = l;
 	memset(&vdev, 0, sizeof(vdev));
 	memset(kicks, 0, sizeof(kicks));
+	memset(queues, 0, sizeof(queues));
 	n_got = 0;
 	vdev.type = VIRTIO_ID_NET;
-	vdev.num_queues = 3;
+	vdev.num_queues = NQ;
 	vdev.features = VIRTIO_BIT(VIRTIO_F_VERSION_1) | VIRTIO_BIT(VIRTIO_F_EVENT_IDX) | features |
 			(l == VIRTQ_PACKED ? VIRTIO_BIT(VIRTIO_F_RING_PACKED) : 0);
 	if (!drv)
@@ -151,15 +163,23 @@ static void start(enum virtq_layout l, uint64_t features, const char *rxbuf)
 	assert_int_equal(drv->probe(&vdev), 0);
 	assert_non_null(registered);
 	/* device side: notify for every new buffer, like QEMU with EVENT_IDX */
-	ring_model_set_kick_mode(&models[0], MODEL_KICK_ALWAYS);
-	ring_model_set_kick_mode(&models[1], MODEL_KICK_ALWAYS);
+	for (int i = 0; i < NQ; i++)
+		if (queues[i])
+			ring_model_set_kick_mode(&models[i], MODEL_KICK_ALWAYS);
+}
+
+static void start(enum virtq_layout l, uint64_t features, const char *rxbuf)
+{
+	start_queues(l, features, rxbuf, NULL);
 }
 
 static void stop(void)
 {
 	drv->remove(&vdev);
 	assert_null(registered);
-	for (int i = 0; i < 2; i++) {
+	for (int i = 0; i < NQ; i++) {
+		if (!queues[i])
+			continue;
 		assert_int_equal(models[i].errors, 0);
 		ring_model_destroy(&models[i]);
 		virtq_destroy(queues[i]);
@@ -181,10 +201,10 @@ static unsigned int poll(void)
  * The device receives a frame: the header, then @len bytes, filling as many
  * buffers of @bufsize as that takes; the header claims @claim buffers.
  */
-static void device_rx(const uint8_t *frame, uint32_t len, uint16_t claim, uint32_t bufsize)
+static void device_rx_on(struct ring_model *m, const uint8_t *frame, uint32_t len, uint16_t claim,
+			 uint32_t bufsize)
 {
 	uint8_t hdr[VIRTIO_NET_HDR_LEN] = { 0 };
-	struct ring_model *m = &models[0];
 	uint32_t off = 0, nbuf = (VIRTIO_NET_HDR_LEN + len + bufsize - 1) / bufsize;
 
 	hdr[10] = (uint8_t)claim;
@@ -204,6 +224,11 @@ static void device_rx(const uint8_t *frame, uint32_t len, uint16_t claim, uint32
 		assert_int_equal(model_buf_write(&m->held[m->n_held - 1], buf, n), n);
 		ring_model_complete(m, m->n_held - 1, n);
 	}
+}
+
+static void device_rx(const uint8_t *frame, uint32_t len, uint16_t claim, uint32_t bufsize)
+{
+	device_rx_on(&models[0], frame, len, claim, bufsize);
 }
 
 static void make_frame(uint8_t *f, uint32_t len, uint8_t seed)
@@ -609,6 +634,159 @@ static void test_tx_kick_suppressed_when_device_says_so(void **s)
 	stop();
 }
 
+/* ---- multiqueue (5.1.6.5.5) ---- */
+
+#define F_CTRL_VQ (1ULL << 17)
+#define F_MQ (1ULL << 22)
+#define CTRL_Q 4 /* 2 * max_virtqueue_pairs */
+
+/* The device takes the control command: its bytes, then @ack written (@len). */
+static void device_ctrl(const uint8_t *want, uint8_t ack, uint32_t len)
+{
+	struct ring_model *m = &models[CTRL_Q];
+	uint8_t cmd[8];
+
+	assert_int_equal(ring_model_fetch(m), 1);
+	assert_int_equal(m->held[0].out_len, 4);
+	assert_int_equal(m->held[0].in_len, 1);
+	assert_int_equal(model_buf_read(&m->held[0], cmd, sizeof(cmd)), 4);
+	assert_memory_equal(cmd, want, 4);
+	if (len)
+		assert_int_equal(model_buf_write(&m->held[0], &ack, 1), 1);
+	ring_model_complete(m, 0, len);
+}
+
+static const uint8_t pairs_set_2[4] = { 4, 0, 2, 0 };
+
+static void test_mq_two_pairs(void **s)
+{
+	struct net_frame fr;
+	uint8_t f[64];
+
+	cfg_max_pairs = 2;
+	start_queues(VIRTQ_SPLIT, F_MAC | F_MQ | F_CTRL_VQ, NULL, "2");
+	assert_non_null(queues[2]);
+	assert_non_null(queues[3]);
+	assert_non_null(queues[CTRL_Q]);
+	/* only the first pair until the device acks */
+	assert_int_equal(registered->nqueues, 1);
+	assert_int_equal(registered->queues_set_up, 2);
+	poll(); /* sends the command */
+	device_ctrl(pairs_set_2, 0, 1);
+	poll();
+	assert_int_equal(registered->nqueues, 2);
+	/* a frame on receiveq2 goes up as queue 1's */
+	make_frame(f, sizeof(f), 3);
+	device_rx_on(&models[2], f, sizeof(f), 1, 2048);
+	poll();
+	assert_int_equal(n_got, 1);
+	assert_int_equal(got_queue[0], 1);
+	assert_int_equal(registered->queues[1].rx_packets, 1);
+	assert_int_equal(registered->queues[0].rx_packets, 0);
+	assert_int_equal(registered->rx_queue, 0);
+	/* sending on queue 1 fills transmitq2 only */
+	fr = (struct net_frame){ f, sizeof(f), 0 };
+	assert_int_equal(net_dev_xmit(registered, 1, &fr, 1), 1);
+	assert_int_equal(ring_model_fetch_all(&models[3]), 1);
+	assert_int_equal(ring_model_fetch_all(&models[1]), 0);
+	assert_int_equal(registered->queues[1].tx_packets, 1);
+	ring_model_complete(&models[3], 0, 0);
+	poll();
+	assert_int_equal(stats()->mq_ack_err + stats()->mq_ack_bad + stats()->mq_timeout, 0);
+	stop();
+}
+
+/* An ack that is not VIRTIO_NET_OK, or none: one pair, counted, still running. */
+static void mq_refused(uint8_t ack, uint32_t len, bool answer, uint64_t *(*counter)(void))
+{
+	struct net_frame fr;
+	uint8_t f[64];
+
+	cfg_max_pairs = 2;
+	start_queues(VIRTQ_PACKED, F_MAC | F_MQ | F_CTRL_VQ, NULL, "2");
+	poll();
+	if (answer) {
+		device_ctrl(pairs_set_2, ack, len);
+	} else {
+		assert_int_equal(ring_model_fetch_all(&models[CTRL_Q]), 1);
+		clock_ns += 3000000000ULL;
+	}
+	poll();
+	assert_int_equal(registered->nqueues, 1);
+	assert_int_equal(*counter(), 1);
+	/* queue 1 is not in use: its frames go out on the first pair */
+	make_frame(f, sizeof(f), 5);
+	fr = (struct net_frame){ f, sizeof(f), 0 };
+	assert_int_equal(net_dev_xmit(registered, 1, &fr, 1), 1);
+	assert_int_equal(ring_model_fetch_all(&models[1]), 1);
+	assert_int_equal(ring_model_fetch_all(&models[3]), 0);
+	ring_model_complete(&models[1], 0, 0);
+	if (!answer) /* the command the device kept is given back now: it is ignored */
+		ring_model_drop(&models[CTRL_Q], 0);
+	stop();
+}
+
+static uint64_t *ack_err(void)
+{
+	return &stats()->mq_ack_err;
+}
+
+static uint64_t *ack_bad(void)
+{
+	return &stats()->mq_ack_bad;
+}
+
+static uint64_t *timeout(void)
+{
+	return &stats()->mq_timeout;
+}
+
+static void test_mq_ack_err(void **s)
+{
+	mq_refused(1, 1, true, ack_err);
+}
+
+static void test_mq_ack_garbage(void **s)
+{
+	mq_refused(7, 1, true, ack_bad);
+}
+
+static void test_mq_ack_nothing_written(void **s)
+{
+	mq_refused(0, 0, true, ack_bad);
+}
+
+static void test_mq_no_answer(void **s)
+{
+	mq_refused(0, 0, false, timeout);
+}
+
+static void test_mq_not_offered_or_bad_max(void **s)
+{
+	/* no MQ: one pair, no control queue */
+	cfg_max_pairs = 2;
+	start_queues(VIRTQ_SPLIT, F_MAC, NULL, "2");
+	assert_null(queues[2]);
+	assert_null(queues[CTRL_Q]);
+	assert_int_equal(registered->queues_set_up, 1);
+	stop();
+	/* max_virtqueue_pairs 0 is outside 1..0x8000 */
+	cfg_max_pairs = 0;
+	start_queues(VIRTQ_SPLIT, F_MAC | F_MQ | F_CTRL_VQ, NULL, "2");
+	assert_null(queues[2]);
+	assert_int_equal(registered->queues_set_up, 1);
+	poll();
+	assert_int_equal(registered->nqueues, 1);
+	stop();
+	/* more than the transport's table holds a control queue for */
+	cfg_max_pairs = 8;
+	start_queues(VIRTQ_SPLIT, F_MAC | F_MQ | F_CTRL_VQ, NULL, "2");
+	assert_null(queues[2]);
+	assert_int_equal(registered->queues_set_up, 1);
+	stop();
+	cfg_max_pairs = 2;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -632,6 +810,12 @@ int main(void)
 		cmocka_unit_test(test_tx_empty_frame_dropped),
 		cmocka_unit_test(test_interrupts_counted),
 		cmocka_unit_test(test_tx_kick_suppressed_when_device_says_so),
+		cmocka_unit_test(test_mq_two_pairs),
+		cmocka_unit_test(test_mq_ack_err),
+		cmocka_unit_test(test_mq_ack_garbage),
+		cmocka_unit_test(test_mq_ack_nothing_written),
+		cmocka_unit_test(test_mq_no_answer),
+		cmocka_unit_test(test_mq_not_offered_or_bad_max),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,2 +1,2 @@
 test_net_virtio_SRCS := drivers/virtio/virtio_net.c $(RING_SRCS) tests/unit/ring_model.c $(VRING_SRCS) \
-	tests/unit/stub_dma.c kernel/config.c drivers/virtio/txpoll.c
+	tests/unit/stub_dma.c kernel/config.c drivers/virtio/txpoll.c drivers/virtio/virtio_net_ctrl.c

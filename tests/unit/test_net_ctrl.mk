@@ -1,0 +1,1 @@
+test_net_ctrl_SRCS := drivers/virtio/virtio_net_ctrl.c

@@ -82,7 +82,7 @@ static void netsink_report_queues(void)
 
 static void netsink_report(void)
 {
-	const struct net_dev_stats *now = &sink.dev->stats, *base = &sink.base;
+	const struct net_dev_stats *now, *base = &sink.base;
 	double secs = (sink.last_ns - sink.first_ns) / 1e9;
 	uint64_t total = 0;
 
@@ -91,6 +91,12 @@ static void netsink_report(void)
 	       (unsigned long long)sink.frames, (unsigned long long)sink.bytes, secs,
 	       secs > 0 ? (sink.frames - 1) / secs / 1e6 : 0.0,
 	       secs > 0 ? sink.bytes * 8 / secs / 1e9 : 0.0);
+	/* a re-probe freed the device the run started on, and its counters */
+	if (net_device() != sink.dev) {
+		printf("netsink: the network device changed during the run: no drop counts\n");
+		return;
+	}
+	now = &sink.dev->stats;
 	printf("netsink: drops");
 #define NETSINK_PRINT_DROP(name)                                                     \
 	printf(" %s=%llu", #name + 3, (unsigned long long)(now->name - base->name)); \
@@ -107,9 +113,6 @@ static void netsink_off(void)
 {
 	net_set_rx_tap(NULL);
 	sink.on = false;
-	/* the driver may have gone (re-probe): report what was counted */
-	if (net_device() != sink.dev)
-		printf("netsink: the network device changed during the run\n");
 	netsink_report();
 }
 

@@ -12,6 +12,7 @@ scrapes the text `stats` prints for people.
 """
 
 import json
+import re
 
 from .errors import LaunchError
 
@@ -63,3 +64,12 @@ def vsock_queue_sum(stats, counter):
     """`counter` (e.g. 'kicks', 'interrupts') summed over the virtio-vsock
     queues (rxq, txq, evq) of a guest_stats() dict."""
     return sum(q[counter] for q in stats['virtio-vsock']['queues'].values())
+
+
+def cpus_online(console, timeout):
+    """The guest's CPUs online, from `info`'s `cpus: N online of M in MADT`."""
+    out = console.command('info', timeout)
+    m = re.search(r'^cpus: (\d+) online', out, re.M)
+    if not m:
+        raise StatsError("no cpus line in the guest's `info`: %r" % out[-300:])
+    return int(m.group(1))

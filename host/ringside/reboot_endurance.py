@@ -32,6 +32,7 @@ import ringside as rr
 
 from .benchlib import wait_vsock_up
 from .cli import Parser, nonneg_int, positive_int, size
+from .guest_stats import cpus_online
 from .images import REPO
 from .soak import COUNTER_RE, IO_TIMEOUT, TunedChildren, backend_of, echo_stream
 from .results import add_options, publish
@@ -66,6 +67,7 @@ def boot_check(launch, backend, rng, size):
     data = rng.randbytes(size)
     ok = echo_stream(uds, data)
     s = backend.settled([uds])
+    s['cpus'] = cpus_online(launch.console, IO_TIMEOUT)
     s['echo_ok'] = ok
     s['sha256'] = hashlib.sha256(data).hexdigest()[:16]
     return s

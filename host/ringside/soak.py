@@ -53,7 +53,7 @@ import ringside as rr
 
 from .benchlib import hybrid_connect, wait_vsock_up
 from .cli import Parser, nonneg_float, nonneg_int, positive_float, positive_int, size
-from .guest_stats import guest_stats
+from .guest_stats import cpus_online, guest_stats
 from .images import REPO
 from .results import add_options, publish
 from .table import Column, Table
@@ -347,6 +347,7 @@ class Totals:
         self.messages = 0
         self.mismatches = 0
         self.errors = []
+        self.cpus = 0                            # the guest's CPUs online
 
     def add(self, kind, sent, received, ok, messages=0):
         with self.lock:
@@ -486,8 +487,8 @@ def memory_checks(g0, g1, b0, bw, b1, tolerance):
 def print_report(opts, totals, mem, fails, secs):
     t = Table([Column('service', 10, left=True), Column('conns', 10, '%d'),
                Column('host->guest B', 16, '%d'), Column('guest->host B', 16, '%d')],
-              title='\nsoak: %d connections at a time, %.0f s (warm-up %.0f s), seed %d'
-                    % (opts.conns, secs, opts.warmup, opts.seed))
+              title='\nsoak: %d connections at a time, %.0f s (warm-up %.0f s), seed %d, '
+                    '%d guest CPUs' % (opts.conns, secs, opts.warmup, opts.seed, totals.cpus))
     for k in KINDS:
         t.row(k, totals.conns[k], totals.sent[k], totals.received[k])
     t.row('total', sum(totals.conns.values()), sum(totals.sent.values()),
@@ -559,6 +560,7 @@ def soak(launch, paths, opts, log_path):
     guest = Guest(launch.console)
     backend = backend_of(launch, log_path)
     totals = Totals()
+    totals.cpus = cpus_online(launch.console, IO_TIMEOUT)
     mem = {'guest_start': guest.memory()}
     mem['backend_start'] = backend.settled(paths)
     svc0 = guest.services()
@@ -605,7 +607,7 @@ def main(argv):
         shutil.rmtree(tmp, ignore_errors=True)
         log.close()
     print_report(opts, totals, mem, fails, secs)
-    publish(PROG, opts, {'conns': totals.conns, 'sent': totals.sent,
+    publish(PROG, opts, {'cpus': totals.cpus, 'conns': totals.conns, 'sent': totals.sent,
                          'received': totals.received, 'messages': totals.messages,
                          'mismatches': totals.mismatches, 'errors': totals.errors,
                          'memory': mem, 'failures': fails})

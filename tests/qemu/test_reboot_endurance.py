@@ -49,16 +49,19 @@ def test_failures_catch_leaks():
 
 
 @pytest.mark.slow
-def test_ten_reboots(tmp_path):
+@pytest.mark.parametrize('cpus', [1, 2])
+def test_ten_reboots(tmp_path, cpus):
+    """Ten reboots on one CPU, and with a second one started on every boot."""
     out = tmp_path / 'reboots.json'
     p = subprocess.run([TOOL, '--reboots', '10', '--seed', '5', '--json', str(out),
-                        '--', '--accel', ACCEL],
+                        '--', '--accel', ACCEL, '--qemu-arg=-smp', '--qemu-arg=%d' % cpus],
                        capture_output=True, text=True, timeout=1800)
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
     with open(out) as f:
         r = json.load(f)
     samples = r['samples']
     assert r['failures'] == [] and len(samples) == 11
+    assert [s['cpus'] for s in samples] == [cpus] * 11
     assert all(s['echo_ok'] for s in samples)
     # a fresh random payload each boot, not the same bytes again
     assert len({s['sha256'] for s in samples}) == 11

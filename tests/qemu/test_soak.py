@@ -98,14 +98,18 @@ def test_bad_option_is_one_line():
 
 
 @pytest.mark.slow
-def test_soak_60s(tmp_path):
+@pytest.mark.parametrize('cpus', [1, 2])
+def test_soak_60s(tmp_path, cpus):
+    """The soak on one CPU, and with a second one up (its request loop
+    halting beside CPU 0's services)."""
     out = tmp_path / 'soak.json'
     p = subprocess.run([SOAK, '--duration', '60', '--seed', '11', '--json', str(out),
-                        '--', '--accel', ACCEL],
+                        '--', '--accel', ACCEL, '--qemu-arg=-smp', '--qemu-arg=%d' % cpus],
                        capture_output=True, text=True, timeout=1200)
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
     with open(out) as f:
         r = json.load(f)
+    assert r['cpus'] == cpus, r['cpus']
     assert r['failures'] == [] and r['mismatches'] == 0 and r['errors'] == []
     # every kind of connection ran, with churn: many more than 64 in all
     assert all(r['conns'][k] > 64 for k in soak.KINDS), r['conns']

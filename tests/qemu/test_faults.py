@@ -35,9 +35,11 @@ TIMEOUT = 240
 
 
 class FaultyGuest:
-    def __init__(self, ring, modes, name, every=20, cmdline=None):
+    def __init__(self, ring, modes, name, every=20, cmdline=None, cpus=1):
         self.name = name
         extra = ('--cmdline', cmdline) if cmdline else ()
+        if cpus > 1:
+            extra += ('--qemu-arg=-smp', '--qemu-arg=%d' % cpus)
         self.g = Guest('--boot', 'elf', '--vsock', *extra, '--qemu-arg=-global',
                        '--qemu-arg=vhost-user-vsock-pci.packed=%s' %
                        ('on' if ring == 'packed' else 'off'),

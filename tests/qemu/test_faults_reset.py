@@ -82,14 +82,16 @@ def source_until_reset(s):
         n += len(got)
 
 
-@pytest.mark.parametrize('ring,indirect,port', [
-    ('split', 1, ECHO), ('split', 0, ECHO), ('packed', 1, ECHO), ('packed', 0, ECHO),
-    ('packed', 0, SOURCE)])
-def test_broken_queue_resets_and_traffic_resumes(ring, indirect, port):
-    fg = FaultyGuest(ring, (MODE,), 'faults-reset-%s-indirect%d-%d' % (ring, indirect, port),
-                     every=1, cmdline='indirect=%d' % indirect)
+@pytest.mark.parametrize('ring,indirect,port,cpus', [
+    ('split', 1, ECHO, 1), ('split', 0, ECHO, 1), ('packed', 1, ECHO, 1),
+    ('packed', 0, ECHO, 1), ('packed', 0, SOURCE, 1), ('split', 1, ECHO, 2)])
+def test_broken_queue_resets_and_traffic_resumes(ring, indirect, port, cpus):
+    fg = FaultyGuest(ring, (MODE,), 'faults-reset-%s-indirect%d-%d-cpus%d'
+                     % (ring, indirect, port, cpus), every=1,
+                     cmdline='indirect=%d' % indirect, cpus=cpus)
     try:
         fg.g.start()
+        assert ('cpus: %d online' % cpus) in fg.g.command('info')
         size = tx_queue_size(fg.g)
         assert recoveries(fg.g) == 0
         with connect_when_up(fg.g.vsock_uds, port) as s:

@@ -14,7 +14,6 @@ net_queues=1 on an MQ device, leave the guest on one pair.
 import os
 import re
 import shutil
-import tempfile
 import time
 
 import pytest
@@ -25,6 +24,7 @@ from ringside import guest_stats
 from ringside.bench_netrx import parse_netsink
 
 from conftest import ELF, REPO, require_image
+from pmd_guest import pmd_guest
 from ringside_qemu import Guest
 
 pytestmark = pytest.mark.skipif(not shutil.which('dpdk-testpmd'),
@@ -35,31 +35,12 @@ PAIRS_RE = r'queue pairs (\d+) in use, (\d+) set up, device max (\d+)'
 
 
 def mq_guest(mode, net_queues, name):
-    require_image(ELF)
-    os.makedirs(LOG_DIR, exist_ok=True)
-    workdir = tempfile.mkdtemp(prefix='ringside-mq-')
-    sock = os.path.join(workdir, 'vhost-net.sock')
-    log = open(os.path.join(LOG_DIR, name + '.testpmd.log'), 'w')
     txonly = mode == 'txonly'
-    pmd = bench.TestPmd(sock, mode=mode, log=log, queues=2, auto_start=not txonly,
-                        txpkts=64 if txonly else None)
-    g = None
-    try:
-        pmd.start()
-        # irq=poll: QEMU 7.2 under TCG exits when vhost-user virtio-net starts with MSI-X
-        g = Guest('--boot', 'elf', '--machine', 'q35',
-                  '--cmdline', 'ip=%s gw=%s irq=poll net_queues=%d'
-                  % (bench.GUEST_IP, bench.PEER_IP, net_queues),
-                  '--', *bench.guest_args(sock, packed=False, queues=2), name=name)
-        g.pmd = pmd
-        g.start()
-        yield g
-    finally:
-        if g:
-            g.stop()
-        pmd.stop()
-        log.close()
-        shutil.rmtree(workdir, ignore_errors=True)
+    # irq=poll: QEMU 7.2 under TCG exits when vhost-user virtio-net starts with MSI-X
+    yield from pmd_guest(name, {'mode': mode, 'queues': 2, 'auto_start': not txonly,
+                                'txpkts': 64 if txonly else None},
+                         lambda sock: bench.guest_args(sock, packed=False, queues=2),
+                         keys='net_queues=%d' % net_queues)
 
 
 def pairs(g, timeout=60):

@@ -23,8 +23,8 @@ from ringside import bench_net as bench
 from ringside import bench_netrx as netrx
 from ringside.bench_netrx import parse_netsink
 
-from conftest import ELF, REPO, require_image
-from ringside_qemu import Guest
+from conftest import REPO
+from pmd_guest import pmd_guest
 
 LOG_DIR = os.path.join(REPO, 'build', 'qemu-test-logs')
 
@@ -51,29 +51,12 @@ def boot_id(b):
 @pytest.fixture(scope='module', params=BOOTS, ids=boot_id)
 def rx_guest(request):
     ring, mrg, irq = request.param
-    require_image(ELF)
-    workdir = tempfile.mkdtemp(prefix='ringside-netrx-')
-    sock = os.path.join(workdir, 'vhost-net.sock')
-    name = 'netrx-' + boot_id(request.param)
-    os.makedirs(os.path.join(REPO, 'build', 'qemu-test-logs'), exist_ok=True)
-    log = open(os.path.join(REPO, 'build', 'qemu-test-logs', name + '.testpmd.log'), 'w')
-    pmd = bench.TestPmd(sock, mode='txonly', log=log, auto_start=False, txpkts=64)
-    g = None
-    try:
-        pmd.start()
-        g = Guest('--boot', 'elf', '--machine', 'q35',
-                  '--cmdline', 'ip=%s gw=%s irq=%s' % (bench.GUEST_IP, bench.PEER_IP, irq),
-                  '--', *bench.guest_args(sock, packed=ring == 'packed', mrg_rxbuf=mrg),
-                  name=name)
-        g.pmd, g.ring, g.mrg = pmd, ring, mrg
-        g.start()
+    for g in pmd_guest('netrx-' + boot_id(request.param),
+                       {'mode': 'txonly', 'auto_start': False, 'txpkts': 64},
+                       lambda sock: bench.guest_args(sock, packed=ring == 'packed',
+                                                     mrg_rxbuf=mrg), irq=irq):
+        g.ring, g.mrg = ring, mrg
         yield g
-    finally:
-        if g:
-            g.stop()
-        pmd.stop()
-        log.close()
-        shutil.rmtree(workdir, ignore_errors=True)
 
 
 def test_features(rx_guest):

@@ -11,10 +11,8 @@ small mergeable RX buffers. TestPmd and the QEMU arguments come from
 host/bench-net, so this tests what the benchmark runs.
 """
 
-import os
 import re
 import shutil
-import tempfile
 import time
 
 import pytest
@@ -22,8 +20,7 @@ import pytest
 from ringside import bench_net as bench
 from ringside import guest_stats
 
-from conftest import ELF, REPO, require_image
-from ringside_qemu import Guest
+from pmd_guest import pmd_guest
 
 pytestmark = pytest.mark.skipif(not shutil.which('dpdk-testpmd'),
                                 reason='dpdk-testpmd not installed (package dpdk-dev)')
@@ -48,38 +45,22 @@ def boot_id(b):
     return '%s-%s' % (b[0], 'packed' if b[1] else 'split')
 
 
-def pmd_guest(machine, packed, mode):
-    require_image(ELF)
-    workdir = tempfile.mkdtemp(prefix='ringside-testpmd-')
-    sock = os.path.join(workdir, 'vhost-net.sock')
+def started_guest(machine, packed, mode):
     name = 'testpmd-%s-%s-%s' % (machine, 'packed' if packed else 'split', mode)
-    log = open(os.path.join(REPO, 'build', 'qemu-test-logs', name + '.testpmd.log'), 'w')
-    pmd = bench.TestPmd(sock, mode=mode, log=log)
-    g = None
-    try:
-        pmd.start()
-        g = Guest('--boot', 'elf', '--machine', machine,
-                  '--cmdline', 'ip=%s gw=%s irq=poll' % (bench.GUEST_IP, bench.PEER_IP),
-                  '--', *bench.guest_args(sock, packed=packed), name=name)
-        g.pmd, g.packed, g.mode = pmd, packed, mode
-        g.start()
+    for g in pmd_guest(name, {'mode': mode}, lambda sock: bench.guest_args(sock, packed=packed),
+                       machine=machine):
+        g.packed, g.mode = packed, mode
         yield g
-    finally:
-        if g:
-            g.stop()
-        pmd.stop()
-        log.close()
-        shutil.rmtree(workdir, ignore_errors=True)
 
 
 @pytest.fixture(scope='module', params=RXONLY_BOOTS, ids=boot_id)
 def rxonly_guest(request):
-    yield from pmd_guest(*request.param, 'rxonly')
+    yield from started_guest(*request.param, 'rxonly')
 
 
 @pytest.fixture(scope='module', params=MACSWAP_BOOTS, ids=boot_id)
 def macswap_guest(request):
-    yield from pmd_guest(*request.param, 'macswap')
+    yield from started_guest(*request.param, 'macswap')
 
 
 def pktgen(g, n, size=64, burst=256, dst=None, port=9):

@@ -17,6 +17,7 @@ import re
 from .errors import LaunchError
 
 MARKER = 'stats-json: '
+ASKS = 3   # times `stats json` is asked before a line that does not parse is an error
 
 
 class StatsError(LaunchError):
@@ -53,11 +54,19 @@ def guest_stats(console, timeout, section=None):
     dict then holds just that key.
     """
     cmd = 'stats json' + (' ' + section if section else '')
-    out = console.command(cmd, timeout)
-    if MARKER not in out:
-        # the guest's `error: ...` line, or whatever it said instead
-        raise StatsError('%r: %s' % (cmd, out.strip()[-300:] or 'no output'))
-    return parse_stats(out)
+    for attempt in range(1, ASKS + 1):
+        out = console.command(cmd, timeout)
+        if MARKER not in out:
+            # the guest's `error: ...` line, or whatever it said instead
+            raise StatsError('%r: %s' % (cmd, out.strip()[-300:] or 'no output'))
+        try:
+            return parse_stats(out)
+        except StatsError:
+            # The console gives bytes up after 5 s of a host that does not
+            # read (kernel/console.c): a line with a hole in it does not
+            # parse. The counters only grow; asking again reads them anew.
+            if attempt == ASKS:
+                raise
 
 
 def vsock_queue_sum(stats, counter):

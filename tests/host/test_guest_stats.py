@@ -40,6 +40,29 @@ def test_guest_stats_asks_for_a_section():
     assert con.cmds[-1] == ('stats json', 5)
 
 
+class LossyConsole:
+    """Answers with the given outputs in turn."""
+
+    def __init__(self, outs):
+        self.outs, self.asked = list(outs), 0
+
+    def command(self, cmd, timeout):
+        self.asked += 1
+        return self.outs.pop(0)
+
+
+def test_a_line_with_a_hole_is_asked_for_again():
+    # the console gave a burst up: bytes missing in the middle of the line
+    holed = LINE[:40] + LINE[56:]
+    con = LossyConsole([holed, LINE])
+    assert guest_stats(con, 5)['services']['echo']['bytes_in'] == 64
+    assert con.asked == 2
+    con = LossyConsole([holed] * 3)
+    with pytest.raises(StatsError):
+        guest_stats(con, 5)
+    assert con.asked == 3
+
+
 @pytest.mark.parametrize('out', [
     "error: stats: no subsystem 'nosuch'",
     'error: stats json: the object exceeds 16384 bytes',

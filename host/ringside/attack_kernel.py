@@ -50,6 +50,12 @@ def kernel_log():
     return out.stdout.splitlines()
 
 
+def kernel_evidence(since):
+    """Up to three kernel log lines from line `since` on that name vhost,
+    vsock or KVM, or are a warning: a cell's kernel evidence."""
+    return [x.strip() for x in kernel_log()[since:] if KERNEL_EVIDENCE.search(x)][:3]
+
+
 def why_not_here(device):
     """None where the kernel's `device` (/dev/vhost-vsock, /dev/vhost-net)
     can serve a guest under KVM, else why not."""
@@ -118,7 +124,7 @@ class KernelSession(KernelLog, Session):
         about vhost, vsock or KVM (or a warning) since `mark`."""
         stderr_mark, kernel_mark = mark
         found = [super().violation(stderr_mark)]
-        found += [x.strip() for x in kernel_log()[kernel_mark:] if KERNEL_EVIDENCE.search(x)][:3]
+        found += kernel_evidence(kernel_mark)
         return '; '.join(x for x in found if x)
 
     def connect(self, port, timeout=CONNECT_TIMEOUT, seq=False):
@@ -166,6 +172,4 @@ class NetVhost(KernelLog, NetTap):
 
     def device_errors(self):
         own = super().device_errors()
-        kernel = [x.strip() for x in kernel_log()[self.begin_kernel:]
-                  if KERNEL_EVIDENCE.search(x)][:3]
-        return '; '.join(x for x in [own] + kernel if x)
+        return '; '.join(x for x in [own] + kernel_evidence(self.begin_kernel) if x)

@@ -210,7 +210,7 @@ test-deps:
 	tests/build/test-deps
 
 qemu-test: all linux-guest linux-guest-6.12 nested-host vsock-perf
-	$(PYTHON) -m pytest -v tests/qemu $(PYTEST_ARGS)
+	$(PYTHON) -m pytest -v --durations=25 tests/qemu $(PYTEST_ARGS)
 
 # The nested host's tests alone (make test runs them too), the KVM suite
 # (tests/kvm) inside it among them.

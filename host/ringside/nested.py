@@ -18,6 +18,7 @@ says so, and CMD still runs; the launcher then boots L2 under TCG.
 
 import argparse
 import os
+import re
 import shlex
 import signal
 import subprocess
@@ -26,7 +27,7 @@ import tempfile
 import threading
 import time
 
-from .cli import Parser, positive_int
+from .cli import Parser, nonneg_int, positive_int
 from .errors import EXIT_TIMEOUT
 from .images import REPO, repo_path
 from .options import _memory, _seconds
@@ -35,6 +36,13 @@ from .process import die_with_parent, read_text
 PROG = 'nested'
 L1_DIR = repo_path('build', 'nested-host')
 EXIT_L1 = 125  # L1 did not run CMD to its end (like env(1)'s 125)
+# L1's own kernel says one of its CPUs has been stuck for --stuck seconds:
+# the CPU runs an L2 vCPU that KVM cannot get back from (the emulated SVM's
+# fault docs/results/kvm.md describes), and nothing in L1 can end it.
+EXIT_L1_STUCK = 123
+# Linux's soft-lockup watchdog, repeated while the CPU stays stuck
+# (kernel/watchdog.c: "BUG: soft lockup - CPU#%d stuck for %us! [%s:%d]").
+SOFT_LOCKUP = re.compile(rb'soft lockup - CPU#(\d+) stuck for (\d+)s! \[([^\]\n]*)\]')
 # Passed into L1: the launcher's knobs (RINGSIDE_QEMU and friends).
 ENV_PREFIX = 'RINGSIDE_'
 # L1's KVM works, but a guest under it boots slowly while this machine is
@@ -52,7 +60,8 @@ def parse_args(argv):
             description='Run CMD as root on a nested KVM host: a Debian L1 under TCG with '
                         'KVM,\n/dev/vhost-vsock and /dev/vhost-net, this repository at the '
                         'same path.\nExit status: CMD\'s; %d if L1 did not run it to its end; '
-                        '%d on --timeout.' % (EXIT_L1, EXIT_TIMEOUT),
+                        '%d if L1 got stuck\n(--stuck); %d on --timeout.'
+                        % (EXIT_L1, EXIT_L1_STUCK, EXIT_TIMEOUT),
             epilog='examples:\n'
                    '  host/nested host/bench-vsock --count 200 -- --vsock-transport kernel\n'
                    '  host/nested sh -c \'lsmod; ls -l /dev/kvm /dev/vhost-vsock\'\n'
@@ -66,6 +75,9 @@ def parse_args(argv):
     p.add_argument('--smp', type=positive_int, default=2, metavar='N', help="L1's vCPUs (2)")
     p.add_argument('--cpu', default='max', metavar='MODEL',
                    help="L1's CPU model (max: SVM with nested paging; qemu64,-svm: none)")
+    p.add_argument('--stuck', type=nonneg_int, default=45, metavar='S',
+                   help="stop L1 when its kernel reports a CPU stuck for S seconds, exit "
+                        "status %d (45; 0: never)" % EXIT_L1_STUCK)
     p.add_argument('--log', metavar='PATH', default=os.path.join(L1_DIR, 'console.log'),
                    help="L1's serial console (build/nested-host/console.log)")
     p.add_argument('-v', '--verbose', action='store_true',
@@ -144,6 +156,10 @@ def run(opts):
             say('error: %s missing (run make nested-host)' % os.path.join(L1_DIR, f))
             return EXIT_L1
     os.makedirs(os.path.dirname(os.path.abspath(opts.log)), exist_ok=True)
+    try:
+        os.unlink(opts.log)   # the watch must not read an earlier L1's lockup
+    except FileNotFoundError:
+        pass
     job = tempfile.mkdtemp(prefix='ringside-nested-')
     env = dict(L1_ENV)
     env.update((k, v) for k, v in os.environ.items() if k.startswith(ENV_PREFIX))
@@ -182,9 +198,37 @@ def run(opts):
         os.rmdir(job)
 
 
+class LockupWatch:
+    """L1's console, read as it grows, for a CPU stuck at least `limit`
+    seconds: the watchdog's line, or None."""
+
+    def __init__(self, path, limit):
+        self.path, self.limit = path, limit
+        self.offset, self.rest = 0, b''
+
+    def check(self):
+        if not self.limit:
+            return None
+        try:
+            with open(self.path, 'rb') as f:
+                f.seek(self.offset)
+                data = f.read()
+        except FileNotFoundError:
+            return None
+        self.offset += len(data)
+        lines = (self.rest + data).split(b'\n')
+        self.rest = lines.pop()[-4096:]
+        for line in lines:
+            m = SOFT_LOCKUP.search(line)
+            if m and int(m.group(2)) >= self.limit:
+                return m.group(0).decode(errors='replace')
+        return None
+
+
 def _wait(opts, qemu, job, copiers):
     deadline = time.monotonic() + opts.timeout
     told_no_kvm = False
+    lockup = LockupWatch(opts.log, opts.stuck)
     while qemu.poll() is None:
         if not told_no_kvm and os.path.exists(os.path.join(job, 'no-kvm')):
             say('L1 has no KVM (%s): its guests run under TCG'
@@ -194,6 +238,11 @@ def _wait(opts, qemu, job, copiers):
             say('error: %s did not finish within %g s (L1 console: %s)'
                 % (shlex.join(opts.cmd), opts.timeout, opts.log))
             return EXIT_TIMEOUT
+        stuck = lockup.check()
+        if stuck:
+            say('error: L1 is stuck, stopped: its kernel reports "%s" (the nested '
+                'hypervisor fault of docs/results/kvm.md; console: %s)' % (stuck, opts.log))
+            return EXIT_L1_STUCK
         try:
             qemu.wait(0.5)
         except subprocess.TimeoutExpired:

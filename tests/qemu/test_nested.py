@@ -7,6 +7,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 import warnings
 import xml.etree.ElementTree as ET
 
@@ -16,6 +17,7 @@ from ringside_qemu import REPO
 
 sys.path.insert(0, os.path.join(REPO, 'host'))
 from ringside import vcpu_watch  # noqa: E402
+from ringside.nested import EXIT_L1_STUCK  # noqa: E402
 
 pytestmark = pytest.mark.slow     # every test but one boots L1 under TCG
 
@@ -62,24 +64,48 @@ def test_without_svm_guests_fall_back_to_tcg():
     assert out.stdout.strip() == 'idle=halt', out.stdout
 
 
-# Under nesting an L2 vCPU now and then comes back from an I/O intercept
-# holding L1's state instead of its own (host/ringside/vcpu_watch.py: QEMU's
-# emulated SVM, ringside and the Linux guest alike, about once per few
-# hundred KiB of console output). The launcher inside L1 reads the vCPU's
-# registers when a console wait times out and says so; a test that failed
-# for that reason alone runs once more, and the warning shows the evidence.
-# Any other failure fails the suite.
+def test_a_stuck_l1_is_stopped_at_once():
+    """L1's kernel reporting a CPU stuck (here a line like the watchdog's,
+    written to its log) stops L1 with its own status, not at --timeout."""
+    out = nested('--timeout', '600', 'sh', '-c', 'echo "<1>watchdog: BUG: soft lockup - '
+                 'CPU#0 stuck for 99s! [selftest:1]" > /dev/kmsg; sleep 600', timeout=300)
+    assert out.returncode == EXIT_L1_STUCK, out.stderr
+    assert out.stderr.startswith('nested: error: L1 is stuck, stopped: its kernel reports '
+                                 '"soft lockup - CPU#0 stuck for 99s! [selftest:1]"'), out.stderr
 
 
-def kvm_suite(*tests):
-    """tests/kvm (or the given node ids) inside L1: (completed process,
-    counts, [(node id, failure text)])."""
+# The nested hypervisor (QEMU's emulated SVM) fails in two ways no guest
+# causes, ringside and the Linux guest alike (docs/results/kvm.md):
+# - an L2 vCPU comes back from an I/O intercept holding L1's state instead
+#   of its own (about once per few hundred KiB of console output); the
+#   launcher inside L1 reads the vCPU's registers when a console wait times
+#   out and says so (vcpu_watch.LOST);
+# - an L1 CPU stays stuck running an L2 vCPU; L1's watchdog reports a soft
+#   lockup and host/nested stops L1 (EXIT_L1_STUCK).
+# The suite runs a file per L1, so one fault costs one file: a file lost
+# that way alone runs again, up to FAULT_RUNS times in all, and the warning
+# shows the evidence. Any other failure fails the suite.
+KVM_DIR = os.path.join(REPO, 'tests', 'kvm')
+FAULT_RUNS = 3
+FILE_TIMEOUT = 1200     # s; a file takes up to about 4 min
+SUITE_BUDGET = 2400     # s for the suite, reruns included (about 13 min without)
+
+
+def kvm_files():
+    return sorted('tests/kvm/' + f for f in os.listdir(KVM_DIR)
+                  if f.startswith('test_') and f.endswith('.py'))
+
+
+def kvm_run(path, timeout):
+    """One file of tests/kvm in its own L1: (completed process, counts or
+    None without a report, [(node id, failure text)])."""
     report = os.path.join(REPO, 'build', 'nested-kvm-suite.xml')
     if os.path.exists(report):
         os.unlink(report)
-    out = nested('/usr/bin/python3', '-m', 'pytest', '-q', '-p', 'no:cacheprovider',
-                 *(tests or ['tests/kvm']), '--junitxml', report, timeout=3000)
-    assert os.path.exists(report), out.stdout[-4000:] + out.stderr[-2000:]
+    out = nested('--timeout', '%d' % timeout, '/usr/bin/python3', '-m', 'pytest', '-q',
+                 '-p', 'no:cacheprovider', path, '--junitxml', report, timeout=timeout + 120)
+    if not os.path.exists(report):
+        return out, None, []
     suite = ET.parse(report).getroot()
     suite = suite if suite.tag == 'testsuite' else suite.find('testsuite')
     counts = {k: int(suite.get(k)) for k in ('tests', 'failures', 'errors', 'skipped')}
@@ -91,18 +117,45 @@ def kvm_suite(*tests):
     return out, counts, failed
 
 
+def hypervisor_fault(out, failed):
+    """The evidence when the nested hypervisor alone lost this run, else None."""
+    if out.returncode == EXIT_L1_STUCK:
+        return out.stderr.strip().splitlines()[-1]
+    if failed and all(vcpu_watch.LOST in text for _, text in failed):
+        text = failed[0][1]
+        return '%s: %s' % (failed[0][0], text[text.index(vcpu_watch.LOST):].split('\n')[0][:300])
+    return None
+
+
+def run_file(path, deadline):
+    """path's final run, after up to FAULT_RUNS - 1 runs lost to faults."""
+    for attempt in range(FAULT_RUNS):
+        left = deadline - time.monotonic()
+        if left < 60:
+            return None, None, [(path, 'not run: the suite is over its %d s budget'
+                                 % SUITE_BUDGET)]
+        out, counts, failed = kvm_run(path, min(FILE_TIMEOUT, int(left)))
+        why = hypervisor_fault(out, failed)
+        if not why or attempt == FAULT_RUNS - 1:
+            return out, counts, failed
+        warnings.warn('KVM suite: %s lost to the nested hypervisor, run again: %s'
+                      % (path, why))
+
+
 def test_kvm_suite_inside():
     """tests/kvm on the nested host: every test ran (none skipped) and passed."""
-    out, counts, failed = kvm_suite()
-    lost = [node for node, text in failed if vcpu_watch.LOST in text]
-    if failed and len(lost) == len(failed):
-        evidence = [text[text.index(vcpu_watch.LOST):].split('\n')[0][:300]
-                    for _, text in failed]
-        warnings.warn('KVM suite: %d test(s) lost to the nested hypervisor, run again: %s; %s'
-                      % (len(lost), ' '.join(lost), evidence[0]))
-        out, again, failed = kvm_suite(*sorted(set(lost)))
-        assert out.returncode == 0 and not failed, out.stdout[-4000:] + out.stderr[-2000:]
-        counts['failures'] = counts['errors'] = 0
-    assert out.returncode == 0, out.stdout[-4000:] + out.stderr[-2000:]
-    assert counts['failures'] == counts['errors'] == counts['skipped'] == 0, counts
-    assert counts['tests'] >= KVM_SUITE_MIN_TESTS, counts
+    deadline = time.monotonic() + SUITE_BUDGET
+    tests, problems = 0, []
+    for path in kvm_files():
+        out, counts, failed = run_file(path, deadline)
+        if failed:
+            problems += ['%s: %s' % (node, text.strip()[:1500]) for node, text in failed]
+        elif out.returncode != 0 or counts is None:
+            problems.append('%s: status %d, no failure reported: %s' % (
+                path, out.returncode, (out.stdout[-2000:] + out.stderr[-1000:]).strip()))
+        elif counts['skipped']:
+            problems.append('%s: %d skipped: %s' % (path, counts['skipped'], out.stdout[-1000:]))
+        else:
+            tests += counts['tests']
+    assert not problems, '\n\n'.join(problems)
+    assert tests >= KVM_SUITE_MIN_TESTS, tests

@@ -1,0 +1,37 @@
+# SPDX-License-Identifier: MIT
+"""host/nested's lockup watch: L1's console is read as it grows, and only
+a CPU stuck at least the limit stops L1."""
+
+from ringside import nested
+
+# as Linux 6.1 prints it on L1's console (a nested run of this project)
+LINE = b'[  135.118226] watchdog: BUG: soft lockup - CPU#1 stuck for %ds! [qemu-system-x86:132]\n'
+
+
+def test_a_short_lockup_is_let_pass_a_long_one_stops(tmp_path):
+    log = tmp_path / 'console.log'
+    watch = nested.LockupWatch(str(log), 45)
+    assert watch.check() is None              # no console yet
+    log.write_bytes(b'Run /init as init process\n' + LINE % 26)
+    assert watch.check() is None
+    with open(log, 'ab') as f:
+        f.write(LINE % 52)
+    assert watch.check() == 'soft lockup - CPU#1 stuck for 52s! [qemu-system-x86:132]'
+
+
+def test_a_line_split_across_reads_is_seen_whole(tmp_path):
+    log = tmp_path / 'console.log'
+    watch = nested.LockupWatch(str(log), 45)
+    line = LINE % 48
+    log.write_bytes(line[:40])
+    assert watch.check() is None
+    with open(log, 'ab') as f:
+        f.write(line[40:])
+    assert watch.check() == 'soft lockup - CPU#1 stuck for 48s! [qemu-system-x86:132]'
+    assert watch.check() is None              # each line is reported once
+
+
+def test_zero_never_stops(tmp_path):
+    log = tmp_path / 'console.log'
+    log.write_bytes(LINE % 964)
+    assert nested.LockupWatch(str(log), 0).check() is None

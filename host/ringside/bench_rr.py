@@ -152,8 +152,9 @@ def pairs_seen(launch, which, irqs_before):
 
 def rr_cell(target, sessions, size, opts, meter, prefix=(), block=None):
     """One cell; with the cost block (`block`), guest instructions per
-    transaction: the instructions of the whole cell (connect, warm-up and
-    close included) over the measured transactions."""
+    transaction, in all and on each vCPU: the instructions of the whole
+    cell (connect, warm-up and close included) over the measured
+    transactions."""
     args = ['rr'] + target + ['--sessions', str(sessions), '--size', str(size),
                               '--time', str(opts.time), '--warmup', str(opts.warmup)]
     meter.start()
@@ -169,10 +170,17 @@ def rr_cell(target, sessions, size, opts, meter, prefix=(), block=None):
     res = json.loads(proc.stdout)['results'][0]
     res.update(meter.stop())
     if block:
-        insns = (block.snapshot() - before).totals['insns']
-        res['guest_insns'] = insns
-        res['insns_per_txn'] = insns / res['transactions'] if res['transactions'] else None
+        res.update(insns_per_txn(block.snapshot() - before, res['transactions']))
     return res
+
+
+def insns_per_txn(delta, txns):
+    """The cost block's instructions (a cost.Counters delta) per
+    transaction: in all, and a list with one figure per vCPU."""
+    def per(insns):
+        return insns / txns if txns else None
+    return {'guest_insns': delta.totals['insns'], 'insns_per_txn': per(delta.totals['insns']),
+            'insns_per_txn_vcpu': [per(v['insns']) for v in delta.vcpus]}
 
 
 def wait_echo_idle(launch, timeout=120):
@@ -369,6 +377,32 @@ def print_rows(rows):
               r['tps_per_session'], r['p50'], r['p99'], r['jain'], r['slowest_tps'],
               r.get('backend_cpu', r.get('vhost_cpu', 0)), r.get('qemu_cpu', 0),
               r.get('insns_per_txn'))
+    t.print()
+
+
+def print_vcpu_cost(rows):
+    """--cost: guest instructions per transaction on each vCPU beside the
+    total, and the total against the same cell in shape 1x1: flat (1.00)
+    when adding vCPUs and queue pairs spreads the work without adding to it."""
+    costed = [r for r in rows if r.get('insns_per_txn_vcpu')]
+    if not costed:
+        return
+    n = max(len(r['insns_per_txn_vcpu']) for r in costed)
+    one = {(r['guest'], r['transport'], r['backend'], r['sessions'], r['size']): r
+           for r in costed if r['shape'] == '1x1'}
+    t = Table([Column('guest', 8, left=True), Column('shape', 5, left=True),
+               Column('trans', 5, left=True), Column('back', 5, left=True),
+               Column('sess', 5, '%d'), Column('size', 5, '%d'), Column('total', 10, '%.0f'),
+               Column('vs 1x1', 7, '%.2f')] + [Column('cpu%d' % i, 10, '%.0f') for i in range(n)],
+              title='\nguest instructions per transaction (--cost): in all, against shape 1x1, '
+                    'per vCPU')
+    for r in costed:
+        base = one.get((r['guest'], r['transport'], r['backend'], r['sessions'], r['size']))
+        ratio = (r['insns_per_txn'] / base['insns_per_txn']
+                 if base and base['insns_per_txn'] and r['insns_per_txn'] is not None else None)
+        per = r['insns_per_txn_vcpu']
+        t.row(r['guest'], r['shape'], r['transport'], r['backend'], r['sessions'], r['size'],
+              r['insns_per_txn'], ratio, *(per + [None] * (n - len(per))))
     t.print()
 
 
@@ -658,6 +692,7 @@ def report(opts, accel, rows):
     tables = io.StringIO()
     with contextlib.redirect_stdout(tables):
         print_rows(rows)
+        print_vcpu_cost(rows)
         print_ratios(rows)
         print_busy_poll(rows)
     print(tables.getvalue(), end='')

@@ -59,7 +59,7 @@ import tempfile
 
 import ringside as rr
 
-from .cli import Parser, nonneg_int, positive_float, positive_int, size
+from .cli import Parser, ScreenHelp, nonneg_int, positive_float, positive_int, size
 from . import kvm_exits, vhost_net
 from .bench_compare import linux_irqs
 from .cost_measure import Meter, spread, virtio_bars
@@ -574,40 +574,46 @@ def csv_list(kind, allowed=None):
     return parse
 
 
+def pin_cpu(text):
+    """--pin: a host CPU, or -1 / none for no pinning (-1 out)."""
+    if text in ('-1', 'none'):
+        return -1
+    return nonneg_int(text)
+
+
 def build_parser():
-    p = Parser(prog='bench-net', description=__doc__.split('\n\n')[0],
-               formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument('--count', type=positive_int, default=200000, help='packets per run (200000)')
-    p.add_argument('--size', type=size, default=64, help='frame bytes without FCS (64)')
-    p.add_argument('--burst', type=positive_int, default=256, help='frames per kick at most (256)')
-    p.add_argument('--rings', type=csv_list(str, ('split', 'packed')),
-                   help='layouts, comma-separated (split,packed; vhost-net: split)')
-    p.add_argument('--txpoll', type=csv_list(int, (0, 1)), default=[1, 0],
-                   help='TX reclaim modes, comma-separated (1,0)')
-    p.add_argument('--rounds', type=positive_int, default=3, help='interleaved rounds (3)')
-    p.add_argument('--guests', type=csv_list(str, ('ringside', 'linux')),
-                   default=['ringside', 'linux'],
-                   help='which guests send, comma-separated (ringside,linux)')
-    p.add_argument('--peer', choices=('testpmd', 'vhost-net'), default='testpmd',
-                   help="the receiver: dpdk-testpmd rxonly over vhost-user (testpmd), or a tap "
-                        "served by the kernel's vhost-net whose counters must match pktgen's, "
-                        'with KVM exits per frame (vhost-net: split ring only; needs '
-                        '/dev/vhost-net: host/nested)')
-    p.add_argument('--irq-cpu', type=csv_list(str, IRQ_CPUS), metavar='LIST',
-                   help="ringside with -smp 2, MSI-X and net_irq=own|other per boot: the TX "
-                        "interrupt on pktgen's vCPU or another (off)")
-    p.add_argument('--machine', choices=('q35', 'pc'), default='q35')
-    p.add_argument('--lcores', default='0-1',
-                   help='testpmd -l: main lcore, then the forwarding one (0-1)')
-    p.add_argument('--pin', type=nonneg_int, default=0, metavar='CPU',
-                   help='run QEMU on this CPU only (0; -1: no pinning)')
-    p.add_argument('--accel', choices=('auto', 'kvm', 'tcg'),
-                   help='tcg (the default with testpmd) or auto (with vhost-net: KVM)')
-    p.add_argument('--timeout', type=positive_float, default=300.0, help='seconds per step (300)')
+    """The options; --help fits a screen (docs/benchmarks.md has the rest)."""
+    p = Parser(prog='bench-net', formatter_class=ScreenHelp, usage='%(prog)s [options]',
+               description="bench-net: pktgen Mpps of ringside and Linux into testpmd or a tap.")
+    a = p.add_argument
+    a('--count', type=positive_int, default=200000, metavar='N', help='packets per run (200000)')
+    a('--size', type=size, default=64, metavar='B', help='frame bytes without FCS (64)')
+    a('--burst', type=positive_int, default=256, metavar='N',
+      help='frames per kick at most (256)')
+    a('--rings', type=csv_list(str, ('split', 'packed')), metavar='LIST',
+      help='layouts (split,packed; vhost-net: split)')
+    a('--txpoll', type=csv_list(int, (0, 1)), default=[1, 0], metavar='LIST',
+      help='TX reclaim modes (1,0)')
+    a('--rounds', type=positive_int, default=3, metavar='N', help='interleaved rounds (3)')
+    a('--guests', type=csv_list(str, ('ringside', 'linux')), default=['ringside', 'linux'],
+      metavar='LIST', help='which guests send (ringside,linux)')
+    a('--peer', choices=('testpmd', 'vhost-net'), default='testpmd', metavar='testpmd|vhost-net',
+      help="receiver: testpmd, or the kernel's vhost-net")
+    a('--irq-cpu', type=csv_list(str, IRQ_CPUS), metavar='LIST',
+      help="ringside's TX interrupt: own,other vCPU (off)")
+    # --machine q35|pc: the guests' machine type (q35)
+    a('--machine', choices=('q35', 'pc'), default='q35', help=argparse.SUPPRESS)
+    a('--lcores', default='0-1', help='testpmd -l: main, forwarding lcore (0-1)')
+    a('--pin', type=pin_cpu, default=0, metavar='CPU',
+      help='QEMU on this CPU only (0; -1 or none: not pinned)')
+    a('--accel', choices=('auto', 'kvm', 'tcg'), metavar='auto|kvm|tcg',
+      help='tcg (testpmd) or auto (vhost-net)')
+    a('--timeout', type=positive_float, default=300.0, metavar='S',
+      help='seconds per step (300)')
     add_options(p)
-    p.add_argument('--cost', nargs='?', const='', metavar='OPTS',
-                   help='guest cost per packet (ringside-cost plugin; OPTS e.g. io=on)')
-    p.add_argument('-v', '--verbose', action='store_true', help='progress on stderr, keep logs')
+    a('--cost', nargs='?', const='', metavar='OPTS',
+      help='guest cost per packet (OPTS e.g. io=on)')
+    a('-v', '--verbose', action='store_true', help='progress on stderr, keep logs')
     return p
 
 

@@ -48,8 +48,8 @@ import ringside as rr
 
 from . import config_doc, cost, kvm_exits, netns, vhost_net
 from .benchlib import BENCH, REPO, booted, wait_vsock_up
-from .cli import (Parser, guest_list, int_list, nonneg_int, positive_float, shape_label,
-                  shape_list, size_list)
+from .cli import (Parser, ScreenHelp, guest_list, int_list, nonneg_int, positive_float,
+                  shape_label, shape_list, size_list)
 from .guest_stats import guest_stats
 from .images import (COST_PLUGIN, LINUX_GUESTS, is_linux, linux_guest,
                      linux_missing)
@@ -586,46 +586,43 @@ def poll_windows(text):
     return out
 
 
-def main(argv):
-    p = Parser(prog=PROG, description=__doc__.split('\n')[0],
-               epilog='Launcher options after "--" go to every boot (host/ringside-run), '
-                      'e.g. -- --backend CMD or -- --qemu PATH; the poll back ends add '
-                      '--poll to the back end\'s command.')
-    p.add_argument('-P', '--parallel', '--sessions', dest='sessions',
-                   type=int_list, default=[1, 10, 100, 200],
-                   help='concurrent sessions (1,10,100,200)')
-    p.add_argument('--sizes', type=size_list, default=[1, 1024],
-                   help='request = response sizes (1,1024)')
-    p.add_argument('-t', '--time',
-                   type=positive_float, default=3.0, help='measured seconds per cell (3)')
-    p.add_argument('--warmup', type=nonneg_int, default=3,
-                   help='unmeasured transactions per session first (3)')
-    p.add_argument('--guests', type=guest_list, default='ringside,linux',
-                   help='ringside and/or Linux guests: linux, linux-6.12 (ringside,linux)')
-    p.add_argument('--backends', default='sleep,poll', help='sleep and/or poll')
-    p.add_argument('--shape', type=shape_list, default=[(1, 1)], metavar='LIST',
-                   help='boots with SMP vCPUs and QUEUES virtio-net pairs, SMPxQUEUES '
-                        'comma separated (1x1)')
-    p.add_argument('--no-udp', action='store_true', help='vsock only, no namespace')
-    p.add_argument('--udp-timeout', type=positive_float, default=1.0,
-                   help='seconds before an unanswered UDP request is sent again (1)')
-    p.add_argument('--cost', action='store_true',
-                   help='guest instructions per transaction from the cost plugin '
-                        '(build/host/ringside-cost.so)')
-    p.add_argument('--net', choices=('tap', 'vhost-net'), default='tap',
-                   help="the UDP cells' tap: QEMU's own (tap), or the kernel's vhost-net "
-                        '(UDP only, one boot per --poll-us window, with the host\'s CPU, '
-                        'tap packets and KVM exits per cell; needs /dev/vhost-net: '
-                        'host/nested)')
-    p.add_argument('--poll-us', type=poll_windows, default=[0, 50, 'rtt'], metavar='LIST',
-                   help='--net vhost-net busy-poll windows in us, in order; rtt: the p50 '
-                        'round trip of the poll-us=0 boot\'s smallest cell (0,50,rtt)')
+def build_parser():
+    """The options; --help fits a screen (docs/benchmarks.md has the rest)."""
+    p = Parser(prog=PROG, description=__doc__.split('\n')[0], formatter_class=ScreenHelp,
+               usage='%(prog)s [options] [-- LAUNCHER-ARGS]',
+               epilog='LAUNCHER-ARGS (host/ringside-run\'s) go to every boot: docs/benchmarks.md')
+    a = p.add_argument
+    a('-P', '--sessions', dest='sessions', type=int_list, default=[1, 10, 100, 200],
+      metavar='LIST', help='concurrent sessions (1,10,100,200)')
+    a('--parallel', dest='sessions', type=int_list, help=argparse.SUPPRESS)
+    a('--sizes', type=size_list, default=[1, 1024], metavar='LIST',
+      help='request = response bytes (1,1024)')
+    a('-t', '--time', type=positive_float, default=3.0, metavar='S',
+      help='measured seconds per cell (3)')
+    a('--warmup', type=nonneg_int, default=3, metavar='N',
+      help='unmeasured transactions per session (3)')
+    a('--guests', type=guest_list, default='ringside,linux', metavar='LIST',
+      help='ringside,linux,linux-6.12 (ringside,linux)')
+    a('--backends', default='sleep,poll', metavar='LIST', help='vsock back end: sleep,poll')
+    a('--shape', type=shape_list, default=[(1, 1)], metavar='LIST',
+      help='vCPUs x virtio-net queue pairs per boot (1x1)')
+    a('--no-udp', action='store_true', help='vsock only, no namespace')
+    # seconds before an unanswered UDP request is sent again
+    a('--udp-timeout', type=positive_float, default=1.0, help=argparse.SUPPRESS)
+    a('--cost', action='store_true', help='guest instructions per transaction, per vCPU')
+    a('--net', choices=('tap', 'vhost-net'), default='tap', metavar='tap|vhost-net',
+      help="UDP cells' tap: QEMU's, or the kernel's vhost-net")
+    a('--poll-us', type=poll_windows, default=[0, 50, 'rtt'], metavar='LIST',
+      help='vhost-net busy-poll windows: us or rtt (0,50,rtt)')
     add_options(p)
-    p.add_argument('--plots', metavar='DIR', default=OUT_DIR,
-                   help='where the PNG plots go (build/bench)')
-    p.add_argument('--from-json', metavar='FILE',
-                   help='no runs: tables, plots and report from an earlier --json FILE')
-    p.add_argument('launcher_args', nargs='*', help=argparse.SUPPRESS)
+    a('--plots', metavar='DIR', default=OUT_DIR, help='where the PNGs and rr.md go (build/bench)')
+    a('--from-json', metavar='FILE', help='no runs: the tables from a --json FILE')
+    a('launcher_args', nargs='*', help=argparse.SUPPRESS)
+    return p
+
+
+def main(argv):
+    p = build_parser()
     opts = p.parse_args(argv)
     if opts.from_json:
         with open(opts.from_json) as f:

@@ -20,6 +20,14 @@ class Parser(argparse.ArgumentParser):
         sys.exit(EXIT_USAGE)
 
 
+class ScreenHelp(argparse.HelpFormatter):
+    """--help on one screen: each option's help on its own line, beside
+    the option (the details are in the docs)."""
+
+    def __init__(self, prog):
+        super().__init__(prog, max_help_position=28, width=80)
+
+
 # Option types that fail at parse time, before anything is built or booted,
 # naming the option (argparse adds "argument --count: ").
 

@@ -2,7 +2,7 @@
 """bench-net --irq-cpu own,other: what it parses and refuses, the boot
 keys and QEMU arguments each placement gives ringside, the check that
 the guest took net_irq (its own error when it does not know the key),
-and the table and ratios with the placement as a column."""
+and the table and ratios with the placement as a column; --pin none/-1."""
 
 import pytest
 
@@ -128,3 +128,14 @@ def test_cost_per_vcpu_table(capsys):
     out = capsys.readouterr().out.splitlines()
     assert out[1].split() == ['ring', 'txpoll', 'irq', 'insn/pkt', 'cpu0', 'cpu1']
     assert out[2].split() == ['split', '0', 'own', '1200', '1000', '200']
+
+
+@pytest.mark.parametrize('text,cpu', [('-1', -1), ('none', -1), ('0', 0), ('1', 1)])
+def test_pin_takes_a_cpu_or_none(text, cpu):
+    assert parse('--pin', text).pin == cpu
+
+
+def test_pin_refuses_other_negatives(capsys):
+    with pytest.raises(SystemExit):
+        parse('--pin', '-2')
+    assert "argument --pin: expected a non-negative number, got '-2'" in capsys.readouterr().err

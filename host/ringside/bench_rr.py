@@ -105,6 +105,8 @@ def net_args(queues, poll_us=None):
 
 
 PAIRS_RE = re.compile(r'queue pairs (\d+) in use')
+# the Linux guest's `queues`; a server from before it prints its commands
+LINUX_QUEUES_RE = re.compile(r'queues rx (\d+) tx \d+|queues error: [^\r\n]*|commands: ')
 RX_QUEUE_RE = re.compile(r'virtio\d+-input\.(\d+)$')
 
 
@@ -140,14 +142,40 @@ def ringside_pairs(console, timeout=60):
         time.sleep(0.5)
 
 
-def pairs_seen(launch, which, irqs_before):
-    """Queue pairs the guest used: ringside's own count, the Linux guest's
-    RX queues whose interrupts grew during the cells (a pair no flow hashed
-    to is not seen: fewer sessions than pairs can show fewer)."""
+def linux_pairs(console):
+    """Queue pairs the Linux guest enabled: its eth0's RX queues in sysfs
+    (the guest server's `queues`); None from an initrd built before that
+    command (make linux-guest) or without sysfs queues."""
+    console.send('queues\n')
+    m = console.wait_for(LINUX_QUEUES_RE, 60, what="the Linux guest's queues")
+    return int(m.group(1)) if m.group(1) else None
+
+
+def irq_pairs(before, after):
+    """RX queues whose interrupts grew from `before` to `after`."""
+    return sum(1 for q, n in after.items() if n > before.get(q, 0))
+
+
+def queue_pairs(launch, which, irqs_before):
+    """(pairs enabled, pairs whose RX interrupts grew during the cells):
+    ringside counts its pairs in use itself (`net`; None for the second);
+    the Linux guest's come from sysfs and /proc/interrupts (a pair no flow
+    hashed to takes no interrupts: fewer sessions than pairs can show
+    fewer)."""
     if not is_linux(which):
-        return ringside_pairs(launch.console)
-    after = linux_rx_irqs(launch.console)
-    return sum(1 for q, n in after.items() if n > irqs_before.get(q, 0))
+        return ringside_pairs(launch.console), None
+    seen = irq_pairs(irqs_before, linux_rx_irqs(launch.console))
+    return linux_pairs(launch.console), seen
+
+
+def pairs_note(which, shape, enabled, seen):
+    words = ['%s %s: %d queue pair(s) offered' % (which, shape_label(shape), shape[1])]
+    words.append('%s enabled (%s)' % ('?' if enabled is None else enabled,
+                                      '/sys/class/net/eth0/queues' if is_linux(which)
+                                      else "the guest's `net`"))
+    if seen is not None:
+        words.append('%d took RX interrupts in the UDP cells' % seen)
+    return '  ' + ', '.join(words)
 
 
 def rr_cell(target, sessions, size, opts, meter, prefix=(), block=None):
@@ -233,7 +261,7 @@ def boot_and_measure(which, poll, opts, accel, ns, rows, shape=(1, 1)):
 def udp_cells(launch, which, opts, ns, meter, rows, backend, block=None, shape=(1, 1)):
     """Every (sessions, size) cell over UDP to the guest's echo (port 7)
     from inside the namespace; each row also gets the queue pairs the
-    guest was seen using (pairs_seen)."""
+    guest enabled (queue_pairs)."""
     irqs = {}
     if is_linux(which):
         launch.console.send('udpecho\n')
@@ -250,13 +278,12 @@ def udp_cells(launch, which, opts, ns, meter, rows, backend, block=None, shape=(
                              shape=shape_label(shape)))
             host_costs(rows[-1])
             progress(rows[-1])
-    seen = pairs_seen(launch, which, irqs)
-    print('  %s %s: %d queue pair(s) offered, %s seen in use (%s)'
-          % (which, shape_label(shape), shape[1], '?' if seen is None else seen,
-             'RX interrupts during the UDP cells' if is_linux(which) else "the guest's `net`"),
-          flush=True)
+    enabled, seen = queue_pairs(launch, which, irqs)
+    print(pairs_note(which, shape, enabled, seen), flush=True)
     for r in rows[first:]:
-        r['pairs_seen'] = seen
+        r['pairs'] = enabled
+        if seen is not None:
+            r['pairs_rx_irqs'] = seen
 
 
 def host_costs(r):
@@ -370,9 +397,9 @@ def print_rows(rows):
                Column('be cpu', 7, '%.1f'), Column('qemu', 7, '%.1f'),
                Column('insns/txn', 10, '%.0f')],
               title='\nrequest/response (response = request size); CPU in % of one CPU; '
-                    'shape: vCPUs x virtio-net queue pairs, pairs: seen in use')
+                    'shape: vCPUs x virtio-net queue pairs, pairs: enabled by the guest')
     for r in rows:
-        t.row(r['guest'], r['shape'], r.get('pairs_seen'), r['transport'], r['backend'],
+        t.row(r['guest'], r['shape'], r.get('pairs'), r['transport'], r['backend'],
               r['sessions'], r['size'], r['tps'],
               r['tps_per_session'], r['p50'], r['p99'], r['jain'], r['slowest_tps'],
               r.get('backend_cpu', r.get('vhost_cpu', 0)), r.get('qemu_cpu', 0),

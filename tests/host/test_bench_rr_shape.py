@@ -4,6 +4,8 @@ parses and refuses, the QEMU and guest command lines each shape boots
 with, how the guests' queue pairs are read back, and the tables that
 put ringside beside Linux in the same shape."""
 
+import re
+
 import pytest
 
 from ringside import bench_rr, netns
@@ -133,8 +135,46 @@ def test_ratios_pair_ringside_and_linux_of_the_same_shape(capsys):
     assert ratio == {'1x1': '2.00', '2x2': '3.00'}
 
 
-def test_rows_show_shape_and_pairs_seen(capsys):
-    bench_rr.print_rows([row('linux', '2x2', 10.0, pairs_seen=2),
+class Console:
+    """A guest console that has already printed `text`."""
+
+    def __init__(self, text):
+        self.text, self.sent = text, []
+
+    def send(self, line):
+        self.sent.append(line)
+
+    def wait_for(self, pattern, timeout, what=None):
+        return re.search(pattern, self.text)
+
+
+@pytest.mark.parametrize('text,pairs', [
+    ('queues\r\nqueues rx 2 tx 2\r\n', 2),
+    ('queues rx 1 tx 1\n', 1),
+    ('queues error: /sys/class/net/eth0/queues: No such file or directory\n', None),
+    ('commands: connect|sconnect PORT BYTES | ... | reboot\n', None),   # an older initrd
+])
+def test_linux_pairs_from_its_sysfs_queues(text, pairs):
+    con = Console(text)
+    assert bench_rr.linux_pairs(con) == pairs
+    assert con.sent == ['queues\n']
+
+
+def test_pairs_that_took_interrupts():
+    assert bench_rr.irq_pairs({0: 10, 1: 5}, {0: 20, 1: 5}) == 1
+    assert bench_rr.irq_pairs({0: 10, 1: 5}, {0: 11, 1: 6}) == 2
+
+
+def test_pairs_note():
+    assert bench_rr.pairs_note('linux', (2, 2), 2, 1) == (
+        '  linux 2x2: 2 queue pair(s) offered, 2 enabled (/sys/class/net/eth0/queues), '
+        '1 took RX interrupts in the UDP cells')
+    assert bench_rr.pairs_note('ringside', (1, 1), None, None) == (
+        "  ringside 1x1: 1 queue pair(s) offered, ? enabled (the guest's `net`)")
+
+
+def test_rows_show_shape_and_pairs(capsys):
+    bench_rr.print_rows([row('linux', '2x2', 10.0, pairs=2),
                          row('ringside', '1x1', 10.0, transport='vsock')])
     lines = capsys.readouterr().out.splitlines()
     assert lines[2].split()[:3] == ['guest', 'shape', 'pairs']

@@ -661,7 +661,8 @@ def main(argv):
         p.error('--backends takes sleep,poll')
     if max(opts.sessions) > 1000 or opts.time <= 0:
         p.error('at most 1000 sessions; --time must be positive')
-    why = shape_refused(opts.shape, guests, opts.net == 'vhost-net' or not opts.no_udp)
+    why = shape_refused(opts.shape, guests,
+                        opts.net == 'vhost-net' or (not opts.no_udp and netns.usable()))
     if why:
         p.error('--shape: ' + why)
     for path in [BENCH] + ([COST_PLUGIN] if opts.cost else []):

@@ -50,6 +50,16 @@ def test_bad_shapes_are_one_line_before_anything_boots(capsys, argv, error):
     assert capsys.readouterr().err == 'bench-rr: error: %s (see --help)\n' % error
 
 
+def test_pairs_without_a_namespace_are_refused(capsys, monkeypatch):
+    """Not root: no UDP cells, so no virtio-net to give queue pairs to."""
+    monkeypatch.setattr(netns, 'usable', lambda: False)
+    with pytest.raises(SystemExit):
+        bench_rr.main(['--shape', '1x1,2x2'])
+    assert capsys.readouterr().err == ('bench-rr: error: --shape: queue pairs need the UDP '
+                                       'cells (virtio-net on a tap: root, no --no-udp) '
+                                       '(see --help)\n')
+
+
 def test_linux_alone_is_not_held_to_ringside_limits():
     assert bench_rr.shape_refused([(2, 4)], ['linux'], True) is None
     assert 'net_queues' in bench_rr.shape_refused([(2, 4)], ['ringside', 'linux'], True)

@@ -33,6 +33,10 @@
  *                        counters, the receive baseline counted at the
  *                        interface: "rxcount: ns T rx_packets N rx_bytes B
  *                        rx_dropped D rx_errors E" (T: CLOCK_MONOTONIC)
+ *   queues               eth0's queues as the kernel set them up
+ *                        (/sys/class/net/eth0/queues: virtio-net enables
+ *                        min(device pairs, CPUs) pairs): "queues rx N tx M"
+ *                        or "queues error: ..."
  *   reboot               restart the guest (tests: the back end survives)
  *   kallsyms             the kernel's and modules' text symbols from
  *                        /proc/kallsyms between "kallsyms-begin" and
@@ -41,6 +45,7 @@
  * A "ringside-linux-guest: ready" line on stdout says the ports listen.
  */
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <net/if.h>
@@ -570,6 +575,26 @@ static void print_interrupts(void)
 	fflush(stdout);
 }
 
+static void print_queues(void)
+{
+	DIR *d = opendir("/sys/class/net/" PG_IF "/queues");
+	struct dirent *e;
+	unsigned int rx = 0, tx = 0;
+
+	if (!d) {
+		printf("queues error: /sys/class/net/" PG_IF "/queues: %s\n", strerror(errno));
+		return;
+	}
+	while ((e = readdir(d))) {
+		if (!strncmp(e->d_name, "rx-", 3))
+			rx++;
+		else if (!strncmp(e->d_name, "tx-", 3))
+			tx++;
+	}
+	closedir(d);
+	printf("queues rx %u tx %u\n", rx, tx);
+}
+
 /* The UDP echo (RFC 862) on port 7, in its own process. */
 static unsigned long long eth0_counter(const char *name)
 {
@@ -710,6 +735,8 @@ int main(void)
 			do_rxcount();
 		} else if (!strcmp(line, "interrupts\n")) {
 			print_interrupts();
+		} else if (!strcmp(line, "queues\n")) {
+			print_queues();
 		} else if (!strcmp(line, "udpecho\n")) {
 			do_udpecho();
 		} else if (!strcmp(line, "reboot\n")) {
@@ -718,7 +745,7 @@ int main(void)
 		} else if (line[0] != '\n')
 			printf("commands: connect|sconnect PORT BYTES | send PORT BYTES SIZE | pktgen "
 			       "DSTIP DSTMAC COUNT SIZE BURST | udpecho | kallsyms | "
-			       "interrupts | rxcount | "
+			       "interrupts | rxcount | queues | "
 			       "reboot\n");
 	}
 	for (;;)

@@ -59,7 +59,7 @@ import tempfile
 
 import ringside as rr
 
-from .cli import Parser, nonneg_int, positive_float, positive_int, size
+from .cli import Parser, ScreenHelp, nonneg_int, positive_float, positive_int, size
 from . import kvm_exits, vhost_net
 from .bench_compare import linux_irqs
 from .cost_measure import Meter, spread, virtio_bars
@@ -193,14 +193,45 @@ def drops(st):
     return ', %d dropped' % st['rx_dropped'] if st.get('rx_dropped') else ''
 
 
+IRQ_CPUS = ('own', 'other')
+IRQ_SMP = 2     # --irq-cpu: pktgen's vCPU and one other
+
+
+def ringside_cmdline(cost=False, irq_cpu=None):
+    """ringside's boot keys. Without irq_cpu, irq=poll: QEMU 7.2 (TCG)
+    exits when virtio-net on vhost-user starts with MSI-X (LINUX_CMDLINE);
+    with it (own|other), MSI-X with net_irq placing the TX interrupt on
+    pktgen's vCPU or another. idle=poll spins as a timing run should."""
+    irq = 'irq=msix net_irq=%s' % irq_cpu if irq_cpu else 'irq=poll'
+    return 'ip=%s gw=%s %s idle=%s' % (GUEST_IP, PEER_IP, irq, 'halt' if cost else 'poll')
+
+
+def ringside_qemu_args(net, irq_cpu=None):
+    """QEMU arguments after the launcher's: the network, and with irq_cpu
+    IRQ_SMP vCPUs."""
+    return (['-smp', str(IRQ_SMP)] if irq_cpu else []) + list(net)
+
+
+def check_key(con, key, value, timeout):
+    """TestPmdError unless the guest took key=value: its own answer to
+    `get KEY` (an older ringside: "error: unknown key ...")."""
+    got = con.command('get %s' % key, timeout).strip()
+    if got != '%s=%s' % (key, value):
+        raise TestPmdError('ringside did not take %s=%s: %s' % (key, value, got))
+
+
 def run_ringside_round(rr, opts, accel, pmd, sock, workdir, rnd, results):
-    extra, block = cost_args(workdir, 'ringside-%d' % rnd, opts)
-    # irq=poll: QEMU 7.2 (TCG) exits when virtio-net on vhost-user starts
-    # with MSI-X (LINUX_CMDLINE); idle=poll spins as a timing run should
-    cmdline = 'ip=%s gw=%s irq=poll idle=%s' % (GUEST_IP, PEER_IP, 'halt' if block else 'poll')
+    for irq_cpu in opts.irq_cpu or [None]:
+        run_ringside_boot(rr, opts, accel, pmd, workdir, rnd, results, irq_cpu)
+
+
+def run_ringside_boot(rr, opts, accel, pmd, workdir, rnd, results, irq_cpu=None):
+    """One ringside boot of a round: every ring layout and txpoll mode."""
+    extra, block = cost_args(workdir, 'ringside-%d%s' % (rnd, '-' + irq_cpu if irq_cpu else ''),
+                             opts)
     gopts = rr.parse_args(['--accel', accel, '--boot', 'elf', '--machine', opts.machine,
-                           '--cmdline', cmdline, *extra, '--',
-                           *pmd.net_args(True, GUEST_MAC)])
+                           '--cmdline', ringside_cmdline(block, irq_cpu), *extra, '--',
+                           *ringside_qemu_args(pmd.net_args(True, GUEST_MAC), irq_cpu)])
     gopts.qemu = pmd.guest_qemu(gopts.qemu)
     if opts.pin is not None:
         # QEMU (all its threads) on one CPU, testpmd's forwarding lcore
@@ -211,6 +242,8 @@ def run_ringside_round(rr, opts, accel, pmd, sock, workdir, rnd, results):
         launch.start()
         launch.wait_ready(opts.timeout)
         con = launch.console
+        if irq_cpu:
+            check_key(con, 'net_irq', irq_cpu, opts.timeout)
         meter = Meter(block, writable=True) if block else None
         if meter and 'io=on' in opts.cost:
             # notifies: stores into the virtio BARs (the guest's lspci)
@@ -226,11 +259,13 @@ def run_ringside_round(rr, opts, accel, pmd, sock, workdir, rnd, results):
                         meter, lambda: ringside_irqs(con, opts.timeout),
                         lambda: parse_pktgen(con.command(cmd, opts.timeout))))
                 st = pmd.wait_rx(r['packets'], base, timeout=opts.timeout)
-                r.update(round=rnd, ring=ring, txpoll=txpoll, testpmd_rx=st['rx'])
+                r.update(round=rnd, ring=ring, txpoll=txpoll, testpmd_rx=st['rx'],
+                         irq_cpu=irq_cpu)
                 results.append(r)
                 if opts.verbose:
-                    print('round %d ringside ring=%s txpoll=%d: %.4f Mpps, %d sent, %d at '
-                          'the peer' % (rnd, ring, txpoll, r['mpps'], r['packets'], st['rx']),
+                    print('round %d ringside ring=%s txpoll=%d%s: %.4f Mpps, %d sent, %d at '
+                          'the peer' % (rnd, ring, txpoll, ' net_irq=' + irq_cpu if irq_cpu
+                                        else '', r['mpps'], r['packets'], st['rx']),
                           file=sys.stderr)
                 if r['packets'] != opts.count or st['rx'] != r['packets']:
                     raise TestPmdError('ring=%s txpoll=%d: pktgen sent %d of %d, the peer '
@@ -314,11 +349,11 @@ def run_bench(opts):
 def summarize(results):
     rows = {}
     for r in results:
-        rows.setdefault((r['ring'], r['txpoll']), []).append(r)
+        rows.setdefault((r['ring'], r['txpoll'], r.get('irq_cpu')), []).append(r)
     table = []
-    for (ring, txpoll), rs in rows.items():
+    for (ring, txpoll, irq_cpu), rs in rows.items():
         mpps = [r['mpps'] for r in rs]
-        table.append({'ring': ring, 'txpoll': txpoll, 'runs': len(rs),
+        table.append({'ring': ring, 'txpoll': txpoll, 'irq_cpu': irq_cpu, 'runs': len(rs),
                       'mpps_median': statistics.median(mpps), 'mpps_min': min(mpps),
                       'mpps_max': max(mpps),
                       'kicks_per_packet': statistics.median(r['kicks_per_packet'] for r in rs),
@@ -361,7 +396,10 @@ def cost_summary(rs):
             'irqs_per_packet': statistics.median(c['irqs'] for c in cs),
             'io_per_packet': statistics.median(c['io'] for c in cs),
             'notify_per_packet': statistics.median(c['notify'] for c in cs),
-            'idle_rate': statistics.median(c['idle_rate'] for c in cs)}
+            'idle_rate': statistics.median(c['idle_rate'] for c in cs),
+            'insns_raw_per_packet': statistics.median(c['insns_raw'] for c in cs),
+            'insns_raw_vcpu_per_packet': [statistics.median(v) for v in
+                                          zip(*(c['insns_raw_vcpu'] for c in cs))]}
 
 
 COST_COLUMNS = [Column('insn/pkt', 9, '%.0f'), Column('spread', 7, '%.1f%%'),
@@ -408,7 +446,11 @@ def summarize_linux(linux):
 
 
 def compare(table, linux_table, results, linux, opts):
-    """Per layout: ringside's median Mpps per txpoll, Linux's, the ratios."""
+    """Per layout: ringside's median Mpps per txpoll, Linux's, the ratios;
+    with --irq-cpu, ringside's boots of the first placement."""
+    first = (opts.irq_cpu or [None])[0]
+    table = [t for t in table if t.get('irq_cpu') == first]
+    results = [r for r in results if r.get('irq_cpu') == first]
     by = {(t['ring'], t['txpoll']): t['mpps_median'] for t in table}
     lx = {t['ring']: t['mpps_median'] for t in linux_table}
     per_run = {(r['round'], r['ring'], r.get('txpoll')): r['mpps'] for r in results + linux}
@@ -436,14 +478,19 @@ def print_table(table, opts):
              'any' if opts.pin is None else opts.pin,
              ', testpmd lcores ' + opts.lcores if opts.peer == 'testpmd' else ''))
     extra = cost_exit_columns(table)
-    out = Table([Column('ring', 7, left=True), Column('txpoll', 6, '%d', left=True),
-                 Column('Mpps', 10, '%.4f'), Column('min..max', 17),
-                 Column('kicks/pkt', 10, '%.5f'), Column('ring full', 10, '%d')] + extra)
+    irq = [Column('irq', 5, left=True)] if any(t.get('irq_cpu') for t in table) else []
+    out = Table([Column('ring', 7, left=True), Column('txpoll', 6, '%d', left=True)] + irq
+                + [Column('Mpps', 10, '%.4f'), Column('min..max', 17),
+                   Column('kicks/pkt', 10, '%.5f'), Column('ring full', 10, '%d')] + extra)
     for t in table:
-        out.row(t['ring'], t['txpoll'], t['mpps_median'], min_max(t), t['kicks_per_packet'],
-                t['ring_full'], *cost_exit_cells(t, extra))
+        out.row(t['ring'], t['txpoll'], *([t['irq_cpu']] if irq else []), t['mpps_median'],
+                min_max(t), t['kicks_per_packet'], t['ring_full'], *cost_exit_cells(t, extra))
     out.print()
-    by = {(t['ring'], t['txpoll']): t['mpps_median'] for t in table}
+    print_vcpu_cost(table)
+    print_irq_ratios(table)
+    first = (opts.irq_cpu or [None])[0]
+    by = {(t['ring'], t['txpoll']): t['mpps_median'] for t in table
+          if t.get('irq_cpu') == first}
     for ring in opts.rings:
         if (ring, 1) in by and (ring, 0) in by and by[(ring, 0)]:
             print('%s: txpoll=1 / txpoll=0 = %.2fx' % (ring, by[(ring, 1)] / by[(ring, 0)]))
@@ -451,6 +498,35 @@ def print_table(table, opts):
         if ('packed', txpoll) in by and ('split', txpoll) in by and by[('split', txpoll)]:
             print('txpoll=%d: packed / split = %.2fx'
                   % (txpoll, by[('packed', txpoll)] / by[('split', txpoll)]))
+
+
+def print_vcpu_cost(table, guest='ringside'):
+    """--cost with several vCPUs (--irq-cpu): each vCPU's instructions per
+    packet beside all of them (idle not taken off: it is not split by vCPU)."""
+    rows = [t for t in table if len(t.get('insns_raw_vcpu_per_packet') or []) > 1]
+    if not rows:
+        return
+    n = max(len(t['insns_raw_vcpu_per_packet']) for t in rows)
+    out = Table([Column('ring', 7, left=True), Column('txpoll', 6, left=True),
+                 Column('irq', 5, left=True), Column('insn/pkt', 9, '%.0f')]
+                + [Column('cpu%d' % i, 9, '%.0f') for i in range(n)],
+                title='%s guest instructions per packet per vCPU, idle included' % guest)
+    for t in rows:
+        per = t['insns_raw_vcpu_per_packet']
+        out.row(t['ring'], t.get('txpoll', '-'), t.get('irq_cpu'), t['insns_raw_per_packet'],
+                *(per + [None] * (n - len(per))))
+    out.print()
+
+
+def print_irq_ratios(table):
+    """--irq-cpu own,other: per layout and txpoll, the TX interrupt on
+    another vCPU against on pktgen's own."""
+    by = {(t['ring'], t['txpoll'], t.get('irq_cpu')): t['mpps_median'] for t in table}
+    for (ring, txpoll, irq_cpu), mpps in by.items():
+        own = by.get((ring, txpoll, 'own'))
+        if irq_cpu == 'other' and own:
+            print('%s txpoll=%d: net_irq=other / net_irq=own = %.2fx'
+                  % (ring, txpoll, mpps / own))
 
 
 def print_linux(linux_table, cmp, opts):
@@ -498,38 +574,55 @@ def csv_list(kind, allowed=None):
     return parse
 
 
-def main(argv=None):
-    p = Parser(prog='bench-net', description=__doc__.split('\n\n')[0],
-               formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument('--count', type=positive_int, default=200000, help='packets per run (200000)')
-    p.add_argument('--size', type=size, default=64, help='frame bytes without FCS (64)')
-    p.add_argument('--burst', type=positive_int, default=256, help='frames per kick at most (256)')
-    p.add_argument('--rings', type=csv_list(str, ('split', 'packed')),
-                   help='layouts, comma-separated (split,packed; vhost-net: split)')
-    p.add_argument('--txpoll', type=csv_list(int, (0, 1)), default=[1, 0],
-                   help='TX reclaim modes, comma-separated (1,0)')
-    p.add_argument('--rounds', type=positive_int, default=3, help='interleaved rounds (3)')
-    p.add_argument('--guests', type=csv_list(str, ('ringside', 'linux')),
-                   default=['ringside', 'linux'],
-                   help='which guests send, comma-separated (ringside,linux)')
-    p.add_argument('--peer', choices=('testpmd', 'vhost-net'), default='testpmd',
-                   help="the receiver: dpdk-testpmd rxonly over vhost-user (testpmd), or a tap "
-                        "served by the kernel's vhost-net whose counters must match pktgen's, "
-                        'with KVM exits per frame (vhost-net: split ring only; needs '
-                        '/dev/vhost-net: host/nested)')
-    p.add_argument('--machine', choices=('q35', 'pc'), default='q35')
-    p.add_argument('--lcores', default='0-1',
-                   help='testpmd -l: main lcore, then the forwarding one (0-1)')
-    p.add_argument('--pin', type=nonneg_int, default=0, metavar='CPU',
-                   help='run QEMU on this CPU only (0; -1: no pinning)')
-    p.add_argument('--accel', choices=('auto', 'kvm', 'tcg'),
-                   help='tcg (the default with testpmd) or auto (with vhost-net: KVM)')
-    p.add_argument('--timeout', type=positive_float, default=300.0, help='seconds per step (300)')
+def pin_cpu(text):
+    """--pin: a host CPU, or -1 / none for no pinning (-1 out)."""
+    if text in ('-1', 'none'):
+        return -1
+    return nonneg_int(text)
+
+
+def build_parser():
+    """The options; --help fits a screen (docs/benchmarks.md has the rest)."""
+    p = Parser(prog='bench-net', formatter_class=ScreenHelp, usage='%(prog)s [options]',
+               description="bench-net: pktgen Mpps of ringside and Linux into testpmd or a tap.")
+    a = p.add_argument
+    a('--count', type=positive_int, default=200000, metavar='N', help='packets per run (200000)')
+    a('--size', type=size, default=64, metavar='B', help='frame bytes without FCS (64)')
+    a('--burst', type=positive_int, default=256, metavar='N',
+      help='frames per kick at most (256)')
+    a('--rings', type=csv_list(str, ('split', 'packed')), metavar='LIST',
+      help='layouts (split,packed; vhost-net: split)')
+    a('--txpoll', type=csv_list(int, (0, 1)), default=[1, 0], metavar='LIST',
+      help='TX reclaim modes (1,0)')
+    a('--rounds', type=positive_int, default=3, metavar='N', help='interleaved rounds (3)')
+    a('--guests', type=csv_list(str, ('ringside', 'linux')), default=['ringside', 'linux'],
+      metavar='LIST', help='which guests send (ringside,linux)')
+    a('--peer', choices=('testpmd', 'vhost-net'), default='testpmd', metavar='testpmd|vhost-net',
+      help="receiver: testpmd, or the kernel's vhost-net")
+    a('--irq-cpu', type=csv_list(str, IRQ_CPUS), metavar='LIST',
+      help="ringside's TX interrupt: own,other vCPU (off)")
+    # --machine q35|pc: the guests' machine type (q35)
+    a('--machine', choices=('q35', 'pc'), default='q35', help=argparse.SUPPRESS)
+    a('--lcores', default='0-1', help='testpmd -l: main, forwarding lcore (0-1)')
+    a('--pin', type=pin_cpu, default=0, metavar='CPU',
+      help='QEMU on this CPU only (0; -1 or none: not pinned)')
+    a('--accel', choices=('auto', 'kvm', 'tcg'), metavar='auto|kvm|tcg',
+      help='tcg (testpmd) or auto (vhost-net)')
+    a('--timeout', type=positive_float, default=300.0, metavar='S',
+      help='seconds per step (300)')
     add_options(p)
-    p.add_argument('--cost', nargs='?', const='', metavar='OPTS',
-                   help='guest cost per packet (ringside-cost plugin; OPTS e.g. io=on)')
-    p.add_argument('-v', '--verbose', action='store_true', help='progress on stderr, keep logs')
+    a('--cost', nargs='?', const='', metavar='OPTS',
+      help='guest cost per packet (OPTS e.g. io=on)')
+    a('-v', '--verbose', action='store_true', help='progress on stderr, keep logs')
+    return p
+
+
+def main(argv=None):
+    p = build_parser()
     opts = p.parse_args(argv)
+    if opts.irq_cpu and ('ringside' not in opts.guests
+                         or len(set(opts.irq_cpu)) != len(opts.irq_cpu)):
+        p.error('--irq-cpu takes own and/or other, each once, for ringside (in --guests)')
     if opts.pin < 0:
         opts.pin = None
     if opts.peer == 'vhost-net':
@@ -573,6 +666,6 @@ def main(argv=None):
                          'params': {'count': opts.count, 'size': opts.size, 'burst': opts.burst,
                                     'rounds': opts.rounds, 'accel': opts.accel, 'pin': opts.pin,
                                     'lcores': opts.lcores, 'machine': opts.machine,
-                                    'peer': opts.peer}},
+                                    'peer': opts.peer, 'irq_cpu': opts.irq_cpu}},
             accel=opts.accel)
     return 0

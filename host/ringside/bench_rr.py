@@ -37,16 +37,19 @@ longer, so 50 us there polls for a fraction of the wait. Runs where
 import argparse
 import contextlib
 import io
+import itertools
 import json
 import os
+import re
 import subprocess
 import time
 
 import ringside as rr
 
-from . import cost, kvm_exits, netns, vhost_net
+from . import config_doc, cost, kvm_exits, netns, vhost_net
 from .benchlib import BENCH, REPO, booted, wait_vsock_up
-from .cli import Parser, guest_list, int_list, nonneg_int, positive_float, size_list
+from .cli import (Parser, ScreenHelp, guest_list, int_list, nonneg_int, positive_float,
+                  shape_label, shape_list, size_list)
 from .guest_stats import guest_stats
 from .images import (COST_PLUGIN, LINUX_GUESTS, is_linux, linux_guest,
                      linux_missing)
@@ -60,30 +63,126 @@ OUT_DIR = os.path.join(REPO, 'build', 'bench')
 MAC = '52:54:00:12:34:56'
 
 
-def guest_args(which, poll, ns, poll_us=None):
+def guest_args(which, poll, ns, poll_us=None, shape=(1, 1)):
     """Launcher arguments; with poll_us (an int) the tap is served by the
-    kernel's vhost-net, busy polling that many microseconds."""
+    kernel's vhost-net, busy polling that many microseconds; shape is
+    (vCPUs, virtio-net queue pairs)."""
+    smp, queues = shape
     args = ['--vsock', '--boot', 'elf']
     if poll:
         args.append('--vsock-arg=--poll')
+    if smp > 1:
+        args += ['--qemu-arg=-smp', '--qemu-arg=%d' % smp]
     if is_linux(which):
+        # Linux enables min(queue pairs, CPUs) pairs by itself
         kernel, initrd = linux_guest(which)
         args += ['--kernel', kernel, '--cmdline', 'console=ttyS0 quiet panic=-1',
                  '--qemu-arg=-initrd', '--qemu-arg=%s' % initrd]
     elif ns:
-        args += ['--cmdline', 'ip=%s prefix=24 gw=%s' % (netns.GUEST_IP, netns.HOST_IP)]
+        args += ['--cmdline', ringside_cmdline(queues)]
     if ns:
-        args += ['--qemu-arg=-netdev',
-                 '--qemu-arg=tap,id=n0,ifname=%s,script=no,downscript=no%s'
-                 % (netns.TAP, '' if poll_us is None else ',vhost=on,poll-us=%d' % poll_us),
-                 '--qemu-arg=-device', '--qemu-arg=virtio-net-pci,netdev=n0,mac=%s' % MAC]
+        args += net_args(queues, poll_us)
     return args
+
+
+def ringside_cmdline(queues):
+    words = 'ip=%s prefix=24 gw=%s' % (netns.GUEST_IP, netns.HOST_IP)
+    return words + (' net_queues=%d' % queues if queues > 1 else '')
+
+
+def net_args(queues, poll_us=None):
+    """virtio-net-pci on the namespace's tap; queues > 1: that many pairs
+    (mq=on) with an MSI-X vector per queue, the control queue and the
+    config, on a multi-queue tap (netns.NetNs(queues=...))."""
+    tap = 'tap,id=n0,ifname=%s,script=no,downscript=no' % netns.TAP
+    dev = 'virtio-net-pci,netdev=n0,mac=%s' % MAC
+    if poll_us is not None:
+        tap += ',vhost=on,poll-us=%d' % poll_us
+    if queues > 1:
+        tap += ',queues=%d' % queues
+        dev += ',mq=on,vectors=%d' % (2 * queues + 2)
+    return ['--qemu-arg=-netdev', '--qemu-arg=' + tap, '--qemu-arg=-device', '--qemu-arg=' + dev]
+
+
+PAIRS_RE = re.compile(r'queue pairs (\d+) in use')
+# the Linux guest's `queues`; a server from before it prints its commands
+LINUX_QUEUES_RE = re.compile(r'queues rx (\d+) tx \d+|queues error: [^\r\n]*|commands: ')
+RX_QUEUE_RE = re.compile(r'virtio\d+-input\.(\d+)$')
+
+
+def rx_queue_irqs(text):
+    """{RX queue: interrupts on all CPUs} from /proc/interrupts text
+    (the Linux guest's virtioN-input.K lines)."""
+    out = {}
+    for line in text.splitlines():
+        m = RX_QUEUE_RE.search(line.strip())
+        if m and ':' in line:
+            counts = itertools.takewhile(str.isdigit, line.split(':', 1)[1].split())
+            out[int(m.group(1))] = sum(int(c) for c in counts)
+    return out
+
+
+def linux_rx_irqs(console):
+    console.send('interrupts\n')
+    m = console.wait_for(r'interrupts-begin\r?\n((?:.|\n)*?)interrupts-end', 60,
+                         what='/proc/interrupts')
+    return rx_queue_irqs(m.group(1))
+
+
+def ringside_pairs(console, timeout=60):
+    """Queue pairs in use, from ringside's `net` (once the device answered)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        out = console.command('net', 60)
+        m = PAIRS_RE.search(out)
+        if m and ('(asking the device)' not in out or time.monotonic() > deadline):
+            return int(m.group(1))
+        if not m:
+            return None
+        time.sleep(0.5)
+
+
+def linux_pairs(console):
+    """Queue pairs the Linux guest enabled: its eth0's RX queues in sysfs
+    (the guest server's `queues`); None from an initrd built before that
+    command (make linux-guest) or without sysfs queues."""
+    console.send('queues\n')
+    m = console.wait_for(LINUX_QUEUES_RE, 60, what="the Linux guest's queues")
+    return int(m.group(1)) if m.group(1) else None
+
+
+def irq_pairs(before, after):
+    """RX queues whose interrupts grew from `before` to `after`."""
+    return sum(1 for q, n in after.items() if n > before.get(q, 0))
+
+
+def queue_pairs(launch, which, irqs_before):
+    """(pairs enabled, pairs whose RX interrupts grew during the cells):
+    ringside counts its pairs in use itself (`net`; None for the second);
+    the Linux guest's come from sysfs and /proc/interrupts (a pair no flow
+    hashed to takes no interrupts: fewer sessions than pairs can show
+    fewer)."""
+    if not is_linux(which):
+        return ringside_pairs(launch.console), None
+    seen = irq_pairs(irqs_before, linux_rx_irqs(launch.console))
+    return linux_pairs(launch.console), seen
+
+
+def pairs_note(which, shape, enabled, seen):
+    words = ['%s %s: %d queue pair(s) offered' % (which, shape_label(shape), shape[1])]
+    words.append('%s enabled (%s)' % ('?' if enabled is None else enabled,
+                                      '/sys/class/net/eth0/queues' if is_linux(which)
+                                      else "the guest's `net`"))
+    if seen is not None:
+        words.append('%d took RX interrupts in the UDP cells' % seen)
+    return '  ' + ', '.join(words)
 
 
 def rr_cell(target, sessions, size, opts, meter, prefix=(), block=None):
     """One cell; with the cost block (`block`), guest instructions per
-    transaction: the instructions of the whole cell (connect, warm-up and
-    close included) over the measured transactions."""
+    transaction, in all and on each vCPU: the instructions of the whole
+    cell (connect, warm-up and close included) over the measured
+    transactions."""
     args = ['rr'] + target + ['--sessions', str(sessions), '--size', str(size),
                               '--time', str(opts.time), '--warmup', str(opts.warmup)]
     meter.start()
@@ -99,10 +198,17 @@ def rr_cell(target, sessions, size, opts, meter, prefix=(), block=None):
     res = json.loads(proc.stdout)['results'][0]
     res.update(meter.stop())
     if block:
-        insns = (block.snapshot() - before).totals['insns']
-        res['guest_insns'] = insns
-        res['insns_per_txn'] = insns / res['transactions'] if res['transactions'] else None
+        res.update(insns_per_txn(block.snapshot() - before, res['transactions']))
     return res
+
+
+def insns_per_txn(delta, txns):
+    """The cost block's instructions (a cost.Counters delta) per
+    transaction: in all, and a list with one figure per vCPU."""
+    def per(insns):
+        return insns / txns if txns else None
+    return {'guest_insns': delta.totals['insns'], 'insns_per_txn': per(delta.totals['insns']),
+            'insns_per_txn_vcpu': [per(v['insns']) for v in delta.vcpus]}
 
 
 def wait_echo_idle(launch, timeout=120):
@@ -119,9 +225,9 @@ def booted_guest(which, lopts, accel):
     return booted(lopts, accel, 'bench-rr-' + which, linux=is_linux(which))
 
 
-def boot_and_measure(which, poll, opts, accel, ns, rows):
+def boot_and_measure(which, poll, opts, accel, ns, rows, shape=(1, 1)):
     cost_path = None
-    args = ['--accel', accel] + guest_args(which, poll, ns)
+    args = ['--accel', accel] + guest_args(which, poll, ns, shape=shape)
     if opts.cost:
         cost_path = os.path.join(REPO, 'build', 'bench-rr-%s.cost' % which)
         args = ['--cost', cost_path] + args
@@ -143,29 +249,41 @@ def boot_and_measure(which, poll, opts, accel, ns, rows):
                 res = rr_cell(['--uds', uds], sessions, size, opts, meter, block=block)
                 if not res:
                     continue
-                rows.append(dict(res, guest=which, transport='vsock', backend=backend))
+                rows.append(dict(res, guest=which, transport='vsock', backend=backend,
+                                 shape=shape_label(shape)))
                 progress(rows[-1])
         if ns and not poll:
-            udp_cells(launch, which, opts, ns, meter, rows, '-', block)
+            udp_cells(launch, which, opts, ns, meter, rows, '-', block, shape)
         if which == 'ringside':
             launch.poweroff()
 
 
-def udp_cells(launch, which, opts, ns, meter, rows, backend, block=None):
+def udp_cells(launch, which, opts, ns, meter, rows, backend, block=None, shape=(1, 1)):
     """Every (sessions, size) cell over UDP to the guest's echo (port 7)
-    from inside the namespace."""
+    from inside the namespace; each row also gets the queue pairs the
+    guest enabled (queue_pairs)."""
+    irqs = {}
     if is_linux(which):
         launch.console.send('udpecho\n')
         launch.console.wait_for(r'udpecho (ready|error.*)', 120)
+        irqs = linux_rx_irqs(launch.console)
     target = ['--udp', '%s:7' % netns.GUEST_IP, '--udp-timeout', str(opts.udp_timeout)]
+    first = len(rows)
     for sessions in opts.sessions:
         for size in opts.sizes:
             res = rr_cell(target, sessions, size, opts, meter, prefix=ns.prefix(), block=block)
             if not res:
                 continue
-            rows.append(dict(res, guest=which, transport='udp', backend=backend))
+            rows.append(dict(res, guest=which, transport='udp', backend=backend,
+                             shape=shape_label(shape)))
             host_costs(rows[-1])
             progress(rows[-1])
+    enabled, seen = queue_pairs(launch, which, irqs)
+    print(pairs_note(which, shape, enabled, seen), flush=True)
+    for r in rows[first:]:
+        r['pairs'] = enabled
+        if seen is not None:
+            r['pairs_rx_irqs'] = seen
 
 
 def host_costs(r):
@@ -184,11 +302,11 @@ def host_costs(r):
         r['notify_per_txn'] = r['notify_exits'] / txns if txns else None
 
 
-def boot_vhost_net(which, poll_us, opts, accel, ns, exits, rows):
+def boot_vhost_net(which, poll_us, opts, accel, ns, exits, rows, shape=(1, 1)):
     """One boot of `which` with its virtio-net on the kernel's vhost-net,
     busy polling poll_us: the UDP cells, with the host's CPU, the tap's
     packets and KVM's exits per cell. False if the guest did not come up."""
-    lopts = rr.parse_args(['--accel', accel] + guest_args(which, False, ns, poll_us)
+    lopts = rr.parse_args(['--accel', accel] + guest_args(which, False, ns, poll_us, shape)
                           + opts.launcher_args)
     lopts.qemu = ns.qemu
     try:
@@ -196,22 +314,24 @@ def boot_vhost_net(which, poll_us, opts, accel, ns, exits, rows):
             qemu = launch.qemu.pid
             meter = Meters(CpuMeter({'qemu': [qemu], 'vhost': vhost_workers(qemu)}),
                            TapMeter(ns, netns.TAP), ExitMeter(exits) if exits else None)
-            udp_cells(launch, which, opts, ns, meter, rows, 'pu%d' % poll_us)
+            udp_cells(launch, which, opts, ns, meter, rows, 'pu%d' % poll_us, shape=shape)
             if which == 'ringside':
                 launch.poweroff()
     except rr.LaunchError as e:
         # a finding (the Linux guest once did not boot with poll-us=500),
         # not the end of the run
-        print('%s: %s with poll-us=%d: %s' % (PROG, which, poll_us, e), flush=True)
+        print('%s: %s %s with poll-us=%d: %s' % (PROG, which, shape_label(shape), poll_us, e),
+              flush=True)
         return False
     return True
 
 
-def rtt_window(rows, which):
+def rtt_window(rows, which, shape='1x1'):
     """The busy-poll window that covers one round trip on this host: the
     p50 of `which`'s smallest cell (fewest sessions, smallest size) at
-    poll-us=0, rounded up to 10 us; (window, p50 ns), or None."""
-    base = [r for r in rows if r['guest'] == which and r['backend'] == 'pu0']
+    poll-us=0 in that shape, rounded up to 10 us; (window, p50 ns), or None."""
+    base = [r for r in rows if r['guest'] == which and r['backend'] == 'pu0'
+            and r.get('shape', '1x1') == shape]
     if not base:
         return None
     r = min(base, key=lambda r: (r['sessions'], r['size']))
@@ -219,8 +339,8 @@ def rtt_window(rows, which):
 
 
 def measure_vhost_net(opts, guests, accel, base, rows):
-    """--net vhost-net: per guest, one boot per busy-poll window, the
-    windows in --poll-us order ('rtt' after the poll-us=0 boot)."""
+    """--net vhost-net: per shape and guest, one boot per busy-poll window,
+    the windows in --poll-us order ('rtt' after the poll-us=0 boot)."""
     try:
         exits = kvm_exits.ExitCounter()
     except kvm_exits.ExitsUnavailable as e:
@@ -228,25 +348,32 @@ def measure_vhost_net(opts, guests, accel, base, rows):
         exits = None
     windows = {}
     try:
-        for which in guests:
-            for w in opts.poll_us:
-                if w == 'rtt':
-                    got = rtt_window(rows, which)
-                    if not got:
-                        print('%s: %s: no poll-us=0 cell to take the round trip from'
-                              % (PROG, which))
-                        continue
-                    w, p50 = got
-                    windows[which] = {'poll_us': w, 'p50_ns': p50}
-                    print('%s: %s busy-poll window %d us: the p50 round trip (%.0f us) of its '
-                          'smallest cell at poll-us=0' % (PROG, which, w, p50 / 1000),
-                          flush=True)
-                with netns.NetNs(base.qemu) as ns:
-                    boot_vhost_net(which, w, opts, accel, ns, exits, rows)
+        for shape in opts.shape:
+            for which in guests:
+                vhost_net_windows(opts, which, shape, accel, base, exits, rows, windows)
     finally:
         if exits:
             exits.close()
     return windows
+
+
+def vhost_net_windows(opts, which, shape, accel, base, exits, rows, windows):
+    """The --poll-us boots of one guest in one shape; the rtt window goes
+    into `windows` under the guest's name (with the shape unless 1x1)."""
+    label = shape_label(shape)
+    name = which if label == '1x1' else '%s %s' % (which, label)
+    for w in opts.poll_us:
+        if w == 'rtt':
+            got = rtt_window(rows, which, label)
+            if not got:
+                print('%s: %s: no poll-us=0 cell to take the round trip from' % (PROG, name))
+                continue
+            w, p50 = got
+            windows[name] = {'poll_us': w, 'p50_ns': p50}
+            print('%s: %s busy-poll window %d us: the p50 round trip (%.0f us) of its '
+                  'smallest cell at poll-us=0' % (PROG, name, w, p50 / 1000), flush=True)
+        with netns.NetNs(base.qemu, queues=shape[1]) as ns:
+            boot_vhost_net(which, w, opts, accel, ns, exits, rows, shape)
 
 
 def insns_text(r):
@@ -255,61 +382,92 @@ def insns_text(r):
 
 
 def progress(r):
-    print('  %-8s %-5s %-5s %4d x %5d B: %10.1f tps, p99 %9.0f ns, jain %.3f%s'
-          % (r['guest'], r['transport'], r['backend'], r['sessions'], r['size'], r['tps'],
-             r['p99'], r['jain'], insns_text(r)), flush=True)
+    print('  %-8s %-5s %-5s %-5s %4d x %5d B: %10.1f tps, p99 %9.0f ns, jain %.3f%s'
+          % (r['guest'], r['shape'], r['transport'], r['backend'], r['sessions'], r['size'],
+             r['tps'], r['p99'], r['jain'], insns_text(r)), flush=True)
 
 
 def print_rows(rows):
-    t = Table([Column('guest', 8, left=True), Column('trans', 5, left=True),
+    t = Table([Column('guest', 8, left=True), Column('shape', 5, left=True),
+               Column('pairs', 5, '%d'), Column('trans', 5, left=True),
                Column('back', 5, left=True), Column('sess', 5, '%d'), Column('size', 5, '%d'),
                Column('tps', 10, '%.1f'), Column('tps/sess', 9, '%.2f'),
                Column('p50 ns', 9, '%.0f'), Column('p99 ns', 9, '%.0f'),
                Column('jain', 6, '%.3f'), Column('slowest', 9, '%.2f'),
                Column('be cpu', 7, '%.1f'), Column('qemu', 7, '%.1f'),
                Column('insns/txn', 10, '%.0f')],
-              title='\nrequest/response (response = request size); CPU in % of one CPU')
+              title='\nrequest/response (response = request size); CPU in % of one CPU; '
+                    'shape: vCPUs x virtio-net queue pairs, pairs: enabled by the guest')
     for r in rows:
-        t.row(r['guest'], r['transport'], r['backend'], r['sessions'], r['size'], r['tps'],
+        t.row(r['guest'], r['shape'], r.get('pairs'), r['transport'], r['backend'],
+              r['sessions'], r['size'], r['tps'],
               r['tps_per_session'], r['p50'], r['p99'], r['jain'], r['slowest_tps'],
               r.get('backend_cpu', r.get('vhost_cpu', 0)), r.get('qemu_cpu', 0),
               r.get('insns_per_txn'))
     t.print()
 
 
+def print_vcpu_cost(rows):
+    """--cost: guest instructions per transaction on each vCPU beside the
+    total, and the total against the same cell in shape 1x1: flat (1.00)
+    when adding vCPUs and queue pairs spreads the work without adding to it."""
+    costed = [r for r in rows if r.get('insns_per_txn_vcpu')]
+    if not costed:
+        return
+    n = max(len(r['insns_per_txn_vcpu']) for r in costed)
+    one = {(r['guest'], r['transport'], r['backend'], r['sessions'], r['size']): r
+           for r in costed if r['shape'] == '1x1'}
+    t = Table([Column('guest', 8, left=True), Column('shape', 5, left=True),
+               Column('trans', 5, left=True), Column('back', 5, left=True),
+               Column('sess', 5, '%d'), Column('size', 5, '%d'), Column('total', 10, '%.0f'),
+               Column('vs 1x1', 7, '%.2f')] + [Column('cpu%d' % i, 10, '%.0f') for i in range(n)],
+              title='\nguest instructions per transaction (--cost): in all, against shape 1x1, '
+                    'per vCPU')
+    for r in costed:
+        base = one.get((r['guest'], r['transport'], r['backend'], r['sessions'], r['size']))
+        ratio = (r['insns_per_txn'] / base['insns_per_txn']
+                 if base and base['insns_per_txn'] and r['insns_per_txn'] is not None else None)
+        per = r['insns_per_txn_vcpu']
+        t.row(r['guest'], r['shape'], r['transport'], r['backend'], r['sessions'], r['size'],
+              r['insns_per_txn'], ratio, *(per + [None] * (n - len(per))))
+    t.print()
+
+
 def index(rows):
-    return {(r['guest'], r['transport'], r['backend'], r['sessions'], r['size']): r
+    return {(r['shape'], r['guest'], r['transport'], r['backend'], r['sessions'], r['size']): r
             for r in rows}
 
 
 def print_ratios(rows):
     idx = index(rows)
     for linux in LINUX_GUESTS:
-        if not any(k[0] == linux for k in idx):
+        if not any(k[1] == linux for k in idx):
             continue
-        out = Table([Column('trans', 5, left=True), Column('back', 5, left=True),
+        out = Table([Column('shape', 5, left=True), Column('trans', 5, left=True),
+                     Column('back', 5, left=True),
                      Column('sess', 5, '%d'), Column('size', 5, '%d'),
                      Column('tps rs', 10, '%.1f'), Column('tps ' + linux, 10, '%.1f'),
                      Column('tps', 8, '%.2f'), Column('p99', 8, '%.2f')],
                     title='\nringside / %s (tps ratio > 1 and p99 ratio < 1 favour ringside)'
                           % linux)
-        for (g, t, b, s, z), r in idx.items():
-            lx = idx.get((linux, t, b, s, z))
+        for (h, g, t, b, s, z), r in idx.items():
+            lx = idx.get((h, linux, t, b, s, z))
             if g != 'ringside' or not lx:
                 continue
-            out.row(t, b, s, z, r['tps'], lx['tps'], r['tps'] / lx['tps'] if lx['tps'] else 0,
+            out.row(h, t, b, s, z, r['tps'], lx['tps'], r['tps'] / lx['tps'] if lx['tps'] else 0,
                     r['p99'] / lx['p99'] if lx['p99'] else 0)
         out.print()
-    out = Table([Column('guest', 8, left=True), Column('sess', 5, '%d'),
+    out = Table([Column('guest', 8, left=True), Column('shape', 5, left=True),
+                 Column('sess', 5, '%d'),
                  Column('size', 5, '%d'), Column('tps sleep', 10, '%.1f'),
                  Column('tps poll', 10, '%.1f'), Column('gain', 7, '%.2f'),
                  Column('cpu slp', 8, '%.1f'), Column('cpu poll', 8, '%.1f')],
                 title='\nback end --poll against sleeping (vsock): gain and the CPU it costs')
-    for (g, t, b, s, z), r in idx.items():
-        p = idx.get((g, t, 'poll', s, z))
+    for (h, g, t, b, s, z), r in idx.items():
+        p = idx.get((h, g, t, 'poll', s, z))
         if t != 'vsock' or b != 'sleep' or not p:
             continue
-        out.row(g, s, z, r['tps'], p['tps'], p['tps'] / r['tps'] if r['tps'] else 0,
+        out.row(g, h, s, z, r['tps'], p['tps'], p['tps'] / r['tps'] if r['tps'] else 0,
                 r.get('backend_cpu', 0), p.get('backend_cpu', 0))
     out.print()
 
@@ -327,19 +485,21 @@ def print_busy_poll(rows):
     +ioexits%); normalize is transactions/s per host CPU (QEMU and its
     vhost workers), packets are the tap's, exits KVM's per second."""
     idx = index(rows)
-    guests = list(dict.fromkeys(r['guest'] for r in rows if r['backend'].startswith('pu')))
-    for g in guests:
+    boots = list(dict.fromkeys((r['guest'], r['shape']) for r in rows
+                               if r['backend'].startswith('pu')))
+    for g, h in boots:
         windows = sorted({int(r['backend'][2:]) for r in rows
-                          if r['guest'] == g and r['backend'].startswith('pu')} - {0})
+                          if (r['guest'], r['shape']) == (g, h)
+                          and r['backend'].startswith('pu')} - {0})
         for w in windows:
             out = Table([Column('size', 5, '%d'), Column('session', 7, '%d'),
                          Column('+thu', 6), Column('+normalize', 10), Column('+tpkts', 7),
                          Column('+rpkts', 7), Column('+exits', 7), Column('p50 us 0 -> w', 15),
                          Column('exits/txn 0->w', 15)],
-                        title='\n%s: vhost-net poll-us=%d against poll-us=0' % (g, w))
-            for (g2, t, b, s, z), r in idx.items():
-                p = idx.get((g, t, 'pu%d' % w, s, z))
-                if g2 != g or b != 'pu0' or not p:
+                        title='\n%s %s: vhost-net poll-us=%d against poll-us=0' % (g, h, w))
+            for (h2, g2, t, b, s, z), r in idx.items():
+                p = idx.get((h, g, t, 'pu%d' % w, s, z))
+                if (h2, g2) != (h, g) or b != 'pu0' or not p:
                     continue
                 ept = ('%.2f -> %.2f' % (r['exits_per_txn'], p['exits_per_txn'])
                        if r.get('exits_per_txn') is not None
@@ -363,7 +523,8 @@ def plot(rows, out_dir):
         return None
     os.makedirs(out_dir, exist_ok=True)
     sizes = sorted({r['size'] for r in rows})
-    series = sorted({(r['guest'], r['transport'], r['backend']) for r in rows})
+    series = sorted({(r['guest'], r['shape'], r['transport'], r['backend']) for r in rows})
+    shapes = len({r['shape'] for r in rows}) > 1
     paths = []
     for name, metrics in (('rr-tps.png', [('tps', 'transactions/s')]),
                           ('rr-latency.png', [('p50', 'p50 latency, ns'),
@@ -373,13 +534,14 @@ def plot(rows, out_dir):
         for i, (key, label) in enumerate(metrics):
             for j, size in enumerate(sizes):
                 ax = axes[i][j]
-                for g, t, b in series:
+                for g, h, t, b in series:
                     pts = sorted((r['sessions'], r[key]) for r in rows
-                                 if (r['guest'], r['transport'], r['backend'], r['size'])
-                                 == (g, t, b, size))
+                                 if (r['guest'], r['shape'], r['transport'], r['backend'],
+                                     r['size']) == (g, h, t, b, size))
                     if pts:
                         ax.plot([p[0] for p in pts], [p[1] for p in pts], marker='o',
-                                label='%s %s%s' % (g, t, '' if b == '-' else ' ' + b))
+                                label='%s%s %s%s' % (g, ' ' + h if shapes else '', t,
+                                                     '' if b == '-' else ' ' + b))
                 ax.set_xscale('log')
                 ax.set_yscale('log')
                 ax.set_xlabel('sessions')
@@ -411,6 +573,29 @@ def write_report(opts, accel, rows, tables, plots):
     return path
 
 
+def key_range(name):
+    """(min, max) of one of ringside's configuration keys, from the
+    declaration in the sources the guest was built from."""
+    key = next(k for k in config_doc.read_keys() if k['name'] == name)
+    return key['min'], key['max']
+
+
+def shape_refused(shapes, guests, have_net):
+    """Why these shapes cannot run (one line), or None: more queue pairs
+    or vCPUs than ringside takes (its net_queues and cpus keys), or
+    queue pairs without a virtio-net device."""
+    if 'ringside' in guests:
+        for key, i, what in (('net_queues', 1, 'virtio-net queue pairs'), ('cpus', 0, 'vCPUs')):
+            most = key_range(key)[1]
+            over = [shape_label(h) for h in shapes if h[i] > most]
+            if over:
+                return '%s: ringside takes at most %d %s (its %s key)' % (
+                    ','.join(over), most, what, key)
+    if not have_net and any(h[1] > 1 for h in shapes):
+        return 'queue pairs need the UDP cells (virtio-net on a tap: root, no --no-udp)'
+    return None
+
+
 def poll_windows(text):
     """--poll-us: microseconds (0 or more) or rtt, comma separated."""
     out = []
@@ -428,43 +613,43 @@ def poll_windows(text):
     return out
 
 
-def main(argv):
-    p = Parser(prog=PROG, description=__doc__.split('\n')[0],
-               epilog='Launcher options after "--" go to every boot (host/ringside-run), '
-                      'e.g. -- --backend CMD or -- --qemu PATH; the poll back ends add '
-                      '--poll to the back end\'s command.')
-    p.add_argument('-P', '--parallel', '--sessions', dest='sessions',
-                   type=int_list, default=[1, 10, 100, 200],
-                   help='concurrent sessions (1,10,100,200)')
-    p.add_argument('--sizes', type=size_list, default=[1, 1024],
-                   help='request = response sizes (1,1024)')
-    p.add_argument('-t', '--time',
-                   type=positive_float, default=3.0, help='measured seconds per cell (3)')
-    p.add_argument('--warmup', type=nonneg_int, default=3,
-                   help='unmeasured transactions per session first (3)')
-    p.add_argument('--guests', type=guest_list, default='ringside,linux',
-                   help='ringside and/or Linux guests: linux, linux-6.12 (ringside,linux)')
-    p.add_argument('--backends', default='sleep,poll', help='sleep and/or poll')
-    p.add_argument('--no-udp', action='store_true', help='vsock only, no namespace')
-    p.add_argument('--udp-timeout', type=positive_float, default=1.0,
-                   help='seconds before an unanswered UDP request is sent again (1)')
-    p.add_argument('--cost', action='store_true',
-                   help='guest instructions per transaction from the cost plugin '
-                        '(build/host/ringside-cost.so)')
-    p.add_argument('--net', choices=('tap', 'vhost-net'), default='tap',
-                   help="the UDP cells' tap: QEMU's own (tap), or the kernel's vhost-net "
-                        '(UDP only, one boot per --poll-us window, with the host\'s CPU, '
-                        'tap packets and KVM exits per cell; needs /dev/vhost-net: '
-                        'host/nested)')
-    p.add_argument('--poll-us', type=poll_windows, default=[0, 50, 'rtt'], metavar='LIST',
-                   help='--net vhost-net busy-poll windows in us, in order; rtt: the p50 '
-                        'round trip of the poll-us=0 boot\'s smallest cell (0,50,rtt)')
+def build_parser():
+    """The options; --help fits a screen (docs/benchmarks.md has the rest)."""
+    p = Parser(prog=PROG, description=__doc__.split('\n')[0], formatter_class=ScreenHelp,
+               usage='%(prog)s [options] [-- LAUNCHER-ARGS]',
+               epilog='LAUNCHER-ARGS (host/ringside-run\'s) go to every boot: docs/benchmarks.md')
+    a = p.add_argument
+    a('-P', '--sessions', dest='sessions', type=int_list, default=[1, 10, 100, 200],
+      metavar='LIST', help='concurrent sessions (1,10,100,200)')
+    a('--parallel', dest='sessions', type=int_list, help=argparse.SUPPRESS)
+    a('--sizes', type=size_list, default=[1, 1024], metavar='LIST',
+      help='request = response bytes (1,1024)')
+    a('-t', '--time', type=positive_float, default=3.0, metavar='S',
+      help='measured seconds per cell (3)')
+    a('--warmup', type=nonneg_int, default=3, metavar='N',
+      help='unmeasured transactions per session (3)')
+    a('--guests', type=guest_list, default='ringside,linux', metavar='LIST',
+      help='ringside,linux,linux-6.12 (ringside,linux)')
+    a('--backends', default='sleep,poll', metavar='LIST', help='vsock back end: sleep,poll')
+    a('--shape', type=shape_list, default=[(1, 1)], metavar='LIST',
+      help='vCPUs x virtio-net queue pairs per boot (1x1)')
+    a('--no-udp', action='store_true', help='vsock only, no namespace')
+    # seconds before an unanswered UDP request is sent again
+    a('--udp-timeout', type=positive_float, default=1.0, help=argparse.SUPPRESS)
+    a('--cost', action='store_true', help='guest instructions per transaction, per vCPU')
+    a('--net', choices=('tap', 'vhost-net'), default='tap', metavar='tap|vhost-net',
+      help="UDP cells' tap: QEMU's, or the kernel's vhost-net")
+    a('--poll-us', type=poll_windows, default=[0, 50, 'rtt'], metavar='LIST',
+      help='vhost-net busy-poll windows: us or rtt (0,50,rtt)')
     add_options(p)
-    p.add_argument('--plots', metavar='DIR', default=OUT_DIR,
-                   help='where the PNG plots go (build/bench)')
-    p.add_argument('--from-json', metavar='FILE',
-                   help='no runs: tables, plots and report from an earlier --json FILE')
-    p.add_argument('launcher_args', nargs='*', help=argparse.SUPPRESS)
+    a('--plots', metavar='DIR', default=OUT_DIR, help='where the PNGs and rr.md go (build/bench)')
+    a('--from-json', metavar='FILE', help='no runs: the tables from a --json FILE')
+    a('launcher_args', nargs='*', help=argparse.SUPPRESS)
+    return p
+
+
+def main(argv):
+    p = build_parser()
     opts = p.parse_args(argv)
     if opts.from_json:
         with open(opts.from_json) as f:
@@ -476,6 +661,10 @@ def main(argv):
         p.error('--backends takes sleep,poll')
     if max(opts.sessions) > 1000 or opts.time <= 0:
         p.error('at most 1000 sessions; --time must be positive')
+    why = shape_refused(opts.shape, guests,
+                        opts.net == 'vhost-net' or (not opts.no_udp and netns.usable()))
+    if why:
+        p.error('--shape: ' + why)
     for path in [BENCH] + ([COST_PLUGIN] if opts.cost else []):
         if not os.path.exists(path):
             p.error('%s missing: run make' % os.path.relpath(path, REPO))
@@ -495,8 +684,9 @@ def main(argv):
     # the launcher options, checked before anything boots
     base = rr.parse_args(['--vsock', '--boot', 'elf'] + opts.launcher_args)
     accel = 'kvm' if rr.kvm_usable() and rr.probe_kvm(base) else 'tcg'
-    print('request/response: accel %s, sessions %s, sizes %s, %.1f s per cell, %s%s'
-          % (accel, opts.sessions, opts.sizes, opts.time, time.strftime('%Y-%m-%d %H:%M'),
+    print('request/response: accel %s, sessions %s, sizes %s, shapes %s, %.1f s per cell, %s%s'
+          % (accel, opts.sessions, opts.sizes, ','.join(map(shape_label, opts.shape)),
+             opts.time, time.strftime('%Y-%m-%d %H:%M'),
              ', back end ' + base.backend if base.backend else ''))
     rows = []
     if opts.net == 'vhost-net':
@@ -505,15 +695,14 @@ def main(argv):
         publish(PROG, opts, {'accel': accel, 'net': 'vhost-net', 'rtt_windows': windows,
                              'cells': rows}, accel=accel)
         return status
-    for which in guests:
-        for backend in backends:
-            # UDP does not involve the back end: measured in the sleeping boot
-            ns = netns.NetNs(base.qemu) if udp and backend == 'sleep' else None
-            try:
-                boot_and_measure(which, backend == 'poll', opts, accel, ns, rows)
-            finally:
-                if ns:
-                    ns.close()
+    for shape, which, backend in itertools.product(opts.shape, guests, backends):
+        # UDP does not involve the back end: measured in the sleeping boot
+        ns = netns.NetNs(base.qemu, queues=shape[1]) if udp and backend == 'sleep' else None
+        try:
+            boot_and_measure(which, backend == 'poll', opts, accel, ns, rows, shape)
+        finally:
+            if ns:
+                ns.close()
     status = report(opts, accel, rows)
     publish(PROG, opts, {'accel': accel, 'cells': rows}, accel=accel)
     return status
@@ -523,9 +712,12 @@ def report(opts, accel, rows):
     if not rows:
         print('%s: no cell was measured' % PROG)
         return 1
+    for r in rows:
+        r.setdefault('shape', '1x1')   # a --json FILE from before --shape
     tables = io.StringIO()
     with contextlib.redirect_stdout(tables):
         print_rows(rows)
+        print_vcpu_cost(rows)
         print_ratios(rows)
         print_busy_poll(rows)
     print(tables.getvalue(), end='')

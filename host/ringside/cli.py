@@ -5,6 +5,7 @@ name the option and the value they refuse."""
 
 import argparse
 import os
+import re
 import sys
 
 from .errors import EXIT_USAGE
@@ -17,6 +18,14 @@ class Parser(argparse.ArgumentParser):
     def error(self, message):
         sys.stderr.write('%s: error: %s (see --help)\n' % (self.prog, message))
         sys.exit(EXIT_USAGE)
+
+
+class ScreenHelp(argparse.HelpFormatter):
+    """--help on one screen: each option's help on its own line, beside
+    the option (the details are in the docs)."""
+
+    def __init__(self, prog):
+        super().__init__(prog, max_help_position=28, width=80)
 
 
 # Option types that fail at parse time, before anything is built or booted,
@@ -86,6 +95,27 @@ def int_list(text):
     if any(v <= 0 for v in values):
         raise argparse.ArgumentTypeError('expected positive numbers, got %r' % text)
     return values
+
+
+def shape(text):
+    """One SMPxQUEUES point: vCPUs (-smp) x virtio-net queue pairs, 2x1."""
+    m = re.fullmatch(r'\s*(\d+)x(\d+)\s*', text)
+    if not m or int(m.group(1)) < 1 or int(m.group(2)) < 1:
+        raise argparse.ArgumentTypeError('expected SMPxQUEUES like 1x1,2x2, got %r' % text)
+    return int(m.group(1)), int(m.group(2))
+
+
+def shape_list(text):
+    """Shapes, comma separated, each once: 1x1,2x1,2x2."""
+    shapes = [shape(w) for w in text.split(',')]
+    if len(set(shapes)) != len(shapes):
+        raise argparse.ArgumentTypeError('a shape twice in %r' % text)
+    return shapes
+
+
+def shape_label(point):
+    """(2, 1) -> '2x1'."""
+    return '%dx%d' % point
 
 
 GUESTS = ('ringside',) + tuple(LINUX_GUESTS)

@@ -170,6 +170,7 @@ def parse_key(f, choices, names=None):
            'choices': None}
     lo = c_int(f['min'], names) if 'min' in f else 0
     hi = c_int(f['max'], names) if 'max' in f else 0
+    key['min'], key['max'] = lo, hi
     default = c_int(f['def'], names) if 'def' in f else 0
     if kind == 'CONFIG_ENUM':
         key['choices'] = choice_list(choices[f['choices']], names)

@@ -157,7 +157,8 @@ def spread(values):
 
 def cell_cost(span, ops, irqs=None):
     """Per-operation cost of one measured cell: a dict with insns (idle
-    taken off where it is noise), insns_raw (all the span counted),
+    taken off where it is noise), insns_raw (all the span counted) and
+    insns_raw_vcpu (that, per vCPU),
     halts, mmio/pio accesses and notify writes (all zero unless io=on),
     irqs (from the guest's own counters, when given), the idle rate and
     the instructions taken off per operation.
@@ -177,7 +178,8 @@ def cell_cost(span, ops, irqs=None):
            'halts': t['halts'] / ops,
            'io': (t['mmio_reads'] + t['mmio_writes'] + t['pio_reads'] + t['pio_writes']) / ops,
            'notify': t['notify_writes'] / ops, 'idle_rate': float(rate),
-           'idle_per_op': idle / ops, 'halted_s': halted, 'seconds': span.seconds}
+           'idle_per_op': idle / ops, 'halted_s': halted, 'seconds': span.seconds,
+           'insns_raw_vcpu': [v['insns'] / ops for v in span.delta.vcpus]}
     if irqs is not None:
         out['irqs'] = irqs / ops
     return out

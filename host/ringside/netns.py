@@ -32,17 +32,23 @@ def usable():
         return False
 
 
+def tuntap_add(queues=1):
+    """`ip tuntap` arguments that make the tap, multi-queue for queues > 1."""
+    return ('tuntap', 'add', 'dev', TAP, 'mode', 'tap') + (('multi_queue',) if queues > 1 else ())
+
+
 class NetNs:
     """The namespace, its tap (HOST_IP/24) and the QEMU wrapper; close()
-    removes all three."""
+    removes all three. queues > 1: a multi-queue tap, for QEMU's
+    -netdev tap,queues=N (a tap made without it refuses them)."""
 
-    def __init__(self, qemu='qemu-system-x86_64'):
+    def __init__(self, qemu='qemu-system-x86_64', queues=1):
         self.name = 'ringside-%d-%d' % (os.getpid(), random.randrange(1 << 20))
         self.dir = tempfile.mkdtemp(prefix='ringside-tap-')
         run('ip', 'netns', 'add', self.name)
         try:
             for args in (('link', 'set', 'lo', 'up'),
-                         ('tuntap', 'add', 'dev', TAP, 'mode', 'tap'),
+                         tuntap_add(queues),
                          ('addr', 'add', HOST_IP + '/24', 'dev', TAP),
                          ('link', 'set', TAP, 'up')):
                 run('ip', '-n', self.name, *args)

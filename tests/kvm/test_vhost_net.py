@@ -105,7 +105,7 @@ def test_busy_poll_table(tmp_path):
     assert out.returncode == 0, out.stdout + out.stderr
     m = re.search(r'ringside busy-poll window (\d+) us', out.stdout)
     assert m and int(m.group(1)) >= 10, out.stdout
-    assert re.search(r'^ringside: vhost-net poll-us=%s against poll-us=0$' % m.group(1),
+    assert re.search(r'^ringside 1x1: vhost-net poll-us=%s against poll-us=0$' % m.group(1),
                      out.stdout, re.M), out.stdout
     assert re.search(r'^\s+64\s+1\s+[+-]\d+%\s+[+-]\d+%\s+[+-]\d+%\s+[+-]\d+%\s+[+-]\d+%',
                      out.stdout, re.M), out.stdout

@@ -21,11 +21,13 @@ import json
 import os
 import re
 import shutil
+import signal
 import socket
 import subprocess
 import time
 
 from .benchlib import BENCH, run_bench
+from .process import die_with_parent
 from .table import Column, Table
 
 GUEST_ECHO, GUEST_SINK, GUEST_SOURCE = 1234, 1235, 1236
@@ -52,6 +54,13 @@ def forward_args():
     return args, ports
 
 
+def _signal_group(proc, sig):
+    try:
+        os.killpg(proc.pid, sig)
+    except ProcessLookupError:
+        pass
+
+
 class SocatForwards:
     """forward_args()'s forwards for a guest on the kernel's vhost-vsock:
     one socat per port, TCP on 127.0.0.1 to AF_VSOCK CID:port, started
@@ -61,9 +70,14 @@ class SocatForwards:
         self.procs = []
         try:
             for guest, host in ports.items():
+                # its own process group with the connections it forks, and
+                # none of our pipes: a caller reading our output to its end
+                # must not wait on a forward left behind
                 self.procs.append(subprocess.Popen(
                     ['socat', 'TCP-LISTEN:%d,bind=127.0.0.1,reuseaddr,fork' % host,
-                     'VSOCK-CONNECT:%d:%d' % (cid, guest)], stdin=subprocess.DEVNULL))
+                     'VSOCK-CONNECT:%d:%d' % (cid, guest)], stdin=subprocess.DEVNULL,
+                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                    start_new_session=True, preexec_fn=die_with_parent))
                 self._wait_listening(host, prog)
         except BaseException:
             self.close()
@@ -80,14 +94,16 @@ class SocatForwards:
             time.sleep(0.05)
 
     def close(self):
+        """Each socat and the connections it forked, by process group."""
         for proc in self.procs:
-            proc.terminate()
+            _signal_group(proc, signal.SIGTERM)
         for proc in self.procs:
             try:
                 proc.wait(5)
             except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+                pass
+            _signal_group(proc, signal.SIGKILL)
+            proc.wait()
         self.procs = []
 
     def __enter__(self):

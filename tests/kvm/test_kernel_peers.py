@@ -15,7 +15,7 @@ import pytest
 import ringside as rr
 from ringside.benchlib import wait_vsock_cid
 from ringside.images import LINUX_READY, linux_guest, linux_missing
-from ringside_qemu import REPO, Guest, run_launcher
+from ringside_qemu import Guest, run_launcher, run_script
 from test_kernel_vsock import CID, ECHO, KERNEL_ARGS, SIZES, echo_checked
 
 
@@ -38,9 +38,7 @@ def test_linux_guest_echo_on_the_same_path(which):
 
 
 def _script(name, *args, timeout=600):
-    return subprocess.run(['/usr/bin/python3', os.path.join(REPO, 'host', name), *args],
-                          capture_output=True, text=True, timeout=timeout,
-                          stdin=subprocess.DEVNULL)
+    return run_script(name, *args, timeout=timeout)
 
 
 def test_bench_vsock_on_the_kernel_path():

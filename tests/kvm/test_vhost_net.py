@@ -12,7 +12,7 @@ import pytest
 
 from ringside import guest_stats, netns, vhost_net
 from ringside.process import vhost_workers
-from ringside_qemu import REPO, Guest
+from ringside_qemu import Guest, run_script
 
 DATAGRAMS = 200
 # A client in the namespace: DATAGRAMS datagrams of 1..1400 bytes, one at
@@ -33,9 +33,7 @@ print('echoed', n)
 
 
 def _script(name, *args, timeout=900):
-    return subprocess.run(['/usr/bin/python3', os.path.join(REPO, 'host', name), *args],
-                          capture_output=True, text=True, timeout=timeout,
-                          stdin=subprocess.DEVNULL)
+    return run_script(name, *args, timeout=timeout)
 
 
 def udp_echoed(guest):

@@ -21,6 +21,7 @@ build/qemu-test-logs/NAME.{serial,stderr}.log.
 import atexit
 import os
 import re
+import signal
 import subprocess
 import sys
 import weakref
@@ -46,6 +47,22 @@ def run_launcher(*args, timeout=300, env=None):
     """Run host/ringside-run as a program; returns CompletedProcess (text)."""
     return subprocess.run([sys.executable, LAUNCHER, *args], capture_output=True,
                           text=True, timeout=timeout, env=env, stdin=subprocess.DEVNULL)
+
+
+def run_script(name, *args, timeout=600):
+    """host/NAME as a program, in a process group of its own: on the
+    timeout the whole group is killed (so nothing it started keeps its
+    pipes open), and the result says so in its stderr, status -9."""
+    proc = subprocess.Popen([sys.executable, os.path.join(REPO, 'host', name), *args],
+                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        out, err = proc.communicate()
+        err += '\n%s: still running after %g s, its process group killed' % (name, timeout)
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
 
 
 _live = weakref.WeakSet()

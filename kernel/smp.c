@@ -236,8 +236,14 @@ static int cmd_cpus(int argc, char **argv)
 		return cpus_ping(argc - 1, argv + 1);
 	if (argc > 1 && !strcmp(argv[1], "stats"))
 		return cpus_stats(argc - 1, argv + 1);
+	if (argc > 1 && !strcmp(argv[1], "sleep"))
+		return cpus_sleep(argc - 1, argv + 1);
+	if (argc > 1 && !strcmp(argv[1], "busy"))
+		return cpus_busy(argc - 1, argv + 1);
 	if (argc > 1)
-		return shell_error("cpus: unknown argument '%s' (ping [N], stats)", argv[1]);
+		return shell_error(
+			"cpus: unknown argument '%s' (ping [N], stats, sleep|busy CPU MS)",
+			argv[1]);
 	for (unsigned int i = 0; i < n_cpus; i++) {
 		const struct smp_cpu *c = &cpus[i];
 		int s = state_of(c);
@@ -257,9 +263,10 @@ static int cmd_cpus(int argc, char **argv)
 
 static const struct shell_cmd cpus_cmd = {
 	.name = "cpus",
-	.usage = "[ping [N] | stats]",
+	.usage = "[ping [N] | stats | sleep CPU MS | busy CPU MS]",
 	.help = "each CPU: its APIC id (MADT), state, the id its LAPIC reads, start-up time; "
-		"ping: N round trips to each AP; stats: each AP's counters, through its ring",
+		"ping: N round trips to each AP; stats: each AP's counters, through its ring; "
+		"sleep: AP CPU waits MS ms on its own timer; busy: AP CPU spins MS ms",
 	.run = cmd_cpus,
 };
 
@@ -344,6 +351,7 @@ void smp_init(void)
 		printf("smp: %s\n", line);
 		return;
 	}
+	lapic_timer_prepare(); /* the APs' idle shares its vector */
 	us = now_ns();
 	start_aps();
 	us = (now_ns() - us) / 1000;

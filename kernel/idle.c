@@ -96,10 +96,10 @@ static uint64_t next_wake(struct idle_cpu *ic, uint64_t now, uint64_t asked)
  * the clock. Nothing asked for a time then either, so whatever it was
  * armed for is no later than needed now.
  */
-static bool timer_still_good(const struct idle_cpu *ic, uint64_t asked)
+static bool timer_still_good(uint64_t asked)
 {
-	return asked == UINT64_MAX && ic->armed_until && poll_period() == UINT64_MAX &&
-	       lapic_timer_ticks() == ic->armed_ticks;
+	return asked == UINT64_MAX && percpu_read(idle.armed_until) &&
+	       poll_period() == UINT64_MAX && lapic_timer_ticks() == percpu_read(idle.armed_ticks);
 }
 
 /*
@@ -135,11 +135,11 @@ static __attribute__((noinline)) bool arm_deadline_slow(struct idle_cpu *ic, uin
 }
 
 /* The common case inline in idle_wait, which then keeps no registers. */
-static inline bool arm_deadline(struct idle_cpu *ic)
+static inline bool arm_deadline(void)
 {
 	uint64_t asked = poll_take_wake();
 
-	return timer_still_good(ic, asked) || arm_deadline_slow(ic, asked);
+	return timer_still_good(asked) || arm_deadline_slow(&this_cpu()->idle, asked);
 }
 
 /*
@@ -151,27 +151,24 @@ static inline bool arm_deadline(struct idle_cpu *ic)
  */
 void idle_wait(void)
 {
-	struct idle_cpu *ic;
-
 	if (!halt_on_idle) {
 		poll_pending(); /* raises the on_raise pollers that have work */
-		poll_take_wake();
+		poll_drop_wake();
 		return;
 	}
 	irq_disable();
 	if (poll_pending()) {
-		poll_take_wake();
+		poll_drop_wake();
 		irq_enable();
 		return;
 	}
-	ic = &this_cpu()->idle;
-	if (!ic->tick_deadline)
-		poll_take_wake();
-	else if (!arm_deadline(ic)) {
+	if (!percpu_read(idle.tick_deadline))
+		poll_drop_wake();
+	else if (!arm_deadline()) {
 		irq_enable();
 		return;
 	}
-	ic->halts++;
+	percpu_inc(idle.halts);
 	__asm__ __volatile__("sti; hlt" ::: "memory");
 }
 

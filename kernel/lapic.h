@@ -59,7 +59,7 @@ void lapic_timer_prepare(void);
  */
 static inline uint64_t lapic_timer_ticks(void)
 {
-	return this_cpu()->timer_ticks;
+	return percpu_read(timer_ticks);
 }
 
 #endif

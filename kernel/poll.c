@@ -32,6 +32,10 @@ struct percpu percpu_boot = {
 	.idle = { .tick_deadline = true },
 };
 
+#ifdef UNIT_TEST
+struct percpu *percpu_unit_cpu = &percpu_boot;
+#endif
+
 static bool no_hook(void)
 {
 	return false;
@@ -113,7 +117,14 @@ uint32_t poll_bit(const struct poller *p)
 
 void poll_raise(uint32_t bits)
 {
+#ifdef UNIT_TEST
 	__atomic_fetch_or(&this_cpu()->raised, bits, __ATOMIC_RELAXED);
+#else
+	__asm__ __volatile__("lock orl %0, %%gs:%c1"
+			     :
+			     : "r"(bits), "i"(PERCPU_RAISED)
+			     : "memory", "cc");
+#endif
 }
 
 void poll_raise_on(struct percpu *cpu, uint32_t bits)
@@ -137,13 +148,37 @@ void poll_keep(uint32_t bits, bool on)
 	pc->every_pass = on ? pc->every_pass | bits : pc->every_pass & ~bits;
 }
 
-/* Take the raised bits in @mask (one locked AND, only when there are). */
-static uint32_t take_raised(struct percpu *cpu, uint32_t mask)
+/* Take all the raised bits: one xchg with the word through %gs. */
+static inline uint32_t raised_take_all(void)
 {
-	uint32_t r = cpu->raised & mask;
+#ifdef UNIT_TEST
+	return __atomic_exchange_n(&this_cpu()->raised, 0, __ATOMIC_ACQUIRE);
+#else
+	uint32_t r = 0;
 
-	if (r)
-		__atomic_fetch_and(&cpu->raised, ~r, __ATOMIC_RELAXED);
+	__asm__ __volatile__("xchgl %0, %%gs:%c1" : "+r"(r) : "i"(PERCPU_RAISED) : "memory");
+	return r;
+#endif
+}
+
+/*
+ * Take the raised bits in @mask (one locked AND, only when there are),
+ * through %gs: a pass keeps no base register for it.
+ */
+static inline uint32_t take_raised(uint32_t mask)
+{
+	uint32_t r = percpu_read(raised) & mask;
+
+	if (r) {
+#ifdef UNIT_TEST
+		__atomic_fetch_and(&this_cpu()->raised, ~r, __ATOMIC_RELAXED);
+#else
+		__asm__ __volatile__("lock andl %0, %%gs:%c1"
+				     :
+				     : "r"(~r), "i"(PERCPU_RAISED)
+				     : "memory", "cc");
+#endif
+	}
 	return r;
 }
 
@@ -155,19 +190,17 @@ static uint32_t take_raised(struct percpu *cpu, uint32_t mask)
  */
 unsigned int poll_once(void)
 {
-	struct percpu *cpu = this_cpu();
 	/* all of them at once: one xchg, no test */
-	uint32_t todo = cpu->poll.every_pass |
-			__atomic_exchange_n(&cpu->raised, 0, __ATOMIC_ACQUIRE);
+	uint32_t todo = percpu_read(poll.every_pass) | raised_take_all();
 	unsigned int work = 0;
 
 	while (todo) {
-		unsigned int i = __builtin_ctz(todo);
+		unsigned int i = (unsigned int)__builtin_ctz(todo);
 
 		todo &= todo - 1;
-		work += cpu->poll.poll_fns[i](POLL_BUDGET);
-		if (cpu->raised)
-			todo |= take_raised(cpu, ~0u << i << 1);
+		work += percpu_read_at(poll.poll_fns, i)(POLL_BUDGET);
+		if (percpu_read(raised))
+			todo |= take_raised(~0u << i << 1);
 	}
 	return work;
 }
@@ -197,12 +230,15 @@ static bool ask_pollers(const struct poll_cpu *pc, uint32_t ask, bool work)
 /* The common check before a halt: nothing raised, only_hook's answer. */
 bool poll_pending(void)
 {
-	struct percpu *cpu = this_cpu();
-	const struct poll_cpu *pc = &cpu->poll;
+	struct percpu *cpu;
+	const struct poll_cpu *pc;
+	bool (*hook)(void) = percpu_read(poll.only_hook);
 	uint32_t ask;
 
-	if (!cpu->raised && pc->only_hook)
-		return pc->only_hook();
+	if (!percpu_read(raised) && hook)
+		return hook();
+	cpu = this_cpu();
+	pc = &cpu->poll;
 	ask = pc->has_pending & pc->ask_pending;
 	if (cpu->raised)
 		return ask & ~pc->every_pass ? ask_pollers(pc, ask & ~pc->every_pass, true) : true;

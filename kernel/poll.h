@@ -133,11 +133,16 @@ void poll_wake_at(uint64_t deadline_ns);
 /* The earliest wake-up this CPU asked for since the last call (UINT64_MAX: none). */
 static inline uint64_t poll_take_wake(void)
 {
-	struct poll_cpu *pc = &this_cpu()->poll;
-	uint64_t t = pc->next_wake;
+	uint64_t t = percpu_read(poll.next_wake);
 
-	pc->next_wake = UINT64_MAX;
+	percpu_write(poll.next_wake, UINT64_MAX);
 	return t;
+}
+
+/* The same, when the caller sleeps on no timer (or not at all). */
+static inline void poll_drop_wake(void)
+{
+	percpu_write(poll.next_wake, UINT64_MAX);
 }
 
 /*
@@ -152,7 +157,7 @@ int poll_every(const void *owner, uint64_t period_ns);
 /* The shortest period asked for (UINT64_MAX: none). */
 static inline uint64_t poll_period(void)
 {
-	return this_cpu()->poll.shortest_period;
+	return percpu_read(poll.shortest_period);
 }
 
 /* Wait until @deadline_ns (ns since boot), serving everything meanwhile. */

@@ -172,10 +172,33 @@ bool lapic_x2apic_mode(void)
  * reordered with earlier stores); we wait for the delivery status to
  * clear before the next.
  */
+/*
+ * The xAPIC ICR is two registers: an interrupt handler that sends an IPI
+ * of its own (a steered queue vector forwarded to its owner) between the
+ * two writes would send the interrupted one to its destination, so the
+ * pair is written with interrupts off (restored as they were).
+ */
+static bool send_ipi_xapic(uint32_t apic_id, uint32_t icr)
+{
+	uint64_t flags, end;
+	bool done = true;
+
+	__asm__ __volatile__("pushfq; popq %0; cli" : "=r"(flags)::"memory");
+	mmio_write32(regs + APIC_ICR_HI, apic_id << 24);
+	mmio_write32(regs + APIC_ICR_LO, icr);
+	end = now_ns() + ICR_PENDING_US * 1000ULL;
+	while (mmio_read32(regs + APIC_ICR_LO) & ICR_PENDING)
+		if (now_ns() > end) {
+			done = false;
+			break;
+		}
+	if (flags & (1u << 9)) /* IF (SDM 1 3.4.3.3) */
+		__asm__ __volatile__("sti" ::: "memory");
+	return done;
+}
+
 static bool send_ipi(uint32_t apic_id, uint32_t icr)
 {
-	uint64_t end;
-
 	if (x2apic) {
 		__asm__ __volatile__("mfence; lfence" ::: "memory");
 		wrmsr(MSR_X2APIC_FIRST + (APIC_ICR_LO >> 4), (uint64_t)apic_id << 32 | icr);
@@ -183,13 +206,7 @@ static bool send_ipi(uint32_t apic_id, uint32_t icr)
 	}
 	if (!regs || apic_id > 0xfe)
 		return false; /* 0xff is the xAPIC broadcast */
-	mmio_write32(regs + APIC_ICR_HI, apic_id << 24);
-	mmio_write32(regs + APIC_ICR_LO, icr);
-	end = now_ns() + ICR_PENDING_US * 1000ULL;
-	while (mmio_read32(regs + APIC_ICR_LO) & ICR_PENDING)
-		if (now_ns() > end)
-			return false;
-	return true;
+	return send_ipi_xapic(apic_id, icr);
 }
 
 bool lapic_send_init(uint32_t apic_id)

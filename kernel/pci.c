@@ -242,13 +242,24 @@ void pci_msix_disable(struct pci_dev *d)
  */
 int pci_msix_route(struct pci_dev *d, uint16_t entry, int vector)
 {
+	return pci_msix_route_to(d, entry, vector, lapic_id());
+}
+
+/*
+ * The message address names the destination APIC id in bits 19:12 (SDM
+ * 3A 11.11.1, physical mode, no redirection hint): ids above 255 need
+ * interrupt remapping, which ringside does not set up, so they are refused.
+ */
+int pci_msix_route_to(struct pci_dev *d, uint16_t entry, int vector, uint32_t apic_id)
+{
 	volatile uint32_t *e;
 
-	if (!d->msix_table || entry >= d->msix_size || vector < 32 || vector > 254)
+	if (!d->msix_table || entry >= d->msix_size || vector < 32 || vector > 254 ||
+	    apic_id > 0xff)
 		return -1;
 	e = d->msix_table + entry * 4;
 	e[3] = MSIX_ENTRY_CTRL_MASK;
-	e[0] = 0xfee00000u | ((lapic_id() & 0xff) << 12);
+	e[0] = 0xfee00000u | (apic_id << 12);
 	e[1] = 0;
 	e[2] = (uint32_t)vector;
 	e[3] = 0;

@@ -68,6 +68,7 @@ struct percpu {
 	volatile uint64_t timer_ticks; /* its LAPIC timer interrupts */
 	struct poll_cpu poll;
 	struct idle_cpu idle;
+	uint64_t irqs[256]; /* interrupts taken here, per vector (irq_dispatch) */
 };
 
 _Static_assert(offsetof(struct percpu, raised) == PERCPU_RAISED, "isr.S: raised");

@@ -240,9 +240,11 @@ static int cmd_cpus(int argc, char **argv)
 		return cpus_sleep(argc - 1, argv + 1);
 	if (argc > 1 && !strcmp(argv[1], "busy"))
 		return cpus_busy(argc - 1, argv + 1);
+	if (argc > 1 && !strcmp(argv[1], "irq"))
+		return cpus_irq(argc - 1, argv + 1);
 	if (argc > 1)
 		return shell_error(
-			"cpus: unknown argument '%s' (ping [N], stats, sleep|busy CPU MS)",
+			"cpus: unknown argument '%s' (ping [N], stats, sleep|busy CPU MS, irq V)",
 			argv[1]);
 	for (unsigned int i = 0; i < n_cpus; i++) {
 		const struct smp_cpu *c = &cpus[i];
@@ -263,10 +265,11 @@ static int cmd_cpus(int argc, char **argv)
 
 static const struct shell_cmd cpus_cmd = {
 	.name = "cpus",
-	.usage = "[ping [N] | stats | sleep CPU MS | busy CPU MS]",
+	.usage = "[ping [N] | stats | sleep CPU MS | busy CPU MS | irq V]",
 	.help = "each CPU: its APIC id (MADT), state, the id its LAPIC reads, start-up time; "
 		"ping: N round trips to each AP; stats: each AP's counters, through its ring; "
-		"sleep: AP CPU waits MS ms on its own timer; busy: AP CPU spins MS ms",
+		"sleep: AP CPU waits MS ms on its own timer; busy: AP CPU spins MS ms; "
+		"irq: vector V's interrupts taken on each CPU",
 	.run = cmd_cpus,
 };
 
@@ -336,6 +339,17 @@ static void start_aps(void)
 	for (unsigned int i = 1; i < n_cpus && ap_wanted(i); i++)
 		if (state_of(&cpus[i]) == SMP_OFFLINE)
 			ap_start(&cpus[i]);
+}
+
+unsigned int smp_next_online(unsigned int cpu)
+{
+	for (unsigned int i = 1; i < n_cpus; i++) {
+		unsigned int c = (cpu + i) % n_cpus;
+
+		if (state_of(&cpus[c]) == SMP_ONLINE)
+			return c;
+	}
+	return cpu;
 }
 
 void smp_init(void)

@@ -386,3 +386,47 @@ int cpus_busy(int argc, char **argv)
 	       smp_apic_id((unsigned int)cpu), (unsigned long long)(want.arg[1] / 1000000));
 	return 0;
 }
+
+/* On the AP: how many times vector arg[1] was taken there. */
+static void ap_irq(const struct spsc_msg *m, unsigned int ap)
+{
+	struct spsc_msg r = { .fn = on_reply, .arg = { m->arg[0] } };
+
+	r.arg[1] = this_cpu()->irqs[m->arg[1] & 0xff];
+	xcpu_reply(ap, &r);
+}
+
+/*
+ * `cpus irq V`: vector V's interrupts taken on each CPU (those through
+ * irq_dispatch: a callback's queue vector, the timer), each CPU's own
+ * count, an AP's fetched through its ring; shows which CPU an MSI-X
+ * message was steered to.
+ */
+int cpus_irq(int argc, char **argv)
+{
+	uint64_t vector, ns;
+	unsigned int failed = 0;
+
+	if (argc != 2 || config_parse_uint(argv[1], &vector) || vector < 32 || vector > 255)
+		return shell_error("cpus irq: V must be a vector, 32..255, not '%s'",
+				   argc > 1 ? argv[1] : "");
+	printf("cpu 0 apic %u: vector %llu irqs %llu\n", smp_apic_id(0), (unsigned long long)vector,
+	       (unsigned long long)this_cpu()->irqs[vector]);
+	for (unsigned int cpu = 1; cpu < smp_cpus(); cpu++) {
+		int ret;
+
+		if (!ap_usable(cpu))
+			continue;
+		ret = ask_arg(cpu, ap_irq, vector, 0, &ns);
+		if (ret) {
+			skip(cpu, ret);
+			failed++;
+			continue;
+		}
+		printf("cpu %u apic %u: vector %llu irqs %llu\n", cpu, smp_apic_id(cpu),
+		       (unsigned long long)vector, (unsigned long long)want.arg[1]);
+	}
+	if (failed)
+		return shell_error("cpus irq: %u APs did not answer", failed);
+	return 0;
+}

@@ -6,6 +6,7 @@
 #include "kernel/io.h"
 #include "kernel/lapic.h"
 #include "kernel/mm.h"
+#include "kernel/msi.h"
 #include "kernel/pci.h"
 #include "kernel/printk.h"
 #include "kernel/shell.h"
@@ -245,21 +246,18 @@ int pci_msix_route(struct pci_dev *d, uint16_t entry, int vector)
 	return pci_msix_route_to(d, entry, vector, lapic_id());
 }
 
-/*
- * The message address names the destination APIC id in bits 19:12 (SDM
- * 3A 11.11.1, physical mode, no redirection hint): ids above 255 need
- * interrupt remapping, which ringside does not set up, so they are refused.
- */
+/* The message address names the APIC id (msi_address: at most 255). */
 int pci_msix_route_to(struct pci_dev *d, uint16_t entry, int vector, uint32_t apic_id)
 {
 	volatile uint32_t *e;
+	uint32_t addr;
 
 	if (!d->msix_table || entry >= d->msix_size || vector < 32 || vector > 254 ||
-	    apic_id > 0xff)
+	    !msi_address(apic_id, &addr))
 		return -1;
 	e = d->msix_table + entry * 4;
 	e[3] = MSIX_ENTRY_CTRL_MASK;
-	e[0] = 0xfee00000u | (apic_id << 12);
+	e[0] = addr;
 	e[1] = 0;
 	e[2] = (uint32_t)vector;
 	e[3] = 0;

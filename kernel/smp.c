@@ -37,6 +37,7 @@
 #include "kernel/cpu.h"
 #include "kernel/io.h"
 #include "kernel/lapic.h"
+#include "kernel/msi.h"
 #include "kernel/memmap.h"
 #include "kernel/shell.h"
 #include "kernel/smp.h"
@@ -343,13 +344,13 @@ static void start_aps(void)
 
 unsigned int smp_next_online(unsigned int cpu)
 {
-	for (unsigned int i = 1; i < n_cpus; i++) {
-		unsigned int c = (cpu + i) % n_cpus;
+	uint64_t online = 0;
 
-		if (state_of(&cpus[c]) == SMP_ONLINE)
-			return c;
-	}
-	return cpu;
+	_Static_assert(SMP_MAX_CPUS <= 64, "one bit per CPU");
+	for (unsigned int i = 0; i < n_cpus; i++)
+		if (state_of(&cpus[i]) == SMP_ONLINE)
+			online |= 1ull << i;
+	return msi_next_online(online, n_cpus, cpu);
 }
 
 void smp_init(void)

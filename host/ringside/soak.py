@@ -302,13 +302,14 @@ class Guest:
         handshakes and TX completions take a few passes). Without `want`
         (the first snapshot), until two answers in a row agree: a pass
         that received packets leaves the RX ring short of up to an eighth
-        (refills go in batches), and the next quiet pass tops it up."""
+        (refills go in batches), and the next quiet pass tops it up; so with
+        `want` too, fewer buffers than it had are waited on like more."""
         deadline = time.monotonic() + timeout
         last = None
         while True:
             v = self.vsock()
             if want:
-                done = not v['busy'] and v['pkts'] <= want['pkts']
+                done = not v['busy'] and v['pkts'] == want['pkts']
             else:
                 done = not v['busy'] and v == last
             if done or time.monotonic() > deadline:

@@ -118,5 +118,5 @@ def test_directions_against_the_seeds(report):
         assert NUMBER.match(by[key][3]) and float(by[key][3]) > 0, by[key]
         assert re.match(r'(same direction|opposite direction|no change)', by[key][4]), by[key]
     # bench-rr's poll against sleep line, and bench-compare's two kernels
-    assert re.search(r'^ringside\s+1\s+\d+\s+[\d.]+\s+[\d.]+\s+[\d.]+', md, re.M), md
+    assert re.search(r'^ringside\s+1x1\s+1\s+\d+\s+[\d.]+\s+[\d.]+\s+[\d.]+', md, re.M), md
     assert re.search(r'^split sleep\s+p50 ns\s+64\s+[\d.]+\s+[\d.]+\s+[\d.]+', md, re.M), md

@@ -36,10 +36,14 @@ from .process import die_with_parent, read_text
 PROG = 'nested'
 L1_DIR = repo_path('build', 'nested-host')
 EXIT_L1 = 125  # L1 did not run CMD to its end (like env(1)'s 125)
-# L1's own kernel says one of its CPUs has been stuck for --stuck seconds:
-# the CPU runs an L2 vCPU that KVM cannot get back from (the emulated SVM's
-# fault docs/results/kvm.md describes), and nothing in L1 can end it.
+# L1 is stuck for --stuck seconds: its own kernel says one of its CPUs is
+# (running an L2 vCPU that KVM cannot get back from: the emulated SVM's
+# fault docs/results/kvm.md describes), or it has stopped touching its
+# heartbeat file, wedged whole. Nothing in L1 can end either.
 EXIT_L1_STUCK = 123
+# Touched every HEARTBEAT_S seconds by a loop the job script starts in L1.
+HEARTBEAT = 'alive'
+HEARTBEAT_S = 5
 # Linux's soft-lockup watchdog, repeated while the CPU stays stuck
 # (kernel/watchdog.c: "BUG: soft lockup - CPU#%d stuck for %us! [%s:%d]").
 SOFT_LOCKUP = re.compile(rb'soft lockup - CPU#(\d+) stuck for (\d+)s! \[([^\]\n]*)\]')
@@ -75,9 +79,10 @@ def parse_args(argv):
     p.add_argument('--smp', type=positive_int, default=2, metavar='N', help="L1's vCPUs (2)")
     p.add_argument('--cpu', default='max', metavar='MODEL',
                    help="L1's CPU model (max: SVM with nested paging; qemu64,-svm: none)")
-    p.add_argument('--stuck', type=nonneg_int, default=45, metavar='S',
-                   help="stop L1 when its kernel reports a CPU stuck for S seconds, exit "
-                        "status %d (45; 0: never)" % EXIT_L1_STUCK)
+    p.add_argument('--stuck', type=nonneg_int, default=60, metavar='S',
+                   help="stop L1 when its kernel reports a CPU stuck for S seconds or it "
+                        "does nothing for S seconds, exit status %d (60; 0: never)"
+                   % EXIT_L1_STUCK)
     p.add_argument('--log', metavar='PATH', default=os.path.join(L1_DIR, 'console.log'),
                    help="L1's serial console (build/nested-host/console.log)")
     p.add_argument('-v', '--verbose', action='store_true',
@@ -93,7 +98,9 @@ def parse_args(argv):
 
 def job_script(cmd, cwd, env):
     """The shell script L1's init runs: cwd, environment, then CMD."""
-    lines = ['cd %s || exit %d' % (shlex.quote(cwd), EXIT_L1)]
+    lines = ['cd %s || exit %d' % (shlex.quote(cwd), EXIT_L1),
+             '(while :; do echo >/job/%s; sleep %d; done) </dev/null >/dev/null 2>&1 &'
+             % (HEARTBEAT, HEARTBEAT_S)]
     lines += ['export %s=%s' % (k, shlex.quote(v)) for k, v in sorted(env.items())]
     lines.append('exec ' + shlex.join(cmd))
     return '\n'.join(lines) + '\n'
@@ -190,7 +197,7 @@ def run(opts):
         if qemu.poll() is None:
             qemu.kill()
         qemu.wait()
-        for name in ('cmd', 'status', 'error', 'no-kvm'):
+        for name in ('cmd', 'status', 'error', 'no-kvm', HEARTBEAT):
             try:
                 os.unlink(os.path.join(job, name))
             except FileNotFoundError:
@@ -225,6 +232,18 @@ class LockupWatch:
         return None
 
 
+def silent_for(path, limit):
+    """Why L1 counts as wedged: its heartbeat file, once there, untouched
+    for `limit` seconds; else None."""
+    try:
+        age = time.time() - os.stat(path).st_mtime
+    except FileNotFoundError:
+        return None
+    if not limit or age < limit:
+        return None
+    return 'nothing ran in it for %d s (its heartbeat, every %d s, stopped)' % (age, HEARTBEAT_S)
+
+
 def _wait(opts, qemu, job, copiers):
     deadline = time.monotonic() + opts.timeout
     told_no_kvm = False
@@ -240,8 +259,12 @@ def _wait(opts, qemu, job, copiers):
             return EXIT_TIMEOUT
         stuck = lockup.check()
         if stuck:
-            say('error: L1 is stuck, stopped: its kernel reports "%s" (the nested '
-                'hypervisor fault of docs/results/kvm.md; console: %s)' % (stuck, opts.log))
+            stuck = 'its kernel reports "%s"' % stuck
+        else:
+            stuck = silent_for(os.path.join(job, HEARTBEAT), opts.stuck)
+        if stuck:
+            say('error: L1 is stuck, stopped: %s (the nested hypervisor fault of '
+                'docs/results/kvm.md; console: %s)' % (stuck, opts.log))
             return EXIT_L1_STUCK
         try:
             qemu.wait(0.5)

@@ -2,6 +2,9 @@
 """host/nested's lockup watch: L1's console is read as it grows, and only
 a CPU stuck at least the limit stops L1."""
 
+import os
+import time
+
 from ringside import nested
 
 # as Linux 6.1 prints it on L1's console (a nested run of this project)
@@ -35,3 +38,21 @@ def test_zero_never_stops(tmp_path):
     log = tmp_path / 'console.log'
     log.write_bytes(LINE % 964)
     assert nested.LockupWatch(str(log), 0).check() is None
+
+
+def test_a_heartbeat_gone_quiet_is_wedged(tmp_path):
+    beat = tmp_path / 'alive'
+    assert nested.silent_for(str(beat), 60) is None        # not started yet
+    beat.write_text('\n')
+    assert nested.silent_for(str(beat), 60) is None        # fresh
+    old = time.time() - 75
+    os.utime(beat, (old, old))
+    assert nested.silent_for(str(beat), 60).startswith('nothing ran in it for 75 s')
+    assert nested.silent_for(str(beat), 0) is None          # 0: never
+
+
+def test_the_job_script_starts_the_heartbeat():
+    script = nested.job_script(['true'], '/repo', {})
+    assert '(while :; do echo >/job/alive; sleep 5; done) </dev/null >/dev/null 2>&1 &' \
+        in script.splitlines()
+    assert script.splitlines()[-1] == 'exec true'

@@ -74,6 +74,16 @@ def test_a_stuck_l1_is_stopped_at_once():
                                  '"soft lockup - CPU#0 stuck for 99s! [selftest:1]"'), out.stderr
 
 
+def test_a_wedged_l1_is_stopped_at_once():
+    """L1 that runs nothing any more (here: its heartbeat loop stopped)
+    is stopped after --stuck seconds with the same status."""
+    out = nested('--stuck', '15', '--timeout', '600', 'sh', '-c',
+                 'kill -STOP $(pgrep -P $$); sleep 600', timeout=300)
+    assert out.returncode == EXIT_L1_STUCK, out.stderr
+    assert re.match(r'nested: error: L1 is stuck, stopped: nothing ran in it for 1\d s ',
+                    out.stderr), out.stderr
+
+
 # The nested hypervisor (QEMU's emulated SVM) fails in two ways no guest
 # causes, ringside and the Linux guest alike (docs/results/kvm.md):
 # - an L2 vCPU comes back from an I/O intercept holding L1's state instead
@@ -81,7 +91,8 @@ def test_a_stuck_l1_is_stopped_at_once():
 #   launcher inside L1 reads the vCPU's registers when a console wait times
 #   out and says so (vcpu_watch.LOST);
 # - an L1 CPU stays stuck running an L2 vCPU; L1's watchdog reports a soft
-#   lockup and host/nested stops L1 (EXIT_L1_STUCK).
+#   lockup, or L1 stops running anything at all (its heartbeat stops), and
+#   host/nested stops L1 (EXIT_L1_STUCK).
 # The suite runs a file per L1, so one fault costs one file: a file lost
 # that way alone runs again, up to FAULT_RUNS times in all, and the warning
 # shows the evidence. Any other failure fails the suite.

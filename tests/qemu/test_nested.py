@@ -98,8 +98,8 @@ def test_a_wedged_l1_is_stopped_at_once():
 # shows the evidence. Any other failure fails the suite.
 KVM_DIR = os.path.join(REPO, 'tests', 'kvm')
 FAULT_RUNS = 3
-FILE_TIMEOUT = 1200     # s; a file takes up to about 4 min
-SUITE_BUDGET = 2400     # s for the suite, reruns included (about 13 min without)
+FILE_TIMEOUT = 600      # s; a file takes up to about 4 min
+SUITE_BUDGET = 1800     # s for the suite, reruns included (9 to 13 min without)
 
 
 def kvm_files():

@@ -8,6 +8,7 @@ import pytest
 
 from ringside import bench_net
 from ringside import testpmd
+from conftest import usage_error
 
 NET = ['-netdev', 'vhost-user,id=n0,chardev=vhu0']
 
@@ -35,10 +36,8 @@ def test_placements_parse_in_order(text, placements):
                                                 'for ringside (in --guests)'),
 ])
 def test_bad_placements_are_one_line(capsys, argv, error):
-    with pytest.raises(SystemExit) as e:
-        bench_net.main(argv)
-    assert e.value.code == 2
-    assert capsys.readouterr().err == 'bench-net: error: %s (see --help)\n' % error
+    assert usage_error(capsys, bench_net.main, argv) == \
+        'bench-net: error: %s (see --help)\n' % error
 
 
 def test_default_boot_keys_unchanged():

@@ -10,6 +10,7 @@ import pytest
 
 from ringside import bench_rr, netns
 from ringside.cli import shape_list
+from conftest import usage_error
 
 
 class FakeNs:
@@ -44,10 +45,8 @@ def test_shapes_parse(text, shapes):
                                      'a tap: root, no --no-udp)'),
 ])
 def test_bad_shapes_are_one_line_before_anything_boots(capsys, argv, error):
-    with pytest.raises(SystemExit) as e:
-        bench_rr.main(argv)
-    assert e.value.code == 2
-    assert capsys.readouterr().err == 'bench-rr: error: %s (see --help)\n' % error
+    assert usage_error(capsys, bench_rr.main, argv) == \
+        'bench-rr: error: %s (see --help)\n' % error
 
 
 def test_pairs_without_a_namespace_are_refused(capsys, monkeypatch):

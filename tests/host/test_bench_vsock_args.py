@@ -6,6 +6,7 @@ one line of error where -R meets --dirs or has no stream to reverse."""
 import pytest
 
 from ringside.bench_vsock import parse_args
+from conftest import usage_error
 
 
 @pytest.mark.parametrize('argv,dirs', [
@@ -25,7 +26,5 @@ def test_directions(argv, dirs):
     (['--dirs', 'up'], '--dirs takes h2g and/or g2h'),
 ])
 def test_bad_directions_are_one_line(capsys, argv, error):
-    with pytest.raises(SystemExit) as e:
-        parse_args(argv)
-    assert e.value.code == 2
-    assert capsys.readouterr().err == 'bench-vsock: error: %s (see --help)\n' % error
+    assert usage_error(capsys, parse_args, argv) == \
+        'bench-vsock: error: %s (see --help)\n' % error

@@ -16,6 +16,7 @@
 #include "kernel/cpu.h"
 #include "kernel/io.h"
 #include "kernel/lapic.h"
+#include "kernel/percpu.h"
 #include "kernel/printk.h"
 
 #define KERNEL_CS 0x08
@@ -339,6 +340,7 @@ void irq_dispatch(unsigned int vector)
 	if (vector == IRQ_SPURIOUS)
 		return; /* no EOI for spurious interrupts (SDM 3A 11.9) */
 	s->count++;
+	this_cpu()->irqs[vector & 0xff]++; /* where it was taken: `cpus irq` */
 	if (s->handler)
 		s->handler(s->arg);
 	lapic_eoi();

@@ -6,6 +6,7 @@
 #include "kernel/cpu.h"
 #include "kernel/idle.h"
 #include "kernel/lapic.h"
+#include "kernel/percpu.h"
 #include "kernel/poll.h"
 #include "kernel/stats.h"
 #include "kernel/time.h"
@@ -64,28 +65,28 @@ CONFIG_KEY(cfg_idle_guard) = {
 #define NS_PER_US 1000ULL
 #define NS_PER_MS 1000000ULL
 
-/* the keys, as their hook last saw them: idle_wait runs on every pass */
-static bool halt_on_idle, tick_deadline;
-static uint64_t halts, early_wakes, guard_wakes;
+/*
+ * The keys, as their hook last saw them (idle_wait runs on every pass),
+ * shared by every CPU; what a CPU armed and counted is its own struct
+ * idle_cpu (kernel/percpu.h). An AP always arms its one-shot timer:
+ * tick=periodic sets the BSP's periodic tick only.
+ */
+static bool halt_on_idle;
 static uint64_t guard_ns; /* idle_guard; UINT64_MAX: none */
-static bool guard_armed; /* the timer armed is the guard's */
-/* when the one-shot timer fires; 0: not armed; UINT64_MAX: none needed */
-static uint64_t armed_until;
-static uint64_t armed_ticks; /* timer interrupts counted when it was armed */
 
 /*
  * When the loop must be awake again: a poller's deadline (@asked), or a
  * device that raises no interrupt (poll_every; the console when its
  * interrupt could not be routed). UINT64_MAX: only an interrupt.
  */
-static uint64_t next_wake(uint64_t now, uint64_t asked)
+static uint64_t next_wake(struct idle_cpu *ic, uint64_t now, uint64_t asked)
 {
 	uint64_t period = poll_period();
 
 	if (period != UINT64_MAX && now + period < asked)
 		asked = now + period;
-	guard_armed = guard_ns != UINT64_MAX && now + guard_ns < asked;
-	return guard_armed ? now + guard_ns : asked;
+	ic->guard_armed = guard_ns != UINT64_MAX && now + guard_ns < asked;
+	return ic->guard_armed ? now + guard_ns : asked;
 }
 
 /*
@@ -97,8 +98,8 @@ static uint64_t next_wake(uint64_t now, uint64_t asked)
  */
 static bool timer_still_good(uint64_t asked)
 {
-	return asked == UINT64_MAX && armed_until && poll_period() == UINT64_MAX &&
-	       lapic_timer_ticks() == armed_ticks;
+	return asked == UINT64_MAX && percpu_read(idle.armed_until) &&
+	       poll_period() == UINT64_MAX && lapic_timer_ticks() == percpu_read(idle.armed_ticks);
 }
 
 /*
@@ -110,25 +111,26 @@ static bool timer_still_good(uint64_t asked)
  * is armed (idle_guard, or no timer when it is 0): an idle guest whose
  * console interrupts wakes about once a second.
  */
-static __attribute__((noinline)) bool arm_deadline_slow(uint64_t asked)
+static __attribute__((noinline)) bool arm_deadline_slow(struct idle_cpu *ic, uint64_t asked)
 {
 	uint64_t now, wake;
 
-	if (guard_armed && lapic_timer_ticks() != armed_ticks)
-		guard_wakes++;
+	if (ic->guard_armed && lapic_timer_ticks() != ic->armed_ticks)
+		ic->guard_wakes++;
 	now = now_ns();
-	wake = next_wake(now, asked);
+	wake = next_wake(ic, now, asked);
 	if (wake <= now) {
-		early_wakes++;
+		ic->early_wakes++;
 		return false;
 	}
 	/* not fired yet: the LAPIC and the TSC may disagree by a little */
-	if (armed_until > now && armed_until <= wake && lapic_timer_ticks() == armed_ticks)
+	if (ic->armed_until > now && ic->armed_until <= wake &&
+	    lapic_timer_ticks() == ic->armed_ticks)
 		return true;
 	if (wake != UINT64_MAX)
 		lapic_timer_oneshot((wake - now + NS_PER_US - 1) / NS_PER_US);
-	armed_until = wake;
-	armed_ticks = lapic_timer_ticks();
+	ic->armed_until = wake;
+	ic->armed_ticks = lapic_timer_ticks();
 	return true;
 }
 
@@ -137,7 +139,7 @@ static inline bool arm_deadline(void)
 {
 	uint64_t asked = poll_take_wake();
 
-	return timer_still_good(asked) || arm_deadline_slow(asked);
+	return timer_still_good(asked) || arm_deadline_slow(&this_cpu()->idle, asked);
 }
 
 /*
@@ -151,51 +153,58 @@ void idle_wait(void)
 {
 	if (!halt_on_idle) {
 		poll_pending(); /* raises the on_raise pollers that have work */
-		poll_take_wake();
+		poll_drop_wake();
 		return;
 	}
 	irq_disable();
 	if (poll_pending()) {
-		poll_take_wake();
+		poll_drop_wake();
 		irq_enable();
 		return;
 	}
-	if (!tick_deadline)
-		poll_take_wake();
+	if (!percpu_read(idle.tick_deadline))
+		poll_drop_wake();
 	else if (!arm_deadline()) {
 		irq_enable();
 		return;
 	}
-	halts++;
+	percpu_inc(idle.halts);
 	__asm__ __volatile__("sti; hlt" ::: "memory");
 }
 
+/* On the BSP (a key set from the shell): its timer and the shared keys. */
 static void idle_changed(struct config_key *key)
 {
+	struct idle_cpu *ic = &this_cpu()->idle;
+
 	halt_on_idle = config_get(&cfg_idle) == IDLE_HALT;
-	tick_deadline = config_get(&cfg_tick) == TICK_DEADLINE;
+	ic->tick_deadline = config_get(&cfg_tick) == TICK_DEADLINE;
 	guard_ns = config_get(&cfg_idle_guard) ? config_get(&cfg_idle_guard) * NS_PER_MS :
 						 UINT64_MAX;
-	armed_until = 0; /* periodic mode or a stop overwrote the one-shot */
-	lapic_timer_periodic(halt_on_idle && !tick_deadline ? TICK_US : 0);
+	ic->armed_until = 0; /* periodic mode or a stop overwrote the one-shot */
+	lapic_timer_periodic(halt_on_idle && !ic->tick_deadline ? TICK_US : 0);
 }
 
 static void idle_stats(void)
 {
+	const struct idle_cpu *ic = &this_cpu()->idle;
+
 	printf("  idle=%s halts %llu timer_ticks %llu tick=%s due_at_sleep %llu guard_wakes %llu\n",
-	       config_get(&cfg_idle) == IDLE_HALT ? "halt" : "poll", (unsigned long long)halts,
+	       config_get(&cfg_idle) == IDLE_HALT ? "halt" : "poll", (unsigned long long)ic->halts,
 	       (unsigned long long)lapic_timer_ticks(), tick_choices[config_get(&cfg_tick)],
-	       (unsigned long long)early_wakes, (unsigned long long)guard_wakes);
+	       (unsigned long long)ic->early_wakes, (unsigned long long)ic->guard_wakes);
 }
 
 static void idle_stats_json(struct json_writer *w)
 {
+	const struct idle_cpu *ic = &this_cpu()->idle;
+
 	json_put_string(w, "idle", config_get(&cfg_idle) == IDLE_HALT ? "halt" : "poll");
-	json_put_u64(w, "halts", halts);
+	json_put_u64(w, "halts", ic->halts);
 	json_put_u64(w, "timer_ticks", lapic_timer_ticks());
 	json_put_string(w, "tick", tick_choices[config_get(&cfg_tick)]);
-	json_put_u64(w, "due_at_sleep", early_wakes);
-	json_put_u64(w, "guard_wakes", guard_wakes);
+	json_put_u64(w, "due_at_sleep", ic->early_wakes);
+	json_put_u64(w, "guard_wakes", ic->guard_wakes);
 }
 
 void idle_init(void)

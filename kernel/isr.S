@@ -17,7 +17,7 @@
  * call, the flags it changes restored by iretq (SDM 3A 6.14).
  */
 #include "kernel/cpu.h"
-#include "kernel/xcpu.h"
+#include "kernel/percpu.h"
 
 	.text
 
@@ -90,8 +90,10 @@ isr_\vec:
 
 /*
  * The slot's count (irq_count) and its counter (the queue's interrupts
- * stat), then its bits into poll_raised with one locked OR, so a check
- * with interrupts off (idle_wait) sees them. Then the EOI, one entry per
+ * stat), then its bits into the taking CPU's raised word (struct percpu,
+ * which IA32_GS_BASE points at) with one locked OR, so its check with
+ * interrupts off (idle_wait) sees them. Only the BSP takes raise vectors
+ * so far: the PV EOI entries below are its alone. Then the EOI, one entry per
  * way lapic.c found to do it (cpu.c installs the matching table):
  * isr_raise_N writes 0 to the xAPIC register (SDM 3A 11.8.5), which
  * irq_alloc_raise made sure is mapped; isr_raise_x2_N writes the x2APIC
@@ -104,7 +106,7 @@ isr_\vec:
 	movq	irq_slots + \vec * IRQ_SLOT_SIZE + IRQ_SLOT_COUNTER(%rip), %rax
 	incq	(%rax)
 	movl	irq_slots + \vec * IRQ_SLOT_SIZE + IRQ_SLOT_RAISE(%rip), %eax
-	lock orl	%eax, poll_raised(%rip)
+	lock orl	%eax, %gs:PERCPU_RAISED
 .endm
 
 .macro ISR_RAISE vec
@@ -170,15 +172,17 @@ isr_eoi_x2apic:
 	iretq
 
 /*
- * The mail IPI (kernel/xcpu.c), taken on an AP: it only wakes the AP's
- * loop. Counted in the CPU's own struct xcpu_cpu, which IA32_GS_BASE
- * points at, then the EOI through the LAPIC register: the tail above
- * never looks at KVM's PV EOI flag, the BSP's alone.
+ * The mail IPI (kernel/xcpu.c), taken on an AP: it counts in the CPU's
+ * own struct percpu and raises the bits its mail_raise names there (its
+ * request poller), then the EOI through the LAPIC register: the tail
+ * above never looks at KVM's PV EOI flag, the BSP's alone.
  */
 	.globl	isr_mail
 isr_mail:
 	pushq	%rax
-	incq	%gs:XCPU_CPU_IPIS
+	incq	%gs:PERCPU_IPIS
+	movl	%gs:PERCPU_MAIL_RAISE, %eax
+	lock orl	%eax, %gs:PERCPU_RAISED
 	jmp	isr_eoi_write
 
 isr_common:

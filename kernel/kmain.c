@@ -17,6 +17,7 @@
 #include "kernel/lapic.h"
 #include "kernel/mm.h"
 #include "kernel/pci.h"
+#include "kernel/percpu.h"
 #include "kernel/poll.h"
 #include "kernel/shell.h"
 #include "kernel/smp.h"
@@ -43,6 +44,7 @@ void kmain(struct boot_info *bi)
 {
 	char hv[160];
 
+	percpu_enter(&percpu_boot); /* this_cpu() and the interrupt entries need it */
 	console_init();
 	cpu_init();
 	mm_init(bi);

@@ -18,6 +18,7 @@
 #include "kernel/io.h"
 #include "kernel/lapic.h"
 #include "kernel/mm.h"
+#include "kernel/percpu.h"
 #include "kernel/time.h"
 
 #define MSR_APIC_BASE 0x1b
@@ -56,11 +57,9 @@ enum lvt_mode { LVT_OFF, LVT_ONESHOT_MODE, LVT_PERIODIC_MODE, LVT_DEADLINE_MODE 
 static volatile uint8_t *regs;
 static uint64_t base;
 static bool x2apic, tsc_deadline;
-static enum lvt_mode lvt;
+/* Each CPU's LVT timer mode is its own: struct percpu's lvt_mode. */
 static uint64_t timer_hz; /* LAPIC timer ticks per second at divide 16 */
 static int timer_vector = -1;
-static const uint64_t no_ticks;
-const volatile uint64_t *lapic_timer_count = &no_ticks;
 volatile uint32_t *lapic_eoi_reg;
 /* isr.S reads these two: the EOI when KVM's flag says one is needed */
 uint8_t lapic_x2apic;
@@ -173,10 +172,33 @@ bool lapic_x2apic_mode(void)
  * reordered with earlier stores); we wait for the delivery status to
  * clear before the next.
  */
+/*
+ * The xAPIC ICR is two registers: an interrupt handler that sends an IPI
+ * of its own (a steered queue vector forwarded to its owner) between the
+ * two writes would send the interrupted one to its destination, so the
+ * pair is written with interrupts off (restored as they were).
+ */
+static bool send_ipi_xapic(uint32_t apic_id, uint32_t icr)
+{
+	uint64_t flags, end;
+	bool done = true;
+
+	__asm__ __volatile__("pushfq; popq %0; cli" : "=r"(flags)::"memory");
+	mmio_write32(regs + APIC_ICR_HI, apic_id << 24);
+	mmio_write32(regs + APIC_ICR_LO, icr);
+	end = now_ns() + ICR_PENDING_US * 1000ULL;
+	while (mmio_read32(regs + APIC_ICR_LO) & ICR_PENDING)
+		if (now_ns() > end) {
+			done = false;
+			break;
+		}
+	if (flags & (1u << 9)) /* IF (SDM 1 3.4.3.3) */
+		__asm__ __volatile__("sti" ::: "memory");
+	return done;
+}
+
 static bool send_ipi(uint32_t apic_id, uint32_t icr)
 {
-	uint64_t end;
-
 	if (x2apic) {
 		__asm__ __volatile__("mfence; lfence" ::: "memory");
 		wrmsr(MSR_X2APIC_FIRST + (APIC_ICR_LO >> 4), (uint64_t)apic_id << 32 | icr);
@@ -184,13 +206,7 @@ static bool send_ipi(uint32_t apic_id, uint32_t icr)
 	}
 	if (!regs || apic_id > 0xfe)
 		return false; /* 0xff is the xAPIC broadcast */
-	mmio_write32(regs + APIC_ICR_HI, apic_id << 24);
-	mmio_write32(regs + APIC_ICR_LO, icr);
-	end = now_ns() + ICR_PENDING_US * 1000ULL;
-	while (mmio_read32(regs + APIC_ICR_LO) & ICR_PENDING)
-		if (now_ns() > end)
-			return false;
-	return true;
+	return send_ipi_xapic(apic_id, icr);
 }
 
 bool lapic_send_init(uint32_t apic_id)
@@ -257,9 +273,10 @@ static inline bool pv_eoi_take(void)
 	return was_set;
 }
 
+/* KVM's PV EOI flag is the BSP's vCPU's: an AP writes the register. */
 void lapic_eoi(void)
 {
-	if (eoi_kind == LAPIC_EOI_KVM_PV && pv_eoi_take())
+	if (eoi_kind == LAPIC_EOI_KVM_PV && !this_cpu()->index && pv_eoi_take())
 		return;
 	if (x2apic)
 		wrmsr(MSR_X2APIC_FIRST + (APIC_EOI >> 4), 0);
@@ -279,12 +296,16 @@ static void timer_calibrate(void)
 	left = apic_read(APIC_TIMER_CUR);
 	apic_write(APIC_TIMER_INIT, 0);
 	timer_hz = (uint64_t)(0xffffffffu - left) * (1000000 / CALIBRATE_US);
-	lvt = LVT_OFF;
+	this_cpu()->lvt_mode = LVT_OFF;
 }
 
-/* The tick only wakes the CPU; the interrupt itself has nothing to do. */
+/*
+ * The tick only wakes the CPU; counted in the taking CPU's struct percpu,
+ * since idle.c compares the count to tell whether its own timer fired.
+ */
 static void timer_tick(void *arg)
 {
+	this_cpu()->timer_ticks++;
 }
 
 /* A vector for the timer: false if the timer cannot be used. */
@@ -294,8 +315,6 @@ static bool timer_ready(void)
 		return false;
 	if (timer_vector < 0) {
 		timer_vector = irq_alloc_vector(timer_tick, NULL);
-		if (timer_vector >= 0)
-			lapic_timer_count = &irq_slots[timer_vector].count;
 	}
 	return timer_vector >= 0;
 }
@@ -327,9 +346,9 @@ void lapic_timer_periodic(uint32_t period_us)
 	if (!period_us) {
 		apic_write(APIC_LVT_TIMER, LVT_MASKED);
 		apic_write(APIC_TIMER_INIT, 0);
-		if (lvt == LVT_DEADLINE_MODE)
+		if (this_cpu()->lvt_mode == LVT_DEADLINE_MODE)
 			wrmsr(MSR_TSC_DEADLINE, 0);
-		lvt = LVT_OFF;
+		this_cpu()->lvt_mode = LVT_OFF;
 		return;
 	}
 	if (!timer_ready_counting())
@@ -337,7 +356,7 @@ void lapic_timer_periodic(uint32_t period_us)
 	apic_write(APIC_TIMER_DIV, TIMER_DIV_16);
 	apic_write(APIC_LVT_TIMER, LVT_PERIODIC | (uint32_t)timer_vector);
 	apic_write(APIC_TIMER_INIT, timer_count(period_us));
-	lvt = LVT_PERIODIC_MODE;
+	this_cpu()->lvt_mode = LVT_PERIODIC_MODE;
 }
 
 /*
@@ -351,13 +370,25 @@ static void deadline_arm(uint64_t us)
 	uint64_t hz = tsc_hz();
 	uint64_t cycles = us > UINT64_MAX / 2 / hz ? UINT64_MAX / 2 : hz * us / 1000000;
 
-	if (lvt != LVT_DEADLINE_MODE) {
+	if (this_cpu()->lvt_mode != LVT_DEADLINE_MODE) {
 		apic_write(APIC_LVT_TIMER, LVT_TSC_DEADLINE | (uint32_t)timer_vector);
 		if (!x2apic)
 			__asm__ __volatile__("mfence" ::: "memory");
-		lvt = LVT_DEADLINE_MODE;
+		this_cpu()->lvt_mode = LVT_DEADLINE_MODE;
 	}
 	wrmsr(MSR_TSC_DEADLINE, rdtsc() + (cycles ? cycles : 1));
+}
+
+/*
+ * On the BSP before the APs start: the timer's vector (and its rate when
+ * the APs will count it down), so an AP's first halt allocates nothing.
+ */
+void lapic_timer_prepare(void)
+{
+	if (tsc_deadline && tsc_hz())
+		timer_ready();
+	else
+		timer_ready_counting();
 }
 
 /*
@@ -375,10 +406,10 @@ void lapic_timer_oneshot(uint64_t us)
 	}
 	if (!timer_ready_counting())
 		return;
-	if (lvt != LVT_ONESHOT_MODE) {
+	if (this_cpu()->lvt_mode != LVT_ONESHOT_MODE) {
 		apic_write(APIC_TIMER_DIV, TIMER_DIV_16);
 		apic_write(APIC_LVT_TIMER, (uint32_t)timer_vector);
-		lvt = LVT_ONESHOT_MODE;
+		this_cpu()->lvt_mode = LVT_ONESHOT_MODE;
 	}
 	apic_write(APIC_TIMER_INIT, timer_count(us));
 }

@@ -6,6 +6,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "kernel/percpu.h"
+
 /* How an interrupt ends: isr.S has a raise entry for each (cpu.c picks). */
 enum lapic_eoi_kind {
 	LAPIC_EOI_NONE, /* no LAPIC mapped */
@@ -16,8 +18,6 @@ enum lapic_eoi_kind {
 
 /* The xAPIC EOI register, NULL when unmapped or in x2APIC mode. */
 extern volatile uint32_t *lapic_eoi_reg;
-/* The timer vector's interrupt count (a zero until it has a vector). */
-extern const volatile uint64_t *lapic_timer_count;
 
 /* After hypervisor_init: x2APIC and KVM's PV EOI when offered. */
 void lapic_init(void);
@@ -51,10 +51,15 @@ void lapic_timer_periodic(uint32_t period_us);
  * one WRMSR in TSC-deadline mode, else the initial count register.
  */
 void lapic_timer_oneshot(uint64_t us);
-/* Timer interrupts taken: one load, inline (idle_wait asks before each halt). */
+/* On the BSP before the APs start: the timer's vector and rate, shared. */
+void lapic_timer_prepare(void);
+/*
+ * Timer interrupts this CPU took: one load through %gs, inline (idle_wait
+ * asks before each halt).
+ */
 static inline uint64_t lapic_timer_ticks(void)
 {
-	return *lapic_timer_count;
+	return percpu_read(timer_ticks);
 }
 
 #endif

@@ -6,6 +6,7 @@
 #include "kernel/io.h"
 #include "kernel/lapic.h"
 #include "kernel/mm.h"
+#include "kernel/msi.h"
 #include "kernel/pci.h"
 #include "kernel/printk.h"
 #include "kernel/shell.h"
@@ -242,13 +243,21 @@ void pci_msix_disable(struct pci_dev *d)
  */
 int pci_msix_route(struct pci_dev *d, uint16_t entry, int vector)
 {
-	volatile uint32_t *e;
+	return pci_msix_route_to(d, entry, vector, lapic_id());
+}
 
-	if (!d->msix_table || entry >= d->msix_size || vector < 32 || vector > 254)
+/* The message address names the APIC id (msi_address: at most 255). */
+int pci_msix_route_to(struct pci_dev *d, uint16_t entry, int vector, uint32_t apic_id)
+{
+	volatile uint32_t *e;
+	uint32_t addr;
+
+	if (!d->msix_table || entry >= d->msix_size || vector < 32 || vector > 254 ||
+	    !msi_address(apic_id, &addr))
 		return -1;
 	e = d->msix_table + entry * 4;
 	e[3] = MSIX_ENTRY_CTRL_MASK;
-	e[0] = 0xfee00000u | ((lapic_id() & 0xff) << 12);
+	e[0] = addr;
 	e[1] = 0;
 	e[2] = (uint32_t)vector;
 	e[3] = 0;

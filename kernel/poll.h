@@ -13,12 +13,20 @@
  * pass for a while (poll_keep), or its pending() said so before a halt.
  * A pass costs a bit test for it instead of a call.
  *
- * The table is static and lock-free: one loop runs it.
+ * Each CPU runs its own loop over its own table (kernel/percpu.h): the
+ * registry, the raised bits, the wake-up and the periods below are the
+ * calling CPU's, and nothing here takes a lock. A poller is registered
+ * on the CPU that will run it (for another CPU: inside an xcpu request
+ * run there, kernel/xcpu.h); its bit means something on that CPU only.
+ * What crosses CPUs: a request or reply through an SPSC ring plus an IPI
+ * (xcpu.h), or poll_raise_on() plus an IPI to the owner. An interrupt
+ * raises the pollers of the CPU that takes it (isr.S ORs into
+ * %gs:PERCPU_RAISED). CPU 0 (the BSP) also runs the console and the shell.
  *
  * When to use which way of getting the loop's attention:
  *
  *   the work comes with                    use                      who
- *   an interrupt (a queue's MSI-X vector)  the vector's raise entry isr.S -> poll_raised
+ *   an interrupt (a queue's MSI-X vector)  the vector's raise entry isr.S -> raised, its CPU's
  *   an event in another part of the guest  poll_raise(bit)          sockets for their owner
  *   a state to look at every pass a while  poll_keep(bit, on)       a wait with a timeout
  *   work no interrupt announces            pending() +              TX waiting for ring room
@@ -36,8 +44,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "kernel/percpu.h"
+
 #define POLL_BUDGET 64
-#define POLL_MAX 16
+#define POLL_MAX PERCPU_POLL_MAX
 
 struct poller {
 	const char *name;
@@ -60,10 +70,12 @@ uint32_t poll_bit(const struct poller *p);
 void poll_raise(uint32_t bits);
 
 /*
- * The raised bits themselves: interrupt entries that only wake the loop
- * OR into them directly (kernel/isr.S), not through poll_raise().
+ * The same on another CPU's loop (one locked OR into its raised word);
+ * the caller then sends it an IPI if it may be halted. The raised bits
+ * themselves are struct percpu's: interrupt entries that only wake the
+ * loop OR into the taking CPU's directly (kernel/isr.S).
  */
-extern volatile uint32_t poll_raised;
+void poll_raise_on(struct percpu *cpu, uint32_t bits);
 
 /*
  * Whether idle_wait asks the pending() hooks of the pollers in @bits (on
@@ -118,16 +130,19 @@ bool poll_wait(enum poll_step (*step)(void *arg), void *arg, uint64_t deadline_n
  * it every 1 ms anyway).
  */
 void poll_wake_at(uint64_t deadline_ns);
-/* Inline readers' state, kept in poll.c: only the accessors below use it. */
-extern uint64_t poll_next_wake, poll_shortest_period;
-
-/* The earliest wake-up asked for since the last call (UINT64_MAX: none). */
+/* The earliest wake-up this CPU asked for since the last call (UINT64_MAX: none). */
 static inline uint64_t poll_take_wake(void)
 {
-	uint64_t t = poll_next_wake;
+	uint64_t t = percpu_read(poll.next_wake);
 
-	poll_next_wake = UINT64_MAX;
+	percpu_write(poll.next_wake, UINT64_MAX);
 	return t;
+}
+
+/* The same, when the caller sleeps on no timer (or not at all). */
+static inline void poll_drop_wake(void)
+{
+	percpu_write(poll.next_wake, UINT64_MAX);
 }
 
 /*
@@ -142,7 +157,7 @@ int poll_every(const void *owner, uint64_t period_ns);
 /* The shortest period asked for (UINT64_MAX: none). */
 static inline uint64_t poll_period(void)
 {
-	return poll_shortest_period;
+	return percpu_read(poll.shortest_period);
 }
 
 /* Wait until @deadline_ns (ns since boot), serving everything meanwhile. */

@@ -37,6 +37,7 @@
 #include "kernel/cpu.h"
 #include "kernel/io.h"
 #include "kernel/lapic.h"
+#include "kernel/msi.h"
 #include "kernel/memmap.h"
 #include "kernel/shell.h"
 #include "kernel/smp.h"
@@ -236,8 +237,16 @@ static int cmd_cpus(int argc, char **argv)
 		return cpus_ping(argc - 1, argv + 1);
 	if (argc > 1 && !strcmp(argv[1], "stats"))
 		return cpus_stats(argc - 1, argv + 1);
+	if (argc > 1 && !strcmp(argv[1], "sleep"))
+		return cpus_sleep(argc - 1, argv + 1);
+	if (argc > 1 && !strcmp(argv[1], "busy"))
+		return cpus_busy(argc - 1, argv + 1);
+	if (argc > 1 && !strcmp(argv[1], "irq"))
+		return cpus_irq(argc - 1, argv + 1);
 	if (argc > 1)
-		return shell_error("cpus: unknown argument '%s' (ping [N], stats)", argv[1]);
+		return shell_error(
+			"cpus: unknown argument '%s' (ping [N], stats, sleep|busy CPU MS, irq V)",
+			argv[1]);
 	for (unsigned int i = 0; i < n_cpus; i++) {
 		const struct smp_cpu *c = &cpus[i];
 		int s = state_of(c);
@@ -257,9 +266,11 @@ static int cmd_cpus(int argc, char **argv)
 
 static const struct shell_cmd cpus_cmd = {
 	.name = "cpus",
-	.usage = "[ping [N] | stats]",
+	.usage = "[ping [N] | stats | sleep CPU MS | busy CPU MS | irq V]",
 	.help = "each CPU: its APIC id (MADT), state, the id its LAPIC reads, start-up time; "
-		"ping: N round trips to each AP; stats: each AP's counters, through its ring",
+		"ping: N round trips to each AP; stats: each AP's counters, through its ring; "
+		"sleep: AP CPU waits MS ms on its own timer; busy: AP CPU spins MS ms; "
+		"irq: vector V's interrupts taken on each CPU",
 	.run = cmd_cpus,
 };
 
@@ -331,6 +342,17 @@ static void start_aps(void)
 			ap_start(&cpus[i]);
 }
 
+unsigned int smp_next_online(unsigned int cpu)
+{
+	uint64_t online = 0;
+
+	_Static_assert(SMP_MAX_CPUS <= 64, "one bit per CPU");
+	for (unsigned int i = 0; i < n_cpus; i++)
+		if (state_of(&cpus[i]) == SMP_ONLINE)
+			online |= 1ull << i;
+	return msi_next_online(online, n_cpus, cpu);
+}
+
 void smp_init(void)
 {
 	char line[96];
@@ -344,6 +366,7 @@ void smp_init(void)
 		printf("smp: %s\n", line);
 		return;
 	}
+	lapic_timer_prepare(); /* the APs' idle shares its vector */
 	us = now_ns();
 	start_aps();
 	us = (now_ns() - us) / 1000;

@@ -30,6 +30,8 @@ unsigned int smp_cpus(void);
 int smp_state(unsigned int cpu);
 uint32_t smp_apic_id(unsigned int cpu);
 const char *smp_state_name(int state);
+/* The next online CPU after @cpu, wrapping around; @cpu when no other is. */
+unsigned int smp_next_online(unsigned int cpu);
 /* "2 online of 2 in MADT" and what is missing, for `info`. */
 void smp_describe(char *buf, unsigned int len);
 

@@ -3,47 +3,46 @@
  * Cross-CPU messages (xcpu.h). The target design is one poll loop per
  * CPU, each queue and connection owned by one CPU, no lock on the data
  * path; what crosses goes through a ring with one producer and one
- * consumer, and an IPI. In this stage an AP's loop only runs requests.
- *
- * The AP's loop drains its in ring, then, with interrupts off, checks it
- * once more and halts with `sti; hlt`: STI's interrupt shadow keeps the
- * mail IPI of a request pushed after the check pending until HLT has
- * begun, which it then ends (SDM 2B, STI), so no request sleeps unseen.
+ * consumer, and an IPI. Each AP runs the same poll loop as the BSP
+ * (kernel/poll.h) over its own registry; draining its in ring is one of
+ * its pollers, registered on the AP itself.
  *
  * The mail IPI's gate is an isr.S stub of its own: it counts the IPI in
- * the taking CPU's struct xcpu_cpu, which IA32_GS_BASE points at (SDM 3A
- * 3.4.4.1; the AP sets it), and EOIs through the LAPIC register, never
- * KVM's PV EOI flag, which belongs to the BSP's vCPU (lapic.c). The
- * reply IPI to the BSP is a raise vector (cpu.c): it raises the reply
- * poller, whose pass runs the replies, and EOIs the BSP's way.
+ * the taking CPU's struct percpu, which IA32_GS_BASE points at (SDM 3A
+ * 3.4.4.1), raises the request poller's bit there and EOIs through the
+ * LAPIC register, never KVM's PV EOI flag, which belongs to the BSP's
+ * vCPU (lapic.c). The push comes before the IPI, and idle_wait checks the
+ * raised bits with interrupts off before `sti; hlt`, whose interrupt
+ * shadow keeps an IPI sent after the check pending until HLT has begun
+ * (SDM 2B, STI): no request sleeps unseen. The reply IPI to the BSP is a
+ * raise vector (cpu.c): it raises the reply poller, whose pass runs the
+ * replies, and EOIs the BSP's way.
  */
 #include <errno.h>
 #include <malloc.h>
+#include <stdlib.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "kernel/cpu.h"
+#include "kernel/idle.h"
 #include "kernel/io.h"
 #include "kernel/lapic.h"
+#include "kernel/percpu.h"
 #include "kernel/poll.h"
 #include "kernel/smp.h"
 #include "kernel/xcpu.h"
 
-#define MSR_GS_BASE 0xc0000101
-
 struct xcpu_cpu {
-	volatile uint64_t ipis; /* at XCPU_CPU_IPIS: isr_mail increments it */
 	uint64_t msgs;
-	uint64_t halts;
 	uint64_t dropped;
 	uint32_t apic_id;
 	unsigned int index;
+	struct percpu *pcpu; /* its loop's state; %gs on the AP */
 	struct spsc_ring in; /* the BSP pushes, this AP pops */
 	struct spsc_ring out; /* this AP pushes, the BSP pops */
 };
-
-_Static_assert(offsetof(struct xcpu_cpu, ipis) == XCPU_CPU_IPIS, "isr.S: ipis");
 
 void isr_mail(void);
 
@@ -53,8 +52,6 @@ static int reply_vector = -1; /* on the BSP */
 static uint32_t bsp_apic;
 static uint32_t reply_bit;
 static struct xcpu_bsp_stats bsp;
-/* The BSP's %gs target: a mail IPI there (none is sent) counts here. */
-static uint64_t bsp_ipis;
 
 static void run_replies(unsigned int cpu, unsigned int *done, unsigned int budget)
 {
@@ -93,7 +90,6 @@ void xcpu_drain(void)
 void xcpu_init(uint32_t bsp_apic_id)
 {
 	bsp_apic = bsp_apic_id;
-	wrmsr(MSR_GS_BASE, (uint64_t)(uintptr_t)&bsp_ipis);
 	if (!poll_register(&replies_poller)) {
 		reply_bit = poll_bit(&replies_poller);
 		reply_vector = irq_alloc_raise(&bsp.ipis, reply_bit);
@@ -114,6 +110,12 @@ struct xcpu_cpu *xcpu_cpu_new(unsigned int index, uint32_t apic_id)
 	if (!c)
 		return NULL;
 	memset(c, 0, sizeof(*c));
+	c->pcpu = memalign(SPSC_CACHE_LINE, sizeof(*c->pcpu));
+	if (!c->pcpu) {
+		free(c);
+		return NULL;
+	}
+	percpu_init(c->pcpu, index);
 	c->apic_id = apic_id;
 	c->index = index;
 	spsc_ring_init(&c->in);
@@ -122,30 +124,46 @@ struct xcpu_cpu *xcpu_cpu_new(unsigned int index, uint32_t apic_id)
 	return c;
 }
 
-static void run_requests(struct xcpu_cpu *self)
+/* On an AP: the requests in its ring, at most @budget a pass. */
+static unsigned int requests_poll(unsigned int budget)
 {
+	struct xcpu_cpu *self = mail[this_cpu()->index];
 	struct spsc_msg m;
+	unsigned int done = 0;
 
-	while (spsc_ring_pop(&self->in, &m)) {
+	while (done < budget && spsc_ring_pop(&self->in, &m)) {
 		m.fn(&m, self->index);
 		self->msgs++;
+		done++;
 	}
+	if (done == budget)
+		poll_raise(self->pcpu->mail_raise); /* more may wait: the next pass */
+	return done;
 }
 
+static const struct poller requests_poller = {
+	.name = "xcpu-requests",
+	.poll = requests_poll,
+	.on_raise = true, /* the mail IPI raises it */
+};
+
+/*
+ * The AP's loop is the BSP's without the console: a pass, then idle_wait
+ * (idle=halt: `sti; hlt` after the check, its own LAPIC timer for what
+ * it asked to be woken for).
+ */
 void xcpu_ap_run(struct xcpu_cpu *self)
 {
-	wrmsr(MSR_GS_BASE, (uint64_t)(uintptr_t)self);
-	if (mail_vector < 0)
+	percpu_enter(self->pcpu);
+	if (mail_vector < 0 || poll_register(&requests_poller))
 		halt_forever(); /* nobody could wake it */
+	self->pcpu->mail_raise = poll_bit(&requests_poller);
+	/* a request pushed before the bit was set raised nothing */
+	poll_raise(self->pcpu->mail_raise);
+	irq_enable();
 	for (;;) {
-		run_requests(self);
-		irq_disable();
-		if (!spsc_ring_empty(&self->in)) {
-			irq_enable();
-			continue;
-		}
-		self->halts++;
-		__asm__ __volatile__("sti; hlt" ::: "memory");
+		poll_once();
+		idle_wait();
 	}
 }
 
@@ -188,10 +206,11 @@ void xcpu_own_stats(unsigned int cpu, struct xcpu_stats *s)
 {
 	const struct xcpu_cpu *self = mail[cpu];
 
-	s->ipis = self->ipis;
+	s->ipis = self->pcpu->ipis;
 	s->msgs = self->msgs;
-	s->halts = self->halts;
+	s->halts = self->pcpu->idle.halts;
 	s->dropped = self->dropped;
+	s->timer_ticks = self->pcpu->timer_ticks;
 }
 
 void xcpu_bsp_stats(struct xcpu_bsp_stats *s)

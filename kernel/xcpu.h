@@ -4,8 +4,9 @@
  * pair of single-producer single-consumer rings per AP (spsc_ring.h), in
  * for the BSP's requests, out for the AP's replies, and an IPI after each
  * push to wake the other side. A message names the function its consumer
- * runs: a request runs on the AP, a reply on the BSP, in its poll loop;
- * either is passed the index of the AP whose rings carried it.
+ * runs: a request runs on the AP, a reply on the BSP, each in its CPU's
+ * poll loop (a poller there); either is passed the index of the AP whose
+ * rings carried it. A request may register pollers on its AP.
  *
  * Each CPU's state is its own: an AP's counters are written by it alone
  * and read by the BSP only as a reply to a request that asked for them.
@@ -13,10 +14,6 @@
 #ifndef KERNEL_XCPU_H
 #define KERNEL_XCPU_H
 
-/* offsetof(struct xcpu_cpu, ipis): isr.S counts the mail IPI through %gs */
-#define XCPU_CPU_IPIS 0
-
-#ifndef __ASSEMBLER__
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -30,6 +27,7 @@ struct xcpu_stats {
 	uint64_t msgs; /* requests run to completion */
 	uint64_t halts; /* times its loop halted with nothing to do */
 	uint64_t dropped; /* replies its full out ring refused */
+	uint64_t timer_ticks; /* its own LAPIC timer's interrupts */
 };
 
 /* The BSP's side: requests sent, replies run, reply IPIs taken, kicks sent again. */
@@ -41,7 +39,7 @@ struct xcpu_bsp_stats {
 void xcpu_init(uint32_t bsp_apic_id);
 /* On the BSP: AP @index's rings, empty (NULL: no memory). */
 struct xcpu_cpu *xcpu_cpu_new(unsigned int index, uint32_t apic_id);
-/* On the AP, once it is online: run its requests, halt between them. */
+/* On the AP, once it is online: its poll loop (requests and its pollers). */
 void xcpu_ap_run(struct xcpu_cpu *self) __attribute__((noreturn));
 
 /*
@@ -66,5 +64,4 @@ bool xcpu_reply(unsigned int cpu, const struct spsc_msg *m);
 /* On AP @cpu, inside a request: its own counters. */
 void xcpu_own_stats(unsigned int cpu, struct xcpu_stats *s);
 
-#endif /* __ASSEMBLER__ */
 #endif

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * `cpus ping [N]` and `cpus stats`: the first users of cross-CPU messages
- * (xcpu.h). One request is in flight at a time; the BSP waits for its
+ * `cpus ping [N]`, `cpus stats`, `cpus sleep CPU MS` and `cpus busy CPU
+ * MS`: the first users of cross-CPU messages (xcpu.h). One request is in flight at a time; the BSP waits for its
  * reply in poll_wait, so its services keep running meanwhile. A reply
  * that comes after its request timed out is recognised by its number
  * and dropped.
@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "kernel/config.h"
+#include "kernel/percpu.h"
 #include "kernel/poll.h"
 #include "kernel/shell.h"
 #include "kernel/smp.h"
@@ -25,6 +26,8 @@
 #define PING_MAX 100000
 #define REPLY_TIMEOUT_MS 5000ULL /* TCG or nested KVM on a busy host is slow */
 #define REKICK_MS 10ULL
+#define SLEEP_MAX_MS 60000ULL
+#define BUSY_MAX_MS 60000ULL
 
 /* The request in flight; the reply fills in its words. */
 static struct {
@@ -65,6 +68,7 @@ static void ap_stats(const struct spsc_msg *m, unsigned int ap)
 	r.arg[2] = s.ipis;
 	r.arg[3] = s.halts;
 	r.arg[4] = s.dropped;
+	r.arg[5] = s.timer_ticks;
 	xcpu_reply(ap, &r);
 }
 
@@ -91,8 +95,12 @@ static enum poll_step reply_in(void *arg)
 	return POLL_AGAIN;
 }
 
-/* One request to AP @cpu and its reply; *@ns the round trip. 0 or -errno. */
-static int ask(unsigned int cpu, void (*fn)(const struct spsc_msg *, unsigned int), uint64_t *ns)
+/*
+ * One request to AP @cpu (@arg its second word) and its reply within
+ * @extra_ms more than the usual timeout; *@ns the round trip. 0 or -errno.
+ */
+static int ask_arg(unsigned int cpu, void (*fn)(const struct spsc_msg *, unsigned int),
+		   uint64_t arg, uint64_t extra_ms, uint64_t *ns)
 {
 	struct spsc_msg m = { .fn = fn };
 	uint64_t t0;
@@ -102,17 +110,23 @@ static int ask(unsigned int cpu, void (*fn)(const struct spsc_msg *, unsigned in
 	want.seq = ++last_seq;
 	want.done = false;
 	m.arg[0] = want.seq;
+	m.arg[1] = arg;
 	t0 = now_ns();
 	want.kicked_ns = t0;
 	ret = xcpu_send(cpu, &m);
 	if (ret)
 		return ret;
 	/* once more after the deadline: the BSP's vCPU may have been stopped */
-	if (!poll_wait(reply_in, NULL, t0 + REPLY_TIMEOUT_MS * 1000000ULL) &&
+	if (!poll_wait(reply_in, NULL, t0 + (REPLY_TIMEOUT_MS + extra_ms) * 1000000ULL) &&
 	    reply_in(NULL) != POLL_DONE)
 		return -ETIMEDOUT;
 	*ns = now_ns() - t0;
 	return 0;
+}
+
+static int ask(unsigned int cpu, void (*fn)(const struct spsc_msg *, unsigned int), uint64_t *ns)
+{
+	return ask_arg(cpu, fn, 0, 0, ns);
 }
 
 static const char *ask_error(int err)
@@ -230,12 +244,189 @@ int cpus_stats(int argc, char **argv)
 			failed++;
 			continue;
 		}
-		printf("cpu %u apic %u: messages %llu ipis %llu halts %llu dropped %llu\n", cpu,
-		       smp_apic_id(cpu), (unsigned long long)want.arg[1],
+		printf("cpu %u apic %u: messages %llu ipis %llu halts %llu dropped %llu "
+		       "timer_ticks %llu\n",
+		       cpu, smp_apic_id(cpu), (unsigned long long)want.arg[1],
 		       (unsigned long long)want.arg[2], (unsigned long long)want.arg[3],
-		       (unsigned long long)want.arg[4]);
+		       (unsigned long long)want.arg[4], (unsigned long long)want.arg[5]);
 	}
 	if (failed)
 		return shell_error("cpus stats: %u of %u APs did not answer", failed, tried);
+	return 0;
+}
+
+/*
+ * `cpus sleep CPU MS`: AP CPU's own timer. The request registers (on the
+ * AP, once) a poller that the AP keeps running every pass until the time
+ * is up; meanwhile each pass asks poll_wake_at(), so the AP's idle_wait
+ * arms its own LAPIC timer and halts. Each AP's slot is written by that
+ * AP alone.
+ */
+struct ap_sleep {
+	uint64_t seq, start_ns, due_ns, ticks0, halts0;
+};
+
+static struct ap_sleep sleeps[SMP_MAX_CPUS];
+
+static unsigned int sleep_poll(unsigned int budget);
+
+static const struct poller sleep_poller = {
+	.name = "cpus-sleep",
+	.poll = sleep_poll,
+	.on_raise = true, /* kept while a sleep runs */
+};
+
+static unsigned int sleep_poll(unsigned int budget)
+{
+	struct percpu *self = this_cpu();
+	struct ap_sleep *s = &sleeps[self->index];
+	struct spsc_msg r = { .fn = on_reply };
+	uint64_t now = now_ns();
+
+	if (!s->due_ns)
+		return 0;
+	if (now < s->due_ns) {
+		poll_wake_at(s->due_ns);
+		return 0;
+	}
+	r.arg[0] = s->seq;
+	r.arg[1] = now - s->start_ns;
+	r.arg[2] = self->timer_ticks - s->ticks0;
+	r.arg[3] = self->idle.halts - s->halts0;
+	s->due_ns = 0;
+	poll_keep(poll_bit(&sleep_poller), false);
+	xcpu_reply(self->index, &r);
+	return 1;
+}
+
+/* On the AP: start the sleep; a reply with arg[4] set if it cannot. */
+static void ap_sleep(const struct spsc_msg *m, unsigned int ap)
+{
+	struct percpu *self = this_cpu();
+	struct ap_sleep *s = &sleeps[ap];
+	struct spsc_msg r = { .fn = on_reply, .arg = { m->arg[0], 0, 0, 0, 1 } };
+
+	if (poll_register(&sleep_poller)) {
+		xcpu_reply(ap, &r);
+		return;
+	}
+	s->seq = m->arg[0];
+	s->start_ns = now_ns();
+	s->ticks0 = self->timer_ticks;
+	s->halts0 = self->idle.halts;
+	s->due_ns = s->start_ns + m->arg[1] * 1000000ULL;
+	poll_keep(poll_bit(&sleep_poller), true);
+}
+
+/*
+ * `cpus busy CPU MS`: the AP spins inside the request for MS ms, its loop
+ * doing nothing else, then replies; the BSP's services run meanwhile.
+ */
+static void ap_busy(const struct spsc_msg *m, unsigned int ap)
+{
+	uint64_t t0 = now_ns(), end = t0 + m->arg[1] * 1000000ULL;
+	struct spsc_msg r = { .fn = on_reply, .arg = { m->arg[0] } };
+
+	while (now_ns() < end)
+		__asm__ __volatile__("pause");
+	r.arg[1] = now_ns() - t0;
+	xcpu_reply(ap, &r);
+}
+
+/* "CPU MS" of `cpus sleep|busy`: an online AP and 1..max_ms, else an error line. */
+static int parse_cpu_ms(int argc, char **argv, uint64_t max_ms, uint64_t *cpu, uint64_t *ms)
+{
+	if (argc != 3)
+		return shell_error("cpus %s: usage: cpus %s CPU MS", argv[0], argv[0]);
+	if (config_parse_uint(argv[1], cpu) || !*cpu || *cpu >= smp_cpus())
+		return shell_error("cpus %s: CPU must be an AP, 1..%u, not '%s'", argv[0],
+				   smp_cpus() - 1, argv[1]);
+	if (config_parse_uint(argv[2], ms) || !*ms || *ms > max_ms)
+		return shell_error("cpus %s: MS must be 1..%llu, not '%s'", argv[0],
+				   (unsigned long long)max_ms, argv[2]);
+	if (smp_state((unsigned int)*cpu) != SMP_ONLINE)
+		return shell_error("cpus %s: cpu %llu is %s", argv[0], (unsigned long long)*cpu,
+				   smp_state_name(smp_state((unsigned int)*cpu)));
+	return 0;
+}
+
+int cpus_sleep(int argc, char **argv)
+{
+	uint64_t cpu, ms, ns;
+	int ret;
+
+	if (parse_cpu_ms(argc, argv, SLEEP_MAX_MS, &cpu, &ms))
+		return -1;
+	ret = ask_arg((unsigned int)cpu, ap_sleep, ms, ms, &ns);
+	if (ret)
+		return shell_error("cpus sleep: cpu %llu: %s", (unsigned long long)cpu,
+				   ask_error(ret));
+	if (want.arg[4])
+		return shell_error("cpus sleep: cpu %llu has no poller slot left",
+				   (unsigned long long)cpu);
+	printf("cpu %llu apic %u: slept %llu us of %llu ms, timer_ticks +%llu halts +%llu\n",
+	       (unsigned long long)cpu, smp_apic_id((unsigned int)cpu),
+	       (unsigned long long)(want.arg[1] / 1000), (unsigned long long)ms,
+	       (unsigned long long)want.arg[2], (unsigned long long)want.arg[3]);
+	return 0;
+}
+
+int cpus_busy(int argc, char **argv)
+{
+	uint64_t cpu, ms, ns;
+	int ret;
+
+	if (parse_cpu_ms(argc, argv, BUSY_MAX_MS, &cpu, &ms))
+		return -1;
+	ret = ask_arg((unsigned int)cpu, ap_busy, ms, ms, &ns);
+	if (ret)
+		return shell_error("cpus busy: cpu %llu: %s", (unsigned long long)cpu,
+				   ask_error(ret));
+	printf("cpu %llu apic %u: busy %llu ms\n", (unsigned long long)cpu,
+	       smp_apic_id((unsigned int)cpu), (unsigned long long)(want.arg[1] / 1000000));
+	return 0;
+}
+
+/* On the AP: how many times vector arg[1] was taken there. */
+static void ap_irq(const struct spsc_msg *m, unsigned int ap)
+{
+	struct spsc_msg r = { .fn = on_reply, .arg = { m->arg[0] } };
+
+	r.arg[1] = this_cpu()->irqs[m->arg[1] & 0xff];
+	xcpu_reply(ap, &r);
+}
+
+/*
+ * `cpus irq V`: vector V's interrupts taken on each CPU (those through
+ * irq_dispatch: a callback's queue vector, the timer), each CPU's own
+ * count, an AP's fetched through its ring; shows which CPU an MSI-X
+ * message was steered to.
+ */
+int cpus_irq(int argc, char **argv)
+{
+	uint64_t vector, ns;
+	unsigned int failed = 0;
+
+	if (argc != 2 || config_parse_uint(argv[1], &vector) || vector < 32 || vector > 255)
+		return shell_error("cpus irq: V must be a vector, 32..255, not '%s'",
+				   argc > 1 ? argv[1] : "");
+	printf("cpu 0 apic %u: vector %llu irqs %llu\n", smp_apic_id(0), (unsigned long long)vector,
+	       (unsigned long long)this_cpu()->irqs[vector]);
+	for (unsigned int cpu = 1; cpu < smp_cpus(); cpu++) {
+		int ret;
+
+		if (!ap_usable(cpu))
+			continue;
+		ret = ask_arg(cpu, ap_irq, vector, 0, &ns);
+		if (ret) {
+			skip(cpu, ret);
+			failed++;
+			continue;
+		}
+		printf("cpu %u apic %u: vector %llu irqs %llu\n", cpu, smp_apic_id(cpu),
+		       (unsigned long long)vector, (unsigned long long)want.arg[1]);
+	}
+	if (failed)
+		return shell_error("cpus irq: %u APs did not answer", failed);
 	return 0;
 }

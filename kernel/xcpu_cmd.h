@@ -6,5 +6,10 @@
 /* argv[0] is "ping" or "stats"; 0, or -1 after an error line. */
 int cpus_ping(int argc, char **argv);
 int cpus_stats(int argc, char **argv);
+/* argv[0] is "sleep" or "busy", then CPU and MS; 0, or -1 after an error line. */
+int cpus_sleep(int argc, char **argv);
+int cpus_busy(int argc, char **argv);
+/* argv[0] is "irq", then a vector; 0, or -1 after an error line. */
+int cpus_irq(int argc, char **argv);
 
 #endif

@@ -38,6 +38,7 @@
 #include "drivers/virtio/virtio_pci.h"
 #include "kernel/config.h"
 #include "kernel/dma.h"
+#include "kernel/smp.h"
 #include "kernel/time.h"
 #include "net/net.h"
 
@@ -59,6 +60,27 @@ CONFIG_KEY(cfg_net_queues) = {
 	.def = 1,
 };
 _Static_assert(NET_MAX_QUEUES == 3, "net_queues' max is NET_MAX_QUEUES");
+
+enum net_irq_choice { NET_IRQ_OWN, NET_IRQ_OTHER, NET_IRQ_CHOICES };
+static const char *const net_irq_choices[NET_IRQ_CHOICES + 1] = {
+	[NET_IRQ_OWN] = "own",
+	[NET_IRQ_OTHER] = "other",
+};
+CONFIG_KEY(cfg_net_irq) = {
+	.name = "net_irq",
+	.help = "irq=msix: the CPU a virtio-net queue's vector is sent to: own (the CPU whose loop "
+		"owns the queue) or other (the next online CPU, which only forwards it to the owner "
+		"as an IPI; with one CPU online the owner); read when the device is probed",
+	.type = CONFIG_ENUM,
+	.choices = net_irq_choices,
+	.def = NET_IRQ_OWN,
+};
+
+/* Every pair's owner is CPU 0 so far: where its queues' vectors go. */
+static unsigned int queue_irq_cpu(void)
+{
+	return config_get(&cfg_net_irq) == NET_IRQ_OTHER ? smp_next_online(0) : 0;
+}
 
 /* 5.1.3 Feature bits */
 #define VIRTIO_NET_F_CSUM 0
@@ -769,7 +791,7 @@ static int rxq_setup(struct virtio_net *vn, uint16_t pair)
 
 	rq->vn = vn;
 	rq->pair = pair;
-	rq->vq = virtio_setup_queue(vn->vdev, 2 * pair, RING_MAX, rx_irq);
+	rq->vq = virtio_setup_queue_on(vn->vdev, 2 * pair, RING_MAX, rx_irq, queue_irq_cpu());
 	if (!rq->vq)
 		return -1;
 	/* every chain is one descriptor: indirect tables would only cost */
@@ -791,7 +813,7 @@ static int txq_setup(struct virtio_net *vn, uint16_t pair)
 {
 	struct vnet_txq *tq = &vn->txq[pair];
 
-	tq->vq = virtio_setup_queue(vn->vdev, 2 * pair + 1, RING_MAX, tx_irq);
+	tq->vq = virtio_setup_queue_on(vn->vdev, 2 * pair + 1, RING_MAX, tx_irq, queue_irq_cpu());
 	if (!tq->vq)
 		return -1;
 	virtq_set_indirect_min(tq->vq, 0);

@@ -14,9 +14,12 @@
 #include "kernel/config.h"
 #include "kernel/cpu.h"
 #include "kernel/io.h"
+#include "kernel/lapic.h"
+#include "kernel/percpu.h"
 #include "kernel/poll.h"
 #include "kernel/printk.h"
 #include "kernel/shell.h"
+#include "kernel/smp.h"
 #include "kernel/time.h"
 
 enum ring_choice { RING_SPLIT, RING_PACKED, RING_CHOICES };
@@ -274,10 +277,19 @@ static void queue_notify(struct virtq *vq)
 	*q->notify = virtq_index(vq);
 }
 
+/*
+ * Taken on a CPU that does not own the queue (net_irq=other): no work
+ * here, only the same vector to the owner as an IPI, whose loop the
+ * interrupt is for; the owner then runs this again and counts it.
+ */
 static void queue_interrupt(void *arg)
 {
 	struct virtio_queue *q = arg;
 
+	if (this_cpu()->index != q->owner_cpu) {
+		lapic_send_ipi(smp_apic_id(q->owner_cpu), (uint8_t)q->vector);
+		return;
+	}
 	virtq_interrupt(q->vq);
 	if (q->callback)
 		q->callback(q->vq);
@@ -305,7 +317,13 @@ static int queue_vector(struct virtio_device *v, struct virtio_queue *q, uint16_
 		vec = irq_alloc_raise(virtq_interrupt_counter(q->vq), q->raise);
 	else
 		vec = irq_alloc_vector(queue_interrupt, q);
-	if (vec < 0 || pci_msix_route(v->pci, entry, vec)) {
+	if (vec >= 0 && q->irq_cpu != q->owner_cpu &&
+	    pci_msix_route_to(v->pci, entry, vec, smp_apic_id(q->irq_cpu))) {
+		pr_warn("virtio: queue %u: cpu %u (apic %u) cannot be an MSI target, cpu %u takes it\n",
+			entry, q->irq_cpu, smp_apic_id(q->irq_cpu), q->owner_cpu);
+		q->irq_cpu = q->owner_cpu;
+	}
+	if (vec < 0 || (q->irq_cpu == q->owner_cpu && pci_msix_route(v->pci, entry, vec))) {
 		irq_free_vector(vec);
 		return -1;
 	}
@@ -313,7 +331,8 @@ static int queue_vector(struct virtio_device *v, struct virtio_queue *q, uint16_
 }
 
 static struct virtq *setup_queue(struct virtio_device *v, uint16_t index, uint16_t max_size,
-				 void (*callback)(struct virtq *vq), uint32_t raise)
+				 void (*callback)(struct virtq *vq), uint32_t raise,
+				 unsigned int irq_cpu)
 {
 	bool packed = virtio_has_feature(v, VIRTIO_F_RING_PACKED);
 	struct virtio_queue *q;
@@ -344,6 +363,11 @@ static struct virtq *setup_queue(struct virtio_device *v, uint16_t index, uint16
 	q->vdev = v;
 	q->callback = callback;
 	q->raise = raise;
+	q->owner_cpu = 0; /* every queue's work runs on CPU 0's loop */
+	/* only a callback's vector can forward (a raise entry has no C call) */
+	q->irq_cpu = callback && irq_cpu < smp_cpus() && smp_state(irq_cpu) == SMP_ONLINE ?
+			     irq_cpu :
+			     q->owner_cpu;
 	q->notify = (volatile uint16_t *)(v->notify_base + notify_off);
 	q->vq = virtq_create(packed ? VIRTQ_PACKED : VIRTQ_SPLIT, index, size, v->features,
 			     queue_notify, q);
@@ -381,13 +405,19 @@ static struct virtq *setup_queue(struct virtio_device *v, uint16_t index, uint16
 struct virtq *virtio_setup_queue(struct virtio_device *v, uint16_t index, uint16_t max_size,
 				 void (*callback)(struct virtq *vq))
 {
-	return setup_queue(v, index, max_size, callback, 0);
+	return setup_queue(v, index, max_size, callback, 0, 0);
+}
+
+struct virtq *virtio_setup_queue_on(struct virtio_device *v, uint16_t index, uint16_t max_size,
+				    void (*callback)(struct virtq *vq), unsigned int irq_cpu)
+{
+	return setup_queue(v, index, max_size, callback, 0, irq_cpu);
 }
 
 struct virtq *virtio_setup_queue_raise(struct virtio_device *v, uint16_t index, uint16_t max_size,
 				       uint32_t raise)
 {
-	return setup_queue(v, index, max_size, NULL, raise);
+	return setup_queue(v, index, max_size, NULL, raise, 0);
 }
 
 static void free_queues(struct virtio_device *v)

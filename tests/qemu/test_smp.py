@@ -11,12 +11,13 @@ and the existing commands (and a reboot) with the APs up.
 import os
 import re
 import struct
+import time
 
 import pytest
 
 from conftest import ELF, ESP, ISO, require_image
 from ringside_qemu import READY_TIMEOUT, info_fields
-from smp_checks import assert_all_online, assert_ping_counts, cpu_table, smp_args
+from smp_checks import assert_all_online, assert_ping_counts, cpu_table, cpus_stats, smp_args
 
 BOOT_PATHS = {
         'pvh': (ELF, ['--boot', 'elf']),
@@ -145,7 +146,12 @@ def test_cpus_ping_errors(guest_factory):
                      ('cpus ping -3', "N must be 1..100000, not '-3'"),
                      ('cpus ping abc', "N must be 1..100000, not 'abc'"),
                      ('cpus ping 1 2', "unexpected argument '2'"),
-                     ('cpus stats now', "unexpected argument 'now'")):
+                     ('cpus stats now', "unexpected argument 'now'"),
+                     ('cpus sleep 1 10', 'cpu 1 is offline'),
+                     ('cpus busy 0 10', "CPU must be an AP, 1..1, not '0'"),
+                     ('cpus sleep 1 0', "MS must be 1..60000, not '0'"),
+                     ('cpus sleep 1 x', "MS must be 1..60000, not 'x'"),
+                     ('cpus busy 1', 'usage: cpus busy CPU MS')):
         out = g.command(cmd)
         assert out == 'error: %s: %s' % (' '.join(cmd.split()[:2]), err), out
     assert g.command('cpus pong').startswith("error: cpus: unknown argument 'pong'")
@@ -174,3 +180,56 @@ def test_echo_answers_during_cpus_ping(guest_factory):
         out = ping.result(900)
     assert re.search(r'(?m)^cpu 1 apic 1: %d round trips' % count, out), out
     assert during >= 3, 'only %d echoes while cpus ping ran' % during
+
+
+SLEEP_LINE = re.compile(r'cpu 1 apic 1: slept (\d+) us of (\d+) ms, timer_ticks \+(\d+) '
+                        r'halts \+(\d+)')
+
+
+def test_ap_sleeps_on_its_own_timer(guest_factory):
+    """The AP runs the poll loop with its own timer: `cpus sleep 1 300`
+    keeps a poller on CPU 1 that asks poll_wake_at(); the AP halts and its
+    own LAPIC timer (counted in its struct percpu) wakes it when the time
+    is up, well before idle_guard's second. An AP that armed no timer, or
+    the BSP's, would not answer or would count no tick."""
+    require_image(ELF)
+    g = guest_factory('--boot', 'elf', *smp_args(2))
+    for ms in (300, 50):
+        out = g.command('cpus sleep 1 %d' % ms, timeout=120)
+        m = SLEEP_LINE.fullmatch(out.strip())
+        assert m, out
+        us, asked, ticks, halts = (int(v) for v in m.groups())
+        assert asked == ms, out
+        assert ms * 1000 <= us < ms * 1000 + 5000000, out
+        assert ticks >= 1 and halts >= 1, out
+    stats, _ = cpus_stats(g, 2)
+    assert stats[1][4] >= 2, stats     # the AP's timer ticks: both sleeps
+    assert stats[1][0] == 2, stats     # the two sleeps (stats copies before it counts)
+
+
+def test_busy_ap_does_not_delay_bsp_echo(guest_factory):
+    """One poll loop per CPU: while CPU 1 spins for 4 s inside a request
+    (`cpus busy 1 4000`), the vsock echo on CPU 0 keeps answering, each
+    exchange well within a bound."""
+    from test_poll_loop import Background
+    from test_vsock import ECHO, connect_when_up, echo_exchange, pattern
+
+    require_image(ELF)
+    g = guest_factory('--boot', 'elf', '--vsock', *smp_args(2))
+    done = re.compile(r'(?m)^cpu 1 apic 1: busy (\d+) ms')
+    during, worst = 0, 0.0
+    with connect_when_up(g.vsock_uds, ECHO) as s:
+        start = len(g.output)
+        busy = Background(g, 'cpus busy 1 4000', timeout=300)
+        while busy.running:
+            t0 = time.monotonic()
+            data = pattern(64, during)
+            assert echo_exchange(s, data, timeout=60) == data
+            if busy.running and not done.search(g.output[start:]):
+                during += 1
+                worst = max(worst, time.monotonic() - t0)
+        out = busy.result(300)
+    m = done.search(out)
+    assert m and int(m.group(1)) >= 4000, out
+    assert during >= 5, 'only %d echoes while CPU 1 was busy' % during
+    assert worst < 2.0, 'an echo took %.2f s while CPU 1 was busy' % worst

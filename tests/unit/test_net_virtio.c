@@ -68,6 +68,18 @@ struct virtq *virtio_setup_queue(struct virtio_device *vdev, uint16_t index, uin
 	return vq;
 }
 
+/* No MSI-X here: where the vector would go does not matter. */
+struct virtq *virtio_setup_queue_on(struct virtio_device *vdev, uint16_t index, uint16_t max_size,
+				    void (*callback)(struct virtq *vq), unsigned int irq_cpu)
+{
+	return virtio_setup_queue(vdev, index, max_size, callback);
+}
+
+unsigned int smp_next_online(unsigned int cpu)
+{
+	return cpu;
+}
+
 void virtio_config_read(struct virtio_device *vdev, uint32_t off, void *buf, uint32_t len)
 {
 	static const uint8_t cfg[10] = { 0x52, 0x54, 0, 0xaa, 0xbb, 0xcc, 1, 0, 0, 0 };

@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "kernel/idle.h"
+#include "kernel/percpu.h"
 #include "kernel/poll.h"
 #include "kernel/time.h"
 
@@ -322,6 +323,50 @@ static void test_periods_shortest_wins(void **state)
 	assert_true(poll_period() == UINT64_MAX);
 }
 
+/*
+ * Two CPUs' loops: each its own registry, raised bits, wake-up and
+ * periods (kernel/percpu.h). A poller registered on one is unknown to
+ * the other; a raise for one (poll_raise_on) runs nothing on the other.
+ */
+static void test_each_cpu_has_its_own_loop(void **state)
+{
+	static struct percpu ap;
+	static const int dev;
+	unsigned int a_before = a_polls;
+
+	poll_take_wake(); /* what the tests before asked for */
+	percpu_init(&ap, 1);
+	percpu_unit_cpu = &ap;
+	assert_int_equal(poll_bit(&poller_a), 0); /* the BSP's, not this CPU's */
+	assert_int_equal(poll_once(), 0);
+	assert_int_equal(poll_register(&poller_r), 0);
+	assert_int_equal(poll_bit(&poller_r), 1); /* slot 0 here, not the BSP's slot */
+	assert_false(poll_pending());
+	assert_int_equal(poll_every(&dev, 2000), 0);
+	poll_wake_at(123);
+	assert_true(poll_period() == 2000);
+
+	/* the BSP: its pass does not run the AP's, its wake-up and periods are its own */
+	percpu_unit_cpu = &percpu_boot;
+	assert_true(poll_period() == UINT64_MAX);
+	assert_true(poll_take_wake() == UINT64_MAX);
+	poll_raise_on(&ap, 1);
+	r_has_work = false;
+	poll_once();
+	assert_int_equal(a_polls, a_before + 1);
+	assert_int_equal(r_polls, 0);
+
+	/* the AP: the raise from the BSP runs its poller, once */
+	percpu_unit_cpu = &ap;
+	assert_true(poll_pending());
+	poll_once();
+	assert_int_equal(r_polls, 1);
+	assert_int_equal(a_polls, a_before + 1);
+	assert_true(poll_take_wake() == 123);
+	assert_int_equal(poll_every(&dev, 0), 0);
+	percpu_unit_cpu = &percpu_boot;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -340,6 +385,7 @@ int main(void)
 		cmocka_unit_test_setup(test_ask_pending_off_skips_the_hook, setup),
 		cmocka_unit_test_setup(test_table_is_bounded, setup),
 		cmocka_unit_test_setup(test_periods_shortest_wins, setup),
+		cmocka_unit_test_setup(test_each_cpu_has_its_own_loop, setup),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -32,7 +32,7 @@ NEWLIB_CFLAGS := -O2 -g -ffreestanding -fno-pic -fno-pie -fno-stack-protector \
 
 GCC_INCLUDE := $(shell $(KCC) -print-file-name=include)
 
-WARN := -Wall -Wextra -Werror -Wno-unused-parameter
+WARN := -Wall -Wextra -Werror -Wno-unused-parameter -Wa,--fatal-warnings
 KCFLAGS := -std=gnu11 -O2 -g $(WARN) -ffreestanding -fno-pic -fno-pie \
 	-fno-stack-protector -mno-red-zone -fno-omit-frame-pointer \
 	-mno-omit-leaf-frame-pointer -fno-common -fno-strict-aliasing --param=min-pagesize=0 \

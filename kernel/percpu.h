@@ -103,7 +103,10 @@ static inline struct percpu *this_cpu(void)
  * a halt) then costs what it did with static variables. @field is a
  * member designator (poll.every_pass); percpu_read_at indexes an array
  * of 8-byte members. The memory clobber orders them like the volatile
- * accesses they replace.
+ * accesses they replace. The value written is always in a register: an
+ * immediate into memory has no size the assembler can see, and it would
+ * store 32 bits of a 64-bit field (UINT64_MAX over a deadline left its
+ * upper half, a wake-up in the past for good: the loop never halted).
  */
 #define PERCPU_OFF(field) offsetof(struct percpu, field)
 #ifdef UNIT_TEST
@@ -121,13 +124,13 @@ static inline struct percpu *this_cpu(void)
 				     : "memory");             \
 		v_;                                           \
 	})
-#define percpu_write(field, v)                                          \
-	do {                                                            \
-		__typeof__((void)0, percpu_boot.field) w_ = (v);        \
-		__asm__ __volatile__("mov %0, %%gs:%c1"                 \
-				     :                                  \
-				     : "er"(w_), "i"(PERCPU_OFF(field)) \
-				     : "memory");                       \
+#define percpu_write(field, v)                                         \
+	do {                                                           \
+		__typeof__((void)0, percpu_boot.field) w_ = (v);       \
+		__asm__ __volatile__("mov %0, %%gs:%c1"                \
+				     :                                 \
+				     : "r"(w_), "i"(PERCPU_OFF(field)) \
+				     : "memory");                      \
 	} while (0)
 #define percpu_read_at(field, i)                                                  \
 	({                                                                        \

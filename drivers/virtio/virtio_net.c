@@ -70,7 +70,7 @@ CONFIG_KEY(cfg_net_irq) = {
 	.name = "net_irq",
 	.help = "irq=msix: the CPU a virtio-net queue's vector is sent to: own (the CPU whose loop "
 		"owns the queue) or other (the next online CPU, which only forwards it to the owner "
-		"as an IPI; with one CPU online the owner); read when the device is probed",
+		"as an IPI; with one CPU online the owner); setting it probes the device again",
 	.type = CONFIG_ENUM,
 	.choices = net_irq_choices,
 	.def = NET_IRQ_OWN,
@@ -988,7 +988,9 @@ void virtio_net_init(void)
 	static struct config_hook hook = { .fn = rxbuf_hook };
 
 	static struct config_hook queues_hook = { .fn = rxbuf_hook };
+	static struct config_hook irq_hook = { .fn = rxbuf_hook }; /* vectors are routed at probe */
 
 	config_on_change(&cfg_net_rxbuf, &hook);
 	config_on_change(&cfg_net_queues, &queues_hook);
+	config_on_change(&cfg_net_irq, &irq_hook);
 }

@@ -32,8 +32,8 @@ NEWLIB_CFLAGS := -O2 -g -ffreestanding -fno-pic -fno-pie -fno-stack-protector \
 
 GCC_INCLUDE := $(shell $(KCC) -print-file-name=include)
 
-WARN := -Wall -Wextra -Werror -Wno-unused-parameter -Wa,--fatal-warnings
-KCFLAGS := -std=gnu11 -O2 -g $(WARN) -ffreestanding -fno-pic -fno-pie \
+WARN := -Wall -Wextra -Werror -Wno-unused-parameter
+KCFLAGS := -std=gnu11 -O2 -g $(WARN) -Wa,--fatal-warnings -ffreestanding -fno-pic -fno-pie \
 	-fno-stack-protector -mno-red-zone -fno-omit-frame-pointer \
 	-mno-omit-leaf-frame-pointer -fno-common -fno-strict-aliasing --param=min-pagesize=0 \
 	-nostdinc -isystem $(NEWLIB_SYS)/include -isystem $(GCC_INCLUDE) \

@@ -57,6 +57,13 @@ def rx_queue(g):
     return int(m.group(1)), int(m.group(2))
 
 
+def echoes(g, n, tag, sport):
+    """n UDP echoes of `tag i`, each checked byte-exact."""
+    for i in range(n):
+        data = b'%s %d' % (tag, i)
+        assert udp_echo(g, data, sport + i) == data
+
+
 def irqs_per_cpu(g, vector, ncpu):
     out = g.command('cpus irq %d' % vector)
     rows = re.findall(r'(?m)^cpu (\d+) apic \d+: vector %d irqs (\d+)\r?$' % vector, out)
@@ -75,9 +82,7 @@ def test_vector_taken_where_steered(net_irq):
     g = net_guest(net_irq, 2)
     try:
         g.start()
-        for i in range(ECHOES):
-            data = b'steer %d' % i
-            assert udp_echo(g, data, 41000 + i) == data
+        echoes(g, ECHOES, b'steer', 41000)
         vector, interrupts = rx_queue(g)
         n = irqs_per_cpu(g, vector, 2)
         assert interrupts >= 1, (n, interrupts)
@@ -92,21 +97,19 @@ def test_vector_taken_where_steered(net_irq):
 
 
 def test_net_irq_set_at_run_time():
-    """`set net_irq other` on a running guest probes the device again and
+    """`set net_irq=other` on a running guest probes the device again and
     the new RX vector goes to CPU 1, which took none before; echoes keep
     coming back byte-exact across the switch."""
     g = net_guest('own', 2)
     try:
         g.start()
-        for i in range(5):
-            assert udp_echo(g, b'before %d' % i, 43000 + i) == b'before %d' % i
+        echoes(g, 5, b'before', 43000)
         vector, _ = rx_queue(g)
         assert irqs_per_cpu(g, vector, 2)[1] == 0
         out = g.command('set net_irq=other')
         assert 'error' not in out, out
         assert re.search(r'\bother\b', g.command('get net_irq'))
-        for i in range(5):
-            assert udp_echo(g, b'after %d' % i, 43100 + i) == b'after %d' % i
+        echoes(g, 5, b'after', 43100)
         vector, interrupts = rx_queue(g)
         n = irqs_per_cpu(g, vector, 2)
         assert interrupts >= 1 and n[1] >= 1, (n, interrupts)
@@ -121,8 +124,7 @@ def test_other_with_one_cpu_is_the_owner():
     g = net_guest('other', 1)
     try:
         g.start()
-        for i in range(5):
-            assert udp_echo(g, b'one %d' % i, 42000 + i) == b'one %d' % i
+        echoes(g, 5, b'one', 42000)
         vector, interrupts = rx_queue(g)
         assert irqs_per_cpu(g, vector, 1) == {0: interrupts}
         assert interrupts >= 1

@@ -26,7 +26,10 @@ static void show_counters(void)
 	struct net_dev *dev = net_device();
 
 	if (dev) {
-#define SHOW(name) printf("  %-24s %llu\n", #name, (unsigned long long)dev->stats.name);
+		struct net_dev_stats sum;
+
+		net_dev_stats_sum(dev, &sum);
+#define SHOW(name) printf("  %-24s %llu\n", #name, (unsigned long long)sum.name);
 		NET_DEV_COUNTERS(SHOW)
 #undef SHOW
 	}
@@ -44,7 +47,7 @@ static void put_queues(struct json_writer *w, const struct net_dev *dev)
 	json_put_u64(w, "queues_in_use", dev->nqueues ? dev->nqueues : 1);
 	json_open(w, "queues", '[');
 	for (unsigned int q = 0; q < n && q < NET_MAX_QUEUES; q++) {
-		const struct net_queue_stats *st = &dev->queues[q];
+		const struct net_dev_stats *st = &dev->pair[q];
 
 		json_open(w, NULL, '{');
 		json_put_u64(w, "rx_packets", st->rx_packets);
@@ -68,7 +71,10 @@ static void net_stats_json(struct json_writer *w)
 
 	json_put_bool(w, "device", dev != NULL);
 	if (dev) {
-#define PUT(name) json_put_u64(w, #name, dev->stats.name);
+		struct net_dev_stats sum;
+
+		net_dev_stats_sum(dev, &sum);
+#define PUT(name) json_put_u64(w, #name, sum.name);
 		NET_DEV_COUNTERS(PUT)
 #undef PUT
 		put_queues(w, dev);
@@ -90,7 +96,7 @@ static int cmd_net(int argc, char **argv)
 		memset(&net_stats, 0, sizeof(net_stats));
 		if (dev) {
 			memset(&dev->stats, 0, sizeof(dev->stats));
-			memset(dev->queues, 0, sizeof(dev->queues));
+			memset(dev->pair, 0, sizeof(dev->pair));
 		}
 		return 0;
 	}

@@ -57,6 +57,14 @@ static unsigned int pktgen_queues(const struct net_dev *dev)
 	return dev->nqueues ? dev->nqueues : 1;
 }
 
+static uint64_t tx_kicks(const struct net_dev *dev)
+{
+	struct net_dev_stats sum;
+
+	net_dev_stats_sum(dev, &sum);
+	return sum.tx_kicks;
+}
+
 struct pktgen_run {
 	const struct pktgen_params *p;
 	struct pktgen_result *r;
@@ -126,11 +134,11 @@ int pktgen_run(const struct pktgen_params *p, struct pktgen_result *r)
 
 	/* Start with an empty ring, as a fresh pktgen thread would. */
 	run.dev->ops->poll(run.dev, 0);
-	kicks0 = run.dev->stats.tx_kicks;
+	kicks0 = tx_kicks(run.dev);
 	start = run.progress = now_ns();
 	poll_wait(pktgen_burst, &run, UINT64_MAX);
 	r->ns = now_ns() - start;
-	r->kicks = run.dev->stats.tx_kicks - kicks0;
+	r->kicks = tx_kicks(run.dev) - kicks0;
 	r->bytes = r->sent * len;
 	return r->sent == p->count ? 0 : -ETIMEDOUT;
 }

@@ -58,11 +58,6 @@ struct net_dev_stats {
 /* Queue pairs a device may have (virtio-net: 2 * 3 + a control queue fill the transport's 8). */
 #define NET_MAX_QUEUES 3
 
-/* What went through one queue pair, beside the device's totals. */
-struct net_queue_stats {
-	uint64_t rx_packets, rx_bytes, tx_packets, tx_bytes;
-};
-
 struct net_dev;
 
 struct net_dev_ops {
@@ -101,8 +96,16 @@ struct net_dev {
 	uint8_t mac[ETH_ALEN];
 	bool link_up;
 	uint16_t mtu;
+	/*
+	 * The counters are split by writer, so no two CPUs ever write one:
+	 * stats are the device's own (the control queue, written where the
+	 * device is probed and polled), pair[q] those of queue pair q,
+	 * written only by the CPU that owns the pair. Readers add them up
+	 * (net_dev_stats_sum).
+	 */
 	struct net_dev_stats stats;
-	/* queue pairs in use (0 counts as 1), set up, and their counters */
+	struct net_dev_stats pair[NET_MAX_QUEUES];
+	/* queue pairs in use (0 counts as 1), set up */
 	uint16_t nqueues, queues_set_up;
 	/*
 	 * The receive queue of the frame net_rx() is handling: what is sent
@@ -110,8 +113,18 @@ struct net_dev {
 	 * the same pair, so a flow stays on one pair both ways.
 	 */
 	uint16_t rx_queue;
-	struct net_queue_stats queues[NET_MAX_QUEUES];
 };
+
+/* The device's counters and every pair's, added up into @sum. */
+static inline void net_dev_stats_sum(const struct net_dev *dev, struct net_dev_stats *sum)
+{
+	*sum = dev->stats;
+	for (unsigned int q = 0; q < NET_MAX_QUEUES; q++) {
+#define NET_COUNTER_ADD(name) sum->name += dev->pair[q].name;
+		NET_DEV_COUNTERS(NET_COUNTER_ADD)
+#undef NET_COUNTER_ADD
+	}
+}
 
 /* Send on transmit queue @q of @dev (queue 0 without xmit_queue). */
 static inline unsigned int net_dev_xmit(struct net_dev *dev, unsigned int q,

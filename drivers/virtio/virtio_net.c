@@ -126,6 +126,7 @@ struct tx_slot {
 struct vnet_rxq {
 	struct virtio_net *vn;
 	struct virtq *vq;
+	struct net_dev_stats *stats; /* its pair's counters */
 	uint16_t pair; /* N - 1 of receiveqN */
 	bool kick_pending; /* buffers added before DRIVER_OK (3.1.1) */
 	uint8_t *mem; /* count buffers of vn->rx_buf_size */
@@ -142,6 +143,7 @@ struct vnet_rxq {
 /* One transmit queue (transmitqN) with its fixed slots. */
 struct vnet_txq {
 	struct virtq *vq;
+	struct net_dev_stats *stats; /* its pair's counters */
 	struct tx_slot *tx;
 	struct virtq_fixed_buf *bufs; /* what each slot's descriptor holds */
 	uint16_t *free; /* stack of free slot indices: the ring's ids */
@@ -190,7 +192,7 @@ static int rx_post(struct vnet_rxq *rq, uint32_t i)
 	int ret = virtq_add(rq->vq, NULL, 0, &in, 1, in.addr);
 
 	if (ret)
-		rq->vn->dev.stats.rx_refill_fail++;
+		rq->stats->rx_refill_fail++;
 	else
 		rq->posted[i] = true;
 	return ret;
@@ -199,7 +201,7 @@ static int rx_post(struct vnet_rxq *rq, uint32_t i)
 static void rx_kick(struct vnet_rxq *rq)
 {
 	if (virtq_kick(rq->vq))
-		rq->vn->dev.stats.rx_kicks++;
+		rq->stats->rx_kicks++;
 }
 
 /* The buffer index of a token the device handed back, or -1 if it is not ours. */
@@ -214,23 +216,19 @@ static long rx_index(struct vnet_rxq *rq, void *token)
 	return (long)(off / size);
 }
 
-/* A whole frame up to net/, counted for the device and for its queue. */
+/* A whole frame up to net/, counted for its pair. */
 static void rx_deliver(struct vnet_rxq *rq, const uint8_t *frame, uint32_t len)
 {
-	struct net_dev *dev = &rq->vn->dev;
-
-	dev->stats.rx_packets++;
-	dev->stats.rx_bytes += len;
-	dev->queues[rq->pair].rx_packets++;
-	dev->queues[rq->pair].rx_bytes += len;
-	net_rx(dev, frame, len);
+	rq->stats->rx_packets++;
+	rq->stats->rx_bytes += len;
+	net_rx(&rq->vn->dev, frame, len);
 }
 
 /* A frame that started in an earlier buffer: append, deliver when whole. */
 static void rx_merge(struct vnet_rxq *rq, const uint8_t *buf, uint32_t len)
 {
 	if (!rq->merge_bad && len > sizeof(rq->merge) - rq->merge_len) {
-		rq->vn->dev.stats.rx_drop_long++;
+		rq->stats->rx_drop_long++;
 		rq->merge_bad = true;
 	}
 	if (!rq->merge_bad) {
@@ -248,7 +246,7 @@ static void rx_head(struct vnet_rxq *rq, const uint8_t *buf, uint32_t len)
 	uint16_t num_buffers = 1;
 
 	if (len < VIRTIO_NET_HDR_LEN) {
-		vn->dev.stats.rx_drop_short++;
+		rq->stats->rx_drop_short++;
 		return;
 	}
 	/* 5.1.6.4.1: num_buffers is set only with MRG_RXBUF; without it, 1. */
@@ -261,14 +259,14 @@ static void rx_head(struct vnet_rxq *rq, const uint8_t *buf, uint32_t len)
 	 * longer than we accept is gathered, counted and dropped whole.
 	 */
 	if (num_buffers == 0 || num_buffers > rq->count) {
-		vn->dev.stats.rx_drop_num_buffers++;
+		rq->stats->rx_drop_num_buffers++;
 		return;
 	}
 	buf += VIRTIO_NET_HDR_LEN;
 	len -= VIRTIO_NET_HDR_LEN;
 	if (num_buffers == 1) {
 		if (len > RX_MAX_FRAME) {
-			vn->dev.stats.rx_drop_long++;
+			rq->stats->rx_drop_long++;
 			return;
 		}
 		rx_deliver(rq, buf, len); /* straight from the ring buffer */
@@ -290,7 +288,7 @@ static unsigned int rx_poll(struct vnet_rxq *rq, unsigned int budget)
 		long i = rx_index(rq, token);
 
 		if (i < 0) {
-			rq->vn->dev.stats.rx_drop_bad_token++;
+			rq->stats->rx_drop_bad_token++;
 			continue;
 		}
 		/* len <= rx_buf_size: the ring bounds it by what we offered */
@@ -325,10 +323,10 @@ static unsigned int tx_reclaim(struct virtio_net *vn, struct vnet_txq *tq, bool 
 
 	n = virtq_fixed_reclaim(tq->vq, &tq->free[tq->nfree], tq->count - tq->nfree, &bad);
 	tq->nfree += n;
-	vn->dev.stats.tx_bad_token += bad;
-	vn->dev.stats.tx_reclaimed += n;
+	tq->stats->tx_bad_token += bad;
+	tq->stats->tx_reclaimed += n;
 	if (in_xmit)
-		vn->dev.stats.tx_reclaim_in_xmit += n;
+		tq->stats->tx_reclaim_in_xmit += n;
 	return n;
 }
 
@@ -387,11 +385,11 @@ static bool tx_holds(const struct tx_slot *s, const struct net_frame *f)
 	return have == want && want >> 32;
 }
 
-static bool tx_frame_ok(struct virtio_net *vn, const struct net_frame *f)
+static bool tx_frame_ok(struct vnet_txq *tq, const struct net_frame *f)
 {
 	if (f->len <= TX_BUF_SIZE - VIRTIO_NET_HDR_LEN && f->len >= ETH_HLEN)
 		return true;
-	vn->dev.stats.tx_too_long++; /* taken and dropped: resending would not help */
+	tq->stats->tx_too_long++; /* taken and dropped: resending would not help */
 	return false;
 }
 
@@ -451,9 +449,9 @@ static unsigned int tx_take(struct virtio_net *vn, struct vnet_txq *tq,
 		f = tx_take_held(tq->tx, f, end, &id, id_end, &sum);
 		if (f == end)
 			break;
-		if (tx_frame_ok(vn, f)) {
+		if (tx_frame_ok(tq, f)) {
 			if (id == id_end) {
-				vn->dev.stats.tx_ring_full++;
+				tq->stats->tx_ring_full++;
 				break;
 			}
 			tx_fill(tq, *id++, f);
@@ -474,7 +472,6 @@ static unsigned int tx_burst(struct virtio_net *vn, unsigned int q, const struct
 			     unsigned int n)
 {
 	struct vnet_txq *tq = &vn->txq[q];
-	struct net_dev *dev = &vn->dev;
 	unsigned int i, m, taken, added;
 	uint64_t bytes;
 	uint16_t *ids;
@@ -490,16 +487,14 @@ static unsigned int tx_burst(struct virtio_net *vn, unsigned int q, const struct
 		memmove(ids, ids + added, (m - added) * sizeof(*ids));
 	tq->nfree -= added;
 	if (added < taken) {
-		dev->stats.tx_ring_full++;
+		tq->stats->tx_ring_full++;
 		i = tx_consumed(frames, added, &bytes);
 	}
-	dev->stats.tx_packets += added;
-	dev->stats.tx_bytes += bytes;
-	dev->queues[q].tx_packets += added;
-	dev->queues[q].tx_bytes += bytes;
+	tq->stats->tx_packets += added;
+	tq->stats->tx_bytes += bytes;
 	/* one notification for the whole burst, if the device wants one */
 	if (added && virtq_kick(tq->vq))
-		dev->stats.tx_kicks++;
+		tq->stats->tx_kicks++;
 	return i;
 }
 
@@ -680,7 +675,7 @@ static void vnet_show_queues(struct virtio_net *vn)
 	if (vn->npairs < 2)
 		return;
 	for (unsigned int q = 0; q < vn->npairs; q++) {
-		const struct net_queue_stats *st = &vn->dev.queues[q];
+		const struct net_dev_stats *st = &vn->dev.pair[q];
 
 		printf("virtio-net: pair %u rx %llu packets %llu bytes, tx %llu packets %llu bytes, "
 		       "tx free %u\n",
@@ -727,21 +722,34 @@ static struct virtio_net *irq_owner(struct virtq *vq)
 	return q && q->vdev ? q->vdev->priv : NULL;
 }
 
-static void rx_irq(struct virtq *vq)
+/*
+ * The counters of the pair @vq belongs to (receiveqN and transmitqN are
+ * 2(N-1) and 2(N-1)+1, 5.1.2), NULL while probing. The interrupt is
+ * counted where the pair's work runs (queue_interrupt forwards it there).
+ */
+static struct net_dev_stats *irq_pair_stats(struct virtq *vq)
 {
 	struct virtio_net *vn = irq_owner(vq);
+	unsigned int pair = virtq_index(vq) / 2;
+
+	return vn && pair < NET_MAX_QUEUES ? &vn->dev.pair[pair] : NULL;
+}
+
+static void rx_irq(struct virtq *vq)
+{
+	struct net_dev_stats *st = irq_pair_stats(vq);
 
 	/* the poll loop does the work; interrupts are counted for A/B runs */
-	if (vn)
-		vn->dev.stats.rx_interrupts++;
+	if (st)
+		st->rx_interrupts++;
 }
 
 static void tx_irq(struct virtq *vq)
 {
-	struct virtio_net *vn = irq_owner(vq);
+	struct net_dev_stats *st = irq_pair_stats(vq);
 
-	if (vn)
-		vn->dev.stats.tx_interrupts++;
+	if (st)
+		st->tx_interrupts++;
 }
 
 static void rxq_free(struct vnet_rxq *rq)
@@ -791,6 +799,7 @@ static int rxq_setup(struct virtio_net *vn, uint16_t pair)
 
 	rq->vn = vn;
 	rq->pair = pair;
+	rq->stats = &vn->dev.pair[pair];
 	rq->vq = virtio_setup_queue_on(vn->vdev, 2 * pair, RING_MAX, rx_irq, queue_irq_cpu());
 	if (!rq->vq)
 		return -1;
@@ -813,6 +822,7 @@ static int txq_setup(struct virtio_net *vn, uint16_t pair)
 {
 	struct vnet_txq *tq = &vn->txq[pair];
 
+	tq->stats = &vn->dev.pair[pair];
 	tq->vq = virtio_setup_queue_on(vn->vdev, 2 * pair + 1, RING_MAX, tx_irq, queue_irq_cpu());
 	if (!tq->vq)
 		return -1;
@@ -947,11 +957,13 @@ static void vnet_remove(struct virtio_device *vdev)
 static void vnet_show_virtio(struct virtio_device *vdev)
 {
 	struct virtio_net *vn = vdev->priv;
+	struct net_dev_stats sum;
 	char mac[18];
 
+	net_dev_stats_sum(&vn->dev, &sum);
 	printf("  net: mac %s link %s, rx %llu tx %llu packets\n", net_mac_str(vn->dev.mac, mac),
-	       vn->dev.link_up ? "up" : "down", (unsigned long long)vn->dev.stats.rx_packets,
-	       (unsigned long long)vn->dev.stats.tx_packets);
+	       vn->dev.link_up ? "up" : "down", (unsigned long long)sum.rx_packets,
+	       (unsigned long long)sum.tx_packets);
 }
 
 /*

@@ -317,7 +317,7 @@ static unsigned int rx_poll(struct vnet_rxq *rq, unsigned int budget)
  * and writes the good ones straight onto the free stack: at most the
  * slots in flight come back, so the stack cannot overflow.
  */
-static unsigned int tx_reclaim(struct virtio_net *vn, struct vnet_txq *tq, bool in_xmit)
+static unsigned int tx_reclaim(struct vnet_txq *tq, bool in_xmit)
 {
 	unsigned int n, bad;
 
@@ -437,9 +437,9 @@ static const struct net_frame *tx_take_held(const struct tx_slot *tx, const stru
  * (dropped frames take none). Returns the frames consumed; *taken the
  * slots filled, *bytes their frame bytes.
  */
-static unsigned int tx_take(struct virtio_net *vn, struct vnet_txq *tq,
-			    const struct net_frame *frames, unsigned int n, const uint16_t *ids,
-			    unsigned int m, unsigned int *taken, uint64_t *bytes)
+static unsigned int tx_take(struct vnet_txq *tq, const struct net_frame *frames, unsigned int n,
+			    const uint16_t *ids, unsigned int m, unsigned int *taken,
+			    uint64_t *bytes)
 {
 	const struct net_frame *f = frames, *end = frames + n;
 	const uint16_t *id = ids, *id_end = ids + m;
@@ -478,10 +478,10 @@ static unsigned int tx_burst(struct virtio_net *vn, unsigned int q, const struct
 
 	tx_apply_txpoll(vn, false);
 	if (!vn->txpoll)
-		tx_reclaim(vn, tq, true);
+		tx_reclaim(tq, true);
 	m = n < tq->nfree ? n : tq->nfree;
 	ids = &tq->free[tq->nfree - m];
-	i = tx_take(vn, tq, frames, n, ids, m, &taken, &bytes);
+	i = tx_take(tq, frames, n, ids, m, &taken, &bytes);
 	added = virtq_fixed_add(tq->vq, tq->bufs, ids, taken);
 	if (added < m)
 		memmove(ids, ids + added, (m - added) * sizeof(*ids));
@@ -536,7 +536,7 @@ int virtio_net_tx_raw(const void *bytes, uint32_t len)
 	tq = &vn->txq[0];
 	if (virtq_is_broken(tq->vq))
 		return -EIO;
-	tx_reclaim(vn, tq, false);
+	tx_reclaim(tq, false);
 	if (!tq->nfree)
 		return -ENOSPC;
 	id = tq->free[tq->nfree - 1];
@@ -637,7 +637,7 @@ static unsigned int vnet_poll(struct net_dev *dev, unsigned int budget)
 
 	tx_apply_txpoll(vn, false);
 	for (unsigned int q = 0; q < vn->npairs; q++)
-		reclaimed += tx_reclaim(vn, &vn->txq[q], false);
+		reclaimed += tx_reclaim(&vn->txq[q], false);
 	if (now_ns() - vn->status_checked > STATUS_PERIOD_NS)
 		check_link(vn);
 	if (vn->ctrl.state == MQ_TO_SEND || vn->ctrl.state == MQ_WAITING)

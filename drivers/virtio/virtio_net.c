@@ -126,8 +126,7 @@ struct tx_slot {
 struct vnet_rxq {
 	struct virtio_net *vn;
 	struct virtq *vq;
-	struct net_dev_stats *stats; /* its pair's counters */
-	uint16_t pair; /* N - 1 of receiveqN */
+	struct net_dev_stats *stats; /* its pair's counters: receiveqN's are pair[N - 1] */
 	bool kick_pending; /* buffers added before DRIVER_OK (3.1.1) */
 	uint8_t *mem; /* count buffers of vn->rx_buf_size */
 	bool *posted;
@@ -798,7 +797,6 @@ static int rxq_setup(struct virtio_net *vn, uint16_t pair)
 	struct vnet_rxq *rq = &vn->rxq[pair];
 
 	rq->vn = vn;
-	rq->pair = pair;
 	rq->stats = &vn->dev.pair[pair];
 	rq->vq = virtio_setup_queue_on(vn->vdev, 2 * pair, RING_MAX, rx_irq, queue_irq_cpu());
 	if (!rq->vq)

@@ -987,20 +987,20 @@ static const struct virtio_driver vnet_driver = {
 	.show = vnet_show_virtio,
 };
 
-static void rxbuf_hook(struct config_key *key)
+/* Buffer sizes, queue pairs and vector routing are all set up at probe. */
+static void reprobe_hook(struct config_key *key)
 {
 	virtio_reprobe_all();
 }
 
 void virtio_net_init(void)
 {
+	static struct config_hook rxbuf_hook = { .fn = reprobe_hook };
+	static struct config_hook queues_hook = { .fn = reprobe_hook };
+	static struct config_hook irq_hook = { .fn = reprobe_hook };
+
 	virtio_register_driver(&vnet_driver);
-	static struct config_hook hook = { .fn = rxbuf_hook };
-
-	static struct config_hook queues_hook = { .fn = rxbuf_hook };
-	static struct config_hook irq_hook = { .fn = rxbuf_hook }; /* vectors are routed at probe */
-
-	config_on_change(&cfg_net_rxbuf, &hook);
+	config_on_change(&cfg_net_rxbuf, &rxbuf_hook);
 	config_on_change(&cfg_net_queues, &queues_hook);
 	config_on_change(&cfg_net_irq, &irq_hook);
 }

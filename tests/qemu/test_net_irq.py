@@ -15,14 +15,12 @@ import pytest
 
 from conftest import ELF, require_image
 from ringside_qemu import Guest
-from ringside.ether_peer import EtherPeer, eth, ip_bytes, ipv4, mac_bytes, udp
+from ringside.ether_peer import EtherPeer
 from smp_checks import smp_args
+from test_net import ECHO_PORT, GUEST_IP, GUEST_MAC, PEER_IP, udp_echo
 
-GUEST_MAC = '52:54:00:12:34:56'
-GUEST_IP = '10.0.2.15'
-PEER_IP = '10.0.2.2'
-ECHO_PORT = 7
 ECHOES = 20
+ECHO_TIMEOUT = 60
 
 
 def net_guest(net_irq, ncpu):
@@ -35,14 +33,6 @@ def net_guest(net_irq, ncpu):
               name='net-irq-%s-%d' % (net_irq, ncpu))
     g.peer = peer
     return g
-
-
-def udp_echo(g, payload, sport):
-    src, dst = g.peer.ip, ip_bytes(GUEST_IP)
-    g.peer.send(eth(mac_bytes(GUEST_MAC), g.peer.mac, 0x0800,
-                    ipv4(src, dst, 17, udp(src, dst, sport, ECHO_PORT, payload))))
-    f = g.peer.expect(lambda f: f.udp and f.udp['dport'] == sport, 60)
-    return f.udp['payload']
 
 
 def rx_queue(g):
@@ -61,7 +51,7 @@ def echoes(g, n, tag, sport):
     """n UDP echoes of `tag i`, each checked byte-exact."""
     for i in range(n):
         data = b'%s %d' % (tag, i)
-        assert udp_echo(g, data, sport + i) == data
+        assert udp_echo(g, data, sport + i, ECHO_TIMEOUT) == data
 
 
 def irqs_per_cpu(g, vector, ncpu):

@@ -3,6 +3,8 @@
 #ifndef APP_APP_H
 #define APP_APP_H
 
+#include <stdint.h>
+
 #include "kernel/config.h"
 
 /* The `net`, `ping` and `pktgen` commands (net_shell.c, pktgen.c). */
@@ -15,8 +17,10 @@ void rng_cmd_init(void);
 void netsink_init(void);
 /* The UDP echo service on udp_echo_port (udp_echo.c). */
 void udp_echo_init(void);
-/* Datagrams the service sent back. */
+/* Datagrams the service sent back: in all, from CPU @cpu's loop; to zero. */
 uint64_t udp_echo_count(void);
+uint64_t udp_echo_count_on(unsigned int cpu);
+void udp_echo_reset(void);
 extern struct config_key cfg_udp_echo_port;
 /* The iperf3 server on iperf3_port (iperf3.c). */
 void iperf3_init(void);

@@ -21,9 +21,32 @@
 #define PING_INTERVAL_NS 200000000ULL
 #define PING_ID 0x7273 /* "rs" */
 
+/* CPU @c handled frames (CPU 0 is always shown). */
+static bool cpu_counted(unsigned int c)
+{
+	return !c || net_cpus[c].stats.eth_rx;
+}
+
+/* "cpus": the frames each CPU's loop handled and the echoes it sent. */
+static void put_cpus(struct json_writer *w)
+{
+	json_open(w, "cpus", '[');
+	for (unsigned int c = 0; c < NET_MAX_CPUS; c++) {
+		if (!cpu_counted(c))
+			continue;
+		json_open(w, NULL, '{');
+		json_put_u64(w, "cpu", c);
+		json_put_u64(w, "eth_rx", net_cpus[c].stats.eth_rx);
+		json_put_u64(w, "udp_echoed", udp_echo_count_on(c));
+		json_close(w, '}');
+	}
+	json_close(w, ']');
+}
+
 static void show_counters(void)
 {
 	struct net_dev *dev = net_device();
+	struct net_proto_stats proto;
 
 	if (dev) {
 		struct net_dev_stats sum;
@@ -33,10 +56,16 @@ static void show_counters(void)
 		NET_DEV_COUNTERS(SHOW)
 #undef SHOW
 	}
-#define SHOW(name) printf("  %-24s %llu\n", #name, (unsigned long long)net_stats.name);
+	net_proto_stats_sum(&proto);
+#define SHOW(name) printf("  %-24s %llu\n", #name, (unsigned long long)proto.name);
 	NET_PROTO_COUNTERS(SHOW)
 #undef SHOW
 	printf("  %-24s %llu\n", "udp_echoed", (unsigned long long)udp_echo_count());
+	for (unsigned int c = 0; c < NET_MAX_CPUS; c++)
+		if (cpu_counted(c))
+			printf("  cpu %u: eth_rx %llu udp_echoed %llu\n", c,
+			       (unsigned long long)net_cpus[c].stats.eth_rx,
+			       (unsigned long long)udp_echo_count_on(c));
 }
 
 /* "queues_in_use", and "queues": each pair set up, in order, its counters. */
@@ -50,6 +79,7 @@ static void put_queues(struct json_writer *w, const struct net_dev *dev)
 		const struct net_dev_stats *st = &dev->pair[q];
 
 		json_open(w, NULL, '{');
+		json_put_u64(w, "cpu", dev->pair_cpu[q]);
 		json_put_u64(w, "rx_packets", st->rx_packets);
 		json_put_u64(w, "rx_bytes", st->rx_bytes);
 		json_put_u64(w, "tx_packets", st->tx_packets);
@@ -68,6 +98,7 @@ static void put_queues(struct json_writer *w, const struct net_dev *dev)
 static void net_stats_json(struct json_writer *w)
 {
 	struct net_dev *dev = net_device();
+	struct net_proto_stats proto;
 
 	json_put_bool(w, "device", dev != NULL);
 	if (dev) {
@@ -79,10 +110,12 @@ static void net_stats_json(struct json_writer *w)
 #undef PUT
 		put_queues(w, dev);
 	}
-#define PUT(name) json_put_u64(w, #name, net_stats.name);
+	net_proto_stats_sum(&proto);
+#define PUT(name) json_put_u64(w, #name, proto.name);
 	NET_PROTO_COUNTERS(PUT)
 #undef PUT
 	json_put_u64(w, "udp_echoed", udp_echo_count());
+	put_cpus(w);
 }
 
 static int cmd_net(int argc, char **argv)
@@ -93,7 +126,8 @@ static int cmd_net(int argc, char **argv)
 	if (argc > 2 || (argc == 2 && strcmp(argv[1], "arp") && strcmp(argv[1], "reset")))
 		return shell_error("usage: net [arp|reset]");
 	if (argc == 2 && !strcmp(argv[1], "reset")) {
-		memset(&net_stats, 0, sizeof(net_stats));
+		net_proto_stats_reset();
+		udp_echo_reset();
 		if (dev) {
 			memset(&dev->stats, 0, sizeof(dev->stats));
 			memset(dev->pair, 0, sizeof(dev->pair));

@@ -5,8 +5,10 @@
  * it and drops it, so what is measured is the driver and the ring, not
  * Ethernet/IP parsing. Frames the driver itself dropped are reported by
  * reason from the device counters (deltas over the run): a sender's count
- * must equal frames + drops. With more than one queue pair the frames are
- * also counted by the receive queue they came in on (net_dev.rx_queue).
+ * must equal frames + drops. The frames are counted by the receive queue
+ * they came in on (net_rx_queue()), each queue's count written only by
+ * the CPU that owns the queue; with more than one pair the report gives
+ * each queue's.
  *
  *   netsink [seconds=S] [idle=MS]   run, stop after S s or MS ms without frames
  *   netsink on | show | off         the same as a switch (off prints the report)
@@ -28,29 +30,54 @@
 #define NETSINK_DROPS(X) \
 	X(rx_drop_short) X(rx_drop_long) X(rx_drop_num_buffers) X(rx_drop_bad_token)
 
+/* One receive queue's frames, in a cache line of its own (its owner CPU's). */
+struct netsink_queue {
+	uint64_t frames, bytes;
+	uint64_t first_ns, last_ns; /* first and last frame seen */
+} __attribute__((aligned(64)));
+
 struct netsink {
 	bool on;
 	struct net_dev *dev;
 	struct net_dev_stats base; /* device counters when the run started */
-	uint64_t frames, bytes;
-	uint64_t queue_frames[NET_MAX_QUEUES]; /* by the receive queue they came in on */
-	uint64_t first_ns, last_ns; /* first and last frame seen */
+	struct netsink_queue queue[NET_MAX_QUEUES];
 };
 
 static struct netsink sink;
 
 static void netsink_tap(struct net_dev *dev, const void *frame, uint32_t len)
 {
+	unsigned int q = net_rx_queue();
+	struct netsink_queue *sq = &sink.queue[q < NET_MAX_QUEUES ? q : 0];
 	uint64_t now = now_ns();
 
+	(void)dev;
 	(void)frame;
-	if (dev->rx_queue < NET_MAX_QUEUES)
-		sink.queue_frames[dev->rx_queue]++;
-	if (!sink.frames)
-		sink.first_ns = now;
-	sink.last_ns = now;
-	sink.frames++;
-	sink.bytes += len;
+	if (!sq->frames)
+		sq->first_ns = now;
+	sq->last_ns = now;
+	sq->frames++;
+	sq->bytes += len;
+}
+
+/* Every queue's counts together: the first frame of any, the last of any. */
+static struct netsink_queue netsink_total(void)
+{
+	struct netsink_queue t = { 0 };
+
+	for (unsigned int q = 0; q < NET_MAX_QUEUES; q++) {
+		const struct netsink_queue *sq = &sink.queue[q];
+
+		if (!sq->frames)
+			continue;
+		if (!t.frames || sq->first_ns < t.first_ns)
+			t.first_ns = sq->first_ns;
+		if (sq->last_ns > t.last_ns)
+			t.last_ns = sq->last_ns;
+		t.frames += sq->frames;
+		t.bytes += sq->bytes;
+	}
+	return t;
 }
 
 static int netsink_on(void)
@@ -61,7 +88,7 @@ static int netsink_on(void)
 		return shell_error("netsink: no network device");
 	memset(&sink, 0, sizeof(sink));
 	sink.dev = dev;
-	sink.base = dev->stats;
+	net_dev_stats_sum(dev, &sink.base);
 	sink.on = true;
 	net_set_rx_tap(netsink_tap);
 	return 0;
@@ -76,27 +103,29 @@ static void netsink_report_queues(void)
 		return;
 	printf("netsink: per queue");
 	for (unsigned int q = 0; q < n && q < NET_MAX_QUEUES; q++)
-		printf(" %u=%llu", q, (unsigned long long)sink.queue_frames[q]);
+		printf(" %u=%llu", q, (unsigned long long)sink.queue[q].frames);
 	printf("\n");
 }
 
 static void netsink_report(void)
 {
-	const struct net_dev_stats *now, *base = &sink.base;
-	double secs = (sink.last_ns - sink.first_ns) / 1e9;
+	const struct net_dev_stats *base = &sink.base;
+	struct netsink_queue t = netsink_total();
+	double secs = (t.last_ns - t.first_ns) / 1e9;
+	struct net_dev_stats now_sum, *now = &now_sum;
 	uint64_t total = 0;
 
 	/* the rate counts the gaps between frames: n frames span n - 1 of them */
 	printf("netsink: %llu frames %llu bytes in %.6f s: %.4f Mpps %.4f Gb/s\n",
-	       (unsigned long long)sink.frames, (unsigned long long)sink.bytes, secs,
-	       secs > 0 ? (sink.frames - 1) / secs / 1e6 : 0.0,
-	       secs > 0 ? sink.bytes * 8 / secs / 1e9 : 0.0);
+	       (unsigned long long)t.frames, (unsigned long long)t.bytes, secs,
+	       secs > 0 ? (t.frames - 1) / secs / 1e6 : 0.0,
+	       secs > 0 ? t.bytes * 8 / secs / 1e9 : 0.0);
 	/* a re-probe freed the device the run started on, and its counters */
 	if (net_device() != sink.dev) {
 		printf("netsink: the network device changed during the run: no drop counts\n");
 		return;
 	}
-	now = &sink.dev->stats;
+	net_dev_stats_sum(sink.dev, now);
 	printf("netsink: drops");
 #define NETSINK_PRINT_DROP(name)                                                     \
 	printf(" %s=%llu", #name + 3, (unsigned long long)(now->name - base->name)); \
@@ -128,8 +157,12 @@ static enum poll_step netsink_step(void *arg)
 	if (now >= w->end_ns)
 		return POLL_DONE;
 	/* idle counts from the last frame, so it ends only after traffic */
-	if (w->idle_ns && sink.frames && now - sink.last_ns >= w->idle_ns)
-		return POLL_DONE;
+	if (w->idle_ns) {
+		struct netsink_queue t = netsink_total();
+
+		if (t.frames && now - t.last_ns >= w->idle_ns)
+			return POLL_DONE;
+	}
 	return POLL_AGAIN;
 }
 

@@ -2,7 +2,8 @@
 /*
  * pktgen: `pktgen count=N size=64 burst=256 dst=IP[,MAC] queues=Q`. With
  * Q > 1 each transmit queue sends its own flow (source port 9 + queue),
- * the count shared among them, a burst each in turn. Each burst goes
+ * the count split evenly among them, from the CPU that owns the queue's
+ * pair (net_pair_cpu): the queues of one CPU a burst each in turn. Each burst goes
  * to the driver in one xmit_burst call (one kick at most); between bursts
  * the device is polled as the poll loop would, which is where sent buffers
  * are reclaimed when txpoll=1 (as virtio-net frees them only in NAPI).
@@ -15,12 +16,15 @@
 #include <string.h>
 
 #include "app/pktgen.h"
+#include "kernel/percpu.h"
 #include "kernel/poll.h"
 #include "kernel/shell.h"
 #include "kernel/time.h"
+#include "kernel/xcpu.h"
 #include "net/proto.h"
 
 #define PKTGEN_STALL_NS 5000000000ULL
+#define PKTGEN_RETRY_NS 1000000ULL /* another CPU's look at a full ring, as poll_wait's */
 #define PKTGEN_ARP_NS 3000000000ULL
 #define PKTGEN_SRC_PORT 9
 
@@ -65,40 +69,66 @@ static uint64_t tx_kicks(const struct net_dev *dev)
 	return sum.tx_kicks;
 }
 
+/*
+ * One CPU's part of a run, written by that CPU alone: what it sent on each
+ * queue it owns, when it last queued a frame, and whether it is done.
+ */
+struct pktgen_cpu {
+	uint64_t sent_queue[NET_MAX_QUEUES];
+	uint64_t ring_full;
+	uint64_t progress_ns; /* the last burst that moved; the clock stops there */
+	bool taking_part;
+	volatile bool done;
+} __attribute__((aligned(64)));
+
+/*
+ * A run: its parameters and templates, read-only while it runs, and a
+ * part per CPU. Each queue has its share of the count; the CPU that owns
+ * the queue's pair sends it (a flow per queue, a sender per CPU, as Linux
+ * runs a pktgen thread per CPU): CPU 0 from the shell command's wait,
+ * every other CPU from a poller a request started there.
+ */
 struct pktgen_run {
-	const struct pktgen_params *p;
-	struct pktgen_result *r;
+	struct pktgen_params params; /* a copy: a CPU that stops late still reads it */
+	const struct pktgen_params *p; /* &params */
 	struct net_dev *dev;
 	const struct net_frame (*frames)[PKTGEN_MAX_BURST]; /* one template per queue */
 	unsigned int queues;
-	uint64_t progress;
+	uint64_t quota[NET_MAX_QUEUES];
+	volatile bool stop; /* CPU 0 gave up: the others stop too */
+	struct pktgen_cpu cpu[NET_MAX_CPUS];
 };
 
 /*
- * One burst per queue; the poll loop between bursts reclaims sent buffers (the
- * txpoll=1 path) and keeps RX and every other service going.
+ * One burst on each queue @cpu owns that has frames left. Between bursts
+ * the loop reclaims sent buffers (the txpoll=1 path) and keeps RX and
+ * every other service of the CPU going.
  */
-static enum poll_step pktgen_burst(void *arg)
+static enum poll_step send_bursts(struct pktgen_run *run, unsigned int cpu)
 {
-	struct pktgen_run *run = arg;
-	bool moved = false;
+	struct pktgen_cpu *pc = &run->cpu[cpu];
+	bool moved = false, left_any = false;
+	uint64_t now;
 
 	for (unsigned int q = 0; q < run->queues; q++) {
-		uint64_t left = run->p->count - run->r->sent;
+		uint64_t left = run->quota[q] - pc->sent_queue[q];
 		unsigned int n = left < run->p->burst ? (unsigned int)left : run->p->burst;
 		unsigned int got;
 
-		if (!left)
-			return POLL_DONE;
+		if (run->dev->pair_cpu[q] != cpu || !left)
+			continue;
+		left_any = true;
 		got = net_dev_xmit(run->dev, q, run->frames[q], n);
-		run->r->sent += got;
-		run->r->sent_queue[q] += got;
+		pc->sent_queue[q] += got;
 		if (got < n)
-			run->r->ring_full++;
+			pc->ring_full++;
 		moved |= got != 0;
 	}
+	if (!left_any)
+		return POLL_DONE;
+	now = now_ns();
 	if (moved) {
-		run->progress = now_ns();
+		pc->progress_ns = now;
 		return POLL_PROGRESS;
 	}
 	/*
@@ -106,39 +136,201 @@ static enum poll_step pktgen_burst(void *arg)
 	 * something (a pass that reclaims counts as work) instead of spinning
 	 * on a full ring, which cost about 1,000 instructions per frame.
 	 */
-	return now_ns() - run->progress > PKTGEN_STALL_NS ? POLL_DONE : POLL_AGAIN;
+	return now - pc->progress_ns > PKTGEN_STALL_NS ? POLL_DONE : POLL_AGAIN;
+}
+
+/* ---- the other CPUs' senders ---- */
+
+/* The run CPU c sends for, set and cleared on CPU c only. */
+static struct pktgen_run *cpu_run[NET_MAX_CPUS];
+
+static const struct poller cpu_sender;
+
+static void cpu_finish(struct pktgen_run *run, unsigned int cpu)
+{
+	cpu_run[cpu] = NULL;
+	poll_keep(poll_bit(&cpu_sender), false);
+	__asm__ __volatile__("" ::: "memory"); /* x86: the counts are seen before done */
+	run->cpu[cpu].done = true;
+}
+
+static unsigned int cpu_send(unsigned int budget)
+{
+	unsigned int cpu = this_cpu()->index;
+	struct pktgen_run *run = cpu_run[cpu];
+	enum poll_step s;
+
+	(void)budget; /* a burst per queue per pass */
+	if (!run)
+		return 0;
+	s = run->stop ? POLL_DONE : send_bursts(run, cpu);
+	if (s == POLL_DONE)
+		cpu_finish(run, cpu);
+	else if (s == POLL_AGAIN)
+		poll_wake_at(now_ns() + PKTGEN_RETRY_NS);
+	return s == POLL_PROGRESS;
+}
+
+static const struct poller cpu_sender = {
+	.name = "pktgen",
+	.poll = cpu_send,
+	.on_raise = true, /* kept while it sends */
+};
+
+/* On CPU @cpu (a request): send its queues' shares of arg[0]'s run. */
+static void cpu_start(const struct spsc_msg *m, unsigned int cpu)
+{
+	struct pktgen_run *run = (struct pktgen_run *)(uintptr_t)m->arg[0];
+
+	run->cpu[cpu].progress_ns = now_ns();
+	if (poll_register(&cpu_sender)) {
+		cpu_finish(run, cpu); /* no room: it sends nothing, the total says so */
+		return;
+	}
+	cpu_run[cpu] = run;
+	poll_keep(poll_bit(&cpu_sender), true);
+}
+
+/* ---- CPU 0: the command's wait ---- */
+
+/* Every CPU that takes part is done; those still going are stopped on a stall. */
+static bool others_done(struct pktgen_run *run)
+{
+	uint64_t now = now_ns();
+	bool all = true;
+
+	for (unsigned int c = 1; c < NET_MAX_CPUS; c++) {
+		struct pktgen_cpu *pc = &run->cpu[c];
+
+		if (!pc->taking_part || pc->done)
+			continue;
+		all = false;
+		/* its own stall check failed to end it (the CPU does not run): give up */
+		if (now - pc->progress_ns > 2 * PKTGEN_STALL_NS)
+			return true;
+	}
+	return all;
+}
+
+static enum poll_step pktgen_step(void *arg)
+{
+	struct pktgen_run *run = arg;
+
+	if (!run->cpu[0].done) {
+		enum poll_step s = send_bursts(run, 0);
+
+		if (s != POLL_DONE)
+			return s;
+		run->cpu[0].done = true;
+	}
+	return others_done(run) ? POLL_DONE : POLL_AGAIN;
+}
+
+/* The queues' shares of the count: as even as it divides. */
+static void split_count(struct pktgen_run *run)
+{
+	for (unsigned int q = 0; q < run->queues; q++)
+		run->quota[q] = run->p->count / run->queues + (q < run->p->count % run->queues);
+}
+
+/* Ask every other CPU that owns one of the run's queues to send its shares. */
+static void start_others(struct pktgen_run *run)
+{
+	for (unsigned int q = 0; q < run->queues; q++) {
+		unsigned int c = run->dev->pair_cpu[q];
+		struct spsc_msg m = { .fn = cpu_start, .arg = { (uintptr_t)run } };
+
+		if (!c || c >= NET_MAX_CPUS || run->cpu[c].taking_part)
+			continue;
+		run->cpu[c].taking_part = true;
+		run->cpu[c].progress_ns = now_ns();
+		if (xcpu_send(c, &m)) {
+			printf("pktgen: cpu %u cannot be asked to send its queues\n", c);
+			run->cpu[c].done = true;
+		}
+	}
+}
+
+/* The CPUs' parts added up; the clock stops when the last frame was queued. */
+static void add_up(const struct pktgen_run *run, struct pktgen_result *r, uint64_t start)
+{
+	uint64_t end = start;
+
+	for (unsigned int c = 0; c < NET_MAX_CPUS; c++) {
+		const struct pktgen_cpu *pc = &run->cpu[c];
+
+		if (!pc->taking_part)
+			continue;
+		for (unsigned int q = 0; q < run->queues; q++) {
+			r->sent_queue[q] += pc->sent_queue[q];
+			r->cpu_sent[c] += pc->sent_queue[q];
+		}
+		r->sent += r->cpu_sent[c];
+		r->ring_full += pc->ring_full;
+		if (pc->progress_ns > end)
+			end = pc->progress_ns;
+		r->cpu_ns[c] = pc->progress_ns - start;
+		r->cpus_taking_part++;
+	}
+	r->ns = end - start;
+}
+
+/* A CPU of an earlier run that has not stopped yet (its part is still in use). */
+static int still_sending(const struct pktgen_run *run)
+{
+	for (unsigned int c = 1; c < NET_MAX_CPUS; c++)
+		if (run->cpu[c].taking_part && !run->cpu[c].done)
+			return (int)c;
+	return 0;
+}
+
+static struct pktgen_run the_run;
+
+int pktgen_busy_cpu(void)
+{
+	return still_sending(&the_run);
 }
 
 int pktgen_run(const struct pktgen_params *p, struct pktgen_result *r)
 {
 	static struct net_frame frames[NET_MAX_QUEUES][PKTGEN_MAX_BURST];
 	static uint8_t frame[NET_MAX_QUEUES][ETH_FRAME_LEN];
-	struct pktgen_run run = { .p = p, .r = r, .frames = frames };
+	struct pktgen_run *run = &the_run;
 	uint64_t kicks0, start;
 	uint32_t len = 0, tag;
 
 	memset(r, 0, sizeof(*r));
-	run.dev = net_device();
-	if (!run.dev)
+	if (still_sending(run))
+		return -EBUSY;
+	memset(run, 0, sizeof(*run));
+	run->params = *p;
+	run->p = p = &run->params;
+	run->frames = frames;
+	run->dev = net_device();
+	if (!run->dev)
 		return -ENODEV;
-	run.queues = p->queues ? p->queues : 1;
-	if (!p->burst || p->burst > PKTGEN_MAX_BURST || run.queues > pktgen_queues(run.dev))
+	run->queues = p->queues ? p->queues : 1;
+	if (!p->burst || p->burst > PKTGEN_MAX_BURST || run->queues > pktgen_queues(run->dev))
 		return -EINVAL;
+	split_count(run);
 	/* one template per queue for the whole run: the driver need not copy it again */
-	for (unsigned int q = 0; q < run.queues; q++) {
-		len = build_flow(frame[q], p, run.dev->mac, q);
+	for (unsigned int q = 0; q < run->queues; q++) {
+		len = build_flow(frame[q], p, run->dev->mac, q);
 		tag = net_frame_tag();
 		for (uint32_t i = 0; i < p->burst; i++)
 			frames[q][i] = (struct net_frame){ frame[q], len, tag };
 	}
 
 	/* Start with an empty ring, as a fresh pktgen thread would. */
-	run.dev->ops->poll(run.dev, 0);
-	kicks0 = tx_kicks(run.dev);
-	start = run.progress = now_ns();
-	poll_wait(pktgen_burst, &run, UINT64_MAX);
-	r->ns = now_ns() - start;
-	r->kicks = tx_kicks(run.dev) - kicks0;
+	run->dev->ops->poll(run->dev, 0);
+	kicks0 = tx_kicks(run->dev);
+	start = run->cpu[0].progress_ns = now_ns();
+	run->cpu[0].taking_part = true;
+	start_others(run);
+	poll_wait(pktgen_step, run, UINT64_MAX);
+	run->stop = true; /* a CPU still going after a stall stops at its next pass */
+	add_up(run, r, start);
+	r->kicks = tx_kicks(run->dev) - kicks0;
 	r->bytes = r->sent * len;
 	return r->sent == p->count ? 0 : -ETIMEDOUT;
 }
@@ -151,6 +343,19 @@ static void print_queues(const struct pktgen_result *r, unsigned int queues)
 	for (unsigned int q = 0; q < queues; q++)
 		printf(" %u=%llu", q, (unsigned long long)r->sent_queue[q]);
 	printf("\n");
+}
+
+/* With more than one CPU sending: each one's own clock and rate. */
+static void print_cpus(const struct pktgen_result *r)
+{
+	if (r->cpus_taking_part < 2)
+		return;
+	printf("pktgen: per cpu");
+	for (unsigned int c = 0; c < NET_MAX_CPUS; c++)
+		if (r->cpu_sent[c])
+			printf(" %u=%.4f", c,
+			       r->cpu_ns[c] ? r->cpu_sent[c] / (r->cpu_ns[c] / 1e3) : 0.0);
+	printf(" Mpps\n");
 }
 
 static int parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
@@ -215,6 +420,9 @@ static int cmd_pktgen(int argc, char **argv)
 			return shell_error("pktgen: cannot resolve the MAC of the next hop");
 	}
 	ret = pktgen_run(&p, &r);
+	if (ret == -EBUSY)
+		return shell_error("pktgen: cpu %d is still sending from an earlier run",
+				   pktgen_busy_cpu());
 	secs = r.ns / 1e9;
 	printf("pktgen: %llu packets %u bytes in %.3f s: %.4f Mpps %.4f Gb/s\n",
 	       (unsigned long long)r.sent, p.size < ETH_ZLEN ? ETH_ZLEN : p.size, secs,
@@ -223,6 +431,7 @@ static int cmd_pktgen(int argc, char **argv)
 	       (unsigned long long)r.kicks, r.sent ? (double)r.kicks / r.sent : 0.0,
 	       (unsigned long long)r.ring_full, p.burst);
 	print_queues(&r, p.queues);
+	print_cpus(&r);
 	if (ret)
 		return shell_error("pktgen: stalled after %llu of %llu packets",
 				   (unsigned long long)r.sent, (unsigned long long)p.count);

@@ -30,12 +30,21 @@ struct pktgen_params {
 struct pktgen_result {
 	uint64_t sent, bytes, kicks, ring_full, ns;
 	uint64_t sent_queue[NET_MAX_QUEUES];
+	/* each CPU that sent: frames, and from the start to its last frame queued */
+	unsigned int cpus_taking_part;
+	uint64_t cpu_sent[NET_MAX_CPUS], cpu_ns[NET_MAX_CPUS];
 };
 
 /* The one frame of the flow into @frame (ETH_FRAME_LEN bytes); its length. */
 uint32_t pktgen_build(uint8_t *frame, const struct pktgen_params *p, const uint8_t *src_mac);
-/* Send p->count frames; 0, or a negative errno (no device, no progress). */
+/*
+ * Send p->count frames, each queue's share from the CPU that owns it; 0,
+ * or a negative errno (no device, no progress; -EBUSY: a CPU has not
+ * stopped since an earlier run gave up on it).
+ */
 int pktgen_run(const struct pktgen_params *p, struct pktgen_result *r);
+/* That CPU (0: none). */
+int pktgen_busy_cpu(void);
 void pktgen_init(void);
 
 #endif

@@ -19,7 +19,11 @@ CONFIG_KEY(cfg_udp_echo_port) = {
 };
 
 static uint16_t bound_port;
-static uint64_t echoed;
+
+/* Each CPU counts the echoes its loop sent, in a cache line of its own. */
+static struct {
+	uint64_t n;
+} __attribute__((aligned(64))) echoed[NET_MAX_CPUS];
 
 static void udp_echo(const uint8_t *frame, uint32_t src, const uint8_t *pkt, uint32_t len)
 {
@@ -28,13 +32,13 @@ static void udp_echo(const uint8_t *frame, uint32_t src, const uint8_t *pkt, uin
 	uint32_t payload = len - UDP_HLEN;
 
 	if (len > sizeof(out) - ETH_HLEN - IP_HLEN) {
-		net_stats.tx_dropped++;
+		net_stat_inc(tx_dropped);
 		return;
 	}
 	memcpy(udp + UDP_HLEN, pkt + UDP_HLEN, payload);
 	udp_build_header(udp, net_ip(), src, get_be16(pkt + 2), get_be16(pkt), payload);
 	if (!ipv4_send(out, frame + ETH_OFF_SRC, src, IPPROTO_UDP, len))
-		echoed++;
+		echoed[this_cpu()->index].n++;
 }
 
 /* Follow the key: leave the old port, take the new one (0: off). */
@@ -52,7 +56,21 @@ static void port_changed(struct config_key *key)
 
 uint64_t udp_echo_count(void)
 {
-	return echoed;
+	uint64_t sum = 0;
+
+	for (unsigned int c = 0; c < NET_MAX_CPUS; c++)
+		sum += echoed[c].n;
+	return sum;
+}
+
+uint64_t udp_echo_count_on(unsigned int cpu)
+{
+	return cpu < NET_MAX_CPUS ? echoed[cpu].n : 0;
+}
+
+void udp_echo_reset(void)
+{
+	memset(echoed, 0, sizeof(echoed));
 }
 
 void udp_echo_init(void)

@@ -4,7 +4,6 @@
 
 #include "kernel/acpi.h"
 #include "kernel/io.h"
-#include "kernel/lapic.h"
 #include "kernel/mm.h"
 #include "kernel/msi.h"
 #include "kernel/pci.h"
@@ -237,16 +236,11 @@ void pci_msix_disable(struct pci_dev *d)
 }
 
 /*
- * Fixed delivery, edge, physical destination: this CPU's LAPIC. The
+ * Fixed delivery, edge, physical destination: the LAPIC of @apic_id. The
  * message names 8 bits of APIC ID (SDM 3A 11.11.1), in x2APIC mode too:
- * IDs above 255 would need interrupt remapping, which nothing here sets up.
+ * IDs above 255 would need interrupt remapping, which nothing here sets
+ * up (msi_address refuses them).
  */
-int pci_msix_route(struct pci_dev *d, uint16_t entry, int vector)
-{
-	return pci_msix_route_to(d, entry, vector, lapic_id());
-}
-
-/* The message address names the APIC id (msi_address: at most 255). */
 int pci_msix_route_to(struct pci_dev *d, uint16_t entry, int vector, uint32_t apic_id)
 {
 	volatile uint32_t *e;

@@ -65,8 +65,7 @@ void *pci_map_bar(const struct pci_dev *d, unsigned int bar);
  */
 int pci_msix_enable(struct pci_dev *d);
 void pci_msix_disable(struct pci_dev *d);
-int pci_msix_route(struct pci_dev *d, uint16_t entry, int vector);
-/* The same to the CPU with APIC id @apic_id; -1 also for an id above 255. */
+/* Entry @entry to @vector on the CPU with APIC id @apic_id; -1 also for an id above 255. */
 int pci_msix_route_to(struct pci_dev *d, uint16_t entry, int vector, uint32_t apic_id);
 
 /* "ecam" or "port-io" */

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * ARP for IPv4 over Ethernet (RFC 826): answer requests for our address,
- * keep a small cache of neighbours, and resolve an address for ping and
- * pktgen by asking and polling the device until the answer arrives.
+ * keep a small cache of neighbours per CPU, and resolve an address for
+ * ping and pktgen by asking and polling the device until the answer
+ * arrives.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -19,52 +20,130 @@
 #define ARP_CACHE_SIZE 16
 #define ARP_RETRY_NS 500000000ULL
 
+/*
+ * One cache per CPU, written only by that CPU: what it learned from the
+ * ARP frames its own queues brought. A lookup searches its own CPU's
+ * cache, then the others' (the answer to a request may come in on any
+ * queue pair, so on any CPU). A reader on another CPU takes an entry as
+ * a seqcount reader does: the sequence is odd while the owner writes it,
+ * and a copy taken while it changed is taken again. The owner never
+ * waits for a reader, so no CPU ever waits for another.
+ */
 struct arp_entry {
+	volatile uint32_t seq; /* odd: being written */
 	uint32_t ip; /* 0: unused */
 	uint8_t mac[ETH_ALEN];
 	uint64_t stamp; /* last update, to replace the oldest */
 };
 
-static struct arp_entry cache[ARP_CACHE_SIZE];
-static uint64_t cache_clock;
+struct arp_cache {
+	struct arp_entry e[ARP_CACHE_SIZE];
+	uint64_t clock;
+	uint64_t flushed; /* the flush generation it was last emptied for */
+} __attribute__((aligned(64)));
 
+static struct arp_cache caches[NET_MAX_CPUS];
+static volatile uint64_t flush_gen;
+
+/* The running CPU's cache, emptied first if a flush came since it was last used. */
+static struct arp_cache *own_cache(void)
+{
+	struct arp_cache *c = &caches[this_cpu()->index];
+
+	if (c->flushed != flush_gen) {
+		memset(c->e, 0, sizeof(c->e));
+		c->flushed = flush_gen;
+	}
+	return c;
+}
+
+/*
+ * Every CPU's cache empties the next time it is used: a flush is a new
+ * generation, not a write into caches other CPUs own.
+ */
 void arp_flush(void)
 {
-	memset(cache, 0, sizeof(cache));
+	flush_gen++;
+	own_cache();
+}
+
+/* Entry @e of another CPU's cache, copied whole; false if it holds nothing for @ip. */
+static bool read_entry(const struct arp_entry *e, uint32_t ip, uint8_t *mac)
+{
+	uint32_t seq;
+	bool hit;
+
+	do {
+		while ((seq = e->seq) & 1)
+			__asm__ __volatile__("pause");
+		__asm__ __volatile__("" ::: "memory"); /* x86: loads are not reordered */
+		hit = e->ip && e->ip == ip;
+		if (hit)
+			memcpy(mac, e->mac, ETH_ALEN);
+		__asm__ __volatile__("" ::: "memory");
+	} while (e->seq != seq);
+	return hit;
+}
+
+static bool lookup_in(const struct arp_cache *c, uint32_t ip, uint8_t *mac)
+{
+	if (c->flushed != flush_gen)
+		return false; /* emptied in spirit: its owner has not used it since */
+	for (int i = 0; i < ARP_CACHE_SIZE; i++)
+		if (read_entry(&c->e[i], ip, mac))
+			return true;
+	return false;
 }
 
 bool arp_lookup(uint32_t ip, uint8_t *mac)
 {
+	struct arp_cache *own = own_cache();
+
 	for (int i = 0; i < ARP_CACHE_SIZE; i++) {
-		if (cache[i].ip && cache[i].ip == ip) {
-			memcpy(mac, cache[i].mac, ETH_ALEN);
+		if (own->e[i].ip && own->e[i].ip == ip) {
+			memcpy(mac, own->e[i].mac, ETH_ALEN);
 			return true;
 		}
 	}
+	for (unsigned int c = 0; c < NET_MAX_CPUS; c++)
+		if (&caches[c] != own && lookup_in(&caches[c], ip, mac))
+			return true;
 	return false;
+}
+
+/* Write @e on its owner's CPU, odd sequence around it for the readers elsewhere. */
+static void write_entry(struct arp_entry *e, uint32_t ip, const uint8_t *mac, uint64_t stamp)
+{
+	e->seq++;
+	__asm__ __volatile__("" ::: "memory"); /* x86: stores are not reordered */
+	e->ip = ip;
+	memcpy(e->mac, mac, ETH_ALEN);
+	e->stamp = stamp;
+	__asm__ __volatile__("" ::: "memory");
+	e->seq++;
 }
 
 void arp_update(uint32_t ip, const uint8_t *mac)
 {
+	struct arp_cache *c;
 	struct arp_entry *e = NULL;
 
 	if (!ip || ip == 0xffffffffu || (mac[0] & 1))
 		return; /* never cache broadcast or multicast */
+	c = own_cache();
 	for (int i = 0; i < ARP_CACHE_SIZE && !e; i++)
-		if (cache[i].ip == ip)
-			e = &cache[i];
+		if (c->e[i].ip == ip)
+			e = &c->e[i];
 	for (int i = 0; i < ARP_CACHE_SIZE && !e; i++)
-		if (!cache[i].ip)
-			e = &cache[i];
+		if (!c->e[i].ip)
+			e = &c->e[i];
 	if (!e) {
-		e = &cache[0];
+		e = &c->e[0];
 		for (int i = 1; i < ARP_CACHE_SIZE; i++)
-			if (cache[i].stamp < e->stamp)
-				e = &cache[i];
+			if (c->e[i].stamp < e->stamp)
+				e = &c->e[i];
 	}
-	e->ip = ip;
-	memcpy(e->mac, mac, ETH_ALEN);
-	e->stamp = ++cache_clock;
+	write_entry(e, ip, mac, ++c->clock);
 }
 
 static int arp_send(uint16_t op, const uint8_t *dst_mac, const uint8_t *target_mac,
@@ -93,17 +172,17 @@ void arp_input(struct net_dev *dev, const uint8_t *pkt, uint32_t len)
 	uint32_t sender_ip, target_ip;
 	uint16_t op;
 
-	net_stats.arp_rx++;
+	net_stat_inc(arp_rx);
 	if (len < ARP_LEN || get_be16(pkt) != ARP_HTYPE_ETHER || get_be16(pkt + 2) != ETH_P_IP ||
 	    pkt[4] != ETH_ALEN || pkt[5] != 4) {
-		net_stats.arp_bad++;
+		net_stat_inc(arp_bad);
 		return;
 	}
 	op = get_be16(pkt + 6);
 	sender_ip = get_be32(pkt + 14);
 	target_ip = get_be32(pkt + 24);
 	if ((op != ARP_OP_REQUEST && op != ARP_OP_REPLY) || (pkt[8] & 1)) {
-		net_stats.arp_bad++;
+		net_stat_inc(arp_bad);
 		return;
 	}
 	if (target_ip != net_ip())
@@ -111,7 +190,7 @@ void arp_input(struct net_dev *dev, const uint8_t *pkt, uint32_t len)
 	/* RFC 826: the sender of a packet to us is worth remembering. */
 	arp_update(sender_ip, pkt + 8);
 	if (op == ARP_OP_REQUEST && !arp_send(ARP_OP_REPLY, pkt + 8, pkt + 8, sender_ip))
-		net_stats.arp_replies_sent++;
+		net_stat_inc(arp_replies_sent);
 }
 
 int arp_send_request(uint32_t ip)
@@ -120,7 +199,7 @@ int arp_send_request(uint32_t ip)
 	int ret = arp_send(ARP_OP_REQUEST, eth_broadcast, unknown, ip);
 
 	if (!ret)
-		net_stats.arp_requests_sent++;
+		net_stat_inc(arp_requests_sent);
 	return ret;
 }
 
@@ -156,14 +235,20 @@ int arp_resolve(uint32_t ip, uint8_t *mac, uint64_t timeout_ns)
 void arp_show(void)
 {
 	char ip[16], mac[18];
+	uint8_t m[ETH_ALEN];
 	int n = 0;
 
-	for (int i = 0; i < ARP_CACHE_SIZE; i++) {
-		if (!cache[i].ip)
-			continue;
-		printf("  arp %s at %s\n", net_ip_str(cache[i].ip, ip),
-		       net_mac_str(cache[i].mac, mac));
-		n++;
+	own_cache();
+	for (unsigned int c = 0; c < NET_MAX_CPUS; c++) {
+		for (int i = 0; i < ARP_CACHE_SIZE; i++) {
+			uint32_t addr = caches[c].e[i].ip;
+
+			if (!addr || !lookup_in(&caches[c], addr, m))
+				continue;
+			printf("  arp %s at %s (cpu %u)\n", net_ip_str(addr, ip),
+			       net_mac_str(m, mac), c);
+			n++;
+		}
 	}
 	if (!n)
 		printf("  arp cache empty\n");

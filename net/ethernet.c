@@ -25,15 +25,15 @@ void net_rx(struct net_dev *dev, const void *data, uint32_t len)
 		rx_tap(dev, data, len);
 		return;
 	}
-	net_stats.eth_rx++;
+	net_stat_inc(eth_rx);
 	if (len < ETH_HLEN) {
-		net_stats.eth_short++;
+		net_stat_inc(eth_short);
 		return;
 	}
 	/* No promiscuous mode: ours or broadcast only (multicast unused). */
 	if (memcmp(frame + ETH_OFF_DST, dev->mac, ETH_ALEN) &&
 	    memcmp(frame + ETH_OFF_DST, eth_broadcast, ETH_ALEN)) {
-		net_stats.eth_not_for_us++;
+		net_stat_inc(eth_not_for_us);
 		return;
 	}
 	switch (get_be16(frame + ETH_OFF_TYPE)) {
@@ -44,7 +44,7 @@ void net_rx(struct net_dev *dev, const void *data, uint32_t len)
 		ipv4_input(dev, frame, frame + ETH_HLEN, len - ETH_HLEN);
 		break;
 	default:
-		net_stats.eth_unknown_type++;
+		net_stat_inc(eth_unknown_type);
 	}
 }
 
@@ -62,7 +62,7 @@ int eth_send(uint8_t *frame, const uint8_t *dst, uint16_t type, uint32_t payload
 	struct net_frame f = { .data = frame, .len = ETH_HLEN + payload_len };
 
 	if (!dev || f.len > ETH_FRAME_LEN) {
-		net_stats.tx_dropped++;
+		net_stat_inc(tx_dropped);
 		return -1;
 	}
 	eth_build_header(frame, dst, dev->mac, type);

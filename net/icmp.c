@@ -25,7 +25,7 @@ static void echo_reply(const uint8_t *frame, uint32_t src, const uint8_t *pkt, u
 	uint8_t *icmp = out + ETH_HLEN + IP_HLEN;
 
 	if (len > sizeof(out) - ETH_HLEN - IP_HLEN) {
-		net_stats.tx_dropped++;
+		net_stat_inc(tx_dropped);
 		return;
 	}
 	/* Same id, sequence and data; only the type and checksum change. */
@@ -36,18 +36,18 @@ static void echo_reply(const uint8_t *frame, uint32_t src, const uint8_t *pkt, u
 	put_be16(icmp + 2, csum_fold(csum_add(0, icmp, len)));
 	/* Answer the MAC the request came from: no ARP round trip needed. */
 	if (!ipv4_send(out, frame + ETH_OFF_SRC, src, IPPROTO_ICMP, len))
-		net_stats.icmp_echo_replies_sent++;
+		net_stat_inc(icmp_echo_replies_sent);
 }
 
 void icmp_input(const uint8_t *frame, uint32_t src, uint32_t dst, const uint8_t *pkt, uint32_t len)
 {
-	net_stats.icmp_rx++;
+	net_stat_inc(icmp_rx);
 	if (len < ICMP_HLEN) {
-		net_stats.icmp_short++;
+		net_stat_inc(icmp_short);
 		return;
 	}
 	if (csum_fold(csum_add(0, pkt, len))) {
-		net_stats.icmp_bad_csum++;
+		net_stat_inc(icmp_bad_csum);
 		return;
 	}
 	switch (pkt[0]) {
@@ -56,7 +56,7 @@ void icmp_input(const uint8_t *frame, uint32_t src, uint32_t dst, const uint8_t 
 		if (dst == net_ip() && pkt[1] == 0)
 			echo_reply(frame, src, pkt, len);
 		else
-			net_stats.icmp_unknown_type++;
+			net_stat_inc(icmp_unknown_type);
 		break;
 	case ICMP_ECHO_REPLY:
 		if (waiter && !waiter->answered && src == waiter->peer &&
@@ -67,7 +67,7 @@ void icmp_input(const uint8_t *frame, uint32_t src, uint32_t dst, const uint8_t 
 		}
 		break;
 	default:
-		net_stats.icmp_unknown_type++;
+		net_stat_inc(icmp_unknown_type);
 	}
 }
 
@@ -81,11 +81,11 @@ int icmp_send_echo(uint32_t dst, uint16_t id, uint16_t seq, const void *data, ui
 	if (len > ETH_DATA_LEN - IP_HLEN - ICMP_HLEN)
 		return -EMSGSIZE;
 	if (!hop) {
-		net_stats.tx_no_route++;
+		net_stat_inc(tx_no_route);
 		return -ENETUNREACH;
 	}
 	if (!arp_lookup(hop, mac)) {
-		net_stats.tx_no_arp++;
+		net_stat_inc(tx_no_arp);
 		return -EHOSTUNREACH;
 	}
 	icmp[0] = ICMP_ECHO_REQUEST;

@@ -15,39 +15,39 @@ void ipv4_input(struct net_dev *dev, const uint8_t *frame, const uint8_t *pkt, u
 {
 	uint32_t hlen, total, src, dst, bcast;
 
-	net_stats.ip_rx++;
+	net_stat_inc(ip_rx);
 	if (len < IP_HLEN) {
-		net_stats.ip_short++;
+		net_stat_inc(ip_short);
 		return;
 	}
 	if (pkt[0] >> 4 != 4) {
-		net_stats.ip_bad_version++;
+		net_stat_inc(ip_bad_version);
 		return;
 	}
 	hlen = (pkt[0] & 15) * 4u;
 	if (hlen < IP_HLEN || hlen > len) {
-		net_stats.ip_bad_hlen++;
+		net_stat_inc(ip_bad_hlen);
 		return;
 	}
 	/* Frames may carry padding after the datagram, never less than it. */
 	total = get_be16(pkt + 2);
 	if (total < hlen || total > len) {
-		net_stats.ip_bad_len++;
+		net_stat_inc(ip_bad_len);
 		return;
 	}
 	if (csum_fold(csum_add(0, pkt, hlen))) {
-		net_stats.ip_bad_csum++;
+		net_stat_inc(ip_bad_csum);
 		return;
 	}
 	if (get_be16(pkt + 6) & (IP_FLAG_MF | IP_FRAG_OFF_MASK)) {
-		net_stats.ip_fragment++; /* no reassembly: nothing here sends them */
+		net_stat_inc(ip_fragment); /* no reassembly: nothing here sends them */
 		return;
 	}
 	src = get_be32(pkt + 12);
 	dst = get_be32(pkt + 16);
 	bcast = net_ip() | ~net_netmask();
 	if (dst != net_ip() && dst != 0xffffffffu && dst != bcast) {
-		net_stats.ip_not_for_us++;
+		net_stat_inc(ip_not_for_us);
 		return;
 	}
 	switch (pkt[9]) {
@@ -58,7 +58,7 @@ void ipv4_input(struct net_dev *dev, const uint8_t *frame, const uint8_t *pkt, u
 		udp_input(frame, src, dst, pkt + hlen, total - hlen);
 		break;
 	default:
-		net_stats.ip_unknown_proto++;
+		net_stat_inc(ip_unknown_proto);
 	}
 }
 
@@ -93,7 +93,7 @@ int ipv4_send(uint8_t *frame, const uint8_t *dst_mac, uint32_t dst, uint8_t prot
 	static uint16_t ip_id;
 
 	if (payload_len > ETH_DATA_LEN - IP_HLEN) {
-		net_stats.tx_dropped++;
+		net_stat_inc(tx_dropped);
 		return -1;
 	}
 	ipv4_build_header(frame + ETH_HLEN, net_ip(), dst, proto, payload_len, ip_id++);

@@ -37,7 +37,7 @@ CONFIG_KEY(cfg_gw) = {
 	.def = 0x0a000202, /* 10.0.2.2 */
 };
 
-struct net_proto_stats net_stats;
+struct net_cpu net_cpus[NET_MAX_CPUS];
 
 static struct net_dev *the_dev;
 
@@ -119,12 +119,28 @@ unsigned int net_xmit(const struct net_frame *frames, unsigned int n)
 	unsigned int sent;
 
 	if (!the_dev) {
-		net_stats.tx_dropped += n;
+		net_stat_add(tx_dropped, n);
 		return 0;
 	}
-	sent = net_dev_xmit(the_dev, the_dev->rx_queue, frames, n);
-	net_stats.tx_dropped += n - sent;
+	sent = net_dev_xmit(the_dev, net_rx_queue(), frames, n);
+	net_stat_add(tx_dropped, n - sent);
 	return sent;
+}
+
+void net_proto_stats_sum(struct net_proto_stats *sum)
+{
+	memset(sum, 0, sizeof(*sum));
+	for (unsigned int c = 0; c < NET_MAX_CPUS; c++) {
+#define NET_COUNTER_ADD(name) sum->name += net_cpus[c].stats.name;
+		NET_PROTO_COUNTERS(NET_COUNTER_ADD)
+#undef NET_COUNTER_ADD
+	}
+}
+
+void net_proto_stats_reset(void)
+{
+	for (unsigned int c = 0; c < NET_MAX_CPUS; c++)
+		memset(&net_cpus[c].stats, 0, sizeof(net_cpus[c].stats));
 }
 
 uint32_t net_ip(void)

@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "kernel/config.h"
+#include "kernel/percpu.h"
 
 #define ETH_ALEN 6
 #define ETH_HLEN 14
@@ -49,11 +50,12 @@ uint32_t net_frame_tag(void);
 	X(rx_refill_fail) X(mq_ack_err) X(mq_ack_bad) X(mq_timeout)
 /* clang-format on */
 
+/* A cache line of its own each: two pairs' counters are two CPUs' writes. */
 struct net_dev_stats {
 #define NET_COUNTER_FIELD(name) uint64_t name;
 	NET_DEV_COUNTERS(NET_COUNTER_FIELD)
 #undef NET_COUNTER_FIELD
-};
+} __attribute__((aligned(64)));
 
 /* Queue pairs a device may have (virtio-net: 2 * 3 + a control queue fill the transport's 8). */
 #define NET_MAX_QUEUES 3
@@ -107,12 +109,8 @@ struct net_dev {
 	struct net_dev_stats pair[NET_MAX_QUEUES];
 	/* queue pairs in use (0 counts as 1), set up */
 	uint16_t nqueues, queues_set_up;
-	/*
-	 * The receive queue of the frame net_rx() is handling: what is sent
-	 * meanwhile (an echo, an ARP reply) leaves on the transmit queue of
-	 * the same pair, so a flow stays on one pair both ways.
-	 */
-	uint16_t rx_queue;
+	/* the CPU whose loop owns each pair set up: the only one that touches it */
+	uint16_t pair_cpu[NET_MAX_QUEUES];
 };
 
 /* The device's counters and every pair's, added up into @sum. */
@@ -144,7 +142,7 @@ static inline unsigned int net_dev_xmit(struct net_dev *dev, unsigned int q,
 	X(ip_not_for_us) X(ip_unknown_proto) X(icmp_rx) X(icmp_short) X(icmp_bad_csum)  \
 	X(icmp_echo_replies_sent) X(icmp_unknown_type) X(udp_rx) X(udp_short)           \
 	X(udp_bad_len) X(udp_bad_csum) X(udp_no_port) X(tx_no_route) X(tx_no_arp)      \
-	X(tx_dropped)
+	X(tx_dropped) X(tx_wrong_cpu)
 /* clang-format on */
 
 struct net_proto_stats {
@@ -153,7 +151,48 @@ struct net_proto_stats {
 #undef NET_COUNTER_FIELD
 };
 
-extern struct net_proto_stats net_stats;
+/* CPUs the net layer keeps a share for (SMP_MAX_CPUS, checked where both are seen). */
+#define NET_MAX_CPUS 64
+
+/*
+ * Each CPU's share of the net layer, written by that CPU alone: the
+ * protocol counters of the frames it handled, and the receive queue of
+ * the frame its net_rx() is handling, so what is sent meanwhile (an
+ * echo, an ARP reply) leaves on the transmit queue of the same pair and
+ * a flow stays on one pair, and one CPU, both ways. Readers on other
+ * CPUs add the counters up (net_proto_stats_sum): an aligned 64-bit
+ * load is whole on x86-64, only perhaps a moment old.
+ */
+struct net_cpu {
+	struct net_proto_stats stats;
+	uint16_t rx_queue;
+} __attribute__((aligned(64)));
+
+extern struct net_cpu net_cpus[NET_MAX_CPUS];
+
+static inline struct net_cpu *net_this_cpu(void)
+{
+	return &net_cpus[this_cpu()->index];
+}
+
+#define net_stat_inc(name) (net_this_cpu()->stats.name++)
+#define net_stat_add(name, n) (net_this_cpu()->stats.name += (n))
+
+/* Every CPU's protocol counters added up into @sum. */
+void net_proto_stats_sum(struct net_proto_stats *sum);
+/* All to zero (`net reset`): exact only while no other CPU is counting. */
+void net_proto_stats_reset(void);
+
+/* The driver, before it hands up frames from receive queue @q. */
+static inline void net_set_rx_queue(unsigned int q)
+{
+	net_this_cpu()->rx_queue = (uint16_t)q;
+}
+
+static inline unsigned int net_rx_queue(void)
+{
+	return net_this_cpu()->rx_queue;
+}
 
 /* Puts the net layer into the poll loop; call before drivers probe. */
 void net_init(void);

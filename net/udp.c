@@ -71,25 +71,25 @@ void udp_input(const uint8_t *frame, uint32_t src, uint32_t dst, const uint8_t *
 	uint16_t ulen, sum;
 	udp_rx_fn rx;
 
-	net_stats.udp_rx++;
+	net_stat_inc(udp_rx);
 	if (len < UDP_HLEN) {
-		net_stats.udp_short++;
+		net_stat_inc(udp_short);
 		return;
 	}
 	ulen = get_be16(pkt + 4);
 	if (ulen < UDP_HLEN || ulen > len) {
-		net_stats.udp_bad_len++;
+		net_stat_inc(udp_bad_len);
 		return;
 	}
 	len = ulen; /* the IP datagram may be longer than the UDP one */
 	sum = get_be16(pkt + 6);
 	if (sum && csum_fold(csum_add(csum_pseudo(src, dst, IPPROTO_UDP, ulen), pkt, ulen))) {
-		net_stats.udp_bad_csum++;
+		net_stat_inc(udp_bad_csum);
 		return;
 	}
 	rx = bound(get_be16(pkt + 2));
 	if (!rx || dst != net_ip()) {
-		net_stats.udp_no_port++;
+		net_stat_inc(udp_no_port);
 		return;
 	}
 	rx(frame, src, pkt, len);

@@ -10,8 +10,19 @@
  * control queue at 2 * max_virtqueue_pairs, 5.1.2), each with its own
  * MSI-X entry, and VQ_PAIRS_SET asks the device to steer among N. Until
  * it acks, only the first pair sends; every pair set up is polled, as a
- * device may deliver on any of them. Each pair is one unit of work so a
- * later CPU can own it; today CPU 0 polls them all.
+ * device may deliver on any of them.
+ *
+ * Ownership: each pair has one owning CPU (net_pair_cpu=spread: pair q
+ * on the q-th online CPU, wrapping; cpu0: all on CPU 0), fixed at probe.
+ * Only the owner's loop touches the pair's rings, buffers and counters:
+ * it receives, hands the frames up (net/ then answers on the same pair,
+ * from the same CPU) and reclaims; a send on a pair from any other CPU
+ * is refused. CPU 0 polls its pairs through net/'s poller and does the
+ * device's own work (link status, the control queue); another CPU polls
+ * its pairs through this driver's poller, registered there by an xcpu
+ * request (kernel/xcpu.h) from CPU 0's first poll after probe (so after
+ * DRIVER_OK, 3.1.1: that CPU's first poll kicks), and stops before the
+ * pairs are freed.
  *
  * RX (5.1.6.3, 5.1.6.4): the queue is kept full of device-writable buffers
  * of `net_rxbuf` bytes. With VIRTIO_NET_F_MRG_RXBUF a frame may span
@@ -38,8 +49,11 @@
 #include "drivers/virtio/virtio_pci.h"
 #include "kernel/config.h"
 #include "kernel/dma.h"
+#include "kernel/percpu.h"
+#include "kernel/poll.h"
 #include "kernel/smp.h"
 #include "kernel/time.h"
+#include "kernel/xcpu.h"
 #include "net/net.h"
 
 CONFIG_KEY(cfg_net_rxbuf) = {
@@ -76,10 +90,37 @@ CONFIG_KEY(cfg_net_irq) = {
 	.def = NET_IRQ_OWN,
 };
 
-/* Every pair's owner is CPU 0 so far: where its queues' vectors go. */
-static unsigned int queue_irq_cpu(void)
+enum net_pair_cpu_choice { NET_PAIRS_SPREAD, NET_PAIRS_CPU0, NET_PAIRS_CHOICES };
+static const char *const net_pair_cpu_choices[NET_PAIRS_CHOICES + 1] = {
+	[NET_PAIRS_SPREAD] = "spread",
+	[NET_PAIRS_CPU0] = "cpu0",
+};
+CONFIG_KEY(cfg_net_pair_cpu) = {
+	.name = "net_pair_cpu",
+	.help = "the CPU whose loop owns virtio-net queue pair q: spread (the q-th online CPU, "
+		"wrapping) or cpu0 (every pair on CPU 0); setting it probes the device again",
+	.type = CONFIG_ENUM,
+	.choices = net_pair_cpu_choices,
+	.def = NET_PAIRS_SPREAD,
+};
+
+_Static_assert(SMP_MAX_CPUS <= NET_MAX_CPUS, "net/ keeps a share for every CPU");
+
+/* The owner of pair @pair (net_pair_cpu). */
+static unsigned int pair_owner(unsigned int pair)
 {
-	return config_get(&cfg_net_irq) == NET_IRQ_OTHER ? smp_next_online(0) : 0;
+	unsigned int cpu = 0;
+
+	if (config_get(&cfg_net_pair_cpu) == NET_PAIRS_SPREAD)
+		while (pair--)
+			cpu = smp_next_online(cpu);
+	return cpu;
+}
+
+/* Where the vectors of a pair owned by @owner go (net_irq). */
+static unsigned int queue_irq_cpu(unsigned int owner)
+{
+	return config_get(&cfg_net_irq) == NET_IRQ_OTHER ? smp_next_online(owner) : owner;
 }
 
 /* 5.1.3 Feature bits */
@@ -143,6 +184,8 @@ struct vnet_rxq {
 struct vnet_txq {
 	struct virtq *vq;
 	struct net_dev_stats *stats; /* its pair's counters */
+	unsigned int cpu; /* its pair's owner: the only CPU that sends on it */
+	bool txpoll; /* the txpoll value it is set up for */
 	struct tx_slot *tx;
 	struct virtq_fixed_buf *bufs; /* what each slot's descriptor holds */
 	uint16_t *free; /* stack of free slot indices: the ring's ids */
@@ -174,7 +217,7 @@ struct virtio_net {
 	uint16_t max_pairs; /* the device's max_virtqueue_pairs, 1 without MQ */
 	struct vnet_ctrl ctrl;
 	bool mrg_rxbuf;
-	bool txpoll; /* the txpoll value the TX queues are set up for */
+	bool attach_pending; /* the other CPUs' pairs wait for the first poll */
 	uint32_t rx_buf_size;
 	uint64_t status_checked;
 };
@@ -330,25 +373,21 @@ static unsigned int tx_reclaim(struct vnet_txq *tq, bool in_xmit)
 }
 
 /*
- * Apply txpoll to the TX queues: no used-buffer notifications when sent
+ * Apply txpoll to TX queue @tq, on its owner: no used-buffer notifications when sent
  * buffers are reclaimed by polling; with txpoll=0 and MSI-X the device
  * interrupts for TX completions as in Linux's TX NAPI mode.
  */
-static void tx_apply_txpoll(struct virtio_net *vn, bool force)
+static void tx_apply_txpoll(struct vnet_txq *tq, bool force)
 {
 	bool txpoll = config_get(&cfg_txpoll);
 
-	if (txpoll == vn->txpoll && !force)
+	if (txpoll == tq->txpoll && !force)
 		return;
-	vn->txpoll = txpoll;
-	for (unsigned int q = 0; q < vn->npairs; q++) {
-		struct virtq *vq = vn->txq[q].vq;
-
-		if (txpoll || !virtio_queue_interrupts(vq))
-			virtq_disable_cb(vq);
-		else
-			virtq_enable_cb(vq);
-	}
+	tq->txpoll = txpoll;
+	if (txpoll || !virtio_queue_interrupts(tq->vq))
+		virtq_disable_cb(tq->vq);
+	else
+		virtq_enable_cb(tq->vq);
 }
 
 /*
@@ -475,8 +514,12 @@ static unsigned int tx_burst(struct virtio_net *vn, unsigned int q, const struct
 	uint64_t bytes;
 	uint16_t *ids;
 
-	tx_apply_txpoll(vn, false);
-	if (!vn->txpoll)
+	if (tq->cpu != this_cpu()->index) {
+		net_stat_add(tx_wrong_cpu, n); /* its ring is another loop's */
+		return 0;
+	}
+	tx_apply_txpoll(tq, false);
+	if (!tq->txpoll)
 		tx_reclaim(tq, true);
 	m = n < tq->nfree ? n : tq->nfree;
 	ids = &tq->free[tq->nfree - m];
@@ -627,28 +670,193 @@ static void mq_poll(struct virtio_net *vn)
 		mq_fallback(vn, &vn->dev.stats.mq_timeout, "no answer");
 }
 
-/* ---- the poll loop ---- */
+/* ---- the poll loops ---- */
 
+/*
+ * The pairs @cpu owns: sent buffers back, received frames up. Every pair
+ * set up is drained: a device may use one before the ack. What net/
+ * sends meanwhile leaves on the pair the frame came in on (net_rx_queue).
+ */
+static unsigned int poll_pairs(struct virtio_net *vn, unsigned int cpu, unsigned int budget)
+{
+	unsigned int reclaimed = 0, frames = 0, first = NET_MAX_QUEUES;
+
+	for (unsigned int q = 0; q < vn->npairs; q++) {
+		if (vn->txq[q].cpu != cpu)
+			continue;
+		if (first == NET_MAX_QUEUES)
+			first = q;
+		tx_apply_txpoll(&vn->txq[q], false);
+		reclaimed += tx_reclaim(&vn->txq[q], false);
+		net_set_rx_queue(q);
+		frames += rx_poll(&vn->rxq[q], budget);
+	}
+	/* sent outside a receive (a shell command's ping): its first pair */
+	net_set_rx_queue(first < NET_MAX_QUEUES ? first : 0);
+	/* freed TX buffers count as one unit: a sender waiting for room goes on */
+	return frames + (reclaimed != 0);
+}
+
+static bool pairs_pending(struct virtio_net *vn, unsigned int cpu)
+{
+	for (unsigned int q = 0; q < vn->npairs; q++)
+		if (vn->txq[q].cpu == cpu && virtq_has_used(vn->rxq[q].vq))
+			return true;
+	return false;
+}
+
+/*
+ * Another CPU's loop: the device whose pairs it polls, set and cleared
+ * only by requests run on that CPU (cpu_attach, cpu_detach), so entry c
+ * is CPU c's alone.
+ */
+static struct virtio_net *cpu_vn[SMP_MAX_CPUS];
+/* Requests cpu_detach has run, one counter per CPU, for the BSP to wait on. */
+static volatile uint64_t cpu_detached[SMP_MAX_CPUS];
+
+static unsigned int ap_poll(unsigned int budget)
+{
+	unsigned int cpu = this_cpu()->index;
+
+	return cpu_vn[cpu] ? poll_pairs(cpu_vn[cpu], cpu, budget) : 0;
+}
+
+static bool ap_pending(void)
+{
+	unsigned int cpu = this_cpu()->index;
+
+	return cpu_vn[cpu] && pairs_pending(cpu_vn[cpu], cpu);
+}
+
+static const struct poller ap_poller = {
+	.name = "virtio-net",
+	.poll = ap_poll,
+	.pending = ap_pending,
+	.on_raise = true, /* kept while the CPU owns a pair */
+};
+
+/* Whether a receive queue @cpu owns has no vector (irq=poll, none left). */
+static bool owns_polled_queue(const struct virtio_net *vn, unsigned int cpu)
+{
+	for (unsigned int q = 0; q < vn->npairs; q++)
+		if (vn->txq[q].cpu == cpu && !virtio_queue_interrupts(vn->rxq[q].vq))
+			return true;
+	return false;
+}
+
+/*
+ * On CPU @cpu: poll the pairs it owns of arg[0]'s device from now on;
+ * a queue that never interrupts is looked at each POLLED_NS even while
+ * the CPU idles, as the transport has CPU 0 do for its polled queues.
+ */
+#define POLLED_NS 1000000ULL
+
+static void cpu_attach(const struct spsc_msg *m, unsigned int cpu)
+{
+	struct virtio_net *vn = (struct virtio_net *)(uintptr_t)m->arg[0];
+	uint32_t bit;
+
+	if (poll_register(&ap_poller)) {
+		printf("virtio-net: cpu %u has no room for its poller: its pairs are not polled\n",
+		       cpu);
+		return;
+	}
+	bit = poll_bit(&ap_poller);
+	cpu_vn[cpu] = vn;
+	poll_keep(bit, true);
+	poll_ask_pending(bit, true);
+	if (owns_polled_queue(vn, cpu))
+		poll_every(&ap_poller, POLLED_NS);
+}
+
+/* On CPU @cpu: no more polling; the BSP may free the pairs once this ran. */
+static void cpu_detach(const struct spsc_msg *m, unsigned int cpu)
+{
+	uint32_t bit = poll_bit(&ap_poller);
+
+	(void)m;
+	cpu_vn[cpu] = NULL;
+	poll_every(&ap_poller, 0);
+	if (bit) {
+		poll_keep(bit, false);
+		poll_ask_pending(bit, false);
+	}
+	__asm__ __volatile__("" ::: "memory");
+	cpu_detached[cpu]++;
+}
+
+/* Whether @cpu owns a pair of @vn. */
+static bool owns_pair(const struct virtio_net *vn, unsigned int cpu)
+{
+	for (unsigned int q = 0; q < vn->npairs; q++)
+		if (vn->txq[q].cpu == cpu)
+			return true;
+	return false;
+}
+
+static void attach_cpus(struct virtio_net *vn)
+{
+	vn->attach_pending = false;
+	for (unsigned int cpu = 1; cpu < smp_cpus() && cpu < SMP_MAX_CPUS; cpu++) {
+		struct spsc_msg m = { .fn = cpu_attach, .arg = { (uintptr_t)vn } };
+
+		if (owns_pair(vn, cpu) && xcpu_send(cpu, &m))
+			printf("virtio-net: cpu %u cannot be asked to poll its pairs\n", cpu);
+	}
+}
+
+/*
+ * Every CPU that polls pairs of @vn has stopped: it ran cpu_detach.
+ * Waited for by spinning, not in the loop (this runs inside remove(),
+ * perhaps from a poller): a CPU takes a request within microseconds, and
+ * one that does not answer in DETACH_NS leaves @vn allocated (false).
+ */
+#define DETACH_NS 2000000000ULL
+#define DETACH_REKICK_NS 10000000ULL
+
+static bool detach_cpus(struct virtio_net *vn)
+{
+	bool all = true;
+
+	for (unsigned int cpu = 1; cpu < smp_cpus() && cpu < SMP_MAX_CPUS; cpu++) {
+		struct spsc_msg m = { .fn = cpu_detach };
+		uint64_t before = cpu_detached[cpu], start = now_ns(), kicked = start;
+
+		if (!owns_pair(vn, cpu))
+			continue;
+		if (xcpu_send(cpu, &m)) {
+			all = false;
+			continue;
+		}
+		while (cpu_detached[cpu] == before && now_ns() - start < DETACH_NS) {
+			if (now_ns() - kicked > DETACH_REKICK_NS) {
+				xcpu_rekick(cpu); /* a wake-up lost below us (xcpu_cmd.c) */
+				kicked = now_ns();
+			}
+			__asm__ __volatile__("pause");
+		}
+		if (cpu_detached[cpu] == before) {
+			printf("virtio-net: cpu %u did not stop polling its pairs: "
+			       "their memory stays allocated\n",
+			       cpu);
+			all = false;
+		}
+	}
+	return all;
+}
+
+/* CPU 0, from net/'s poller: its pairs and the device's own work. */
 static unsigned int vnet_poll(struct net_dev *dev, unsigned int budget)
 {
 	struct virtio_net *vn = dev->priv;
-	unsigned int reclaimed = 0, frames = 0;
 
-	tx_apply_txpoll(vn, false);
-	for (unsigned int q = 0; q < vn->npairs; q++)
-		reclaimed += tx_reclaim(&vn->txq[q], false);
 	if (now_ns() - vn->status_checked > STATUS_PERIOD_NS)
 		check_link(vn);
 	if (vn->ctrl.state == MQ_TO_SEND || vn->ctrl.state == MQ_WAITING)
 		mq_poll(vn);
-	/* every queue set up is drained: a device may use one before the ack */
-	for (unsigned int q = 0; q < vn->npairs; q++) {
-		dev->rx_queue = (uint16_t)q;
-		frames += rx_poll(&vn->rxq[q], budget);
-	}
-	dev->rx_queue = 0;
-	/* freed TX buffers count as one unit: a sender waiting for room goes on */
-	return frames + (reclaimed != 0);
+	if (vn->attach_pending)
+		attach_cpus(vn);
+	return poll_pairs(vn, 0, budget);
 }
 
 /* Received frames wait; sent buffers are reclaimed when a pass comes anyway. */
@@ -656,9 +864,8 @@ static bool vnet_pending(struct net_dev *dev)
 {
 	struct virtio_net *vn = dev->priv;
 
-	for (unsigned int q = 0; q < vn->npairs; q++)
-		if (virtq_has_used(vn->rxq[q].vq))
-			return true;
+	if (pairs_pending(vn, 0))
+		return true;
 	/* the control queue has no vector: its ack is found only by looking */
 	return vn->ctrl.state == MQ_TO_SEND || vn->ctrl.state == MQ_WAITING;
 }
@@ -676,11 +883,11 @@ static void vnet_show_queues(struct virtio_net *vn)
 	for (unsigned int q = 0; q < vn->npairs; q++) {
 		const struct net_dev_stats *st = &vn->dev.pair[q];
 
-		printf("virtio-net: pair %u rx %llu packets %llu bytes, tx %llu packets %llu bytes, "
-		       "tx free %u\n",
-		       q, (unsigned long long)st->rx_packets, (unsigned long long)st->rx_bytes,
-		       (unsigned long long)st->tx_packets, (unsigned long long)st->tx_bytes,
-		       vn->txq[q].nfree);
+		printf("virtio-net: pair %u cpu %u rx %llu packets %llu bytes, tx %llu packets "
+		       "%llu bytes, tx free %u\n",
+		       q, vn->txq[q].cpu, (unsigned long long)st->rx_packets,
+		       (unsigned long long)st->rx_bytes, (unsigned long long)st->tx_packets,
+		       (unsigned long long)st->tx_bytes, vn->txq[q].nfree);
 	}
 }
 
@@ -695,7 +902,8 @@ static void vnet_show(struct net_dev *dev)
 	       "tx free %u\n",
 	       virtq_layout(vn->rxq[0].vq) == VIRTQ_PACKED ? "packed" : "split",
 	       virtq_size(vn->rxq[0].vq), virtq_size(vn->txq[0].vq), vn->rxq[0].count,
-	       vn->rx_buf_size, vn->mrg_rxbuf ? " mergeable" : "", vn->txpoll, vn->txq[0].nfree);
+	       vn->rx_buf_size, vn->mrg_rxbuf ? " mergeable" : "", vn->txq[0].txpoll,
+	       vn->txq[0].nfree);
 	printf("virtio-net: rxq bad completions %llu, txq bad completions %llu, "
 	       "tx kicks suppressed %llu\n",
 	       (unsigned long long)rx.bad_completions, (unsigned long long)tx.bad_completions,
@@ -795,10 +1003,12 @@ static void read_mac(struct virtio_net *vn)
 static int rxq_setup(struct virtio_net *vn, uint16_t pair)
 {
 	struct vnet_rxq *rq = &vn->rxq[pair];
+	unsigned int owner = vn->dev.pair_cpu[pair];
 
 	rq->vn = vn;
 	rq->stats = &vn->dev.pair[pair];
-	rq->vq = virtio_setup_queue_on(vn->vdev, 2 * pair, RING_MAX, rx_irq, queue_irq_cpu());
+	rq->vq = virtio_setup_queue_on(vn->vdev, 2 * pair, RING_MAX, rx_irq, owner,
+				       queue_irq_cpu(owner));
 	if (!rq->vq)
 		return -1;
 	/* every chain is one descriptor: indirect tables would only cost */
@@ -819,9 +1029,12 @@ static int rxq_setup(struct virtio_net *vn, uint16_t pair)
 static int txq_setup(struct virtio_net *vn, uint16_t pair)
 {
 	struct vnet_txq *tq = &vn->txq[pair];
+	unsigned int owner = vn->dev.pair_cpu[pair];
 
 	tq->stats = &vn->dev.pair[pair];
-	tq->vq = virtio_setup_queue_on(vn->vdev, 2 * pair + 1, RING_MAX, tx_irq, queue_irq_cpu());
+	tq->cpu = owner;
+	tq->vq = virtio_setup_queue_on(vn->vdev, 2 * pair + 1, RING_MAX, tx_irq, owner,
+				       queue_irq_cpu(owner));
 	if (!tq->vq)
 		return -1;
 	virtq_set_indirect_min(tq->vq, 0);
@@ -896,9 +1109,11 @@ static int queues_setup(struct virtio_net *vn)
 {
 	uint16_t want = pairs_wanted(vn);
 
-	for (vn->npairs = 0; vn->npairs < want; vn->npairs++)
+	for (vn->npairs = 0; vn->npairs < want; vn->npairs++) {
+		vn->dev.pair_cpu[vn->npairs] = (uint16_t)pair_owner(vn->npairs);
 		if (rxq_setup(vn, vn->npairs) || txq_setup(vn, vn->npairs))
 			return -1;
+	}
 	vn->dev.queues_set_up = vn->npairs;
 	vn->dev.nqueues = 1; /* 5.1.6.5.5: only the first pair until the device acks */
 	if (vn->npairs > 1 && ctrl_setup(vn))
@@ -924,7 +1139,8 @@ static int vnet_probe(struct virtio_device *vdev)
 		goto fail;
 
 	/* with MSI-X the transport enabled TX interrupts: txpoll=1 turns them off */
-	tx_apply_txpoll(vn, true);
+	for (unsigned int q = 0; q < vn->npairs; q++)
+		tx_apply_txpoll(&vn->txq[q], true);
 
 	vn->dev.name = "virtio-net";
 	vn->dev.ops = &vnet_ops;
@@ -935,6 +1151,8 @@ static int vnet_probe(struct virtio_device *vdev)
 	vdev->priv = vn;
 	net_register(&vn->dev);
 	attack_dev = vn;
+	/* 3.1.1: the first poll comes after DRIVER_OK, and with it the first kick */
+	vn->attach_pending = true;
 	return 0;
 fail:
 	vnet_free(vn);
@@ -948,7 +1166,8 @@ static void vnet_remove(struct virtio_device *vdev)
 	net_unregister(&vn->dev);
 	if (attack_dev == vn)
 		attack_dev = NULL;
-	vnet_free(vn);
+	if (detach_cpus(vn))
+		vnet_free(vn);
 	vdev->priv = NULL;
 }
 
@@ -998,9 +1217,11 @@ void virtio_net_init(void)
 	static struct config_hook rxbuf_hook = { .fn = reprobe_hook };
 	static struct config_hook queues_hook = { .fn = reprobe_hook };
 	static struct config_hook irq_hook = { .fn = reprobe_hook };
+	static struct config_hook pair_cpu_hook = { .fn = reprobe_hook };
 
 	virtio_register_driver(&vnet_driver);
 	config_on_change(&cfg_net_rxbuf, &rxbuf_hook);
 	config_on_change(&cfg_net_queues, &queues_hook);
 	config_on_change(&cfg_net_irq, &irq_hook);
+	config_on_change(&cfg_net_pair_cpu, &pair_cpu_hook);
 }

@@ -323,16 +323,23 @@ static int queue_vector(struct virtio_device *v, struct virtio_queue *q, uint16_
 			entry, q->irq_cpu, smp_apic_id(q->irq_cpu), q->owner_cpu);
 		q->irq_cpu = q->owner_cpu;
 	}
-	if (vec < 0 || (q->irq_cpu == q->owner_cpu && pci_msix_route(v->pci, entry, vec))) {
+	if (vec < 0 || (q->irq_cpu == q->owner_cpu &&
+			pci_msix_route_to(v->pci, entry, vec, smp_apic_id(q->owner_cpu)))) {
 		irq_free_vector(vec);
 		return -1;
 	}
 	return vec;
 }
 
+/* A CPU that can own or take a queue's work: online, else CPU 0. */
+static unsigned int online_or_bsp(unsigned int cpu)
+{
+	return cpu < smp_cpus() && smp_state(cpu) == SMP_ONLINE ? cpu : 0;
+}
+
 static struct virtq *setup_queue(struct virtio_device *v, uint16_t index, uint16_t max_size,
 				 void (*callback)(struct virtq *vq), uint32_t raise,
-				 unsigned int irq_cpu)
+				 unsigned int owner_cpu, unsigned int irq_cpu)
 {
 	bool packed = virtio_has_feature(v, VIRTIO_F_RING_PACKED);
 	struct virtio_queue *q;
@@ -363,11 +370,10 @@ static struct virtq *setup_queue(struct virtio_device *v, uint16_t index, uint16
 	q->vdev = v;
 	q->callback = callback;
 	q->raise = raise;
-	q->owner_cpu = 0; /* every queue's work runs on CPU 0's loop */
+	/* a raise entry ORs into the taking CPU's bits: only CPU 0's pollers use them */
+	q->owner_cpu = raise ? 0 : online_or_bsp(owner_cpu);
 	/* only a callback's vector can forward (a raise entry has no C call) */
-	q->irq_cpu = callback && irq_cpu < smp_cpus() && smp_state(irq_cpu) == SMP_ONLINE ?
-			     irq_cpu :
-			     q->owner_cpu;
+	q->irq_cpu = callback ? online_or_bsp(irq_cpu) : q->owner_cpu;
 	q->notify = (volatile uint16_t *)(v->notify_base + notify_off);
 	q->vq = virtq_create(packed ? VIRTQ_PACKED : VIRTQ_SPLIT, index, size, v->features,
 			     queue_notify, q);
@@ -405,19 +411,20 @@ static struct virtq *setup_queue(struct virtio_device *v, uint16_t index, uint16
 struct virtq *virtio_setup_queue(struct virtio_device *v, uint16_t index, uint16_t max_size,
 				 void (*callback)(struct virtq *vq))
 {
-	return setup_queue(v, index, max_size, callback, 0, 0);
+	return setup_queue(v, index, max_size, callback, 0, 0, 0);
 }
 
 struct virtq *virtio_setup_queue_on(struct virtio_device *v, uint16_t index, uint16_t max_size,
-				    void (*callback)(struct virtq *vq), unsigned int irq_cpu)
+				    void (*callback)(struct virtq *vq), unsigned int owner_cpu,
+				    unsigned int irq_cpu)
 {
-	return setup_queue(v, index, max_size, callback, 0, irq_cpu);
+	return setup_queue(v, index, max_size, callback, 0, owner_cpu, irq_cpu);
 }
 
 struct virtq *virtio_setup_queue_raise(struct virtio_device *v, uint16_t index, uint16_t max_size,
 				       uint32_t raise)
 {
-	return setup_queue(v, index, max_size, NULL, raise, 0);
+	return setup_queue(v, index, max_size, NULL, raise, 0, 0);
 }
 
 static void free_queues(struct virtio_device *v)
@@ -602,9 +609,16 @@ static const struct poller recover_poller = {
 	.on_raise = true,
 };
 
+/* The recovery poller's bit in CPU 0's table, where it is registered. */
+static uint32_t recover_bit;
+
+/*
+ * The recovery runs on CPU 0, whichever CPU's queue broke: its bit is
+ * raised in CPU 0's table, and CPU 0's tick finds it within a period.
+ */
 static void recover_raise(void)
 {
-	poll_raise(poll_bit(&recover_poller));
+	poll_raise_on(&percpu_boot, recover_bit);
 }
 
 static uint16_t device_type(const struct pci_dev *d)
@@ -674,5 +688,6 @@ void virtio_pci_init(void)
 	config_on_change(&cfg_indirect, &hooks[2]);
 	config_on_change(&cfg_irq, &hooks[3]);
 	poll_register(&recover_poller);
+	recover_bit = poll_bit(&recover_poller);
 	virtq_on_broken(recover_raise);
 }

@@ -48,7 +48,7 @@ struct virtio_queue {
 	int vector; /* LAPIC vector, or -1 when polled */
 	void (*callback)(struct virtq *vq); /* in interrupt context */
 	uint32_t raise; /* virtio_setup_queue_raise: the pollers its interrupt raises */
-	unsigned int owner_cpu; /* whose loop does its work (CPU 0 today) */
+	unsigned int owner_cpu; /* whose loop does its work */
 	unsigned int irq_cpu; /* the CPU its MSI-X message targets */
 };
 
@@ -91,12 +91,15 @@ static inline bool virtio_has_feature(const struct virtio_device *vdev, unsigned
 struct virtq *virtio_setup_queue(struct virtio_device *vdev, uint16_t index, uint16_t max_size,
 				 void (*callback)(struct virtq *vq));
 /*
- * The same with its MSI-X message sent to CPU @irq_cpu (an online CPU,
- * else its owner's): taken there, the interrupt is forwarded to the
- * owner as an IPI on the same vector (net_irq=other).
+ * The same for a queue whose work CPU @owner_cpu's loop does (an online
+ * CPU, else CPU 0), with its MSI-X message sent to CPU @irq_cpu (an
+ * online CPU, else the owner): taken on a CPU that is not the owner, the
+ * interrupt is forwarded to the owner as an IPI on the same vector
+ * (net_irq=other), and the callback runs on the owner.
  */
 struct virtq *virtio_setup_queue_on(struct virtio_device *vdev, uint16_t index, uint16_t max_size,
-				    void (*callback)(struct virtq *vq), unsigned int irq_cpu);
+				    void (*callback)(struct virtq *vq), unsigned int owner_cpu,
+				    unsigned int irq_cpu);
 /*
  * The same for a queue whose interrupt has nothing to do but wake the
  * loop: it raises the pollers in @raise (poll_raise, not 0) through a

@@ -16,10 +16,11 @@ from ringside_qemu import Guest
 LOG_DIR = os.path.join(REPO, 'build', 'qemu-test-logs')
 
 
-def pmd_guest(name, pmd_args, guest_qemu, irq='poll', machine='q35', keys=''):
+def pmd_guest(name, pmd_args, guest_qemu, irq='poll', machine='q35', keys='', launcher=()):
     """Yield the started Guest, its TestPmd as .pmd. `pmd_args` go to
     TestPmd, `guest_qemu(sock)` gives the guest's QEMU arguments for the
-    vhost-user socket, `keys` more of the guest's command line."""
+    vhost-user socket, `keys` more of the guest's command line, `launcher`
+    more of ringside-run's options (e.g. smp_checks.smp_args)."""
     require_image(ELF)
     os.makedirs(LOG_DIR, exist_ok=True)
     workdir = tempfile.mkdtemp(prefix='ringside-testpmd-')
@@ -29,7 +30,7 @@ def pmd_guest(name, pmd_args, guest_qemu, irq='poll', machine='q35', keys=''):
     g = None
     try:
         pmd.start()
-        g = Guest('--boot', 'elf', '--machine', machine, '--cmdline',
+        g = Guest('--boot', 'elf', '--machine', machine, *launcher, '--cmdline',
                   ('ip=%s gw=%s irq=%s %s' % (bench.GUEST_IP, bench.PEER_IP, irq, keys)).strip(),
                   '--', *guest_qemu(sock), name=name)
         g.pmd = pmd

@@ -24,6 +24,7 @@
 #include "kernel/shell.h"
 #include "kernel/stats.h"
 #include "kernel/time.h"
+#include "kernel/xcpu.h"
 #include "net/net.h"
 #include "net/proto.h"
 
@@ -61,8 +62,29 @@ int shell_error(const char *fmt, ...)
 	return -1;
 }
 
+/* A second CPU, for pktgen's senders: requests and passes run on it here. */
+static struct percpu ap_cpu;
+static bool ap_online;
+
+/* The request runs at once, on the AP (this_cpu() says so meanwhile). */
+int xcpu_send(unsigned int cpu, const struct spsc_msg *m)
+{
+	assert_true(ap_online);
+	assert_int_equal(cpu, 1);
+	percpu_unit_cpu = &ap_cpu;
+	m->fn(m, cpu);
+	percpu_unit_cpu = &percpu_boot;
+	return 0;
+}
+
+/* CPU 0 would halt: the AP's loop makes a pass meanwhile. */
 void idle_wait(void)
 {
+	if (!ap_online)
+		return;
+	percpu_unit_cpu = &ap_cpu;
+	poll_once();
+	percpu_unit_cpu = &percpu_boot;
 }
 
 /* ---- the fake device ---- */
@@ -80,6 +102,9 @@ static bool stuck; /* poll reclaims nothing */
 static uint8_t pending_rx[ETH_FRAME_LEN];
 static uint32_t pending_rx_len;
 
+/* Frames each CPU sent on each queue (queue 0 through xmit_burst). */
+static uint64_t sent_by[2][NET_MAX_QUEUES];
+
 static unsigned int fake_xmit(struct net_dev *dev, const struct net_frame *f, unsigned int n)
 {
 	unsigned int i;
@@ -94,6 +119,8 @@ static unsigned int fake_xmit(struct net_dev *dev, const struct net_frame *f, un
 	}
 	if (i)
 		dev->stats.tx_kicks++;
+	assert_true(this_cpu()->index < 2);
+	sent_by[this_cpu()->index][0] += i;
 	return i;
 }
 
@@ -117,8 +144,21 @@ static bool fake_pending(struct net_dev *dev)
 	return pending_rx_len;
 }
 
+static unsigned int fake_xmit_queue(struct net_dev *dev, unsigned int q, const struct net_frame *f,
+				    unsigned int n)
+{
+	unsigned int got = fake_xmit(dev, f, n);
+
+	/* fake_xmit counted it as queue 0's */
+	assert_true(q < NET_MAX_QUEUES);
+	sent_by[this_cpu()->index][0] -= got;
+	sent_by[this_cpu()->index][q] += got;
+	return got;
+}
+
 static const struct net_dev_ops fake_ops = {
 	.xmit_burst = fake_xmit,
+	.xmit_queue = fake_xmit_queue,
 	.poll = fake_poll,
 	.pending = fake_pending,
 };
@@ -142,7 +182,7 @@ static int setup(void **state)
 	config_reset();
 	assert_int_equal(config_set("ip", "10.0.2.15", err, sizeof(err)), 0);
 	assert_int_equal(config_set("gw", "10.0.2.1", err, sizeof(err)), 0);
-	memset(&net_stats, 0, sizeof(net_stats));
+	net_proto_stats_reset();
 	memset(&fake.stats, 0, sizeof(fake.stats));
 	net_init(); /* the net poller: waits (ARP, pktgen) run the real loop */
 	udp_echo_init(); /* binds udp_echo_port as config_reset() left it */
@@ -273,13 +313,22 @@ static uint32_t build_arp(uint8_t *f, uint16_t op, uint32_t target)
 	return 14 + 28;
 }
 
+/* The protocol counters as `net` shows them: every CPU's added up. */
+static struct net_proto_stats proto_now(void)
+{
+	struct net_proto_stats sum;
+
+	net_proto_stats_sum(&sum);
+	return sum;
+}
+
 /* Every counter must be zero except those named; checks the "exactly one" rule. */
 static void assert_only(const char *names)
 {
 #define CHECK(name)                                                      \
-	if (!strstr(names, " " #name " ") && net_stats.name) {           \
+	if (!strstr(names, " " #name " ") && proto_now().name) {         \
 		fprintf(stderr, "unexpected counter %s = %llu\n", #name, \
-			(unsigned long long)net_stats.name);             \
+			(unsigned long long)proto_now().name);           \
 		fail();                                                  \
 	}
 	NET_PROTO_COUNTERS(CHECK)
@@ -311,7 +360,7 @@ static void test_arp_request_answered(void **state)
 	/* the asker is cached */
 	assert_true(arp_lookup(PEER_IP, mac));
 	assert_memory_equal(mac, peer_mac, 6);
-	assert_int_equal(net_stats.arp_replies_sent, 1);
+	assert_int_equal(proto_now().arp_replies_sent, 1);
 	assert_only(" eth_rx arp_rx arp_replies_sent ");
 }
 
@@ -339,7 +388,7 @@ static void test_arp_malformed(void **state)
 	f[14 + 8] |= 1; /* multicast sender */
 	net_rx(&fake, f, len);
 	assert_int_equal(n_sent, 0);
-	assert_int_equal(net_stats.arp_bad, 4);
+	assert_int_equal(proto_now().arp_bad, 4);
 	assert_only(" eth_rx arp_rx arp_bad ");
 }
 
@@ -399,9 +448,9 @@ static void test_icmp_malformed(void **state)
 	len = build_icmp_echo(f, 13, 1, 1, "abcd", 4); /* timestamp: not supported */
 	net_rx(&fake, f, len);
 	assert_int_equal(n_sent, 0);
-	assert_int_equal(net_stats.icmp_bad_csum, 1);
-	assert_int_equal(net_stats.icmp_short, 1);
-	assert_int_equal(net_stats.icmp_unknown_type, 1);
+	assert_int_equal(proto_now().icmp_bad_csum, 1);
+	assert_int_equal(proto_now().icmp_short, 1);
+	assert_int_equal(proto_now().icmp_unknown_type, 1);
 	assert_only(" eth_rx ip_rx icmp_rx icmp_bad_csum icmp_short icmp_unknown_type ");
 }
 
@@ -466,7 +515,7 @@ static void test_udp_bind(void **state)
 	udp_unbind(4000);
 	net_rx(&fake, f, len);
 	assert_int_equal(bound_rx_calls, 1);
-	assert_int_equal(net_stats.udp_no_port, 1);
+	assert_int_equal(proto_now().udp_no_port, 1);
 }
 
 static void test_udp_echo_port_config(void **state)
@@ -484,7 +533,7 @@ static void test_udp_echo_port_config(void **state)
 	len = build_udp(f, 5555, 7777, "x", 1);
 	net_rx(&fake, f, len);
 	assert_int_equal(n_sent, 1);
-	assert_int_equal(net_stats.udp_no_port, 2);
+	assert_int_equal(proto_now().udp_no_port, 2);
 }
 
 static void test_udp_zero_checksum_accepted(void **state)
@@ -513,9 +562,9 @@ static void test_udp_malformed(void **state)
 	build_ip(f, PEER_IP, OUR_IP, 17, 4); /* shorter than a UDP header */
 	net_rx(&fake, f, 14 + 24);
 	assert_int_equal(n_sent, 0);
-	assert_int_equal(net_stats.udp_bad_csum, 1);
-	assert_int_equal(net_stats.udp_bad_len, 2);
-	assert_int_equal(net_stats.udp_short, 1);
+	assert_int_equal(proto_now().udp_bad_csum, 1);
+	assert_int_equal(proto_now().udp_bad_len, 2);
+	assert_int_equal(proto_now().udp_short, 1);
 	assert_only(" eth_rx ip_rx udp_rx udp_bad_csum udp_bad_len udp_short ");
 }
 
@@ -568,14 +617,14 @@ static void test_ip_malformed(void **state)
 	build_ip(f, PEER_IP, OUR_IP, 6, 11); /* TCP */
 	net_rx(&fake, f, len);
 	assert_int_equal(n_sent, 0);
-	assert_int_equal(net_stats.ip_bad_version, 1);
-	assert_int_equal(net_stats.ip_bad_hlen, 2);
-	assert_int_equal(net_stats.ip_short, 1);
-	assert_int_equal(net_stats.ip_bad_len, 1);
-	assert_int_equal(net_stats.ip_bad_csum, 1);
-	assert_int_equal(net_stats.ip_fragment, 1);
-	assert_int_equal(net_stats.ip_not_for_us, 1);
-	assert_int_equal(net_stats.ip_unknown_proto, 1);
+	assert_int_equal(proto_now().ip_bad_version, 1);
+	assert_int_equal(proto_now().ip_bad_hlen, 2);
+	assert_int_equal(proto_now().ip_short, 1);
+	assert_int_equal(proto_now().ip_bad_len, 1);
+	assert_int_equal(proto_now().ip_bad_csum, 1);
+	assert_int_equal(proto_now().ip_fragment, 1);
+	assert_int_equal(proto_now().ip_not_for_us, 1);
+	assert_int_equal(proto_now().ip_unknown_proto, 1);
 }
 
 static void test_eth_filtering(void **state)
@@ -590,9 +639,9 @@ static void test_eth_filtering(void **state)
 	w16(f + 12, 0x86dd); /* IPv6 */
 	net_rx(&fake, f, len);
 	assert_int_equal(n_sent, 0);
-	assert_int_equal(net_stats.eth_short, 1);
-	assert_int_equal(net_stats.eth_not_for_us, 1);
-	assert_int_equal(net_stats.eth_unknown_type, 1);
+	assert_int_equal(proto_now().eth_short, 1);
+	assert_int_equal(proto_now().eth_not_for_us, 1);
+	assert_int_equal(proto_now().eth_unknown_type, 1);
 	assert_only(" eth_rx eth_short eth_not_for_us eth_unknown_type ");
 }
 
@@ -616,7 +665,7 @@ static void test_no_device_drops(void **state)
 	net_unregister(&fake);
 	net_rx(&fake, f, len);
 	assert_int_equal(n_sent, 0);
-	assert_int_equal(net_stats.tx_dropped, 1);
+	assert_int_equal(proto_now().tx_dropped, 1);
 	net_poll(); /* no device: nothing to do, no crash */
 }
 
@@ -629,7 +678,7 @@ static void test_ring_full_counted(void **state)
 	room = 0;
 	net_rx(&fake, f, len);
 	assert_int_equal(n_sent, 0);
-	assert_int_equal(net_stats.tx_dropped, 1);
+	assert_int_equal(proto_now().tx_dropped, 1);
 	assert_int_equal(udp_echo_count(), echoed);
 }
 
@@ -685,7 +734,7 @@ static void test_arp_resolve_polls(void **state)
 	assert_int_equal(r32(sent[0] + 14 + 24), PEER_IP);
 	/* nobody answers for .99: times out after a few requests */
 	assert_int_not_equal(arp_resolve(0x0a000263, mac, 2000000000ULL), 0);
-	assert_true(net_stats.arp_requests_sent >= 3);
+	assert_true(proto_now().arp_requests_sent >= 3);
 }
 
 static void test_ping_reply_matched(void **state)
@@ -710,7 +759,7 @@ static void test_ping_reply_matched(void **state)
 	icmp_set_wait(NULL);
 	/* no ARP entry: refused, not sent */
 	assert_int_not_equal(icmp_send_echo(0x0a000263, 7, 4, "x", 1), 0);
-	assert_int_equal(net_stats.tx_no_arp, 1);
+	assert_int_equal(proto_now().tx_no_arp, 1);
 }
 
 static void test_pktgen_frame(void **state)
@@ -767,6 +816,41 @@ static void test_pktgen_bursts_and_ring_full(void **state)
 	stuck = false;
 	p.burst = 0;
 	assert_int_not_equal(pktgen_run(&p, &r), 0);
+}
+
+/*
+ * Two pairs, the second CPU 1's: pktgen queues=2 splits the count, CPU 0
+ * sends queue 0's share from its wait, CPU 1 queue 1's from the poller a
+ * request started there, and neither sends on the other's queue.
+ */
+static void test_pktgen_a_sender_per_cpu(void **state)
+{
+	struct pktgen_params p = {
+		.count = 1001, .size = 64, .burst = 64, .dst = PEER_IP, .port = 9, .queues = 2
+	};
+	struct pktgen_result r;
+
+	percpu_init(&ap_cpu, 1);
+	ap_online = true;
+	fake.nqueues = 2;
+	fake.pair_cpu[1] = 1;
+	memset(sent_by, 0, sizeof(sent_by));
+	memcpy(p.dst_mac, peer_mac, 6);
+	room = 300; /* both fill the "ring" and wait for reclaims */
+	assert_int_equal(pktgen_run(&p, &r), 0);
+	assert_int_equal(r.sent, 1001);
+	assert_int_equal(r.sent_queue[0], 501);
+	assert_int_equal(r.sent_queue[1], 500);
+	assert_int_equal(sent_by[0][0], 501);
+	assert_int_equal(sent_by[0][1], 0);
+	assert_int_equal(sent_by[1][1], 500);
+	assert_int_equal(sent_by[1][0], 0);
+	assert_int_equal(r.cpus_taking_part, 2);
+	assert_int_equal(r.cpu_sent[0] + r.cpu_sent[1], 1001);
+	assert_int_equal(pktgen_busy_cpu(), 0); /* CPU 1 stopped */
+	fake.nqueues = 0;
+	fake.pair_cpu[1] = 0;
+	ap_online = false;
 }
 
 /* ---- `stats json` (kernel/stats.c with app/net_shell.c's "net") ---- */
@@ -840,7 +924,7 @@ static void test_stats_json(void **state)
 	udp_rx = json_u64_at(&doc, "net", "udp_rx");
 	tx = json_u64_at(&doc, "net", "tx_packets");
 	assert_int_equal(echoed, udp_echo_count());
-	assert_int_equal(udp_rx, net_stats.udp_rx);
+	assert_int_equal(udp_rx, proto_now().udp_rx);
 	assert_int_equal(json_u64_at(&doc, "fake", "answer"), 42);
 	sec = json_find(&doc, json_find(&doc, 0, "fake"), "nested");
 	{
@@ -925,6 +1009,7 @@ int main(void)
 		cmocka_unit_test_setup(test_ping_reply_matched, setup),
 		cmocka_unit_test_setup(test_pktgen_frame, setup),
 		cmocka_unit_test_setup(test_pktgen_bursts_and_ring_full, setup),
+		cmocka_unit_test_setup(test_pktgen_a_sender_per_cpu, setup),
 		cmocka_unit_test_setup(test_text_helpers, setup),
 		cmocka_unit_test_setup(test_stats_json, setup),
 		cmocka_unit_test_setup(test_stats_json_errors, setup),

@@ -20,6 +20,9 @@
 #include "drivers/virtio/virtio_net.h"
 #include "drivers/virtio/virtio_pci.h"
 #include "kernel/config.h"
+#include "kernel/percpu.h"
+#include "kernel/poll.h"
+#include "kernel/xcpu.h"
 #include "net/net.h"
 #include "ring_model.h"
 
@@ -68,16 +71,101 @@ struct virtq *virtio_setup_queue(struct virtio_device *vdev, uint16_t index, uin
 	return vq;
 }
 
-/* No MSI-X here: where the vector would go does not matter. */
+/* No MSI-X here: where the vector would go does not matter; the owner is noted. */
+static unsigned int queue_owner[NQ];
+
 struct virtq *virtio_setup_queue_on(struct virtio_device *vdev, uint16_t index, uint16_t max_size,
-				    void (*callback)(struct virtq *vq), unsigned int irq_cpu)
+				    void (*callback)(struct virtq *vq), unsigned int owner_cpu,
+				    unsigned int irq_cpu)
 {
+	(void)irq_cpu;
+	if (index < NQ)
+		queue_owner[index] = owner_cpu;
 	return virtio_setup_queue(vdev, index, max_size, callback);
+}
+
+/* ---- CPUs: the BSP and, when a test says so, one AP ---- */
+
+static unsigned int online = 1;
+static struct percpu ap_cpu = { .self = &ap_cpu, .index = 1 };
+static const struct poller *ap_pollers[4];
+static unsigned int n_ap_pollers;
+static uint32_t ap_kept, ap_asked;
+
+unsigned int smp_cpus(void)
+{
+	return online;
 }
 
 unsigned int smp_next_online(unsigned int cpu)
 {
-	return cpu;
+	return (cpu + 1) % online;
+}
+
+/* A request runs at once, on the AP it is for (this_cpu() says so meanwhile). */
+int xcpu_send(unsigned int cpu, const struct spsc_msg *m)
+{
+	assert_int_equal(cpu, 1);
+	assert_true(cpu < online);
+	percpu_unit_cpu = &ap_cpu;
+	m->fn(m, cpu);
+	percpu_unit_cpu = &percpu_boot;
+	return 0;
+}
+
+void xcpu_rekick(unsigned int cpu)
+{
+	(void)cpu;
+}
+
+/* Only the AP registers pollers here (CPU 0's is net/'s, stubbed). */
+int poll_register(const struct poller *p)
+{
+	assert_ptr_equal(this_cpu(), &ap_cpu);
+	for (unsigned int i = 0; i < n_ap_pollers; i++)
+		if (ap_pollers[i] == p)
+			return 0;
+	assert_true(n_ap_pollers < 4);
+	ap_pollers[n_ap_pollers++] = p;
+	return 0;
+}
+
+uint32_t poll_bit(const struct poller *p)
+{
+	for (unsigned int i = 0; i < n_ap_pollers; i++)
+		if (ap_pollers[i] == p)
+			return 1u << i;
+	return 0;
+}
+
+void poll_keep(uint32_t bits, bool on)
+{
+	ap_kept = on ? ap_kept | bits : ap_kept & ~bits;
+}
+
+void poll_ask_pending(uint32_t bits, bool on)
+{
+	ap_asked = on ? ap_asked | bits : ap_asked & ~bits;
+}
+
+int poll_every(const void *owner, uint64_t period_ns)
+{
+	(void)owner;
+	(void)period_ns;
+	return 0;
+}
+
+/* Run the AP's pollers once, as its loop would. */
+static unsigned int ap_pass(void)
+{
+	unsigned int work = 0;
+
+	percpu_unit_cpu = &ap_cpu;
+	for (unsigned int i = 0; i < n_ap_pollers; i++)
+		if (ap_kept & (1u << i))
+			work += ap_pollers[i]->poll(64);
+	percpu_unit_cpu = &percpu_boot;
+	return work;
 }
 
 void virtio_config_read(struct virtio_device *vdev, uint32_t off, void *buf, uint32_t len)
@@ -101,6 +189,10 @@ uint64_t now_ns(void)
 }
 
 /* ---- net/ stubs ---- */
+
+struct percpu percpu_boot = { .self = &percpu_boot };
+struct percpu *percpu_unit_cpu = &percpu_boot;
+struct net_cpu net_cpus[NET_MAX_CPUS];
 
 static struct net_dev *registered;
 static uint8_t got[8][2048];
@@ -131,7 +223,7 @@ void net_rx(struct net_dev *dev, const void *frame, uint32_t len)
 	assert_ptr_equal(dev, registered);
 	assert_true(n_got < 8 && len <= sizeof(got[0]));
 	memcpy(got[n_got], frame, len);
-	got_queue[n_got] = dev->rx_queue;
+	got_queue[n_got] = (uint16_t)net_rx_queue();
 	got_len[n_got++] = len;
 }
 
@@ -699,7 +791,7 @@ static void test_mq_two_pairs(void **s)
 	assert_int_equal(got_queue[0], 1);
 	assert_int_equal(registered->pair[1].rx_packets, 1);
 	assert_int_equal(registered->pair[0].rx_packets, 0);
-	assert_int_equal(registered->rx_queue, 0);
+	assert_int_equal(net_rx_queue(), 0);
 	/* sending on queue 1 fills transmitq2 only */
 	fr = (struct net_frame){ f, sizeof(f), 0 };
 	assert_int_equal(net_dev_xmit(registered, 1, &fr, 1), 1);
@@ -710,6 +802,65 @@ static void test_mq_two_pairs(void **s)
 	poll();
 	assert_int_equal(stats()->mq_ack_err + stats()->mq_ack_bad + stats()->mq_timeout, 0);
 	stop();
+}
+
+/*
+ * Two CPUs, net_pair_cpu=spread: pair 1 belongs to CPU 1. Its frames go
+ * up from CPU 1's poller (registered there by a request at probe), not
+ * CPU 0's; CPU 0 may not send on it; remove() stops CPU 1 before the
+ * pairs are freed.
+ */
+static void test_mq_pair_owned_by_cpu1(void **s)
+{
+	struct net_frame fr;
+	uint8_t f[64];
+
+	online = 2;
+	memset(net_cpus, 0, sizeof(net_cpus));
+	cfg_max_pairs = 2;
+	start_queues(VIRTQ_SPLIT, F_MAC | F_MQ | F_CTRL_VQ, NULL, "2");
+	assert_int_equal(queue_owner[0] + queue_owner[1], 0);
+	assert_int_equal(queue_owner[2], 1);
+	assert_int_equal(queue_owner[3], 1);
+	assert_int_equal(registered->pair_cpu[1], 1);
+	/* CPU 1 starts polling at the first poll, after DRIVER_OK (3.1.1) */
+	assert_int_equal(n_ap_pollers, 0);
+	poll();
+	assert_int_equal(n_ap_pollers, 1);
+	assert_int_equal(ap_kept, 1);
+	assert_int_equal(ap_asked, 1);
+	device_ctrl(pairs_set_2, 0, 1);
+	poll();
+	assert_int_equal(registered->nqueues, 2);
+
+	make_frame(f, sizeof(f), 5);
+	device_rx_on(&models[2], f, sizeof(f), 1, 2048);
+	poll(); /* CPU 0: not its pair */
+	assert_int_equal(n_got, 0);
+	assert_int_equal(ap_pass(), 1);
+	assert_int_equal(n_got, 1);
+	assert_int_equal(got_queue[0], 1);
+	assert_memory_equal(got[0], f, sizeof(f));
+	assert_int_equal(registered->pair[1].rx_packets, 1);
+
+	/* CPU 0 sending on CPU 1's pair is refused and counted, on CPU 0 */
+	fr = (struct net_frame){ f, sizeof(f), 0 };
+	assert_int_equal(net_dev_xmit(registered, 1, &fr, 1), 0);
+	assert_int_equal(net_cpus[0].stats.tx_wrong_cpu, 1);
+	assert_int_equal(ring_model_fetch_all(&models[3]), 0);
+	/* CPU 1 sends on it */
+	percpu_unit_cpu = &ap_cpu;
+	assert_int_equal(net_dev_xmit(registered, 1, &fr, 1), 1);
+	percpu_unit_cpu = &percpu_boot;
+	assert_int_equal(ring_model_fetch_all(&models[3]), 1);
+	ring_model_complete(&models[3], 0, 0);
+	assert_int_equal(ap_pass(), 1); /* the reclaim */
+	assert_int_equal(registered->pair[1].tx_reclaimed, 1);
+
+	stop(); /* frees the pairs: only after CPU 1 stopped polling them */
+	assert_int_equal(ap_kept, 0);
+	assert_int_equal(ap_asked, 0);
+	online = 1;
 }
 
 /* An ack that is not VIRTIO_NET_OK, or none: one pair, counted, still running. */
@@ -827,6 +978,7 @@ int main(void)
 		cmocka_unit_test(test_interrupts_counted),
 		cmocka_unit_test(test_tx_kick_suppressed_when_device_says_so),
 		cmocka_unit_test(test_mq_two_pairs),
+		cmocka_unit_test(test_mq_pair_owned_by_cpu1),
 		cmocka_unit_test(test_mq_ack_err),
 		cmocka_unit_test(test_mq_ack_garbage),
 		cmocka_unit_test(test_mq_ack_nothing_written),

@@ -1,0 +1,269 @@
+# SPDX-License-Identifier: MIT
+"""virtio-net queue pairs owned by their own CPUs (net_pair_cpu) at -smp 2.
+
+dpdk-testpmd's net_vhost PMD serves two queue pairs to QEMU's
+virtio-net-pci; the guest boots with two CPUs and net_queues=2, so pair 1
+belongs to CPU 1 (net_pair_cpu=spread, the default): only CPU 1's loop
+polls its rings, and what it receives is handled there. testpmd's txonly
+sends on both of its TX queues; each receive queue's frames are counted
+exactly (netsink per queue against testpmd's per-queue counts), and the
+frames each CPU's protocol layer handled (`stats json`'s cpus) equal the
+frames of the pair it owns. testpmd's rxonly counts what pktgen queues=2
+sends: a sender per CPU, each on the queue its CPU owns. Setting
+net_pair_cpu=cpu0 at run time stops CPU 1's polling before the pairs are
+freed and puts both on CPU 0.
+"""
+
+import re
+import shutil
+import subprocess
+import time
+
+import pytest
+
+from ringside import bench_net as bench
+from ringside import bench_netrx as netrx
+from ringside import bench_rr
+from ringside import guest_stats
+from ringside import netns
+from ringside.bench_netrx import parse_netsink
+
+from conftest import ELF, require_image
+from pmd_guest import pmd_guest
+from ringside_qemu import Guest
+from smp_checks import smp_args
+from test_net_irq import irqs_per_cpu
+from test_net_mq import pairs
+
+needs_testpmd = pytest.mark.skipif(not shutil.which('dpdk-testpmd'),
+                                   reason='dpdk-testpmd not installed (package dpdk-dev)')
+needs_netns = pytest.mark.skipif(not netns.usable(),
+                                 reason='needs root, ip netns and /dev/net/tun')
+
+FRAMES = 20000
+
+
+@pytest.fixture(scope='module')
+def spread_guest():
+    # irq=poll: QEMU 7.2 under TCG exits when vhost-user virtio-net starts with MSI-X
+    yield from pmd_guest('pair-cpu', {'mode': 'txonly', 'queues': 2, 'auto_start': False,
+                                      'txpkts': 64},
+                         lambda sock: bench.guest_args(sock, packed=False, queues=2),
+                         keys='net_queues=2', launcher=smp_args(2))
+
+
+@pytest.fixture(scope='module')
+def spread_rx_guest():
+    yield from pmd_guest('pair-cpu-rx', {'mode': 'rxonly', 'queues': 2},
+                         lambda sock: bench.guest_args(sock, packed=False, queues=2),
+                         keys='net_queues=2', launcher=smp_args(2))
+
+
+def net_stats(g):
+    return guest_stats(g, 60, 'net')['net']
+
+
+def cpu_rx(net):
+    """{cpu: frames its protocol layer handled}."""
+    return {c['cpu']: c['eth_rx'] for c in net['cpus']}
+
+
+def send_and_settle(g, want):
+    """testpmd sends at least `want` frames on its two queues; returns
+    (sent per testpmd queue, guest net stats before, after), after the
+    guest's receive counts stop moving."""
+    qbase = g.pmd.queue_stats()
+    before = net_stats(g)
+    sent = netrx.send_at_least(g.pmd, want, 300)
+    assert sent >= want, 'testpmd sent only %d frames in 300 s' % sent
+    q = g.pmd.queue_stats()
+    per_q = [q['tx'][i] - qbase['tx'][i] for i in range(2)]
+    assert sum(per_q) == sent and min(per_q) > 0, per_q
+    deadline = time.monotonic() + 120
+    after = net_stats(g)
+    while after['rx_packets'] - before['rx_packets'] < sent and time.monotonic() < deadline:
+        time.sleep(0.5)
+        after = net_stats(g)
+    return per_q, before, after
+
+
+@needs_testpmd
+def test_each_pair_on_its_cpu(spread_guest):
+    g = spread_guest
+    assert pairs(g) == (2, 2, 2)
+    net = net_stats(g)
+    assert [q['cpu'] for q in net['queues']] == [0, 1], net['queues']
+    assert re.search(r'pair 1 cpu 1 rx', g.command('net')), 'no pair 1 on cpu 1 in net'
+
+
+@needs_testpmd
+def test_netsink_counts_each_queue_on_its_cpu(spread_guest):
+    g = spread_guest
+    pairs(g)
+    qbase = g.pmd.queue_stats()
+    g.command('netsink on')
+    sent = netrx.send_at_least(g.pmd, FRAMES, 300)
+    netrx.wait_counted(netrx.RingsideSink(g.console, 60), sent, 120)
+    out = g.command('netsink off')
+    r = parse_netsink(out)
+    q = g.pmd.queue_stats()
+    per_q = [q['tx'][i] - qbase['tx'][i] for i in range(2)]
+    m = re.search(r'netsink: per queue 0=(\d+) 1=(\d+)', out)
+    assert m, out
+    assert r['drops_total'] == 0, out
+    assert [int(m.group(1)), int(m.group(2))] == per_q and r['frames'] == sent, (per_q, out)
+
+
+@needs_testpmd
+def test_protocols_run_on_the_owner(spread_guest):
+    """Without netsink the frames go up the stack on the CPU that polled
+    them: CPU c's protocol layer saw exactly the frames of pair c."""
+    g = spread_guest
+    per_q, before, after = send_and_settle(g, FRAMES // 4)
+    rx = [after['queues'][i]['rx_packets'] - before['queues'][i]['rx_packets']
+          for i in range(2)]
+    assert rx == per_q, (rx, per_q)
+    got = cpu_rx(after)
+    base = cpu_rx(before)
+    handled = [got.get(c, 0) - base.get(c, 0) for c in range(2)]
+    assert handled == rx, (handled, rx, after['cpus'])
+    assert after['tx_wrong_cpu'] == before['tx_wrong_cpu']
+
+
+@needs_testpmd
+def test_cpu0_at_run_time(spread_guest):
+    """net_pair_cpu=cpu0: the device is probed again (CPU 1 stops polling
+    first), both pairs are CPU 0's, and CPU 0 handles every frame."""
+    g = spread_guest
+    g.command('set net_pair_cpu=cpu0')
+    assert pairs(g) == (2, 2, 2)
+    assert [q['cpu'] for q in net_stats(g)['queues']] == [0, 0]
+    per_q, before, after = send_and_settle(g, FRAMES // 4)
+    rx = [after['queues'][i]['rx_packets'] - before['queues'][i]['rx_packets']
+          for i in range(2)]
+    assert rx == per_q, (rx, per_q)
+    got, base = cpu_rx(after), cpu_rx(before)
+    assert got[0] - base[0] == sum(rx), (after['cpus'], rx)
+    assert got.get(1, 0) == base.get(1, 0), after['cpus']
+    out = g.command('pktgen count=100 queues=2 dst=%s,%s' % (bench.PEER_IP, bench.PEER_MAC),
+                    timeout=300)
+    assert bench.parse_pktgen(out)['packets'] == 100, out
+
+
+@needs_testpmd
+def test_poweroff(spread_guest):
+    assert spread_guest.poweroff() == 0
+
+
+@needs_testpmd
+def test_pktgen_a_sender_per_cpu(spread_rx_guest):
+    """pktgen queues=2: queue 0's half from CPU 0, queue 1's from CPU 1,
+    each on its own flow; testpmd counts each half on its own queue."""
+    g, n = spread_rx_guest, 20000
+    assert pairs(g) == (2, 2, 2)
+    base, qbase = g.pmd.port_stats(), g.pmd.queue_stats()
+    out = g.command('pktgen count=%d size=64 burst=256 queues=2 dst=%s,%s'
+                    % (n, bench.PEER_IP, bench.PEER_MAC), timeout=300)
+    assert bench.parse_pktgen(out)['packets'] == n, out
+    m = re.search(r'pktgen: per queue 0=(\d+) 1=(\d+)', out)
+    assert m, out
+    sent = [int(m.group(1)), int(m.group(2))]
+    assert sent == [n // 2, n // 2], out
+    assert re.search(r'pktgen: per cpu 0=[\d.]+ 1=[\d.]+ Mpps', out), out
+    st = g.pmd.wait_rx(n, base, timeout=120)
+    assert st['rx'] == n, 'pktgen sent %d, testpmd received %d' % (n, st['rx'])
+    q = g.pmd.queue_stats()
+    assert [q['rx'][i] - qbase['rx'][i] for i in range(2)] == sent
+    assert net_stats(g)['tx_wrong_cpu'] == 0
+
+
+@needs_testpmd
+def test_rx_guest_poweroff(spread_rx_guest):
+    assert spread_rx_guest.poweroff() == 0
+
+
+# ---------------------------------------------- MSI-X on a multi-queue tap
+
+# Each flow (a source port) stays on one pair; enough of them reach both.
+FLOWS = 32
+FLOW_CLIENT = r'''
+import socket, sys
+for i in range(int(sys.argv[2])):
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.settimeout(10)
+    s.bind(('0.0.0.0', 0))
+    data = b'flow %d' % i
+    for attempt in range(3):
+        s.sendto(data, (sys.argv[1], 7))
+        try:
+            got, peer = s.recvfrom(2048)
+            break
+        except socket.timeout:
+            continue
+    else:
+        sys.exit('no echo for flow %d' % i)
+    if got != data:
+        sys.exit('echo mismatch for flow %d' % i)
+    s.close()
+print('ok')
+'''
+
+
+@pytest.fixture(scope='module')
+def tap_guest():
+    """Two vCPUs, two pairs on QEMU's virtio-net over a two-queue tap in a
+    namespace, irq=msix: a vector per queue."""
+    require_image(ELF)
+    ns = netns.NetNs(queues=2)
+    g = None
+    try:
+        g = Guest('--boot', 'elf', *smp_args(2), *bench_rr.net_args(2), '--cmdline',
+                  bench_rr.ringside_cmdline(2) + ' irq=msix', name='pair-cpu-tap')
+        g.opts.qemu = ns.qemu
+        g.ns = ns
+        g.start()
+        yield g
+    finally:
+        if g:
+            g.stop()
+        ns.close()
+
+
+def rx_vector(g, index):
+    """(MSI-X vector, interrupts) of virtio-net queue `index`, from `virtio`."""
+    out = g.command('virtio')
+    block = re.search(r'(?ms)^\S.*?\bnet\b.*?(?=^\S|\Z)', out)
+    assert block, out
+    m = re.search(r'queue %d: \w+ size \d+, msix vector (\d+) \(\d+ irqs\)\s+'
+                  r'added \d+ completed \d+ kicks \d+ suppressed \d+ interrupts (\d+)'
+                  % index, block.group(0))
+    assert m, out
+    return int(m.group(1)), int(m.group(2))
+
+
+@needs_netns
+def test_each_rx_vector_on_its_owner(tap_guest):
+    """net_irq=own: receiveq2's vector goes to CPU 1, which owns pair 1,
+    and receiveq1's to CPU 0; no CPU takes the other's. UDP echoes from
+    FLOWS source ports (the tap keeps each flow on one queue) reach both."""
+    g = tap_guest
+    assert pairs(g) == (2, 2, 2)
+    r = subprocess.run(g.ns.prefix() + ['/usr/bin/python3', '-c', FLOW_CLIENT,
+                                        netns.GUEST_IP, str(FLOWS)],
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0 and r.stdout.strip() == 'ok', r.stdout + r.stderr
+    net = net_stats(g)
+    rx = [q['rx_packets'] for q in net['queues']]
+    assert min(rx) > 0, 'the tap put every flow on one queue: %s' % rx
+    for queue, owner in ((0, 0), (2, 1)):
+        vector, interrupts = rx_vector(g, queue)
+        taken = irqs_per_cpu(g, vector, 2)
+        assert taken[owner] == interrupts > 0, (queue, taken, interrupts)
+        assert taken[1 - owner] == 0, (queue, taken)
+    handled = {c['cpu']: c['eth_rx'] for c in net['cpus']}
+    assert [handled.get(c, 0) for c in range(2)] == rx, (net['cpus'], rx)
+
+
+@needs_netns
+def test_tap_guest_poweroff(tap_guest):
+    assert tap_guest.poweroff() == 0

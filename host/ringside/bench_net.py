@@ -60,7 +60,7 @@ import tempfile
 import ringside as rr
 
 from .cli import Parser, ScreenHelp, nonneg_int, positive_float, positive_int, size
-from . import kvm_exits, vhost_net
+from . import bench_rr, kvm_exits, vhost_net
 from .bench_compare import linux_irqs
 from .cost_measure import Meter, spread, virtio_bars
 from .images import LINUX_INITRD, LINUX_KERNEL
@@ -195,21 +195,44 @@ def drops(st):
 
 IRQ_CPUS = ('own', 'other')
 IRQ_SMP = 2     # --irq-cpu: pktgen's vCPU and one other
+PAIR_CPUS = ('spread', 'cpu0')   # --pair-cpu: ringside's net_pair_cpu
+PER_CPU = re.compile(r'pktgen: per cpu ((?:\d+=[\d.]+ )+)Mpps')
 
 
-def ringside_cmdline(cost=False, irq_cpu=None):
+def ringside_cmdline(cost=False, irq_cpu=None, queues=1, pair_cpu=None):
     """ringside's boot keys. Without irq_cpu, irq=poll: QEMU 7.2 (TCG)
     exits when virtio-net on vhost-user starts with MSI-X (LINUX_CMDLINE);
     with it (own|other), MSI-X with net_irq placing the TX interrupt on
-    pktgen's vCPU or another. idle=poll spins as a timing run should."""
+    pktgen's vCPU or another. idle=poll spins as a timing run should.
+    queues > 1: that many pairs, owned as pair_cpu says (net_pair_cpu)."""
     irq = 'irq=msix net_irq=%s' % irq_cpu if irq_cpu else 'irq=poll'
-    return 'ip=%s gw=%s %s idle=%s' % (GUEST_IP, PEER_IP, irq, 'halt' if cost else 'poll')
+    pairs = (' net_queues=%d net_pair_cpu=%s' % (queues, pair_cpu or PAIR_CPUS[0])
+             if queues > 1 else '')
+    return 'ip=%s gw=%s %s idle=%s%s' % (GUEST_IP, PEER_IP, irq, 'halt' if cost else 'poll',
+                                         pairs)
 
 
-def ringside_qemu_args(net, irq_cpu=None):
-    """QEMU arguments after the launcher's: the network, and with irq_cpu
-    IRQ_SMP vCPUs."""
-    return (['-smp', str(IRQ_SMP)] if irq_cpu else []) + list(net)
+def ringside_qemu_args(net, irq_cpu=None, queues=1):
+    """QEMU arguments after the launcher's: the network, and as many vCPUs
+    as queue pairs, at least IRQ_SMP with irq_cpu."""
+    smp = max(IRQ_SMP if irq_cpu else 1, queues)
+    return (['-smp', str(smp)] if smp > 1 else []) + list(net)
+
+
+def parse_per_cpu(out):
+    """{cpu: Mpps} from pktgen's "per cpu" line ({} with one CPU sending)."""
+    m = PER_CPU.search(out)
+    if not m:
+        return {}
+    return {int(c): float(v) for c, v in (w.split('=') for w in m.group(1).split())}
+
+
+def wait_pairs(con, queues, timeout):
+    """TestPmdError unless ringside has `queues` pairs in use (once the
+    device answered on its control queue)."""
+    got = bench_rr.ringside_pairs(con, timeout)
+    if got != queues:
+        raise TestPmdError('ringside has %s queue pairs in use, not %d' % (got, queues))
 
 
 def check_key(con, key, value, timeout):
@@ -222,16 +245,20 @@ def check_key(con, key, value, timeout):
 
 def run_ringside_round(rr, opts, accel, pmd, sock, workdir, rnd, results):
     for irq_cpu in opts.irq_cpu or [None]:
-        run_ringside_boot(rr, opts, accel, pmd, workdir, rnd, results, irq_cpu)
+        for pair_cpu in opts.pair_cpu or [None]:
+            run_ringside_boot(rr, opts, accel, pmd, workdir, rnd, results, irq_cpu, pair_cpu)
 
 
-def run_ringside_boot(rr, opts, accel, pmd, workdir, rnd, results, irq_cpu=None):
+def run_ringside_boot(rr, opts, accel, pmd, workdir, rnd, results, irq_cpu=None,
+                      pair_cpu=None):
     """One ringside boot of a round: every ring layout and txpoll mode."""
-    extra, block = cost_args(workdir, 'ringside-%d%s' % (rnd, '-' + irq_cpu if irq_cpu else ''),
-                             opts)
+    name = '-'.join(['ringside', str(rnd)] + [x for x in (irq_cpu, pair_cpu) if x])
+    extra, block = cost_args(workdir, name, opts)
     gopts = rr.parse_args(['--accel', accel, '--boot', 'elf', '--machine', opts.machine,
-                           '--cmdline', ringside_cmdline(block, irq_cpu), *extra, '--',
-                           *ringside_qemu_args(pmd.net_args(True, GUEST_MAC), irq_cpu)])
+                           '--cmdline', ringside_cmdline(block, irq_cpu, opts.queues, pair_cpu),
+                           *extra, '--',
+                           *ringside_qemu_args(pmd.net_args(True, GUEST_MAC), irq_cpu,
+                                               opts.queues)])
     gopts.qemu = pmd.guest_qemu(gopts.qemu)
     if opts.pin is not None:
         # QEMU (all its threads) on one CPU, testpmd's forwarding lcore
@@ -250,17 +277,25 @@ def run_ringside_boot(rr, opts, accel, pmd, workdir, rnd, results, irq_cpu=None)
             meter.block.set_notify(virtio_bars(con.command('lspci', opts.timeout)))
         for ring in opts.rings:
             con.command('set ring=%s' % ring, opts.timeout)
+            if opts.queues > 1:
+                wait_pairs(con, opts.queues, opts.timeout)   # a ring= change probes again
             for txpoll in opts.txpoll:
                 con.command('set txpoll=%d' % txpoll, opts.timeout)
                 base = pmd.port_stats()
-                cmd = ('pktgen count=%d size=%d burst=%d dst=%s,%s'
-                       % (opts.count, opts.size, opts.burst, PEER_IP, PEER_MAC))
+                cmd = ('pktgen count=%d size=%d burst=%d dst=%s,%s%s'
+                       % (opts.count, opts.size, opts.burst, PEER_IP, PEER_MAC,
+                          ' queues=%d' % opts.queues if opts.queues > 1 else ''))
+                out = {}
+
+                def pktgen():
+                    out['text'] = con.command(cmd, opts.timeout)
+                    return parse_pktgen(out['text'])
                 r = exits_measured(opts.exits, lambda: costed(
-                        meter, lambda: ringside_irqs(con, opts.timeout),
-                        lambda: parse_pktgen(con.command(cmd, opts.timeout))))
+                        meter, lambda: ringside_irqs(con, opts.timeout), pktgen))
                 st = pmd.wait_rx(r['packets'], base, timeout=opts.timeout)
                 r.update(round=rnd, ring=ring, txpoll=txpoll, testpmd_rx=st['rx'],
-                         irq_cpu=irq_cpu)
+                         irq_cpu=irq_cpu, pair_cpu=pair_cpu,
+                         cpu_mpps=parse_per_cpu(out['text']))
                 results.append(r)
                 if opts.verbose:
                     print('round %d ringside ring=%s txpoll=%d%s: %.4f Mpps, %d sent, %d at '
@@ -320,9 +355,9 @@ def run_bench(opts):
     sock = os.path.join(workdir, 'vhost-net.sock')
     log = open(os.path.join(workdir, 'testpmd.log'), 'w') if opts.verbose else None
     if opts.peer == 'vhost-net':
-        pmd = TapSink(rr.parse_args(['--boot', 'elf']).qemu)
+        pmd = TapSink(rr.parse_args(['--boot', 'elf']).qemu, queues=opts.queues)
     else:
-        pmd = TestPmd(sock, mode='rxonly', log=log, lcores=opts.lcores)
+        pmd = TestPmd(sock, mode='rxonly', log=log, lcores=opts.lcores, queues=opts.queues)
     results, linux = [], []
     opts.exits = None
     try:
@@ -349,11 +384,17 @@ def run_bench(opts):
 def summarize(results):
     rows = {}
     for r in results:
-        rows.setdefault((r['ring'], r['txpoll'], r.get('irq_cpu')), []).append(r)
+        rows.setdefault((r['ring'], r['txpoll'], r.get('irq_cpu'), r.get('pair_cpu')),
+                        []).append(r)
     table = []
-    for (ring, txpoll, irq_cpu), rs in rows.items():
+    for (ring, txpoll, irq_cpu, pair_cpu), rs in rows.items():
         mpps = [r['mpps'] for r in rs]
-        table.append({'ring': ring, 'txpoll': txpoll, 'irq_cpu': irq_cpu, 'runs': len(rs),
+        cpus = sorted({c for r in rs for c in r.get('cpu_mpps', {})})
+        table.append({'ring': ring, 'txpoll': txpoll, 'irq_cpu': irq_cpu, 'pair_cpu': pair_cpu,
+                      'runs': len(rs),
+                      'cpu_mpps_median': {c: statistics.median(r['cpu_mpps'][c] for r in rs
+                                                               if c in r['cpu_mpps'])
+                                          for c in cpus},
                       'mpps_median': statistics.median(mpps), 'mpps_min': min(mpps),
                       'mpps_max': max(mpps),
                       'kicks_per_packet': statistics.median(r['kicks_per_packet'] for r in rs),
@@ -473,21 +514,29 @@ def compare(table, linux_table, results, linux, opts):
 
 def print_table(table, opts):
     print('ringside pktgen -> %s, %d x %d B frames, burst %d, '
-          '%d round(s), accel %s, QEMU on CPU %s%s'
+          '%d round(s), accel %s, QEMU on CPU %s%s%s'
           % (PEERS[opts.peer], opts.count, opts.size, opts.burst, opts.rounds, opts.accel,
              'any' if opts.pin is None else opts.pin,
-             ', testpmd lcores ' + opts.lcores if opts.peer == 'testpmd' else ''))
+             ', testpmd lcores ' + opts.lcores if opts.peer == 'testpmd' else '',
+             ', %d queue pairs on %d vCPUs' % (opts.queues, opts.queues)
+             if opts.queues > 1 else ''))
     extra = cost_exit_columns(table)
     irq = [Column('irq', 5, left=True)] if any(t.get('irq_cpu') for t in table) else []
+    pairs = ([Column('pairs', 6, left=True), Column('Mpps per cpu', 20, left=True)]
+             if any(t.get('pair_cpu') for t in table) else [])
     out = Table([Column('ring', 7, left=True), Column('txpoll', 6, '%d', left=True)] + irq
-                + [Column('Mpps', 10, '%.4f'), Column('min..max', 17),
-                   Column('kicks/pkt', 10, '%.5f'), Column('ring full', 10, '%d')] + extra)
+                + pairs + [Column('Mpps', 10, '%.4f'), Column('min..max', 17),
+                           Column('kicks/pkt', 10, '%.5f'), Column('ring full', 10, '%d')]
+                + extra)
     for t in table:
-        out.row(t['ring'], t['txpoll'], *([t['irq_cpu']] if irq else []), t['mpps_median'],
+        per = ' '.join('%d=%.4f' % c for c in sorted(t['cpu_mpps_median'].items()))
+        out.row(t['ring'], t['txpoll'], *([t['irq_cpu']] if irq else []),
+                *([t['pair_cpu'], per or '-'] if pairs else []), t['mpps_median'],
                 min_max(t), t['kicks_per_packet'], t['ring_full'], *cost_exit_cells(t, extra))
     out.print()
     print_vcpu_cost(table)
     print_irq_ratios(table)
+    print_pair_ratios(table)
     first = (opts.irq_cpu or [None])[0]
     by = {(t['ring'], t['txpoll']): t['mpps_median'] for t in table
           if t.get('irq_cpu') == first}
@@ -516,6 +565,18 @@ def print_vcpu_cost(table, guest='ringside'):
         out.row(t['ring'], t.get('txpoll', '-'), t.get('irq_cpu'), t['insns_raw_per_packet'],
                 *(per + [None] * (n - len(per))))
     out.print()
+
+
+def print_pair_ratios(table):
+    """--pair-cpu spread,cpu0: per layout and txpoll, the pairs on their own
+    CPUs against all on CPU 0."""
+    by = {(t['ring'], t['txpoll'], t.get('irq_cpu'), t.get('pair_cpu')): t['mpps_median']
+          for t in table}
+    for (ring, txpoll, irq_cpu, pair_cpu), mpps in by.items():
+        cpu0 = by.get((ring, txpoll, irq_cpu, 'cpu0'))
+        if pair_cpu == 'spread' and cpu0:
+            print('%s txpoll=%d%s: net_pair_cpu=spread / cpu0 = %.2fx'
+                  % (ring, txpoll, ' net_irq=' + irq_cpu if irq_cpu else '', mpps / cpu0))
 
 
 def print_irq_ratios(table):
@@ -601,6 +662,11 @@ def build_parser():
       help="receiver: testpmd, or the kernel's vhost-net")
     a('--irq-cpu', type=csv_list(str, IRQ_CPUS), metavar='LIST',
       help="ringside's TX interrupt: own,other vCPU (off)")
+    a('--queues', type=positive_int, default=1, metavar='N',
+      help='ringside: N pairs, N vCPUs, pktgen queues=N (1)')
+    # --pair-cpu spread,cpu0: with --queues, ringside's pair owners as an
+    # axis, a boot each (net_pair_cpu; spread); docs/benchmarks.md
+    a('--pair-cpu', type=csv_list(str, PAIR_CPUS), help=argparse.SUPPRESS)
     # --machine q35|pc: the guests' machine type (q35)
     a('--machine', choices=('q35', 'pc'), default='q35', help=argparse.SUPPRESS)
     a('--lcores', default='0-1', help='testpmd -l: main, forwarding lcore (0-1)')
@@ -608,8 +674,8 @@ def build_parser():
       help='QEMU on this CPU only (0; -1 or none: not pinned)')
     a('--accel', choices=('auto', 'kvm', 'tcg'), metavar='auto|kvm|tcg',
       help='tcg (testpmd) or auto (vhost-net)')
-    a('--timeout', type=positive_float, default=300.0, metavar='S',
-      help='seconds per step (300)')
+    # --timeout S: seconds per step (300)
+    a('--timeout', type=positive_float, default=300.0, help=argparse.SUPPRESS)
     add_options(p)
     a('--cost', nargs='?', const='', metavar='OPTS',
       help='guest cost per packet (OPTS e.g. io=on)')
@@ -623,6 +689,14 @@ def main(argv=None):
     if opts.irq_cpu and ('ringside' not in opts.guests
                          or len(set(opts.irq_cpu)) != len(opts.irq_cpu)):
         p.error('--irq-cpu takes own and/or other, each once, for ringside (in --guests)')
+    if opts.queues > 1 and 'linux' in opts.guests:
+        p.error("--queues: the Linux guest's pktgen sends from one kpktgend thread on one "
+                "queue; --guests ringside")
+    most = bench_rr.key_range('net_queues')[1]
+    if opts.queues > most:
+        p.error('--queues: ringside takes at most %d queue pairs (its net_queues key)' % most)
+    if opts.pair_cpu and (opts.queues < 2 or len(set(opts.pair_cpu)) != len(opts.pair_cpu)):
+        p.error('--pair-cpu takes spread and/or cpu0, each once, with --queues 2 or more')
     if opts.pin < 0:
         opts.pin = None
     if opts.peer == 'vhost-net':
@@ -666,6 +740,7 @@ def main(argv=None):
                          'params': {'count': opts.count, 'size': opts.size, 'burst': opts.burst,
                                     'rounds': opts.rounds, 'accel': opts.accel, 'pin': opts.pin,
                                     'lcores': opts.lcores, 'machine': opts.machine,
-                                    'peer': opts.peer, 'irq_cpu': opts.irq_cpu}},
+                                    'peer': opts.peer, 'irq_cpu': opts.irq_cpu,
+                                    'queues': opts.queues, 'pair_cpu': opts.pair_cpu}},
             accel=opts.accel)
     return 0

@@ -142,13 +142,14 @@ class TapSink(FramePeer):
     """The receiver of a pktgen run on vhost-net: a tap in a namespace of
     its own, whose kernel counts every frame the guest sends (rx_packets;
     the frames go nowhere after), as vhost hands them over; the guest's
-    QEMU runs in the namespace."""
+    QEMU runs in the namespace. queues > 1: a multi-queue tap, and the
+    device offers that many pairs."""
 
-    def __init__(self, qemu):
-        self.qemu_path, self.ns = qemu, None
+    def __init__(self, qemu, queues=1):
+        self.qemu_path, self.ns, self.queues = qemu, None, queues
 
     def start(self):
-        self.ns = netns.NetNs(self.qemu_path)
+        self.ns = netns.NetNs(self.qemu_path, queues=self.queues)
         self.tap = TapMeter(self.ns, netns.TAP)
         self.qemu = self.ns.qemu
         return self
@@ -158,9 +159,15 @@ class TapSink(FramePeer):
 
     def net_args(self, packed, mac):
         """virtio-net-pci on the tap through vhost-net (split ring whatever
-        `packed`: the kernel's vhost has no packed ring)."""
-        return ['-netdev', 'tap,id=n0,ifname=%s,script=no,downscript=no,vhost=on'
-                % netns.TAP, '-device', 'virtio-net-pci,netdev=n0,packed=off,mac=%s' % mac]
+        `packed`: the kernel's vhost has no packed ring); with more than
+        one queue, an MSI-X vector per queue, the control queue's and the
+        config's."""
+        tap, dev = ',queues=%d' % self.queues, ',mq=on,vectors=%d' % (2 * self.queues + 2)
+        more = self.queues > 1
+        return ['-netdev', 'tap,id=n0,ifname=%s,script=no,downscript=no,vhost=on%s'
+                % (netns.TAP, tap if more else ''),
+                '-device', 'virtio-net-pci,netdev=n0,packed=off,mac=%s%s'
+                % (mac, dev if more else '')]
 
     def port_stats(self):
         c = self.tap.counters()

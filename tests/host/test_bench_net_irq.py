@@ -89,7 +89,7 @@ def run(irq_cpu, mpps, rnd=0, txpoll=0, vcpus=None):
 
 class Opts:
     peer, count, size, burst, rounds, accel, pin = 'testpmd', 1000, 64, 256, 1, 'tcg', 0
-    lcores = '0-1'
+    lcores, queues, pair_cpu = '0-1', 1, None
     rings, txpoll, irq_cpu = ['split'], [0], ['own', 'other']
 
 

@@ -110,6 +110,10 @@ static enum poll_step send_bursts(struct pktgen_run *run, unsigned int cpu)
 	bool moved = false, left_any = false;
 	uint64_t now;
 
+	/* the device went away (a re-probe, a recovery): its rings are freed */
+	if (net_this_cpu()->dev != run->dev)
+		return POLL_DONE;
+
 	for (unsigned int q = 0; q < run->queues; q++) {
 		uint64_t left = run->quota[q] - pc->sent_queue[q];
 		unsigned int n = left < run->p->burst ? (unsigned int)left : run->p->burst;
@@ -156,7 +160,7 @@ static void cpu_finish(struct pktgen_run *run, unsigned int cpu)
 
 static unsigned int cpu_send(unsigned int budget)
 {
-	unsigned int cpu = this_cpu()->index;
+	unsigned int cpu = percpu_read(index);
 	struct pktgen_run *run = cpu_run[cpu];
 	enum poll_step s;
 

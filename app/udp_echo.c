@@ -38,7 +38,7 @@ static void udp_echo(const uint8_t *frame, uint32_t src, const uint8_t *pkt, uin
 	memcpy(udp + UDP_HLEN, pkt + UDP_HLEN, payload);
 	udp_build_header(udp, net_ip(), src, get_be16(pkt + 2), get_be16(pkt), payload);
 	if (!ipv4_send(out, frame + ETH_OFF_SRC, src, IPPROTO_UDP, len))
-		echoed[this_cpu()->index].n++;
+		echoed[percpu_read(index)].n++;
 }
 
 /* Follow the key: leave the old port, take the new one (0: off). */

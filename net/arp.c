@@ -48,7 +48,7 @@ static volatile uint64_t flush_gen;
 /* The running CPU's cache, emptied first if a flush came since it was last used. */
 static struct arp_cache *own_cache(void)
 {
-	struct arp_cache *c = &caches[this_cpu()->index];
+	struct arp_cache *c = &caches[percpu_read(index)];
 
 	if (c->flushed != flush_gen) {
 		memset(c->e, 0, sizeof(c->e));

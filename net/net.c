@@ -61,6 +61,7 @@ void net_register(struct net_dev *dev)
 {
 	if (!the_dev)
 		the_dev = dev;
+	net_this_cpu()->dev = the_dev;
 	net_dev_changed();
 }
 
@@ -68,6 +69,7 @@ void net_unregister(struct net_dev *dev)
 {
 	if (the_dev == dev)
 		the_dev = NULL;
+	net_this_cpu()->dev = the_dev;
 	net_dev_changed();
 }
 

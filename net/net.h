@@ -165,6 +165,13 @@ struct net_proto_stats {
  */
 struct net_cpu {
 	struct net_proto_stats stats;
+	/*
+	 * The device this CPU works on, NULL once it stopped: set and cleared
+	 * on the CPU itself (CPU 0: net_register, another CPU: its driver's
+	 * requests), so a sender there (pktgen's) can tell that the device
+	 * it was given is gone before it touches it again.
+	 */
+	struct net_dev *dev;
 	uint16_t rx_queue;
 } __attribute__((aligned(64)));
 
@@ -172,7 +179,7 @@ extern struct net_cpu net_cpus[NET_MAX_CPUS];
 
 static inline struct net_cpu *net_this_cpu(void)
 {
-	return &net_cpus[this_cpu()->index];
+	return &net_cpus[percpu_read(index)];
 }
 
 #define net_stat_inc(name) (net_this_cpu()->stats.name++)

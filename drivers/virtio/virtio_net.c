@@ -514,7 +514,7 @@ static unsigned int tx_burst(struct virtio_net *vn, unsigned int q, const struct
 	uint64_t bytes;
 	uint16_t *ids;
 
-	if (tq->cpu != this_cpu()->index) {
+	if (tq->cpu != percpu_read(index)) {
 		net_stat_add(tx_wrong_cpu, n); /* its ring is another loop's */
 		return 0;
 	}
@@ -679,12 +679,12 @@ static void mq_poll(struct virtio_net *vn)
  */
 static unsigned int poll_pairs(struct virtio_net *vn, unsigned int cpu, unsigned int budget)
 {
-	unsigned int reclaimed = 0, frames = 0, first = NET_MAX_QUEUES;
+	unsigned int reclaimed = 0, frames = 0, first = NET_MAX_QUEUES, owned = 0;
 
 	for (unsigned int q = 0; q < vn->npairs; q++) {
 		if (vn->txq[q].cpu != cpu)
 			continue;
-		if (first == NET_MAX_QUEUES)
+		if (!owned++)
 			first = q;
 		tx_apply_txpoll(&vn->txq[q], false);
 		reclaimed += tx_reclaim(&vn->txq[q], false);
@@ -692,12 +692,13 @@ static unsigned int poll_pairs(struct virtio_net *vn, unsigned int cpu, unsigned
 		frames += rx_poll(&vn->rxq[q], budget);
 	}
 	/* sent outside a receive (a shell command's ping): its first pair */
-	net_set_rx_queue(first < NET_MAX_QUEUES ? first : 0);
+	if (owned > 1)
+		net_set_rx_queue(first);
 	/* freed TX buffers count as one unit: a sender waiting for room goes on */
 	return frames + (reclaimed != 0);
 }
 
-static bool pairs_pending(struct virtio_net *vn, unsigned int cpu)
+static inline bool pairs_pending(struct virtio_net *vn, unsigned int cpu)
 {
 	for (unsigned int q = 0; q < vn->npairs; q++)
 		if (vn->txq[q].cpu == cpu && virtq_has_used(vn->rxq[q].vq))
@@ -716,14 +717,14 @@ static volatile uint64_t cpu_detached[SMP_MAX_CPUS];
 
 static unsigned int ap_poll(unsigned int budget)
 {
-	unsigned int cpu = this_cpu()->index;
+	unsigned int cpu = percpu_read(index);
 
 	return cpu_vn[cpu] ? poll_pairs(cpu_vn[cpu], cpu, budget) : 0;
 }
 
 static bool ap_pending(void)
 {
-	unsigned int cpu = this_cpu()->index;
+	unsigned int cpu = percpu_read(index);
 
 	return cpu_vn[cpu] && pairs_pending(cpu_vn[cpu], cpu);
 }
@@ -763,6 +764,7 @@ static void cpu_attach(const struct spsc_msg *m, unsigned int cpu)
 	}
 	bit = poll_bit(&ap_poller);
 	cpu_vn[cpu] = vn;
+	net_this_cpu()->dev = &vn->dev;
 	poll_keep(bit, true);
 	poll_ask_pending(bit, true);
 	if (owns_polled_queue(vn, cpu))
@@ -776,6 +778,7 @@ static void cpu_detach(const struct spsc_msg *m, unsigned int cpu)
 
 	(void)m;
 	cpu_vn[cpu] = NULL;
+	net_this_cpu()->dev = NULL; /* a sender here (pktgen) stops at its next pass */
 	poll_every(&ap_poller, 0);
 	if (bit) {
 		poll_keep(bit, false);

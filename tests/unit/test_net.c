@@ -834,6 +834,7 @@ static void test_pktgen_a_sender_per_cpu(void **state)
 	ap_online = true;
 	fake.nqueues = 2;
 	fake.pair_cpu[1] = 1;
+	net_cpus[1].dev = &fake; /* as the driver's request there sets it */
 	memset(sent_by, 0, sizeof(sent_by));
 	memcpy(p.dst_mac, peer_mac, 6);
 	room = 300; /* both fill the "ring" and wait for reclaims */
@@ -848,6 +849,13 @@ static void test_pktgen_a_sender_per_cpu(void **state)
 	assert_int_equal(r.cpus_taking_part, 2);
 	assert_int_equal(r.cpu_sent[0] + r.cpu_sent[1], 1001);
 	assert_int_equal(pktgen_busy_cpu(), 0); /* CPU 1 stopped */
+	/* the device gone from CPU 1 (the driver stopped it there): it sends nothing */
+	net_cpus[1].dev = NULL;
+	memset(sent_by, 0, sizeof(sent_by));
+	assert_int_not_equal(pktgen_run(&p, &r), 0);
+	assert_int_equal(r.sent_queue[0], 501);
+	assert_int_equal(r.sent_queue[1], 0);
+	assert_int_equal(sent_by[1][1], 0);
 	fake.nqueues = 0;
 	fake.pair_cpu[1] = 0;
 	ap_online = false;

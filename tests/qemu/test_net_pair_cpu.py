@@ -35,6 +35,7 @@ from ringside_qemu import Guest, run_script
 from smp_checks import smp_args
 from test_net_irq import irqs_per_cpu
 from test_net_mq import pairs
+from test_net_tap import UDP_ECHO_CLIENT
 
 needs_testpmd = pytest.mark.skipif(not shutil.which('dpdk-testpmd'),
                                    reason='dpdk-testpmd not installed (package dpdk-dev)')
@@ -185,29 +186,9 @@ def test_rx_guest_poweroff(spread_rx_guest):
 
 # ---------------------------------------------- MSI-X on a multi-queue tap
 
-# Each flow (a source port) stays on one pair; enough of them reach both.
+# Each flow (a source port: a client process each) stays on one pair;
+# enough of them reach both.
 FLOWS = 32
-FLOW_CLIENT = r'''
-import socket, sys
-for i in range(int(sys.argv[2])):
-    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    s.settimeout(10)
-    s.bind(('0.0.0.0', 0))
-    data = b'flow %d' % i
-    for attempt in range(3):
-        s.sendto(data, (sys.argv[1], 7))
-        try:
-            got, peer = s.recvfrom(2048)
-            break
-        except socket.timeout:
-            continue
-    else:
-        sys.exit('no echo for flow %d' % i)
-    if got != data:
-        sys.exit('echo mismatch for flow %d' % i)
-    s.close()
-print('ok')
-'''
 
 
 @pytest.fixture(scope='module')
@@ -246,13 +227,15 @@ def rx_vector(g, index):
 def test_each_rx_vector_on_its_owner(tap_guest):
     """net_irq=own: receiveq2's vector goes to CPU 1, which owns pair 1,
     and receiveq1's to CPU 0; no CPU takes the other's. UDP echoes from
-    FLOWS source ports (the tap keeps each flow on one queue) reach both."""
+    FLOWS source ports (the tap keeps each flow on one queue) reach both,
+    each echo checked byte for byte by test_net_tap's client."""
     g = tap_guest
     assert pairs(g) == (2, 2, 2)
-    r = subprocess.run(g.ns.prefix() + ['/usr/bin/python3', '-c', FLOW_CLIENT,
-                                        netns.GUEST_IP, str(FLOWS)],
-                       capture_output=True, text=True, timeout=600)
-    assert r.returncode == 0 and r.stdout.strip() == 'ok', r.stdout + r.stderr
+    for flow in range(FLOWS):
+        r = subprocess.run(g.ns.prefix() + ['/usr/bin/python3', '-c', UDP_ECHO_CLIENT,
+                                            netns.GUEST_IP, str(16 + flow)],
+                           capture_output=True, text=True, timeout=120)
+        assert r.returncode == 0 and r.stdout.strip() == 'ok', r.stdout + r.stderr
     net = net_stats(g)
     rx = [q['rx_packets'] for q in net['queues']]
     assert min(rx) > 0, 'the tap put every flow on one queue: %s' % rx

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "app/pktgen.h"
+#include "kernel/barrier.h"
 #include "kernel/percpu.h"
 #include "kernel/poll.h"
 #include "kernel/shell.h"
@@ -154,7 +155,7 @@ static void cpu_finish(struct pktgen_run *run, unsigned int cpu)
 {
 	cpu_run[cpu] = NULL;
 	poll_keep(poll_bit(&cpu_sender), false);
-	__asm__ __volatile__("" ::: "memory"); /* x86: the counts are seen before done */
+	barrier(); /* x86: the counts are seen before done */
 	run->cpu[cpu].done = true;
 }
 

@@ -4,7 +4,9 @@
  * device model on the same CPU). x86 is TSO: stores are not reordered with
  * stores nor loads with loads, so the read and write barriers only have to
  * stop the compiler; a full barrier orders a store before a later load
- * (needed around EVENT_IDX checks, virtio 1.2 2.7.7.2 / 2.8.21.3).
+ * (needed around EVENT_IDX checks, virtio 1.2 2.7.7.2 / 2.8.21.3). The
+ * same holds between two CPUs: barrier() orders the stores one CPU makes
+ * for another, and the loads of the reader.
  */
 #ifndef KERNEL_BARRIER_H
 #define KERNEL_BARRIER_H

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "kernel/config.h"
+#include "kernel/io.h"
 #include "kernel/percpu.h"
 #include "kernel/poll.h"
 #include "kernel/shell.h"
@@ -328,7 +329,7 @@ static void ap_busy(const struct spsc_msg *m, unsigned int ap)
 	struct spsc_msg r = { .fn = on_reply, .arg = { m->arg[0] } };
 
 	while (now_ns() < end)
-		__asm__ __volatile__("pause");
+		cpu_relax();
 	r.arg[1] = now_ns() - t0;
 	xcpu_reply(ap, &r);
 }

@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "kernel/barrier.h"
+#include "kernel/io.h"
 #include "kernel/poll.h"
 #include "kernel/time.h"
 #include "net/proto.h"
@@ -75,12 +77,12 @@ static bool read_entry(const struct arp_entry *e, uint32_t ip, uint8_t *mac)
 
 	do {
 		while ((seq = e->seq) & 1)
-			__asm__ __volatile__("pause");
-		__asm__ __volatile__("" ::: "memory"); /* x86: loads are not reordered */
+			cpu_relax();
+		barrier(); /* x86: loads are not reordered */
 		hit = e->ip && e->ip == ip;
 		if (hit)
 			memcpy(mac, e->mac, ETH_ALEN);
-		__asm__ __volatile__("" ::: "memory");
+		barrier();
 	} while (e->seq != seq);
 	return hit;
 }
@@ -115,11 +117,11 @@ bool arp_lookup(uint32_t ip, uint8_t *mac)
 static void write_entry(struct arp_entry *e, uint32_t ip, const uint8_t *mac, uint64_t stamp)
 {
 	e->seq++;
-	__asm__ __volatile__("" ::: "memory"); /* x86: stores are not reordered */
+	barrier(); /* x86: stores are not reordered */
 	e->ip = ip;
 	memcpy(e->mac, mac, ETH_ALEN);
 	e->stamp = stamp;
-	__asm__ __volatile__("" ::: "memory");
+	barrier();
 	e->seq++;
 }
 

@@ -47,8 +47,10 @@
 #include "drivers/virtio/virtio_net.h"
 #include "drivers/virtio/virtio_net_ctrl.h"
 #include "drivers/virtio/virtio_pci.h"
+#include "kernel/barrier.h"
 #include "kernel/config.h"
 #include "kernel/dma.h"
+#include "kernel/io.h"
 #include "kernel/percpu.h"
 #include "kernel/poll.h"
 #include "kernel/smp.h"
@@ -784,7 +786,7 @@ static void cpu_detach(const struct spsc_msg *m, unsigned int cpu)
 		poll_keep(bit, false);
 		poll_ask_pending(bit, false);
 	}
-	__asm__ __volatile__("" ::: "memory");
+	barrier(); /* x86: the BSP sees the pointer cleared before the count */
 	cpu_detached[cpu]++;
 }
 
@@ -836,7 +838,7 @@ static bool detach_cpus(struct virtio_net *vn)
 				xcpu_rekick(cpu); /* a wake-up lost below us (xcpu_cmd.c) */
 				kicked = now_ns();
 			}
-			__asm__ __volatile__("pause");
+			cpu_relax();
 		}
 		if (cpu_detached[cpu] == before) {
 			printf("virtio-net: cpu %u did not stop polling its pairs: "

@@ -186,7 +186,6 @@ struct vnet_rxq {
 struct vnet_txq {
 	struct virtq *vq;
 	struct net_dev_stats *stats; /* its pair's counters */
-	unsigned int cpu; /* its pair's owner: the only CPU that sends on it */
 	bool txpoll; /* the txpoll value it is set up for */
 	struct tx_slot *tx;
 	struct virtq_fixed_buf *bufs; /* what each slot's descriptor holds */
@@ -516,7 +515,7 @@ static unsigned int tx_burst(struct virtio_net *vn, unsigned int q, const struct
 	uint64_t bytes;
 	uint16_t *ids;
 
-	if (tq->cpu != percpu_read(index)) {
+	if (vn->dev.pair_cpu[q] != percpu_read(index)) {
 		net_stat_add(tx_wrong_cpu, n); /* its ring is another loop's */
 		return 0;
 	}
@@ -684,7 +683,7 @@ static unsigned int poll_pairs(struct virtio_net *vn, unsigned int cpu, unsigned
 	unsigned int reclaimed = 0, frames = 0, first = NET_MAX_QUEUES, owned = 0;
 
 	for (unsigned int q = 0; q < vn->npairs; q++) {
-		if (vn->txq[q].cpu != cpu)
+		if (vn->dev.pair_cpu[q] != cpu)
 			continue;
 		if (!owned++)
 			first = q;
@@ -703,7 +702,7 @@ static unsigned int poll_pairs(struct virtio_net *vn, unsigned int cpu, unsigned
 static inline bool pairs_pending(struct virtio_net *vn, unsigned int cpu)
 {
 	for (unsigned int q = 0; q < vn->npairs; q++)
-		if (vn->txq[q].cpu == cpu && virtq_has_used(vn->rxq[q].vq))
+		if (vn->dev.pair_cpu[q] == cpu && virtq_has_used(vn->rxq[q].vq))
 			return true;
 	return false;
 }
@@ -742,7 +741,7 @@ static const struct poller ap_poller = {
 static bool owns_polled_queue(const struct virtio_net *vn, unsigned int cpu)
 {
 	for (unsigned int q = 0; q < vn->npairs; q++)
-		if (vn->txq[q].cpu == cpu && !virtio_queue_interrupts(vn->rxq[q].vq))
+		if (vn->dev.pair_cpu[q] == cpu && !virtio_queue_interrupts(vn->rxq[q].vq))
 			return true;
 	return false;
 }
@@ -794,7 +793,7 @@ static void cpu_detach(const struct spsc_msg *m, unsigned int cpu)
 static bool owns_pair(const struct virtio_net *vn, unsigned int cpu)
 {
 	for (unsigned int q = 0; q < vn->npairs; q++)
-		if (vn->txq[q].cpu == cpu)
+		if (vn->dev.pair_cpu[q] == cpu)
 			return true;
 	return false;
 }
@@ -890,7 +889,7 @@ static void vnet_show_queues(struct virtio_net *vn)
 
 		printf("virtio-net: pair %u cpu %u rx %llu packets %llu bytes, tx %llu packets "
 		       "%llu bytes, tx free %u\n",
-		       q, vn->txq[q].cpu, (unsigned long long)st->rx_packets,
+		       q, vn->dev.pair_cpu[q], (unsigned long long)st->rx_packets,
 		       (unsigned long long)st->rx_bytes, (unsigned long long)st->tx_packets,
 		       (unsigned long long)st->tx_bytes, vn->txq[q].nfree);
 	}
@@ -1037,7 +1036,6 @@ static int txq_setup(struct virtio_net *vn, uint16_t pair)
 	unsigned int owner = vn->dev.pair_cpu[pair];
 
 	tq->stats = &vn->dev.pair[pair];
-	tq->cpu = owner;
 	tq->vq = virtio_setup_queue_on(vn->vdev, 2 * pair + 1, RING_MAX, tx_irq, owner,
 				       queue_irq_cpu(owner));
 	if (!tq->vq)

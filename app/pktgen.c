@@ -91,7 +91,6 @@ struct pktgen_cpu {
  */
 struct pktgen_run {
 	struct pktgen_params params; /* a copy: a CPU that stops late still reads it */
-	const struct pktgen_params *p; /* &params */
 	struct net_dev *dev;
 	const struct net_frame (*frames)[PKTGEN_MAX_BURST]; /* one template per queue */
 	unsigned int queues;
@@ -117,7 +116,7 @@ static enum poll_step send_bursts(struct pktgen_run *run, unsigned int cpu)
 
 	for (unsigned int q = 0; q < run->queues; q++) {
 		uint64_t left = run->quota[q] - pc->sent_queue[q];
-		unsigned int n = left < run->p->burst ? (unsigned int)left : run->p->burst;
+		unsigned int n = left < run->params.burst ? (unsigned int)left : run->params.burst;
 		unsigned int got;
 
 		if (run->dev->pair_cpu[q] != cpu || !left)
@@ -235,7 +234,8 @@ static enum poll_step pktgen_step(void *arg)
 static void split_count(struct pktgen_run *run)
 {
 	for (unsigned int q = 0; q < run->queues; q++)
-		run->quota[q] = run->p->count / run->queues + (q < run->p->count % run->queues);
+		run->quota[q] =
+			run->params.count / run->queues + (q < run->params.count % run->queues);
 }
 
 /* Ask every other CPU that owns one of the run's queues to send its shares. */
@@ -309,7 +309,7 @@ int pktgen_run(const struct pktgen_params *p, struct pktgen_result *r)
 		return -EBUSY;
 	memset(run, 0, sizeof(*run));
 	run->params = *p;
-	run->p = p = &run->params;
+	p = &run->params; /* from here on, the copy */
 	run->frames = frames;
 	run->dev = net_device();
 	if (!run->dev)

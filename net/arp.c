@@ -69,7 +69,11 @@ void arp_flush(void)
 	own_cache();
 }
 
-/* Entry @e of another CPU's cache, copied whole; false if it holds nothing for @ip. */
+/*
+ * Entry @e copied whole, false if it holds nothing for @ip: from another
+ * CPU's cache it is taken again if its owner changed it meanwhile (from
+ * the own cache the sequence is always even and one pass does).
+ */
 static bool read_entry(const struct arp_entry *e, uint32_t ip, uint8_t *mac)
 {
 	uint32_t seq;
@@ -101,12 +105,8 @@ bool arp_lookup(uint32_t ip, uint8_t *mac)
 {
 	struct arp_cache *own = own_cache();
 
-	for (int i = 0; i < ARP_CACHE_SIZE; i++) {
-		if (own->e[i].ip && own->e[i].ip == ip) {
-			memcpy(mac, own->e[i].mac, ETH_ALEN);
-			return true;
-		}
-	}
+	if (lookup_in(own, ip, mac))
+		return true;
 	for (unsigned int c = 0; c < NET_MAX_CPUS; c++)
 		if (&caches[c] != own && lookup_in(&caches[c], ip, mac))
 			return true;
@@ -242,10 +242,12 @@ void arp_show(void)
 
 	own_cache();
 	for (unsigned int c = 0; c < NET_MAX_CPUS; c++) {
+		if (caches[c].flushed != flush_gen)
+			continue; /* emptied in spirit (lookup_in) */
 		for (int i = 0; i < ARP_CACHE_SIZE; i++) {
 			uint32_t addr = caches[c].e[i].ip;
 
-			if (!addr || !lookup_in(&caches[c], addr, m))
+			if (!addr || !read_entry(&caches[c].e[i], addr, m))
 				continue;
 			printf("  arp %s at %s (cpu %u)\n", net_ip_str(addr, ip),
 			       net_mac_str(m, mac), c);

@@ -11,7 +11,8 @@
  * JSON behind a 4-byte big-endian length. Data streams are further
  * connections to the same port that open with the same cookie; the
  * server sinks them (forward), fills them (-R), or, with --bidir, sinks
- * the first half and fills the second, until the client's TEST_END. One test at a time: a connection that is neither the control
+ * the client's senders and fills the others, until the client's TEST_END.
+ * One test at a time: a connection that is neither the control
  * connection nor one of its streams gets ACCESS_DENIED.
  *
  * A state machine driven by the poll loop; nothing blocks. The poller
@@ -93,12 +94,19 @@ struct iperf_pending {
 	size_t got;
 };
 
+/* What we do with a stream: with --bidir, its data tells (decide_roles). */
+enum stream_role {
+	ROLE_UNKNOWN, /* --bidir, until the client's senders have spoken */
+	ROLE_SINK, /* the client sends on it: we read and count */
+	ROLE_SOURCE, /* we send on it (-R, the client's receivers with --bidir) */
+};
+
 struct iperf_stream {
 	struct vsock_sock *sock;
 	unsigned int id; /* iperf3 numbers streams 1, 3, 4, 5, ... */
 	uint64_t bytes;
 	uint64_t client_sent; /* we receive: the client's count, from its results */
-	bool sender; /* we send on it (-R, and the second half with --bidir) */
+	enum stream_role role;
 };
 
 struct iperf_params {
@@ -114,6 +122,7 @@ struct iperf_counters {
 	uint64_t drain_timeouts; /* bytes the client reports never arrived */
 	uint64_t step_timeouts; /* a client stalled between steps */
 	uint64_t bad_msgs, bad_params, bytes_in, bytes_out;
+	uint64_t bidir_reordered; /* --bidir tests whose streams came out of order */
 };
 
 static struct iperf_server {
@@ -132,6 +141,7 @@ static struct iperf_server {
 	unsigned int n_pending;
 	struct iperf_stream streams[MAX_STREAMS];
 	unsigned int n_streams;
+	bool roles_open; /* --bidir streams not yet known as sink or source */
 	uint64_t start_ns, end_ns, sent, drain_deadline, step_deadline;
 	struct iperf_counters cnt;
 	struct json_doc doc;
@@ -267,16 +277,74 @@ static void source(struct iperf_stream *st)
 	}
 }
 
+/* iperf3 numbers the streams it creates 1, 3, 4, 5, ... */
+static unsigned int stream_id(unsigned int created)
+{
+	return created == 1 ? 1 : created + 1;
+}
+
+/*
+ * --bidir: iperf3's server tells the client's senders (the first half it
+ * created) from its receivers by the order they connect. A forwarder that
+ * forks a connection per stream (socat) may deliver them in either order,
+ * and a sender taken for a receiver never has its data read: the client
+ * blocks on it for good. So roles go by the data instead: the client's
+ * senders write from TEST_RUNNING on and its receivers never do. A stream
+ * with bytes waiting is a sink; once `parallel` are, the rest are ours to
+ * fill (or, at TEST_END, the first undecided ones fill the sinks up).
+ * Ids then follow the client's numbering: its senders first, each half
+ * in the order it reached us. @force decides every stream now.
+ */
+static void decide_roles(bool force)
+{
+	unsigned int sinks = 0, sources = 0;
+	bool reordered = false;
+
+	for (unsigned int i = 0; i < srv.n_streams; i++) {
+		struct iperf_stream *st = &srv.streams[i];
+		const uint8_t *data;
+
+		if (st->role == ROLE_UNKNOWN && st->sock && vsock_peek(st->sock, &data, NULL))
+			st->role = ROLE_SINK;
+		sinks += st->role == ROLE_SINK;
+	}
+	if (sinks < srv.params.parallel && !force)
+		return;
+	for (unsigned int i = 0; i < srv.n_streams; i++) {
+		struct iperf_stream *st = &srv.streams[i];
+
+		if (st->role == ROLE_UNKNOWN)
+			st->role = sinks++ < srv.params.parallel ? ROLE_SINK : ROLE_SOURCE;
+	}
+	sinks = 0;
+	for (unsigned int i = 0; i < srv.n_streams; i++) {
+		struct iperf_stream *st = &srv.streams[i];
+		unsigned int created;
+
+		if (st->role == ROLE_SINK)
+			created = ++sinks;
+		else
+			created = srv.params.parallel + ++sources;
+		reordered |= created != i + 1;
+		st->id = stream_id(created);
+	}
+	if (reordered)
+		srv.cnt.bidir_reordered++;
+	srv.roles_open = false;
+}
+
 static void run_streams(void)
 {
+	if (srv.roles_open)
+		decide_roles(false);
 	for (unsigned int i = 0; i < srv.n_streams; i++) {
 		struct iperf_stream *st = &srv.streams[i];
 
 		if (!st->sock || vsock_state(st->sock) != VSOCK_CONNECTED)
 			continue;
-		if (st->sender)
+		if (st->role == ROLE_SOURCE)
 			source(st);
-		else
+		else if (st->role == ROLE_SINK)
 			sink(st);
 	}
 }
@@ -286,7 +354,7 @@ static void run_streams(void)
 static void close_data_streams(bool senders_only)
 {
 	for (unsigned int i = 0; i < srv.n_streams; i++) {
-		if (senders_only && !srv.streams[i].sender)
+		if (senders_only && srv.streams[i].role != ROLE_SOURCE)
 			continue;
 		if (srv.streams[i].sock)
 			vsock_close(srv.streams[i].sock);
@@ -333,6 +401,7 @@ static void test_finish(bool completed)
 {
 	close_data_streams(false);
 	srv.n_streams = 0;
+	srv.roles_open = false;
 	if (srv.ctl)
 		vsock_close(srv.ctl);
 	srv.ctl = NULL;
@@ -482,6 +551,8 @@ static void send_results(void)
 static void test_end(void)
 {
 	srv.end_ns = now_ns();
+	if (srv.roles_open)
+		decide_roles(true);
 	/* sending stops here; streams we receive on stay open for the drain */
 	close_data_streams(true);
 	ctl_state(EXCHANGE_RESULTS);
@@ -604,12 +675,10 @@ static void deny(struct vsock_sock *s)
 /*
  * A whole cookie arrived: a stream, the next client waiting, or denied.
  * iperf3's server takes streams in the order they connected (it reads
- * each cookie before it accepts the next): the first `parallel` of a
- * --bidir test are the client's senders, and stream ids follow that
- * order too. So a stream of ours whose cookie arrived while an older
- * connection's is still coming (@older_waiting) waits for it: taking it
- * first would swap roles, and the client's data would go unread on a
- * stream we fill.
+ * each cookie before it accepts the next), and stream ids follow that
+ * order. So a stream of ours whose cookie arrived while an older
+ * connection's is still coming (@older_waiting) waits for it. With
+ * --bidir the order is no longer trusted for the roles (decide_roles).
  */
 static bool pending_done(unsigned int i, bool older_waiting)
 {
@@ -626,9 +695,12 @@ static bool pending_done(unsigned int i, bool older_waiting)
 
 		st->sock = p->sock;
 		st->bytes = st->client_sent = 0;
-		/* like iperf3: with --bidir the first half are the client's senders */
-		st->sender = srv.params.reverse || srv.n_streams > srv.params.parallel;
-		st->id = srv.n_streams == 1 ? 1 : srv.n_streams + 1;
+		st->role = srv.params.bidir   ? ROLE_UNKNOWN :
+			   srv.params.reverse ? ROLE_SOURCE :
+						ROLE_SINK;
+		srv.roles_open = srv.params.bidir;
+		/* by the order they came; with --bidir decide_roles() has the last word */
+		st->id = stream_id(srv.n_streams);
 	} else {
 		deny(p->sock);
 	}
@@ -732,10 +804,11 @@ static void iperf3_stats(void)
 	       srv.port, (unsigned long long)c->tests, (unsigned long long)c->completed,
 	       (unsigned long long)c->aborted, (unsigned long long)c->denied,
 	       (unsigned long long)c->refused);
-	printf("  step_timeouts %llu drain_timeouts %llu bad_params %llu bad_msgs %llu in %llu B out %llu B\n",
+	printf("  step_timeouts %llu drain_timeouts %llu bidir_reordered %llu bad_params %llu bad_msgs %llu in %llu B out %llu B\n",
 	       (unsigned long long)c->step_timeouts, (unsigned long long)c->drain_timeouts,
-	       (unsigned long long)c->bad_params, (unsigned long long)c->bad_msgs,
-	       (unsigned long long)c->bytes_in, (unsigned long long)c->bytes_out);
+	       (unsigned long long)c->bidir_reordered, (unsigned long long)c->bad_params,
+	       (unsigned long long)c->bad_msgs, (unsigned long long)c->bytes_in,
+	       (unsigned long long)c->bytes_out);
 }
 
 static void iperf3_stats_json(struct json_writer *w)
@@ -750,6 +823,7 @@ static void iperf3_stats_json(struct json_writer *w)
 	json_put_u64(w, "refused", c->refused);
 	json_put_u64(w, "step_timeouts", c->step_timeouts);
 	json_put_u64(w, "drain_timeouts", c->drain_timeouts);
+	json_put_u64(w, "bidir_reordered", c->bidir_reordered);
 	json_put_u64(w, "bad_params", c->bad_params);
 	json_put_u64(w, "bad_msgs", c->bad_msgs);
 	json_put_u64(w, "bytes_in", c->bytes_in);

@@ -117,14 +117,24 @@ def direct_name(target):
     return 'ringside-bench ' + ('hybrid' if target[0] == '--uds' else 'AF_VSOCK')
 
 
+def run_tool(args, seconds, prog, **kwargs):
+    """A tool's run of `seconds`, its output captured; one that does not
+    end in ten times that and two minutes more is killed, and we say so."""
+    kwargs.setdefault('stderr', subprocess.PIPE)
+    try:
+        return subprocess.run(args, stdout=subprocess.PIPE, text=True,
+                              timeout=seconds * 10 + 120, **kwargs)
+    except subprocess.TimeoutExpired as e:
+        raise SystemExit('%s: %s did not end in %.0f s' % (prog, ' '.join(args), e.timeout))
+
+
 def sockperf_cell(port, size, seconds, prog):
     """sockperf ping-pong over TCP; percentiles in ns (its output is usec).
     --full-rtt: without it sockperf reports half of each round trip as the
     message's latency, which made its p50 look half of ringside-bench's."""
-    proc = subprocess.run(['sockperf', 'ping-pong', '--tcp', '-i', '127.0.0.1', '-p', str(port),
-                           '-m', str(size), '-t', str(max(1, int(seconds))), '--full-rtt'],
-                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                          timeout=seconds * 10 + 120, env=dict(os.environ, TERM='dumb'))
+    proc = run_tool(['sockperf', 'ping-pong', '--tcp', '-i', '127.0.0.1', '-p', str(port),
+                     '-m', str(size), '-t', str(max(1, int(seconds))), '--full-rtt'],
+                    seconds, prog, stderr=subprocess.STDOUT, env=dict(os.environ, TERM='dumb'))
     pct = {float(p): float(v) * 1000 for p, v in PCT_RE.findall(proc.stdout)}
     m = re.search(r'ReceivedMessages=(\d+)', proc.stdout)
     if proc.returncode != 0 or not m or 50.0 not in pct:
@@ -186,7 +196,7 @@ def iperf3_cell(port, mode, streams, length, seconds, prog):
     args = ['iperf3', '-c', '127.0.0.1', '-p', str(port), '-J', '-t', str(max(1, int(seconds))),
             '-P', str(streams), '-l', str(length)]
     args += {'h2g': [], 'g2h': ['-R'], 'bidir': ['--bidir']}[mode]
-    proc = subprocess.run(args, capture_output=True, text=True, timeout=seconds * 10 + 120)
+    proc = run_tool(args, seconds, prog)
     try:
         report = json.loads(proc.stdout)
     except ValueError:

@@ -39,6 +39,7 @@ Absolute numbers under TCG mean little; compare ratios within one run.
 import argparse
 import os
 import statistics
+import sys
 import tempfile
 import time
 
@@ -510,14 +511,23 @@ def print_results(opts, results, stats):
     publish(PROG, opts, results, accel=results.get('accel'))
 
 
-def run_all_tools(opts, target, fwd_ports, results):
-    """--tools: the back end's forwards, or socat's to the kernel's vhost-vsock."""
+def run_all_tools(opts, guest, target, fwd_ports, results):
+    """--tools: the back end's forwards, or socat's to the kernel's vhost-vsock.
+    A tool that fails leaves the guest's counters on stderr: its side of
+    the story (iperf3's steps and timeouts, the queues)."""
     forwards = SocatForwards(int(target[1]), fwd_ports, PROG) if target[0] == '--cid' else None
     try:
         if not opts.no_pingpong:
             results['tools'] = run_tools(opts, target, fwd_ports, PROG)
         if not opts.no_stream:
             results['tools_stream'] = run_tools_stream(opts, target, fwd_ports, PROG)
+    except SystemExit:
+        try:
+            counters = guest.command('stats', 30)
+        except rr.LaunchError as e:
+            counters = 'none: %s' % e
+        sys.stderr.write('%s: the guest\'s counters: %s\n' % (PROG, counters))
+        raise
     finally:
         if forwards:
             forwards.close()
@@ -589,7 +599,7 @@ def run_booted(opts):
         print(guest.command('config').rstrip())
         run_cells(opts, guest, target, meter, results)
         if opts.tools:
-            run_all_tools(opts, target, fwd_ports, results)
+            run_all_tools(opts, guest, target, fwd_ports, results)
         if opts.vsock_perf:
             if target[0] != '--cid':
                 raise SystemExit('%s: --vsock-perf: the guest is not on the kernel\'s '

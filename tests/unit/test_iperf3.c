@@ -105,6 +105,17 @@ static size_t received(uint32_t port, uint8_t *out, size_t cap)
 	return n;
 }
 
+/* Bytes of data sent to host port @port since clear_sent(). */
+static size_t rw_bytes(uint32_t port)
+{
+	size_t n = 0;
+
+	for (unsigned int i = 0; i < n_sent; i++)
+		if (sent[i]->hdr.op == VSOCK_OP_RW && sent[i]->hdr.dst_port == port)
+			n += sent[i]->hdr.len;
+	return n;
+}
+
 static void poll_and_expect_states(const int8_t *states, size_t n)
 {
 	uint8_t got[64];
@@ -319,23 +330,18 @@ static void start_params(const char *json)
 }
 
 /* Stream i (in the order taken) is the connection from host port @port. */
-static void assert_stream(unsigned int i, uint32_t port, unsigned int id, bool sender)
+static void assert_stream(unsigned int i, uint32_t port, unsigned int id, enum stream_role role)
 {
 	struct vsock_info info;
 
 	vsock_get_info(srv.streams[i].sock, &info);
 	assert_int_equal(info.peer_port, port);
 	assert_int_equal(srv.streams[i].id, id);
-	assert_int_equal(srv.streams[i].sender, sender);
+	assert_int_equal(srv.streams[i].role, role);
 }
 
-/*
- * --bidir -P 2 through a forwarder: all four streams connect and send
- * their cookies before the server looks. They are taken in the order they
- * connected: the first two are the client's senders (we sink them), ids
- * 1, 3, 4, 5 as iperf3 numbers them.
- */
-static void test_bidir_streams_in_connect_order(void **state)
+/* --bidir -P 2: four streams, connected and with their cookies in. */
+static void start_bidir_two(void)
 {
 	start_params("{\"tcp\":true,\"parallel\":2,\"bidirectional\":true,\"time\":2}");
 	for (uint32_t port = STREAM_PORT; port < STREAM_PORT + 4; port++)
@@ -345,10 +351,60 @@ static void test_bidir_streams_in_connect_order(void **state)
 	iperf3_poll(POLL_BUDGET);
 	assert_int_equal(srv.phase, PH_RUNNING);
 	assert_int_equal(srv.n_streams, 4);
-	assert_stream(0, STREAM_PORT, 1, false);
-	assert_stream(1, STREAM_PORT + 1, 3, false);
-	assert_stream(2, STREAM_PORT + 2, 4, true);
-	assert_stream(3, STREAM_PORT + 3, 5, true);
+}
+
+/*
+ * --bidir -P 2 through a forwarder: all four streams connect and send
+ * their cookies before the server looks. They are taken in the order they
+ * connected, ids 1, 3, 4, 5 as iperf3 numbers them, and nothing is sent
+ * on any until the client's senders spoke: the first two.
+ */
+static void test_bidir_streams_in_connect_order(void **state)
+{
+	static const uint8_t data[100];
+
+	start_bidir_two();
+	for (unsigned int i = 0; i < 4; i++)
+		assert_stream(i, STREAM_PORT + i, i ? i + 2 : 1, ROLE_UNKNOWN);
+	clear_sent();
+	host_send(STREAM_PORT, data, sizeof(data));
+	iperf3_poll(POLL_BUDGET);
+	assert_int_equal(rw_bytes(STREAM_PORT + 2), 0);
+	host_send(STREAM_PORT + 1, data, sizeof(data));
+	iperf3_poll(POLL_BUDGET);
+	assert_stream(0, STREAM_PORT, 1, ROLE_SINK);
+	assert_stream(1, STREAM_PORT + 1, 3, ROLE_SINK);
+	assert_stream(2, STREAM_PORT + 2, 4, ROLE_SOURCE);
+	assert_stream(3, STREAM_PORT + 3, 5, ROLE_SOURCE);
+	assert_int_equal(srv.streams[0].bytes + srv.streams[1].bytes, 2 * sizeof(data));
+	assert_true(rw_bytes(STREAM_PORT + 2) > 0);
+	assert_int_equal(srv.cnt.bidir_reordered, 0);
+}
+
+/*
+ * The same through a forwarder that forked a connection per stream and
+ * lost their order (socat): the client's senders reached us last. Their
+ * data makes them sinks, with the ids the client gave them (1, 3); the
+ * two that came first are filled (4, 5). By the order alone the client's
+ * data would go unread and its writes block for good.
+ */
+static void test_bidir_roles_follow_the_data(void **state)
+{
+	static const uint8_t data[100];
+
+	start_bidir_two();
+	clear_sent();
+	host_send(STREAM_PORT + 3, data, sizeof(data));
+	host_send(STREAM_PORT + 1, data, sizeof(data));
+	iperf3_poll(POLL_BUDGET);
+	assert_stream(0, STREAM_PORT, 4, ROLE_SOURCE);
+	assert_stream(1, STREAM_PORT + 1, 1, ROLE_SINK);
+	assert_stream(2, STREAM_PORT + 2, 5, ROLE_SOURCE);
+	assert_stream(3, STREAM_PORT + 3, 3, ROLE_SINK);
+	assert_int_equal(srv.streams[1].bytes + srv.streams[3].bytes, 2 * sizeof(data));
+	assert_true(rw_bytes(STREAM_PORT) > 0);
+	assert_int_equal(rw_bytes(STREAM_PORT + 1), 0);
+	assert_int_equal(srv.cnt.bidir_reordered, 1);
 }
 
 /* A younger stream's cookie complete first waits for the older one's. */
@@ -365,8 +421,8 @@ static void test_stream_waits_for_older_cookie(void **state)
 	host_send(STREAM_PORT, cookie + 10, COOKIE_LEN - 10);
 	iperf3_poll(POLL_BUDGET);
 	assert_int_equal(srv.phase, PH_RUNNING);
-	assert_stream(0, STREAM_PORT, 1, false);
-	assert_stream(1, STREAM_PORT + 1, 3, true);
+	assert_stream(0, STREAM_PORT, 1, ROLE_UNKNOWN);
+	assert_stream(1, STREAM_PORT + 1, 3, ROLE_UNKNOWN);
 }
 
 int main(void)
@@ -380,6 +436,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_oversized_params, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bidir_streams_in_connect_order, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_bidir_roles_follow_the_data, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stream_waits_for_older_cookie, setup,
 						teardown),
 	};

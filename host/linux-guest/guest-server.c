@@ -17,13 +17,16 @@
  *                        receivers that do not answer (vsock_perf)
  *   sconnect PORT BYTES  the same as connect over SOCK_SEQPACKET, messages of varied
  *                        sizes, each checked for length and content
- *   pktgen DSTIP DSTMAC COUNT SIZE BURST
+ *   pktgen DSTIP DSTMAC COUNT SIZE BURST [QUEUES]
  *                        Linux's pktgen on eth0 (virtio-net, brought up as
  *                        10.0.2.15/24 without IPv6): one UDP flow to
- *                        DSTIP/DSTMAC, one kpktgend thread, COUNT frames of
- *                        SIZE bytes without FCS, BURST frames per doorbell
- *                        (xmit_more); prints "pktgen-result: sent N of COUNT
- *                        in U usec P pps errors E size S burst B runs R" or
+ *                        DSTIP/DSTMAC, COUNT frames of SIZE bytes without
+ *                        FCS, BURST frames per doorbell (xmit_more); QUEUES
+ *                        (1) kpktgend threads, thread q on CPU q sending
+ *                        its share of COUNT on transmit queue q; prints
+ *                        with QUEUES > 1 "pktgen-queues: q=SENT/USEC ...",
+ *                        then "pktgen-result: sent N of COUNT in U usec
+ *                        P pps errors E size S burst B runs R queues Q" or
  *                        "pktgen error: ...", then "pktgen-done"
  *   udpecho              bring eth0 up as for pktgen and answer every UDP
  *                        datagram to port 7 with its payload (RFC 862,
@@ -52,6 +55,7 @@
 #include <netinet/in.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -442,33 +446,49 @@ fail:
 	return -1;
 }
 
+#define PG_MAX_QUEUES 16
+
 struct pg_result {
 	unsigned long long sofar, usec, pps, errors;
 };
 
-/* One pktgen run of `count` frames at `burst` on eth0; the thread's
- * device list is rebuilt each time so nothing from a run before stays. */
-static int pg_run(const char *dstip, const char *dstmac, unsigned long long count, unsigned size,
-		  unsigned burst, struct pg_result *r)
+/* Queue q's pktgen device: "eth0@q", on CPU q's thread kpktgend_q. */
+static void pg_dev_name(char *name, size_t size, unsigned q)
+{
+	snprintf(name, size, PG_IF "@%u", q);
+}
+
+/* Queue q's device for one run of `count` frames at `burst`, all on
+ * transmit queue q; the run before it left nothing (rem_device_all). */
+static int pg_setup(unsigned q, const char *dstip, const char *dstmac, unsigned long long count,
+		    unsigned size, unsigned burst)
+{
+	char thread[32], dev[32];
+
+	snprintf(thread, sizeof(thread), "kpktgend_%u", q);
+	pg_dev_name(dev, sizeof(dev), q);
+	return pg_write(thread, "add_device %s", dev) || pg_write(dev, "count %llu", count) ||
+	       /* the same skb for the whole run: burst sends it `burst` times */
+	       pg_write(dev, "clone_skb %llu", count) || pg_write(dev, "pkt_size %u", size) ||
+	       pg_write(dev, "burst %u", burst) || pg_write(dev, "delay 0") ||
+	       pg_write(dev, "flag NO_TIMESTAMP") || pg_write(dev, "queue_map_min %u", q) ||
+	       pg_write(dev, "queue_map_max %u", q) || pg_write(dev, "dst %s", dstip) ||
+	       pg_write(dev, "dst_mac %s", dstmac) || pg_write(dev, "udp_src_min 9") ||
+	       pg_write(dev, "udp_src_max 9") || pg_write(dev, "udp_dst_min 9") ||
+	       pg_write(dev, "udp_dst_max 9");
+}
+
+/* What queue q's device counted in the run that just ended. */
+static int pg_result(unsigned q, struct pg_result *r)
 {
 	static char text[8192];
+	char dev[32], path[64];
 	const char *p;
 
-	if (pg_write("kpktgend_0", "rem_device_all") ||
-	    pg_write("kpktgend_0", "add_device " PG_IF) || pg_write(PG_IF, "count %llu", count) ||
-	    /* the same skb for the whole run: burst sends it `burst` times */
-	    pg_write(PG_IF, "clone_skb %llu", count) || pg_write(PG_IF, "pkt_size %u", size) ||
-	    pg_write(PG_IF, "burst %u", burst) || pg_write(PG_IF, "delay 0") ||
-	    pg_write(PG_IF, "flag NO_TIMESTAMP") || pg_write(PG_IF, "dst %s", dstip) ||
-	    pg_write(PG_IF, "dst_mac %s", dstmac) || pg_write(PG_IF, "udp_src_min 9") ||
-	    pg_write(PG_IF, "udp_src_max 9") || pg_write(PG_IF, "udp_dst_min 9") ||
-	    pg_write(PG_IF, "udp_dst_max 9"))
-		return -1;
-	/* runs to completion: the write returns when the thread is done */
-	if (pg_write("pgctrl", "start"))
-		return -1;
-	if (read_text(PG_DIR "/" PG_IF, text, sizeof(text)) < 0) {
-		snprintf(pg_err, sizeof(pg_err), "read " PG_DIR "/" PG_IF ": %s", strerror(errno));
+	pg_dev_name(dev, sizeof(dev), q);
+	snprintf(path, sizeof(path), PG_DIR "/%s", dev);
+	if (read_text(path, text, sizeof(text)) < 0) {
+		snprintf(pg_err, sizeof(pg_err), "read %s: %s", path, strerror(errno));
 		return -1;
 	}
 	/* "Result: OK: U(cB+dI) usec, N (SIZEbyte,Ffrags)\n  Ppps ... errors: E" */
@@ -477,7 +497,7 @@ static int pg_run(const char *dstip, const char *dstmac, unsigned long long coun
 	    !(p = strchr(p, '\n')) || sscanf(p, " %llupps", &r->pps) != 1 ||
 	    !(p = strstr(p, "errors: ")) || sscanf(p, "errors: %llu", &r->errors) != 1) {
 		p = strstr(text, "Result:");
-		snprintf(pg_err, sizeof(pg_err), "no result: %.120s", p ? p : "(none)");
+		snprintf(pg_err, sizeof(pg_err), "%s: no result: %.120s", dev, p ? p : "(none)");
 		for (char *c = pg_err; *c; c++)
 			if (*c == '\n')
 				*c = ' ';
@@ -486,18 +506,133 @@ static int pg_run(const char *dstip, const char *dstmac, unsigned long long coun
 	return 0;
 }
 
+/* What a queue has sent so far and what it still owes. */
+struct pg_queue {
+	unsigned long long want, sent, usec, errors;
+	unsigned burst; /* this run's */
+};
+
+/*
+ * One run: every queue that still owes frames sends on its own thread, all
+ * at once ("start" returns when the last is done). Each thread's device
+ * list is rebuilt, so nothing from a run before stays. The run lasts as
+ * long as its slowest queue: that is what *usec gains.
+ */
+static int pg_run(struct pg_queue *qs, unsigned queues, const char *dstip, const char *dstmac,
+		  unsigned size, unsigned burst, unsigned long long *usec)
+{
+	unsigned long long longest = 0;
+
+	for (unsigned q = 0; q < queues; q++) {
+		char thread[32];
+
+		snprintf(thread, sizeof(thread), "kpktgend_%u", q);
+		if (pg_write(thread, "rem_device_all"))
+			return -1;
+	}
+	for (unsigned q = 0; q < queues; q++) {
+		unsigned long long r = qs[q].want - qs[q].sent;
+
+		if (!r)
+			continue;
+		qs[q].burst = r < burst ? (unsigned)r : burst;
+		if (pg_setup(q, dstip, dstmac, r - (qs[q].burst - 1), size, qs[q].burst))
+			return -1;
+	}
+	if (pg_write("pgctrl", "start"))
+		return -1;
+	for (unsigned q = 0; q < queues; q++) {
+		unsigned long long r = qs[q].want - qs[q].sent;
+		struct pg_result res = { 0 };
+
+		if (!r)
+			continue;
+		if (pg_result(q, &res))
+			return -1;
+		if (res.sofar == 0 || res.sofar > r) {
+			snprintf(pg_err, sizeof(pg_err), "queue %u sent %llu of %llu missing", q,
+				 res.sofar, r);
+			return -1;
+		}
+		qs[q].sent += res.sofar;
+		qs[q].usec += res.usec;
+		qs[q].errors += res.errors;
+		if (res.usec > longest)
+			longest = res.usec;
+	}
+	*usec += longest;
+	return 0;
+}
+
+static bool pg_owed(const struct pg_queue *qs, unsigned queues)
+{
+	for (unsigned q = 0; q < queues; q++)
+		if (qs[q].sent < qs[q].want)
+			return true;
+	return false;
+}
+
+/* Each queue's share of `count`, sent by its CPU's thread: none missing. */
+static int pg_check_queues(unsigned queues)
+{
+	char path[64];
+
+	if (queues == 0 || queues > PG_MAX_QUEUES) {
+		snprintf(pg_err, sizeof(pg_err), "QUEUES must be 1 to %u", PG_MAX_QUEUES);
+		return -1;
+	}
+	for (unsigned q = 0; q < queues; q++) {
+		snprintf(path, sizeof(path), PG_DIR "/kpktgend_%u", q);
+		if (access(path, F_OK) < 0) {
+			snprintf(pg_err, sizeof(pg_err), "no %s: %u queues need %u CPUs", path,
+				 queues, queues);
+			return -1;
+		}
+	}
+	snprintf(path, sizeof(path), "/sys/class/net/" PG_IF "/queues/tx-%u", queues - 1);
+	if (access(path, F_OK) < 0) {
+		snprintf(pg_err, sizeof(pg_err), PG_IF " has fewer than %u transmit queues",
+			 queues);
+		return -1;
+	}
+	return 0;
+}
+
+static void pg_print(const struct pg_queue *qs, unsigned queues, unsigned long long count,
+		     unsigned long long usec, unsigned size, unsigned burst, unsigned runs)
+{
+	unsigned long long sent = 0, errors = 0;
+
+	for (unsigned q = 0; q < queues; q++) {
+		sent += qs[q].sent;
+		errors += qs[q].errors;
+	}
+	if (queues > 1) {
+		printf("pktgen-queues:");
+		for (unsigned q = 0; q < queues; q++)
+			printf(" %u=%llu/%llu", q, qs[q].sent, qs[q].usec);
+		printf("\n");
+	}
+	printf("pktgen-result: sent %llu of %llu in %llu usec %llu pps "
+	       "errors %llu size %u burst %u runs %u queues %u\n",
+	       sent, count, usec, usec ? sent * 1000000ULL / usec : 0, errors, size, burst, runs,
+	       queues);
+}
+
 /*
  * pktgen counts a burst whole even past `count`: a run of n frames at burst
- * b can send up to n+b-1. So that exactly `count` go out, each run asks for
- * n = r-(b-1) frames at b = min(BURST, r) while r frames are missing (with
- * b = r that is one burst of r, or less where the ring filled up), until
- * none are. Every frame goes out in bursts of at most BURST; pktgen times
- * each run, the result adds them up.
+ * b can send up to n+b-1. So that exactly `count` go out, each run asks a
+ * queue missing r frames for n = r-(b-1) at b = min(BURST, r) (with b = r
+ * that is one burst of r, or less where the ring filled up), until none
+ * are. Every frame goes out in bursts of at most BURST; pktgen times each
+ * run, the result adds them up. With QUEUES > 1, queue q (on CPU q) owes
+ * its even share of `count`, the first count % QUEUES one more.
  */
 static void do_pktgen(const char *dstip, const char *dstmac, unsigned long long count,
-		      unsigned size, unsigned burst)
+		      unsigned size, unsigned burst, unsigned queues)
 {
-	unsigned long long sent = 0, usec = 0, errors = 0;
+	struct pg_queue qs[PG_MAX_QUEUES] = { 0 };
+	unsigned long long usec = 0;
 	unsigned runs = 0;
 
 	if (access(PG_DIR "/pgctrl", F_OK) < 0) {
@@ -509,31 +644,23 @@ static void do_pktgen(const char *dstip, const char *dstmac, unsigned long long 
 		printf("pktgen error: need COUNT > 0, BURST > 0, SIZE >= 42\n");
 		goto out;
 	}
-	if (eth0_up() < 0) {
+	if (eth0_up() < 0 || pg_check_queues(queues) < 0) {
 		printf("pktgen error: %s\n", pg_err);
 		goto out;
 	}
-	while (sent < count) {
-		unsigned long long r = count - sent;
-		unsigned b = r < burst ? (unsigned)r : burst;
-		struct pg_result res = { 0 };
-
-		if (pg_run(dstip, dstmac, r - (b - 1), size, b, &res) < 0) {
+	for (unsigned q = 0; q < queues; q++)
+		qs[q].want = count / queues + (q < count % queues);
+	while (pg_owed(qs, queues)) {
+		if (++runs > 100) {
+			printf("pktgen error: still owing after 100 runs\n");
+			goto out;
+		}
+		if (pg_run(qs, queues, dstip, dstmac, size, burst, &usec) < 0) {
 			printf("pktgen error: %s\n", pg_err);
 			goto out;
 		}
-		if (res.sofar == 0 || res.sofar > r || ++runs > 100) {
-			printf("pktgen error: run %u sent %llu of %llu missing\n", runs, res.sofar,
-			       r);
-			goto out;
-		}
-		sent += res.sofar;
-		usec += res.usec;
-		errors += res.errors;
 	}
-	printf("pktgen-result: sent %llu of %llu in %llu usec %llu pps "
-	       "errors %llu size %u burst %u runs %u\n",
-	       sent, count, usec, usec ? sent * 1000000ULL / usec : 0, errors, size, burst, runs);
+	pg_print(qs, queues, count, usec, size, burst, runs);
 out:
 	printf("pktgen-done\n");
 }
@@ -716,8 +843,9 @@ int main(void)
 	start_service(PORT_SEQ_ECHO, SOCK_SEQPACKET);
 	printf("ringside-linux-guest: ready\n");
 	while (fgets(line, sizeof(line), stdin)) {
-		unsigned port, size, burst;
+		unsigned port, size, burst, queues;
 		unsigned long long bytes;
+		int fields;
 		char ip[64], mac[64];
 
 		if (sscanf(line, "connect %u %llu", &port, &bytes) == 2) {
@@ -726,9 +854,9 @@ int main(void)
 			do_send(port, bytes, size);
 		} else if (sscanf(line, "sconnect %u %llu", &port, &bytes) == 2) {
 			do_sconnect(port, bytes);
-		} else if (sscanf(line, "pktgen %63s %63s %llu %u %u", ip, mac, &bytes, &size,
-				  &burst) == 5) {
-			do_pktgen(ip, mac, bytes, size, burst);
+		} else if ((fields = sscanf(line, "pktgen %63s %63s %llu %u %u %u", ip, mac, &bytes,
+					    &size, &burst, &queues)) >= 5) {
+			do_pktgen(ip, mac, bytes, size, burst, fields == 6 ? queues : 1);
 		} else if (!strcmp(line, "kallsyms\n")) {
 			print_text_symbols();
 		} else if (!strcmp(line, "rxcount\n")) {
@@ -744,7 +872,7 @@ int main(void)
 			reboot(RB_AUTOBOOT);
 		} else if (line[0] != '\n')
 			printf("commands: connect|sconnect PORT BYTES | send PORT BYTES SIZE | pktgen "
-			       "DSTIP DSTMAC COUNT SIZE BURST | udpecho | kallsyms | "
+			       "DSTIP DSTMAC COUNT SIZE BURST [QUEUES] | udpecho | kallsyms | "
 			       "interrupts | rxcount | queues | "
 			       "reboot\n");
 	}

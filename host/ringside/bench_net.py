@@ -20,7 +20,10 @@ whole bursts and may overshoot its count by up to burst-1 frames, so the
 guest runs it in pieces that cannot overshoot (mostly one, then a short
 one for the remainder); its Mpps is all frames over the summed run times
 pktgen measured (host/linux-guest/guest-server.c). Linux boots with
-pci=nomsi (INTx), see LINUX_CMDLINE.
+pci=nomsi (INTx), see LINUX_CMDLINE. With --queues N both guests get N
+vCPUs and N queue pairs: ringside's pktgen sends a share from each CPU
+on the pair it owns, Linux's from N kpktgend threads, thread q on CPU q
+and queue q.
 
 Reported per combination: the guest's Mpps (median over rounds, min..max),
 kicks per packet, how often the TX ring was full, and ratios side by side;
@@ -99,6 +102,9 @@ def parse_pktgen(out):
 
 LINUX_PKTGEN = re.compile(r'pktgen-result: sent (\d+) of (\d+) in (\d+) usec (\d+) pps errors (\d+)'
                           r' size (\d+) burst (\d+)')
+# its end, with each queue's "q=SENT/USEC" before it when several sent
+LINUX_PKTGEN_END = re.compile(r'(?:pktgen-queues:([ \d=/]*)\r?\n)?'
+                              r'(pktgen(?:-result| error): [^\r\n]*)\r?\n')
 
 
 def linux_guest_argv(sock, packed, accel='tcg', machine='q35', kernel=LINUX_KERNEL,
@@ -121,20 +127,25 @@ def exits_measured(exits, run):
     return r
 
 
-def linux_pktgen(console, count, size, burst, timeout, dst_ip=PEER_IP, dst_mac=PEER_MAC):
+def linux_pktgen(console, count, size, burst, timeout, dst_ip=PEER_IP, dst_mac=PEER_MAC,
+                 queues=1):
     """Run the Linux guest's `pktgen` console command; its result as a dict
-    (packets, count, seconds, mpps, errors, size, burst)."""
-    console.send('pktgen %s %s %d %d %d\n' % (dst_ip, dst_mac, count, size, burst))
-    line = console.wait_for(r'pktgen(-result| error): [^\r\n]*\r?\n', timeout,
-                            what='pktgen result').group(0)
+    (packets, count, seconds, mpps, errors, size, burst, cpu_mpps). With
+    queues > 1, kpktgend_q on CPU q sends queue q's share: cpu_mpps is
+    {q: Mpps} as each thread timed its own frames ({} with one queue)."""
+    console.send('pktgen %s %s %d %d %d%s\n' % (dst_ip, dst_mac, count, size, burst,
+                                                ' %d' % queues if queues > 1 else ''))
+    got = console.wait_for(LINUX_PKTGEN_END, timeout, what='pktgen result')
     console.wait_for(r'pktgen-done', timeout, what='pktgen-done')
-    m = LINUX_PKTGEN.search(line)
+    m = LINUX_PKTGEN.search(got.group(2))
     if not m:
-        raise TestPmdError('Linux guest: %s' % line.strip())
+        raise TestPmdError('Linux guest: %s' % got.group(2).strip())
     usec = int(m.group(3))
     return {'packets': int(m.group(1)), 'count': int(m.group(2)), 'seconds': usec / 1e6,
             'mpps': int(m.group(1)) / usec if usec else 0.0, 'errors': int(m.group(5)),
-            'size': int(m.group(6)), 'burst': int(m.group(7))}
+            'size': int(m.group(6)), 'burst': int(m.group(7)),
+            'cpu_mpps': {int(q): int(n) / int(us) for q, n, us in
+                         re.findall(r'(\d+)=(\d+)/(\d+)', got.group(1) or '') if int(us)}}
 
 
 def linux_kernel_version(path=LINUX_KERNEL):
@@ -212,9 +223,9 @@ def ringside_cmdline(cost=False, irq_cpu=None, queues=1, pair_cpu=None):
                                          pairs)
 
 
-def ringside_qemu_args(net, irq_cpu=None, queues=1):
-    """QEMU arguments after the launcher's: the network, and as many vCPUs
-    as queue pairs, at least IRQ_SMP with irq_cpu."""
+def guest_qemu_args(net, irq_cpu=None, queues=1):
+    """QEMU arguments after the launcher's, for either guest: the network,
+    and as many vCPUs as queue pairs, at least IRQ_SMP with irq_cpu."""
     smp = max(IRQ_SMP if irq_cpu else 1, queues)
     return (['-smp', str(smp)] if smp > 1 else []) + list(net)
 
@@ -257,8 +268,8 @@ def run_ringside_boot(rr, opts, accel, pmd, workdir, rnd, results, irq_cpu=None,
     gopts = rr.parse_args(['--accel', accel, '--boot', 'elf', '--machine', opts.machine,
                            '--cmdline', ringside_cmdline(block, irq_cpu, opts.queues, pair_cpu),
                            *extra, '--',
-                           *ringside_qemu_args(pmd.net_args(True, GUEST_MAC), irq_cpu,
-                                               opts.queues)])
+                           *guest_qemu_args(pmd.net_args(True, GUEST_MAC), irq_cpu,
+                                            opts.queues)])
     gopts.qemu = pmd.guest_qemu(gopts.qemu)
     if opts.pin is not None:
         # QEMU (all its threads) on one CPU, testpmd's forwarding lcore
@@ -316,7 +327,8 @@ def run_linux_round(rr, opts, accel, pmd, sock, workdir, rnd, results):
         extra, block = cost_args(workdir, 'linux-%d-%s' % (rnd, ring), opts)
         gopts = rr.parse_args(extra + linux_guest_argv(
                 sock, ring == 'packed', accel, opts.machine,
-                net=pmd.net_args(ring == 'packed', GUEST_MAC)))
+                net=guest_qemu_args(pmd.net_args(ring == 'packed', GUEST_MAC),
+                                    queues=opts.queues)))
         gopts.qemu = pmd.guest_qemu(gopts.qemu)
         if opts.pin is not None:
             gopts.qemu = pinned_qemu(workdir, opts.pin, gopts.qemu)
@@ -326,12 +338,17 @@ def run_linux_round(rr, opts, accel, pmd, sock, workdir, rnd, results):
         try:
             launch.start()
             launch.wait_ready(opts.timeout, linux=True)
+            if opts.queues > 1:
+                pairs = bench_rr.linux_pairs(launch.console)
+                if pairs != opts.queues:
+                    raise TestPmdError('the Linux guest enabled %s queue pairs, not %d'
+                                       % (pairs, opts.queues))
             meter = Meter(block) if block else None
             base = pmd.port_stats()
             r = exits_measured(opts.exits, lambda: costed(
                     meter, lambda: linux_irqs(launch.console),
                     lambda: linux_pktgen(launch.console, opts.count, opts.size, opts.burst,
-                                         opts.timeout)))
+                                         opts.timeout, queues=opts.queues)))
             st = pmd.wait_rx(r['packets'], base, timeout=opts.timeout)
             r.update(round=rnd, ring=ring, testpmd_rx=st['rx'], testpmd_rx_bytes=st['rx_bytes'])
             results.append(r)
@@ -381,6 +398,17 @@ def run_bench(opts):
     return results, linux
 
 
+def cpu_medians(rs):
+    """{cpu: median Mpps} over the runs that counted each CPU's part."""
+    cpus = sorted({c for r in rs for c in r.get('cpu_mpps', {})})
+    return {c: statistics.median(r['cpu_mpps'][c] for r in rs if c in r['cpu_mpps'])
+            for c in cpus}
+
+
+def per_cpu_text(t):
+    return ' '.join('%d=%.4f' % c for c in sorted(t['cpu_mpps_median'].items())) or '-'
+
+
 def summarize(results):
     rows = {}
     for r in results:
@@ -389,12 +417,8 @@ def summarize(results):
     table = []
     for (ring, txpoll, irq_cpu, pair_cpu), rs in rows.items():
         mpps = [r['mpps'] for r in rs]
-        cpus = sorted({c for r in rs for c in r.get('cpu_mpps', {})})
         table.append({'ring': ring, 'txpoll': txpoll, 'irq_cpu': irq_cpu, 'pair_cpu': pair_cpu,
-                      'runs': len(rs),
-                      'cpu_mpps_median': {c: statistics.median(r['cpu_mpps'][c] for r in rs
-                                                               if c in r['cpu_mpps'])
-                                          for c in cpus},
+                      'runs': len(rs), 'cpu_mpps_median': cpu_medians(rs),
                       'mpps_median': statistics.median(mpps), 'mpps_min': min(mpps),
                       'mpps_max': max(mpps),
                       'kicks_per_packet': statistics.median(r['kicks_per_packet'] for r in rs),
@@ -478,6 +502,7 @@ def summarize_linux(linux):
     for ring, rs in rows.items():
         mpps = [r['mpps'] for r in rs]
         table.append({'ring': ring, 'runs': len(rs), 'mpps_median': statistics.median(mpps),
+                      'cpu_mpps_median': cpu_medians(rs),
                       'mpps_min': min(mpps), 'mpps_max': max(mpps), 'packets': rs[0]['packets'],
                       'errors': sum(r['errors'] for r in rs),
                       'testpmd_rx': sum(r['testpmd_rx'] for r in rs)})
@@ -488,10 +513,10 @@ def summarize_linux(linux):
 
 def compare(table, linux_table, results, linux, opts):
     """Per layout: ringside's median Mpps per txpoll, Linux's, the ratios;
-    with --irq-cpu, ringside's boots of the first placement."""
-    first = (opts.irq_cpu or [None])[0]
-    table = [t for t in table if t.get('irq_cpu') == first]
-    results = [r for r in results if r.get('irq_cpu') == first]
+    with --irq-cpu or --pair-cpu, ringside's boots of the first placement."""
+    first = ((opts.irq_cpu or [None])[0], (opts.pair_cpu or [None])[0])
+    table = [t for t in table if (t.get('irq_cpu'), t.get('pair_cpu')) == first]
+    results = [r for r in results if (r.get('irq_cpu'), r.get('pair_cpu')) == first]
     by = {(t['ring'], t['txpoll']): t['mpps_median'] for t in table}
     lx = {t['ring']: t['mpps_median'] for t in linux_table}
     per_run = {(r['round'], r['ring'], r.get('txpoll')): r['mpps'] for r in results + linux}
@@ -529,9 +554,8 @@ def print_table(table, opts):
                            Column('kicks/pkt', 10, '%.5f'), Column('ring full', 10, '%d')]
                 + extra)
     for t in table:
-        per = ' '.join('%d=%.4f' % c for c in sorted(t['cpu_mpps_median'].items()))
         out.row(t['ring'], t['txpoll'], *([t['irq_cpu']] if irq else []),
-                *([t['pair_cpu'], per or '-'] if pairs else []), t['mpps_median'],
+                *([t['pair_cpu'], per_cpu_text(t)] if pairs else []), t['mpps_median'],
                 min_max(t), t['kicks_per_packet'], t['ring_full'], *cost_exit_cells(t, extra))
     out.print()
     print_vcpu_cost(table)
@@ -591,14 +615,19 @@ def print_irq_ratios(table):
 
 
 def print_linux(linux_table, cmp, opts):
-    print('Linux %s pktgen (1 kpktgend thread, 1 flow) -> the same peer, same QEMU options, '
-          '%d x %d B frames, burst %d' % (linux_kernel_version(), opts.count, opts.size,
-                                          opts.burst))
+    n = opts.queues
+    print('Linux %s pktgen (%s) -> the same peer, same QEMU options, '
+          '%d x %d B frames, burst %d' % (
+              linux_kernel_version(), '1 kpktgend thread, 1 flow' if n == 1 else
+              '%d kpktgend threads, each on its CPU and queue' % n,
+              opts.count, opts.size, opts.burst))
     extra = cost_exit_columns(linux_table)
-    out = Table([Column('ring', 7, left=True), Column('Mpps', 10, '%.4f'),
-                 Column('min..max', 17), Column('errors', 8, '%d')] + extra)
+    per = [Column('Mpps per cpu', 20, left=True)] if n > 1 else []
+    out = Table([Column('ring', 7, left=True)] + per + [Column('Mpps', 10, '%.4f'),
+                Column('min..max', 17), Column('errors', 8, '%d')] + extra)
     for t in linux_table:
-        out.row(t['ring'], t['mpps_median'], min_max(t), t['errors'], *cost_exit_cells(t, extra))
+        out.row(t['ring'], *([per_cpu_text(t)] if per else []), t['mpps_median'], min_max(t),
+                t['errors'], *cost_exit_cells(t, extra))
     out.print()
     if not cmp or not any(r['ringside_txpoll%d_mpps' % opts.txpoll[0]] for r in cmp):
         return
@@ -663,7 +692,7 @@ def build_parser():
     a('--irq-cpu', type=csv_list(str, IRQ_CPUS), metavar='LIST',
       help="ringside's TX interrupt: own,other vCPU (off)")
     a('--queues', type=positive_int, default=1, metavar='N',
-      help='ringside: N pairs, N vCPUs, pktgen queues=N (1)')
+      help='N queue pairs, N vCPUs, a sender on each (1)')
     # --pair-cpu spread,cpu0: with --queues, ringside's pair owners as an
     # axis, a boot each (net_pair_cpu; spread); docs/benchmarks.md
     a('--pair-cpu', type=csv_list(str, PAIR_CPUS), help=argparse.SUPPRESS)
@@ -689,9 +718,6 @@ def main(argv=None):
     if opts.irq_cpu and ('ringside' not in opts.guests
                          or len(set(opts.irq_cpu)) != len(opts.irq_cpu)):
         p.error('--irq-cpu takes own and/or other, each once, for ringside (in --guests)')
-    if opts.queues > 1 and 'linux' in opts.guests:
-        p.error("--queues: the Linux guest's pktgen sends from one kpktgend thread on one "
-                "queue; --guests ringside")
     most = bench_rr.key_range('net_queues')[1]
     if opts.queues > most:
         p.error('--queues: ringside takes at most %d queue pairs (its net_queues key)' % most)

@@ -43,14 +43,14 @@ def test_bad_placements_are_one_line(capsys, argv, error):
 def test_default_boot_keys_unchanged():
     assert bench_net.ringside_cmdline() == 'ip=10.0.2.15 gw=10.0.2.2 irq=poll idle=poll'
     assert bench_net.ringside_cmdline(cost=True).endswith(' irq=poll idle=halt')
-    assert bench_net.ringside_qemu_args(NET) == NET
+    assert bench_net.guest_qemu_args(NET) == NET
 
 
 @pytest.mark.parametrize('where', ['own', 'other'])
 def test_placement_boots_two_vcpus_with_msix_and_net_irq(where):
     words = bench_net.ringside_cmdline(irq_cpu=where).split()
     assert 'irq=msix' in words and 'net_irq=%s' % where in words and 'irq=poll' not in words
-    assert bench_net.ringside_qemu_args(NET, where) == ['-smp', '2'] + NET
+    assert bench_net.guest_qemu_args(NET, where) == ['-smp', '2'] + NET
 
 
 class Console:

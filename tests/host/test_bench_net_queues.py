@@ -1,8 +1,11 @@
 # SPDX-License-Identifier: MIT
 """bench-net --queues N and --pair-cpu spread,cpu0: what they parse and
-refuse, the boot keys and vCPUs they give ringside, pktgen's per-CPU
-line, and the table with the owner layout, each CPU's Mpps and the
-spread/cpu0 ratio."""
+refuse, the boot keys and vCPUs they give the guests, pktgen's per-CPU
+lines (ringside's and the Linux guest server's), and the tables with the
+owner layout, each CPU's Mpps, the spread/cpu0 ratio and Linux beside
+the first layout."""
+
+import re
 
 import pytest
 
@@ -24,10 +27,7 @@ def test_defaults_one_queue_no_layouts():
 
 
 @pytest.mark.parametrize('argv,error', [
-    (['--queues', '2'], "--queues: the Linux guest's pktgen sends from one kpktgend thread "
-                        "on one queue; --guests ringside"),
-    (['--queues', '4', '--guests', 'ringside'], '--queues: ringside takes at most 3 queue '
-                                                'pairs (its net_queues key)'),
+    (['--queues', '4'], '--queues: ringside takes at most 3 queue pairs (its net_queues key)'),
     (['--pair-cpu', 'spread', '--guests', 'ringside'], '--pair-cpu takes spread and/or cpu0, '
                                                        'each once, with --queues 2 or more'),
     (['--queues', '2', '--pair-cpu', 'cpu0,cpu0', '--guests', 'ringside'],
@@ -44,8 +44,8 @@ def test_queues_boot_keys_and_vcpus():
     assert 'net_queues=2' in words and 'net_pair_cpu=cpu0' in words
     assert 'net_pair_cpu=spread' in bench_net.ringside_cmdline(queues=2).split()
     assert 'net_queues' not in bench_net.ringside_cmdline()
-    assert bench_net.ringside_qemu_args(NET, queues=2) == ['-smp', '2'] + NET
-    assert bench_net.ringside_qemu_args(NET, 'own', queues=3) == ['-smp', '3'] + NET
+    assert bench_net.guest_qemu_args(NET, queues=2) == ['-smp', '2'] + NET
+    assert bench_net.guest_qemu_args(NET, 'own', queues=3) == ['-smp', '3'] + NET
 
 
 def test_peers_offer_the_queues():
@@ -88,3 +88,60 @@ def test_table_has_the_layout_each_cpu_and_the_ratio(capsys):
     assert out[2].split()[:5] == ['split', '1', 'spread', '0=2.0000', '1=3.0000']
     assert out[3].split()[:4] == ['split', '1', 'cpu0', '-']
     assert 'split txpoll=1: net_pair_cpu=spread / cpu0 = 2.00x' in out
+
+
+class Console:
+    """The guest server's lines as a console holds them (wait_for)."""
+
+    def __init__(self, text):
+        self.text, self.sent = text, []
+
+    def send(self, line):
+        self.sent.append(line)
+
+    def wait_for(self, pattern, timeout, what=None):
+        m = (re.compile(pattern) if isinstance(pattern, str) else pattern).search(self.text)
+        assert m, what
+        return m
+
+
+LINUX_TWO = ('pktgen-queues: 0=600/400000 1=400/200000\r\n'
+             'pktgen-result: sent 1000 of 1000 in 400000 usec 2500 pps errors 0 size 64 '
+             'burst 256 runs 1 queues 2\r\npktgen-done\r\n')
+
+
+def test_linux_pktgen_queues_line():
+    con = Console(LINUX_TWO)
+    r = bench_net.linux_pktgen(con, 1000, 64, 256, 60, queues=2)
+    assert con.sent[0].startswith('pktgen ') and con.sent[0].endswith(' 1000 64 256 2\n')
+    assert r['packets'] == 1000 and r['cpu_mpps'] == {0: 600 / 400000, 1: 400 / 200000}
+    assert abs(r['mpps'] - 1000 / 400000) < 1e-12
+
+
+def test_linux_pktgen_one_queue_as_before():
+    con = Console('pktgen-result: sent 10 of 10 in 5 usec 2000000 pps errors 0 size 64 '
+                  'burst 1 runs 1\r\npktgen-done\r\n')
+    r = bench_net.linux_pktgen(con, 10, 64, 1, 60)
+    assert con.sent[0].endswith(' 10 64 1\n') and r['cpu_mpps'] == {} and r['packets'] == 10
+
+
+def test_linux_pktgen_error_is_one_line():
+    con = Console('pktgen error: no /proc/net/pktgen/kpktgend_1: 2 queues need 2 CPUs\r\n'
+                  'pktgen-done\r\n')
+    with pytest.raises(bench_net.TestPmdError, match='^Linux guest: pktgen error: no '):
+        bench_net.linux_pktgen(con, 10, 64, 1, 60, queues=2)
+
+
+def test_linux_beside_the_first_layout(capsys):
+    table = bench_net.summarize([run('spread', 3.0, {0: 1.0, 1: 2.0}), run('cpu0', 2.0, {})])
+    lx = dict(run(None, 1.5, {0: 0.5, 1: 1.0}), errors=0)
+    del lx['txpoll']
+    linux_table = bench_net.summarize_linux([lx])
+    assert linux_table[0]['cpu_mpps_median'] == {0: 0.5, 1: 1.0}
+    cmp = bench_net.compare(table, linux_table, [run('spread', 3.0, {}), run('cpu0', 2.0, {})],
+                            [lx], Opts())
+    assert cmp[0]['ringside_txpoll1_mpps'] == 3.0 and cmp[0]['ratio_txpoll1'] == 2.0
+    bench_net.print_linux(linux_table, cmp, Opts())
+    out = capsys.readouterr().out.splitlines()
+    assert '2 kpktgend threads, each on its CPU and queue' in out[0]
+    assert out[2].split()[:4] == ['split', '0=0.5000', '1=1.0000', '1.5000']

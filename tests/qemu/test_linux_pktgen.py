@@ -3,11 +3,12 @@
 with its own virtio_net driver and pktgen module, on virtio-net-pci over
 vhost-user to dpdk-testpmd (rxonly), split and packed rings.
 
-The guest's `pktgen DSTIP DSTMAC COUNT SIZE BURST` console command must send
-exactly COUNT frames, and testpmd must count exactly those (frames and
-bytes). QEMU options, testpmd and the console handling come from
-host/bench-net, so this tests what the benchmark runs. Every process is
-stopped by its PID.
+The guest's `pktgen DSTIP DSTMAC COUNT SIZE BURST [QUEUES]` console command
+must send exactly COUNT frames, and testpmd must count exactly those (frames
+and bytes); with two vCPUs and two queue pairs (bench-net --queues 2), each
+CPU's kpktgend thread sends its half on its own queue, counted per queue.
+QEMU options, testpmd and the console handling come from host/bench-net,
+so this tests what the benchmark runs. Every process is stopped by its PID.
 """
 
 import os
@@ -19,6 +20,7 @@ import pytest
 
 import ringside
 from ringside import bench_net as bench
+from ringside import bench_rr
 
 from conftest import REPO
 
@@ -44,24 +46,24 @@ def linux_images():
     assert os.path.exists(bench.LINUX_KERNEL) and os.path.exists(bench.LINUX_INITRD)
 
 
-@pytest.fixture(scope='module', params=['split', 'packed'])
-def linux_pmd(request, linux_images):
-    """(Launch, TestPmd, ring) for a booted Linux guest against testpmd."""
-    ring = request.param
+def linux_guest(name, ring, queues=1):
+    """(Launch, TestPmd, ring): the Linux guest booted against testpmd,
+    with `queues` pairs on as many vCPUs as bench-net --queues boots it."""
     rr = ringside
     os.makedirs(LOG_DIR, exist_ok=True)
-    name = 'linux-pktgen-%s' % ring
     workdir = tempfile.mkdtemp(prefix='ringside-linux-pktgen-')
     sock = os.path.join(workdir, 'vhost-net.sock')
     pmd_log = open(os.path.join(LOG_DIR, name + '.testpmd.log'), 'w')
     serial_log = open(os.path.join(LOG_DIR, name + '.serial.log'), 'wb')
     qemu_err = open(os.path.join(LOG_DIR, name + '.stderr.log'), 'w')
-    pmd = bench.TestPmd(sock, mode='rxonly', log=pmd_log)
+    pmd = bench.TestPmd(sock, mode='rxonly', log=pmd_log, queues=queues)
     launch = None
     try:
         pmd.start()
         accel = os.environ.get('RINGSIDE_TEST_ACCEL', 'tcg')
-        opts = rr.parse_args(bench.linux_guest_argv(sock, ring == 'packed', accel))
+        net = bench.guest_qemu_args(pmd.net_args(ring == 'packed', bench.GUEST_MAC),
+                                    queues=queues)
+        opts = rr.parse_args(bench.linux_guest_argv(sock, ring == 'packed', accel, net=net))
         launch = rr.Launch(opts, accel, qemu_stderr=qemu_err, log=serial_log)
         launch.start()
         launch.wait_ready(BOOT_TIMEOUT, linux=True)
@@ -73,6 +75,17 @@ def linux_pmd(request, linux_images):
         for f in (pmd_log, serial_log, qemu_err):
             f.close()
         shutil.rmtree(workdir, ignore_errors=True)
+
+
+@pytest.fixture(scope='module', params=['split', 'packed'])
+def linux_pmd(request, linux_images):
+    yield from linux_guest('linux-pktgen-%s' % request.param, request.param)
+
+
+@pytest.fixture(scope='module')
+def linux_pmd_two(linux_images):
+    """Two vCPUs, two queue pairs, split ring."""
+    yield from linux_guest('linux-pktgen-two', 'split', queues=2)
 
 
 def test_pktgen_count_reaches_testpmd(linux_pmd):
@@ -93,4 +106,29 @@ def test_pktgen_bad_arguments_report_an_error(linux_pmd):
     base = pmd.port_stats()
     with pytest.raises(bench.TestPmdError, match='pktgen error: need'):
         bench.linux_pktgen(launch.console, 10, 20, 1, PKTGEN_TIMEOUT)
+    assert pmd.wait_rx(0, base)['rx'] == 0
+
+
+def test_pktgen_two_queues_each_from_its_cpu(linux_pmd_two):
+    """QUEUES 2: kpktgend_0 sends the larger half on queue 0, kpktgend_1
+    the rest on queue 1; testpmd counts each half on its own queue."""
+    launch, pmd, _ = linux_pmd_two
+    n = COUNT + 1
+    assert bench_rr.linux_pairs(launch.console) == 2
+    base, qbase = pmd.port_stats(), pmd.queue_stats()
+    r = bench.linux_pktgen(launch.console, n, 64, 256, PKTGEN_TIMEOUT, queues=2)
+    assert r['packets'] == n, r
+    assert sorted(r['cpu_mpps']) == [0, 1] and all(v > 0 for v in r['cpu_mpps'].values()), r
+    st = pmd.wait_rx(n, base, timeout=120)
+    assert st['rx'] == n, 'Linux pktgen sent %d, testpmd received %d' % (n, st['rx'])
+    q = pmd.queue_stats()
+    assert [q['rx'][i] - qbase['rx'][i] for i in range(2)] == [n // 2 + 1, n // 2]
+
+
+def test_pktgen_more_queues_than_cpus_is_refused(linux_pmd_two):
+    launch, pmd, _ = linux_pmd_two
+    base = pmd.port_stats()
+    with pytest.raises(bench.TestPmdError, match=r'^Linux guest: pktgen error: no '
+                       r'/proc/net/pktgen/kpktgend_2: 3 queues need 3 CPUs$'):
+        bench.linux_pktgen(launch.console, 10, 64, 1, PKTGEN_TIMEOUT, queues=3)
     assert pmd.wait_rx(0, base)['rx'] == 0

@@ -327,8 +327,9 @@ def run_linux_round(rr, opts, accel, pmd, sock, workdir, rnd, results):
         extra, block = cost_args(workdir, 'linux-%d-%s' % (rnd, ring), opts)
         gopts = rr.parse_args(extra + linux_guest_argv(
                 sock, ring == 'packed', accel, opts.machine,
+                # as many vCPUs as ringside has (--irq-cpu: two)
                 net=guest_qemu_args(pmd.net_args(ring == 'packed', GUEST_MAC),
-                                    queues=opts.queues)))
+                                    (opts.irq_cpu or [None])[0], opts.queues)))
         gopts.qemu = pmd.guest_qemu(gopts.qemu)
         if opts.pin is not None:
             gopts.qemu = pinned_qemu(workdir, opts.pin, gopts.qemu)

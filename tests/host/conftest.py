@@ -3,6 +3,7 @@
 QEMU, no build (run: /usr/bin/python3 -m pytest -q tests/host)."""
 
 import os
+import re
 import sys
 
 import pytest
@@ -18,3 +19,19 @@ def usage_error(capsys, parse, argv):
         parse(argv)
     assert e.value.code == 2
     return capsys.readouterr().err
+
+
+class PrintedConsole:
+    """A guest console that has already printed `text`: what is sent is
+    recorded, wait_for() finds its pattern there or fails the test."""
+
+    def __init__(self, text):
+        self.text, self.sent = text, []
+
+    def send(self, line):
+        self.sent.append(line)
+
+    def wait_for(self, pattern, timeout, what=None):
+        m = re.search(pattern, self.text)
+        assert m, 'no %s in %r' % (what or pattern, self.text)
+        return m

@@ -5,14 +5,13 @@ lines (ringside's and the Linux guest server's), and the tables with the
 owner layout, each CPU's Mpps, the spread/cpu0 ratio and Linux beside
 the first layout."""
 
-import re
 
 import pytest
 
 from ringside import bench_net
 from ringside import testpmd
 from ringside import vhost_net
-from conftest import usage_error
+from conftest import PrintedConsole, usage_error
 
 NET = ['-netdev', 'vhost-user,id=n0,chardev=vhu0']
 
@@ -90,28 +89,13 @@ def test_table_has_the_layout_each_cpu_and_the_ratio(capsys):
     assert 'split txpoll=1: net_pair_cpu=spread / cpu0 = 2.00x' in out
 
 
-class Console:
-    """The guest server's lines as a console holds them (wait_for)."""
-
-    def __init__(self, text):
-        self.text, self.sent = text, []
-
-    def send(self, line):
-        self.sent.append(line)
-
-    def wait_for(self, pattern, timeout, what=None):
-        m = (re.compile(pattern) if isinstance(pattern, str) else pattern).search(self.text)
-        assert m, what
-        return m
-
-
 LINUX_TWO = ('pktgen-queues: 0=600/400000 1=400/200000\r\n'
              'pktgen-result: sent 1000 of 1000 in 400000 usec 2500 pps errors 0 size 64 '
              'burst 256 runs 1 queues 2\r\npktgen-done\r\n')
 
 
 def test_linux_pktgen_queues_line():
-    con = Console(LINUX_TWO)
+    con = PrintedConsole(LINUX_TWO)
     r = bench_net.linux_pktgen(con, 1000, 64, 256, 60, queues=2)
     assert con.sent[0].startswith('pktgen ') and con.sent[0].endswith(' 1000 64 256 2\n')
     assert r['packets'] == 1000 and r['cpu_mpps'] == {0: 600 / 400000, 1: 400 / 200000}
@@ -119,15 +103,15 @@ def test_linux_pktgen_queues_line():
 
 
 def test_linux_pktgen_one_queue_as_before():
-    con = Console('pktgen-result: sent 10 of 10 in 5 usec 2000000 pps errors 0 size 64 '
-                  'burst 1 runs 1\r\npktgen-done\r\n')
+    con = PrintedConsole('pktgen-result: sent 10 of 10 in 5 usec 2000000 pps errors 0 '
+                         'size 64 burst 1 runs 1\r\npktgen-done\r\n')
     r = bench_net.linux_pktgen(con, 10, 64, 1, 60)
     assert con.sent[0].endswith(' 10 64 1\n') and r['cpu_mpps'] == {} and r['packets'] == 10
 
 
 def test_linux_pktgen_error_is_one_line():
-    con = Console('pktgen error: no /proc/net/pktgen/kpktgend_1: 2 queues need 2 CPUs\r\n'
-                  'pktgen-done\r\n')
+    con = PrintedConsole('pktgen error: no /proc/net/pktgen/kpktgend_1: 2 queues need 2 '
+                         'CPUs\r\npktgen-done\r\n')
     with pytest.raises(bench_net.TestPmdError, match='^Linux guest: pktgen error: no '):
         bench_net.linux_pktgen(con, 10, 64, 1, 60, queues=2)
 

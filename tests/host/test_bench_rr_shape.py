@@ -4,13 +4,12 @@ parses and refuses, the QEMU and guest command lines each shape boots
 with, how the guests' queue pairs are read back, and the tables that
 put ringside beside Linux in the same shape."""
 
-import re
 
 import pytest
 
 from ringside import bench_rr, netns
 from ringside.cli import shape_list
-from conftest import usage_error
+from conftest import PrintedConsole, usage_error
 
 
 class FakeNs:
@@ -144,19 +143,6 @@ def test_ratios_pair_ringside_and_linux_of_the_same_shape(capsys):
     assert ratio == {'1x1': '2.00', '2x2': '3.00'}
 
 
-class Console:
-    """A guest console that has already printed `text`."""
-
-    def __init__(self, text):
-        self.text, self.sent = text, []
-
-    def send(self, line):
-        self.sent.append(line)
-
-    def wait_for(self, pattern, timeout, what=None):
-        return re.search(pattern, self.text)
-
-
 @pytest.mark.parametrize('text,pairs', [
     ('queues\r\nqueues rx 2 tx 2\r\n', 2),
     ('queues rx 1 tx 1\n', 1),
@@ -164,7 +150,7 @@ class Console:
     ('commands: connect|sconnect PORT BYTES | ... | reboot\n', None),   # an older initrd
 ])
 def test_linux_pairs_from_its_sysfs_queues(text, pairs):
-    con = Console(text)
+    con = PrintedConsole(text)
     assert bench_rr.linux_pairs(con) == pairs
     assert con.sent == ['queues\n']
 

@@ -12,14 +12,13 @@ forwarder of the test's own makes the swap happen every time: it holds
 the first data stream's connection until the second one's is in.
 """
 
-import os
 import socket
 import threading
 
 import pytest
 
-from ringside_qemu import Guest
 from test_iperf3 import IPERF3, PORT, run_checked
+from test_kernel_vsock import own_cid_guest
 
 pytestmark = pytest.mark.skipif(IPERF3 is None,
                                 reason='iperf3 not installed (host/install-deps adds it)')
@@ -27,15 +26,7 @@ pytestmark = pytest.mark.skipif(IPERF3 is None,
 
 @pytest.fixture(scope='module')
 def iguest():
-    cid = 1000 + os.getpid() % 10000   # not a CID another guest here has
-    g = Guest('--boot', 'elf', '--vsock', '--vsock-transport', 'kernel', '--accel', 'kvm',
-              '--vsock-cid', str(cid), name='kvm-iperf3')
-    try:
-        g.start()
-        g.cid = cid
-        yield g
-    finally:
-        g.stop()
+    yield from own_cid_guest('kvm-iperf3')
 
 
 def pipe(src, dst):

@@ -40,6 +40,20 @@ def kguest():
         g.stop()
 
 
+def own_cid_guest(name):
+    """A ringside guest on the kernel's vhost-vsock under a CID of its own
+    (g.cid), not one another guest here has; for a module fixture."""
+    cid = 1000 + os.getpid() % 10000
+    g = Guest('--boot', 'elf', '--vsock', '--vsock-transport', 'kernel', '--accel', 'kvm',
+              '--vsock-cid', str(cid), name=name)
+    try:
+        g.start()
+        g.cid = cid
+        yield g
+    finally:
+        g.stop()
+
+
 def vsock_connect(port):
     s = socket.socket(socket.AF_VSOCK, socket.SOCK_STREAM)
     s.settimeout(IO_TIMEOUT)

@@ -13,8 +13,8 @@ import pytest
 from ringside import guest_stats
 from ringside.bench_vsock_perf import (HOST_CID, RECEIVER_RE, RINGSIDE_STREAM_RE, SENDER_RE,
                                        VSOCK_PERF, receiver_port)
-from ringside_qemu import REPO, Guest
-from test_kernel_vsock import ECHO, SINK
+from ringside_qemu import REPO
+from test_kernel_vsock import ECHO, SINK, own_cid_guest
 
 BYTES = 4 << 20
 BUF = 65536
@@ -23,15 +23,7 @@ BUF = 65536
 @pytest.fixture(scope='module')
 def pguest():
     assert os.access(VSOCK_PERF, os.X_OK), '%s missing: run make vsock-perf' % VSOCK_PERF
-    cid = 1000 + os.getpid() % 10000   # not a CID another guest here has
-    g = Guest('--boot', 'elf', '--vsock', '--vsock-transport', 'kernel', '--accel', 'kvm',
-              '--vsock-cid', str(cid), name='kvm-vsock-perf')
-    try:
-        g.start()
-        g.cid = cid
-        yield g
-    finally:
-        g.stop()
+    yield from own_cid_guest('kvm-vsock-perf')
 
 
 def sink_counters(guest):

@@ -344,11 +344,12 @@ def test_tap_guest_poweroff(tap_guest):
 def test_bench_net_queues_per_layout():
     """host/bench-net --queues 2 --pair-cpu spread,cpu0: a boot per owner
     layout, each run counted whole by testpmd (bench-net checks it), each
-    CPU's Mpps where both send, none where CPU 0 sends alone."""
+    CPU's Mpps where both send, none where CPU 0 sends alone; the Linux
+    guest's two kpktgend threads beside them, each CPU's Mpps too."""
     count = 20000
-    r = run_script('bench-net', '--guests', 'ringside', '--queues', '2', '--pair-cpu',
-                   'spread,cpu0', '--rounds', '1', '--count', str(count), '--rings', 'split',
-                   '--txpoll', '1', '--no-save', '--json', '-', timeout=900)
+    r = run_script('bench-net', '--queues', '2', '--pair-cpu', 'spread,cpu0', '--rounds', '1',
+                   '--count', str(count), '--rings', 'split', '--txpoll', '1', '--no-save',
+                   '--json', '-', timeout=900)
     assert r.returncode == 0, (r.returncode, r.stdout[-1000:], r.stderr[-2000:])
     out = json.loads(r.stdout)
     rows = {t['pair_cpu']: t for t in out['summary']}
@@ -358,3 +359,7 @@ def test_bench_net_queues_per_layout():
     assert sorted(rows['spread']['cpu_mpps_median']) == ['0', '1'], rows['spread']
     assert rows['cpu0']['cpu_mpps_median'] == {}, rows['cpu0']
     assert out['params']['queues'] == 2
+    linux, = out['linux_summary']
+    assert linux['packets'] == count and linux['testpmd_rx'] == count, linux
+    assert sorted(linux['cpu_mpps_median']) == ['0', '1'], linux
+    assert out['compare'][0]['ringside_txpoll1_mpps'] == rows['spread']['mpps_median']

@@ -452,6 +452,16 @@ struct pg_result {
 	unsigned long long sofar, usec, pps, errors;
 };
 
+/* CPU q's pktgen thread, kpktgend_q, as a file under PG_DIR; 0 if there is none. */
+static int pg_thread(char *name, size_t size, unsigned q)
+{
+	char path[64];
+
+	snprintf(name, size, "kpktgend_%u", q);
+	snprintf(path, sizeof(path), PG_DIR "/%s", name);
+	return access(path, F_OK) == 0;
+}
+
 /* Queue q's pktgen device: "eth0@q", on CPU q's thread kpktgend_q. */
 static void pg_dev_name(char *name, size_t size, unsigned q)
 {
@@ -465,7 +475,7 @@ static int pg_setup(unsigned q, const char *dstip, const char *dstmac, unsigned 
 {
 	char thread[32], dev[32];
 
-	snprintf(thread, sizeof(thread), "kpktgend_%u", q);
+	pg_thread(thread, sizeof(thread), q);
 	pg_dev_name(dev, sizeof(dev), q);
 	return pg_write(thread, "add_device %s", dev) || pg_write(dev, "count %llu", count) ||
 	       /* the same skb for the whole run: burst sends it `burst` times */
@@ -514,22 +524,20 @@ struct pg_queue {
 
 /*
  * One run: every queue that still owes frames sends on its own thread, all
- * at once ("start" returns when the last is done). Each thread's device
- * list is rebuilt, so nothing from a run before stays. The run lasts as
+ * at once ("start" returns when the last is done). Every thread's device
+ * list is emptied first, those beyond QUEUES too, so nothing from a run
+ * before (one with more queues among them) sends again. The run lasts as
  * long as its slowest queue: that is what *usec gains.
  */
 static int pg_run(struct pg_queue *qs, unsigned queues, const char *dstip, const char *dstmac,
 		  unsigned size, unsigned burst, unsigned long long *usec)
 {
 	unsigned long long longest = 0;
+	char thread[32];
 
-	for (unsigned q = 0; q < queues; q++) {
-		char thread[32];
-
-		snprintf(thread, sizeof(thread), "kpktgend_%u", q);
+	for (unsigned q = 0; pg_thread(thread, sizeof(thread), q); q++)
 		if (pg_write(thread, "rem_device_all"))
 			return -1;
-	}
 	for (unsigned q = 0; q < queues; q++) {
 		unsigned long long r = qs[q].want - qs[q].sent;
 
@@ -575,17 +583,16 @@ static bool pg_owed(const struct pg_queue *qs, unsigned queues)
 /* Each queue's share of `count`, sent by its CPU's thread: none missing. */
 static int pg_check_queues(unsigned queues)
 {
-	char path[64];
+	char thread[32], path[64];
 
 	if (queues == 0 || queues > PG_MAX_QUEUES) {
 		snprintf(pg_err, sizeof(pg_err), "QUEUES must be 1 to %u", PG_MAX_QUEUES);
 		return -1;
 	}
 	for (unsigned q = 0; q < queues; q++) {
-		snprintf(path, sizeof(path), PG_DIR "/kpktgend_%u", q);
-		if (access(path, F_OK) < 0) {
-			snprintf(pg_err, sizeof(pg_err), "no %s: %u queues need %u CPUs", path,
-				 queues, queues);
+		if (!pg_thread(thread, sizeof(thread), q)) {
+			snprintf(pg_err, sizeof(pg_err), "no " PG_DIR "/%s: %u queues need %u CPUs",
+				 thread, queues, queues);
 			return -1;
 		}
 	}

@@ -125,6 +125,19 @@ def test_pktgen_two_queues_each_from_its_cpu(linux_pmd_two):
     assert [q['rx'][i] - qbase['rx'][i] for i in range(2)] == [n // 2 + 1, n // 2]
 
 
+def test_pktgen_one_queue_after_two(linux_pmd_two):
+    """QUEUES 1 after a run with 2: only queue 0 sends; kpktgend_1's
+    device from the run before does not send its share again."""
+    launch, pmd, _ = linux_pmd_two
+    base, qbase = pmd.port_stats(), pmd.queue_stats()
+    r = bench.linux_pktgen(launch.console, COUNT, 64, 256, PKTGEN_TIMEOUT)
+    assert r['packets'] == COUNT and r['cpu_mpps'] == {}, r
+    st = pmd.wait_rx(COUNT, base, timeout=120)
+    assert st['rx'] == COUNT, 'Linux pktgen sent %d, testpmd received %d' % (COUNT, st['rx'])
+    q = pmd.queue_stats()
+    assert [q['rx'][i] - qbase['rx'][i] for i in range(2)] == [COUNT, 0]
+
+
 def test_pktgen_more_queues_than_cpus_is_refused(linux_pmd_two):
     launch, pmd, _ = linux_pmd_two
     base = pmd.port_stats()

@@ -310,19 +310,14 @@ static void decide_roles(bool force)
 	}
 	if (sinks < srv.params.parallel && !force)
 		return;
-	for (unsigned int i = 0; i < srv.n_streams; i++) {
-		struct iperf_stream *st = &srv.streams[i];
-
-		if (st->role == ROLE_UNKNOWN)
-			st->role = sinks++ < srv.params.parallel ? ROLE_SINK : ROLE_SOURCE;
-	}
-	sinks = 0;
-	for (unsigned int i = 0; i < srv.n_streams; i++) {
+	for (unsigned int i = 0, seen = 0; i < srv.n_streams; i++) {
 		struct iperf_stream *st = &srv.streams[i];
 		unsigned int created;
 
+		if (st->role == ROLE_UNKNOWN)
+			st->role = sinks++ < srv.params.parallel ? ROLE_SINK : ROLE_SOURCE;
 		if (st->role == ROLE_SINK)
-			created = ++sinks;
+			created = ++seen;
 		else
 			created = srv.params.parallel + ++sources;
 		reordered |= created != i + 1;

@@ -50,7 +50,7 @@ def probe_kvm(opts, timeout=None):
         return False
     ok = _probe_boot(probe, timeout)
     if ok is None:
-        # the nested hypervisor lost the probe's vCPU (vcpu_watch.py): once more
+        # something below the probe stopped it (vcpu_watch.py): once more
         ok = bool(_probe_boot(probe, timeout))
     if opts.verbose:
         log('--accel auto: a PVH boot under KVM %s within %g s: using %s'
@@ -60,16 +60,18 @@ def probe_kvm(opts, timeout=None):
 
 
 def _probe_boot(probe, timeout):
-    """True: ready under KVM; False: not; None: the vCPU's state was lost
-    below us (said on stderr, whatever the verbosity)."""
+    """True: ready under KVM; False: not; None: something below the guest
+    stopped it (vcpu_watch.below_us; said on stderr, whatever the
+    verbosity)."""
     launch = Launch(probe, 'kvm', qemu_stderr=subprocess.DEVNULL)
     try:
         launch.start()
         launch.console.wait_for(re.escape(READY), timeout)
         return True
     except LaunchError as e:
-        if vcpu_watch.LOST in str(e):
-            log('--accel auto: the KVM probe\'s %s' % str(e)[str(e).index(vcpu_watch.LOST):])
+        why = vcpu_watch.below_us(str(e))
+        if why:
+            log('--accel auto: the KVM probe\'s %s' % why)
             return None
         return False
     finally:

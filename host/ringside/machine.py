@@ -19,6 +19,26 @@ from .qemu import packed_requested, qemu_argv, size_bytes, vsock_kernel
 from .vhost import kernel_vsock_problem
 
 
+def boots_ringside(opts):
+    """Whether the image is ringside's: the ISO, the ESP, or an ELF for
+    -kernel (PVH). The Linux guests boot as a bzImage."""
+    if opts.boot != 'elf':
+        return True
+    with open(opts.image, 'rb') as f:
+        return f.read(4) == b'\x7fELF'
+
+
+def ringside_code(opts):
+    """Where ringside's code lies when the image is known to hold the code of
+    an ELF: that ELF booted with -kernel, or the default ISO, which make
+    builds from build/ringside.elf. None otherwise."""
+    if opts.boot == 'elf':
+        return vcpu_watch.code_range(opts.image)
+    if os.path.realpath(opts.image) == DEFAULT_ISO and os.path.exists(DEFAULT_ELF):
+        return vcpu_watch.code_range(DEFAULT_ELF)
+    return None
+
+
 class Launch:
     """One guest: helper processes, QEMU, and (unless interactive on a Unix
     socket) the serial console. Use start(), then .console, then stop().
@@ -99,8 +119,9 @@ class Launch:
             self.console = Console(sock.fileno(), sock.fileno(), tee=self.tee,
                                    log=self.log, holder=sock)
         if watch and self.console:
-            ram = size_bytes(self.opts.memory)
-            self.console.diagnose = lambda: vcpu_watch.explain(watch, ram)
+            ram, ringside = size_bytes(self.opts.memory), boots_ringside(self.opts)
+            code = ringside_code(self.opts) if ringside else None
+            self.console.diagnose = lambda: vcpu_watch.explain(watch, ram, ringside, code)
         return self
 
     def _wait_listening(self, spec, proc):

@@ -90,6 +90,9 @@ def test_a_wedged_l1_is_stopped_at_once():
 #   of its own (about once per few hundred KiB of console output); the
 #   launcher inside L1 reads the vCPU's registers when a console wait times
 #   out and says so (vcpu_watch.LOST);
+# - a ringside boot stops before ringside runs, its vCPU outside ringside's
+#   code (seen halted in SeaBIOS's 32-bit mode at GRUB's first
+#   instructions); the launcher says so too (vcpu_watch.BEFORE);
 # - an L1 CPU stays stuck running an L2 vCPU; L1's watchdog reports a soft
 #   lockup, or L1 stops running anything at all (its heartbeat stops), and
 #   host/nested stops L1 (EXIT_L1_STUCK).
@@ -132,9 +135,8 @@ def hypervisor_fault(out, failed):
     """The evidence when the nested hypervisor alone lost this run, else None."""
     if out.returncode == EXIT_L1_STUCK:
         return out.stderr.strip().splitlines()[-1]
-    if failed and all(vcpu_watch.LOST in text for _, text in failed):
-        text = failed[0][1]
-        return '%s: %s' % (failed[0][0], text[text.index(vcpu_watch.LOST):].split('\n')[0][:300])
+    if failed and all(vcpu_watch.below_us(text) for _, text in failed):
+        return '%s: %s' % (failed[0][0], vcpu_watch.below_us(failed[0][1])[:300])
     return None
 
 

@@ -6,8 +6,16 @@ alike), takes the median, prints a table. Time 0 is just before QEMU is
 executed; the end is when the chunk of serial output holding the ready line
 arrived (the reader thread stamps each chunk). QEMU is killed after each
 boot. Uses host/ringside-run's code for the command line and console.
+
+Under KVM on the nested host (host/nested) a boot now and then never gets
+there: the nested hypervisor loses the vCPU's state, or the vCPU stops
+before ringside runs (vcpu_watch.py). Such a boot is counted in the
+table's `lost` column and left out of the times; any other boot that does
+not reach the ready line is an error, or with --keep-going is counted in
+the `failed` column.
 """
 
+import argparse
 import re
 import statistics
 import subprocess
@@ -15,6 +23,7 @@ import sys
 
 import ringside as rr
 
+from . import vcpu_watch
 from .cli import Parser, positive_float, positive_int
 from .results import add_options, publish
 from .table import Column, Table
@@ -27,6 +36,7 @@ BOOTS = [
         ('ISO + OVMF (multiboot2-uefi)', ['--boot', 'iso', '--firmware', 'uefi']),
         ('ELF via -kernel (pvh)', ['--boot', 'elf', '--firmware', 'bios']),
 ]
+WAYS = ('bios', 'uefi', 'pvh')   # --ways names of BOOTS, in its order
 
 
 def one_boot(args, accel, timeout):
@@ -43,26 +53,46 @@ def one_boot(args, accel, timeout):
         launch.stop()
 
 
-def sample(boots, common, accel, runs, timeout, width):
+def sample(boots, common, accel, runs, timeout, width, keep_going=False):
     """Every way of `boots` (name, launcher options) booted `runs` times
     round robin: ({name: [seconds to READY]}, {name: [seconds to the first
-    byte]}); a line on stderr per boot, the name in `width` columns."""
+    byte]}, {name: boots lost to the nested hypervisor}, {name: other boots
+    that never got ready, counted with `keep_going`}); a line on stderr
+    per boot, the name in `width` columns."""
     ready = {name: [] for name, _ in boots}
     first = {name: [] for name, _ in boots}
+    lost = {name: 0 for name, _ in boots}
+    failed = {name: 0 for name, _ in boots}
     for run in range(runs):
         for name, args in boots:
-            f, r = one_boot([*args, *common], accel, timeout)
+            try:
+                f, r = one_boot([*args, *common], accel, timeout)
+            except rr.GuestTimeout as e:
+                text, why = str(e), vcpu_watch.below_us(str(e))
+                if why:
+                    lost[name] += 1
+                    text = 'lost: ' + why
+                elif keep_going:
+                    failed[name] += 1
+                    text = 'failed: ' + text
+                else:
+                    raise
+                print('run %d/%d  %-*s %s' % (run + 1, runs, width, name, text),
+                      file=sys.stderr, flush=True)
+                continue
             ready[name].append(r)
             first[name].append(f)
             print('run %d/%d  %-*s %.3f s' % (run + 1, runs, width, name, r),
                   file=sys.stderr, flush=True)
-    return ready, first
+    return ready, first, lost, failed
 
 
 def main(argv=None):
     p = Parser(
             prog='boot-time', description=__doc__.split('\n\n')[0],
-            epilog='Runs round robin; the table shows median, min and max over the runs.')
+            usage='%(prog)s [options] [-- LAUNCHER-OPTION...]',
+            epilog='Runs round robin; the table shows median, min and max over the runs. After '
+                   '--: host/ringside-run options for every boot (e.g. --vsock).')
     p.add_argument('--runs', type=positive_int, default=5, help='boots per way (default 5)')
     p.add_argument('--machine', choices=('q35', 'pc'), default='q35')
     p.add_argument('--memory', default='512M')
@@ -70,14 +100,22 @@ def main(argv=None):
                    help='default tcg (auto probes KVM once, before the runs)')
     p.add_argument('--timeout', type=positive_float, default=120.0,
                    help='seconds per boot (default 120)')
+    p.add_argument('--keep-going', action='store_true',
+                   help='count boots that never get ready, do not stop')
+    p.add_argument('--ways', metavar='WAY[,WAY...]', default=','.join(WAYS),
+                   help='which boots, of %s (default all)' % ', '.join(WAYS))
     p.add_argument('--smp', metavar='N[,N...]',
-                   help="boot each way with QEMU's -smp N for each N (e.g. 1,2,4); "
-                        'default: no -smp (one CPU)')
+                   help="each way with -smp N for each N (default: one CPU)")
     add_options(p)
+    p.add_argument('launcher_args', nargs='*', help=argparse.SUPPRESS)
     a = p.parse_args(argv)
     if a.runs < 1:
         p.error('--runs must be >= 1')
-    boots = BOOTS
+    ways = a.ways.split(',')
+    unknown = [w for w in ways if w not in WAYS]
+    if unknown or not ways:
+        p.error('--ways: expected some of %s, got %r' % (','.join(WAYS), a.ways))
+    boots = [boot for way, boot in zip(WAYS, BOOTS) if way in ways]
     if a.smp:
         try:
             counts = [int(n) for n in a.smp.split(',')]
@@ -86,15 +124,17 @@ def main(argv=None):
         if not counts or min(counts) < 1:
             p.error('--smp wants CPU counts >= 1, e.g. 1,2,4: %r' % a.smp)
         boots = [('%s, -smp %d' % (name, n), [*args, '--qemu-arg=-smp', '--qemu-arg=%d' % n])
-                 for name, args in BOOTS for n in counts]
+                 for name, args in boots for n in counts]
 
-    common = ['--machine', a.machine, '--memory', a.memory, '--timeout', str(a.timeout)]
+    common = ['--machine', a.machine, '--memory', a.memory, '--timeout', str(a.timeout),
+              *a.launcher_args]
     accel = a.accel
     if accel == 'auto':
         accel = rr.choose_accel(rr.parse_args(['--boot', 'elf', *common]))
 
     try:
-        samples, first = sample(boots, common, accel, a.runs, a.timeout, 44)
+        samples, first, lost, failed = sample(boots, common, accel, a.runs, a.timeout, 44,
+                                              a.keep_going)
     except rr.LaunchError as e:
         print('boot-time: error: %s' % e, file=sys.stderr)
         return e.status
@@ -104,18 +144,26 @@ def main(argv=None):
     print("QEMU start -> 'ringside: ready', median of %d, -accel %s, -machine %s, -m %s"
           % (a.runs, accel, a.machine, a.memory))
     width = max(34, max(len(name) for name, _ in boots))
-    t = Table([Column('boot', width, left=True), Column('median', 9, '%.3f s'),
+    columns = [Column('boot', width, left=True), Column('median', 9, '%.3f s'),
                Column('min', 9, '%.3f s'), Column('max', 9, '%.3f s'),
-               Column('first byte', 13, '%.3f s')])
+               Column('first byte', 13, '%.3f s')]
+    counts = [(lost, accel == 'kvm'), (failed, a.keep_going)]
+    columns += [Column(head, 7, '%d') for head, (_, shown) in zip(('lost', 'failed'), counts)
+                if shown]
+    t = Table(columns)
     for name, _ in boots:
         s = samples[name]
-        t.row(name, statistics.median(s), min(s), max(s), statistics.median(first[name]))
+        times = [statistics.median(s), min(s), max(s),
+                 statistics.median(first[name])] if s else [None] * 4
+        t.row(name, *times, *[count[name] for count, shown in counts if shown])
     t.print()
     publish(PROG, a, {'accel': accel, 'machine': a.machine, 'memory': a.memory, 'runs': a.runs,
                       'unit': 's',
                       'boots': [{'boot': name, 'ready': samples[name],
                                  'first_output': first[name],
-                                 'median': statistics.median(samples[name])}
+                                 'median': (statistics.median(samples[name])
+                                            if samples[name] else None),
+                                 'lost': lost[name], 'failed': failed[name]}
                                 for name, _ in boots]},
             accel=accel)
     return 0

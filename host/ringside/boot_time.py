@@ -68,7 +68,8 @@ def sample(boots, common, accel, runs, timeout, width, keep_going=False):
             try:
                 f, r = one_boot([*args, *common], accel, timeout)
             except rr.GuestTimeout as e:
-                text, why = str(e), vcpu_watch.below_us(str(e))
+                text = str(e)
+                why = vcpu_watch.below_us(text)
                 if why:
                     lost[name] += 1
                     text = 'lost: ' + why
@@ -147,15 +148,16 @@ def main(argv=None):
     columns = [Column('boot', width, left=True), Column('median', 9, '%.3f s'),
                Column('min', 9, '%.3f s'), Column('max', 9, '%.3f s'),
                Column('first byte', 13, '%.3f s')]
-    counts = [(lost, accel == 'kvm'), (failed, a.keep_going)]
-    columns += [Column(head, 7, '%d') for head, (_, shown) in zip(('lost', 'failed'), counts)
-                if shown]
+    tallies = [(head, tally) for head, tally, shown in (('lost', lost, accel == 'kvm'),
+                                                        ('failed', failed, a.keep_going))
+               if shown]
+    columns += [Column(head, 7, '%d') for head, _ in tallies]
     t = Table(columns)
     for name, _ in boots:
         s = samples[name]
         times = [statistics.median(s), min(s), max(s),
                  statistics.median(first[name])] if s else [None] * 4
-        t.row(name, *times, *[count[name] for count, shown in counts if shown])
+        t.row(name, *times, *[tally[name] for _, tally in tallies])
     t.print()
     publish(PROG, a, {'accel': accel, 'machine': a.machine, 'memory': a.memory, 'runs': a.runs,
                       'unit': 's',

@@ -135,8 +135,9 @@ def hypervisor_fault(out, failed):
     """The evidence when the nested hypervisor alone lost this run, else None."""
     if out.returncode == EXIT_L1_STUCK:
         return out.stderr.strip().splitlines()[-1]
-    if failed and all(vcpu_watch.below_us(text) for _, text in failed):
-        return '%s: %s' % (failed[0][0], vcpu_watch.below_us(failed[0][1])[:300])
+    reports = [vcpu_watch.below_us(text) for _, text in failed]
+    if reports and all(reports):
+        return '%s: %s' % (failed[0][0], reports[0][:300])
     return None
 
 

@@ -100,8 +100,24 @@ isr_\vec:
  * EOI MSR (SDM 3A 11.12.1.2); isr_raise_pv_N clears KVM's paravirtual EOI
  * flag and writes the EOI only when KVM had not set it (lapic.c).
  */
+/*
+ * An interrupt whose return address is the poll loop's hlt came inside
+ * the interrupt shadow of its sti, which the platform let slip
+ * (idle_halt.S): return past the hlt, so the loop sees what this
+ * interrupt announced, and count it. @off: the return RIP's offset from
+ * %rsp here. Two instructions when it did not.
+ */
+.macro HLT_SKIP off
+	cmpq	$idle_hlt, \off(%rsp)
+	jne	1f
+	incq	\off(%rsp)
+	incq	%gs:PERCPU_SHADOW_BREAKS
+1:
+.endm
+
 .macro RAISE_COUNT vec
 	pushq	%rax
+	HLT_SKIP 8
 	incq	irq_slots + \vec * IRQ_SLOT_SIZE + IRQ_SLOT_COUNT(%rip)
 	movq	irq_slots + \vec * IRQ_SLOT_SIZE + IRQ_SLOT_COUNTER(%rip), %rax
 	incq	(%rax)
@@ -180,6 +196,7 @@ isr_eoi_x2apic:
 	.globl	isr_mail
 isr_mail:
 	pushq	%rax
+	HLT_SKIP 8
 	incq	%gs:PERCPU_IPIS
 	movl	%gs:PERCPU_MAIL_RAISE, %eax
 	lock orl	%eax, %gs:PERCPU_RAISED
@@ -235,6 +252,7 @@ isr_common:
  * aligned below it (SDM 1 10.5.1).
  */
 irq_common:
+	HLT_SKIP 8
 	pushq	%rax
 	pushq	%rcx
 	pushq	%rdx

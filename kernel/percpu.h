@@ -21,6 +21,7 @@
 #define PERCPU_MAIL_RAISE 4
 #define PERCPU_IPIS 8
 #define PERCPU_SELF 16
+#define PERCPU_SHADOW_BREAKS 24
 
 #define PERCPU_POLL_MAX 16
 
@@ -63,6 +64,8 @@ struct percpu {
 	uint32_t mail_raise; /* PERCPU_MAIL_RAISE: what the mail IPI raises */
 	volatile uint64_t ipis; /* PERCPU_IPIS: mail IPIs taken */
 	struct percpu *self; /* PERCPU_SELF: this_cpu() */
+	/* PERCPU_SHADOW_BREAKS: interrupts taken on the hlt (idle_halt.S) */
+	volatile uint64_t shadow_breaks;
 	unsigned int index; /* 0: the BSP */
 	int lvt_mode; /* lapic.c: what its LVT timer entry was set to */
 	volatile uint64_t timer_ticks; /* its LAPIC timer interrupts */
@@ -75,6 +78,7 @@ _Static_assert(offsetof(struct percpu, raised) == PERCPU_RAISED, "isr.S: raised"
 _Static_assert(offsetof(struct percpu, mail_raise) == PERCPU_MAIL_RAISE, "isr.S: mail");
 _Static_assert(offsetof(struct percpu, ipis) == PERCPU_IPIS, "isr.S: ipis");
 _Static_assert(offsetof(struct percpu, self) == PERCPU_SELF, "this_cpu");
+_Static_assert(offsetof(struct percpu, shadow_breaks) == PERCPU_SHADOW_BREAKS, "isr.S: hlt");
 
 /* The BSP's, static so it is there before anything else runs. */
 extern struct percpu percpu_boot;

@@ -22,7 +22,6 @@ void app_init(void)
 	rng_cmd_init();
 	virtio_vsock_init();
 	vsock_poller_init();
-	net_init();
 	udp_echo_init();
 	net_shell_init();
 	netsink_init();

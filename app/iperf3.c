@@ -15,10 +15,10 @@
  * One test at a time: a connection that is neither the control
  * connection nor one of its streams gets ACCESS_DENIED.
  *
- * A state machine driven by the poll loop; nothing blocks. The poller
- * runs when the socket layer raised it (net/vsock/poller.h), and every
- * pass while a test is on, since its step and drain timeouts go by the
- * clock.
+ * A state machine driven by the poll loop; nothing blocks. Its every
+ * socket is handed to its owner (vsock_set_owner), so its context runs
+ * when one of them changed, and at its step or drain deadline while a
+ * test is on (poll_schedule_at).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,7 +31,6 @@
 #include "kernel/poll.h"
 #include "kernel/stats.h"
 #include "kernel/time.h"
-#include "net/vsock/poller.h"
 #include "net/vsock/vsock.h"
 
 CONFIG_KEY(cfg_iperf3_port) = {
@@ -727,11 +726,15 @@ static void pending_poll(void)
 	}
 }
 
+static struct poll_ctx iperf3_ctx;
+static struct vsock_owner iperf3_owner = { .ctx = &iperf3_ctx };
+
 static void accept_all(void)
 {
 	struct vsock_sock *s;
 
 	while (srv.listener && (s = vsock_accept(srv.listener))) {
+		vsock_set_owner(s, &iperf3_owner, NULL);
 		if (srv.phase == PH_IDLE) {
 			test_begin(s, NULL, 0);
 		} else if (srv.n_pending == MAX_PENDING) {
@@ -744,26 +747,36 @@ static void accept_all(void)
 	}
 }
 
-static uint32_t poll_self; /* the poller's bit, poll_bit() */
-
-static unsigned int iperf3_poll(unsigned int budget)
+/*
+ * One look at everything: whichever socket changed, the state machine
+ * runs whole (its few sockets cost less than telling them apart). The
+ * ready list is emptied first: a change that comes during the run
+ * schedules the context again.
+ */
+static unsigned int iperf3_poll(struct poll_ctx *ctx, unsigned int budget)
 {
-	(void)budget;
+	unsigned int changed = 0;
+
+	while (vsock_take_ready(&iperf3_owner, NULL))
+		changed++;
 	accept_all();
 	pending_poll();
 	if (srv.ctl)
 		control();
 	if (srv.phase == PH_RUNNING || srv.phase == PH_DRAIN)
 		run_streams();
-	vsock_poller_watch(poll_self, srv.ctl || srv.n_pending);
-	poll_keep(poll_self, srv.ctl);
-	return 0;
+	/* an error went out whole: the close that follows it is this context's */
+	if (srv.ctl && srv.phase == PH_CLOSING && !srv.tx_len)
+		poll_schedule(ctx);
+	poll_schedule_at(ctx, !srv.ctl		    ? UINT64_MAX :
+			      srv.phase == PH_DRAIN ? srv.drain_deadline :
+						      srv.step_deadline);
+	return changed != 0;
 }
 
-static const struct poller iperf3_poller = {
+static struct poll_ctx iperf3_ctx = {
 	.name = "iperf3",
 	.poll = iperf3_poll,
-	.on_raise = true,
 };
 
 /* ---- the listener follows iperf3_port ---- */
@@ -774,7 +787,9 @@ static void iperf3_start(void)
 	if (!srv.port)
 		return;
 	srv.listener = vsock_listen(srv.port, VSOCK_TYPE_STREAM, BACKLOG);
-	if (!srv.listener)
+	if (srv.listener)
+		vsock_set_owner(srv.listener, &iperf3_owner, NULL);
+	else
 		printf("iperf3: cannot listen on port %u\n", srv.port);
 }
 
@@ -788,7 +803,7 @@ static void port_changed(struct config_key *key)
 		vsock_close(srv.listener);
 	srv.listener = NULL;
 	iperf3_start();
-	poll_raise(poll_self);
+	poll_schedule(&iperf3_ctx);
 }
 
 static void iperf3_stats(void)
@@ -827,11 +842,9 @@ static void iperf3_stats_json(struct json_writer *w)
 
 void iperf3_init(void)
 {
+	poll_ctx_add(&iperf3_ctx);
 	iperf3_start();
 	srv.port_hook.fn = port_changed;
 	config_on_change(&cfg_iperf3_port, &srv.port_hook);
-	poll_register(&iperf3_poller);
-	poll_self = poll_bit(&iperf3_poller);
-	vsock_poller_watch(poll_self, false);
 	stats_register("iperf3", iperf3_stats, iperf3_stats_json);
 }

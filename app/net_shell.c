@@ -24,19 +24,19 @@
 /* CPU @c handled frames (CPU 0 is always shown). */
 static bool cpu_counted(unsigned int c)
 {
-	return !c || net_cpus[c].stats.eth_rx;
+	return !c || (net_cpu_of(c) && net_cpu_of(c)->stats.eth_rx);
 }
 
 /* "cpus": the frames each CPU's loop handled and the echoes it sent. */
 static void put_cpus(struct json_writer *w)
 {
 	json_open(w, "cpus", '[');
-	for (unsigned int c = 0; c < NET_MAX_CPUS; c++) {
+	for (unsigned int c = 0; c < PERCPU_MAX_CPUS; c++) {
 		if (!cpu_counted(c))
 			continue;
 		json_open(w, NULL, '{');
 		json_put_u64(w, "cpu", c);
-		json_put_u64(w, "eth_rx", net_cpus[c].stats.eth_rx);
+		json_put_u64(w, "eth_rx", net_cpu_of(c)->stats.eth_rx);
 		json_put_u64(w, "udp_echoed", udp_echo_count_on(c));
 		json_close(w, '}');
 	}
@@ -61,10 +61,10 @@ static void show_counters(void)
 	NET_PROTO_COUNTERS(SHOW)
 #undef SHOW
 	printf("  %-24s %llu\n", "udp_echoed", (unsigned long long)udp_echo_count());
-	for (unsigned int c = 0; c < NET_MAX_CPUS; c++)
+	for (unsigned int c = 0; c < PERCPU_MAX_CPUS; c++)
 		if (cpu_counted(c))
 			printf("  cpu %u: eth_rx %llu udp_echoed %llu\n", c,
-			       (unsigned long long)net_cpus[c].stats.eth_rx,
+			       (unsigned long long)net_cpu_of(c)->stats.eth_rx,
 			       (unsigned long long)udp_echo_count_on(c));
 }
 
@@ -79,7 +79,7 @@ static void put_queues(struct json_writer *w, const struct net_dev *dev)
 		const struct net_dev_stats *st = &dev->pair[q];
 
 		json_open(w, NULL, '{');
-		json_put_u64(w, "cpu", dev->pair_cpu[q]);
+		json_put_u64(w, "cpu", net_pair_cpu(dev, q));
 		json_put_u64(w, "rx_packets", st->rx_packets);
 		json_put_u64(w, "rx_bytes", st->rx_bytes);
 		json_put_u64(w, "tx_packets", st->tx_packets);
@@ -142,7 +142,7 @@ static int cmd_net(int argc, char **argv)
 		printf("net: no device\n");
 	else
 		printf("net: %s mac %s link %s mtu %u\n", dev->name, net_mac_str(dev->mac, mac),
-		       dev->link_up ? "up" : "down", dev->mtu);
+		       net_link_up(dev) ? "up" : "down", dev->mtu);
 	printf("ip: %s/%u gw %s udp_echo_port %u\n", net_ip_str(net_ip(), ip),
 	       (unsigned int)config_get(&cfg_prefix), net_ip_str(net_gateway(), gw),
 	       (unsigned int)config_get(&cfg_udp_echo_port));

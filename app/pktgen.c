@@ -96,7 +96,7 @@ struct pktgen_run {
 	unsigned int queues;
 	uint64_t quota[NET_MAX_QUEUES];
 	volatile bool stop; /* CPU 0 gave up: the others stop too */
-	struct pktgen_cpu cpu[NET_MAX_CPUS];
+	struct pktgen_cpu cpu[PERCPU_MAX_CPUS];
 };
 
 /*
@@ -119,7 +119,7 @@ static enum poll_step send_bursts(struct pktgen_run *run, unsigned int cpu)
 		unsigned int n = left < run->params.burst ? (unsigned int)left : run->params.burst;
 		unsigned int got;
 
-		if (run->dev->pair_cpu[q] != cpu || !left)
+		if (net_pair_cpu(run->dev, q) != cpu || !left)
 			continue;
 		left_any = true;
 		got = net_dev_xmit(run->dev, q, run->frames[q], n);
@@ -145,54 +145,67 @@ static enum poll_step send_bursts(struct pktgen_run *run, unsigned int cpu)
 
 /* ---- the other CPUs' senders ---- */
 
-/* The run CPU c sends for, set and cleared on CPU c only. */
-static struct pktgen_run *cpu_run[NET_MAX_CPUS];
+/*
+ * A CPU's sender, a poll context of its own there, added by the first
+ * run it sends for; its run set and cleared on that CPU only.
+ */
+struct pktgen_sender {
+	struct poll_ctx ctx;
+	struct pktgen_run *run;
+};
 
-static const struct poller cpu_sender;
+static DEFINE_PER_CPU(struct pktgen_sender, senders);
 
-static void cpu_finish(struct pktgen_run *run, unsigned int cpu)
+static void cpu_finish(struct pktgen_sender *ps, unsigned int cpu)
 {
-	cpu_run[cpu] = NULL;
-	poll_keep(poll_bit(&cpu_sender), false);
-	barrier(); /* x86: the counts are seen before done */
-	run->cpu[cpu].done = true;
+	struct pktgen_run *run = ps->run;
+
+	ps->run = NULL;
+	/* the counts before done: a release store, read by CPU 0's acquire */
+	__atomic_store_n(&run->cpu[cpu].done, true, __ATOMIC_RELEASE);
 }
 
-static unsigned int cpu_send(unsigned int budget)
+/*
+ * A burst per queue per pass while frames move (scheduled again at
+ * once); on a full ring, a look after PKTGEN_RETRY_NS, the pair's own
+ * context reclaiming meanwhile (the driver scheduled it).
+ */
+static unsigned int cpu_send(struct poll_ctx *ctx, unsigned int budget)
 {
+	struct pktgen_sender *ps = this_cpu_ptr(&senders);
 	unsigned int cpu = percpu_read(index);
-	struct pktgen_run *run = cpu_run[cpu];
 	enum poll_step s;
 
-	(void)budget; /* a burst per queue per pass */
-	if (!run)
+	if (!ps->run)
 		return 0;
-	s = run->stop ? POLL_DONE : send_bursts(run, cpu);
+	s = ps->run->stop ? POLL_DONE : send_bursts(ps->run, cpu);
 	if (s == POLL_DONE)
-		cpu_finish(run, cpu);
+		cpu_finish(ps, cpu);
 	else if (s == POLL_AGAIN)
-		poll_wake_at(now_ns() + PKTGEN_RETRY_NS);
+		poll_schedule_at(ctx, now_ns() + PKTGEN_RETRY_NS);
+	else
+		poll_schedule(ctx);
 	return s == POLL_PROGRESS;
 }
-
-static const struct poller cpu_sender = {
-	.name = "pktgen",
-	.poll = cpu_send,
-	.on_raise = true, /* kept while it sends */
-};
 
 /* On CPU @cpu (a request): send its queues' shares of arg[0]'s run. */
 static void cpu_start(const struct spsc_msg *m, unsigned int cpu)
 {
 	struct pktgen_run *run = (struct pktgen_run *)(uintptr_t)m->arg[0];
+	struct pktgen_sender *ps = this_cpu_ptr(&senders);
 
 	run->cpu[cpu].progress_ns = now_ns();
-	if (poll_register(&cpu_sender)) {
-		cpu_finish(run, cpu); /* no room: it sends nothing, the total says so */
-		return;
+	ps->run = run;
+	if (!ps->ctx.poll) {
+		ps->ctx.name = "pktgen";
+		ps->ctx.poll = cpu_send;
+		if (poll_ctx_add(&ps->ctx)) {
+			ps->ctx.poll = NULL;
+			cpu_finish(ps, cpu); /* no room: it sends nothing, the total says so */
+			return;
+		}
 	}
-	cpu_run[cpu] = run;
-	poll_keep(poll_bit(&cpu_sender), true);
+	poll_schedule(&ps->ctx);
 }
 
 /* ---- CPU 0: the command's wait ---- */
@@ -203,10 +216,10 @@ static bool others_done(struct pktgen_run *run)
 	uint64_t now = now_ns();
 	bool all = true;
 
-	for (unsigned int c = 1; c < NET_MAX_CPUS; c++) {
+	for (unsigned int c = 1; c < PERCPU_MAX_CPUS; c++) {
 		struct pktgen_cpu *pc = &run->cpu[c];
 
-		if (!pc->taking_part || pc->done)
+		if (!pc->taking_part || __atomic_load_n(&pc->done, __ATOMIC_ACQUIRE))
 			continue;
 		all = false;
 		/* its own stall check failed to end it (the CPU does not run): give up */
@@ -242,10 +255,10 @@ static void split_count(struct pktgen_run *run)
 static void start_others(struct pktgen_run *run)
 {
 	for (unsigned int q = 0; q < run->queues; q++) {
-		unsigned int c = run->dev->pair_cpu[q];
+		unsigned int c = net_pair_cpu(run->dev, q);
 		struct spsc_msg m = { .fn = cpu_start, .arg = { (uintptr_t)run } };
 
-		if (!c || c >= NET_MAX_CPUS || run->cpu[c].taking_part)
+		if (!c || c >= PERCPU_MAX_CPUS || run->cpu[c].taking_part)
 			continue;
 		run->cpu[c].taking_part = true;
 		run->cpu[c].progress_ns = now_ns();
@@ -261,7 +274,7 @@ static void add_up(const struct pktgen_run *run, struct pktgen_result *r, uint64
 {
 	uint64_t end = start;
 
-	for (unsigned int c = 0; c < NET_MAX_CPUS; c++) {
+	for (unsigned int c = 0; c < PERCPU_MAX_CPUS; c++) {
 		const struct pktgen_cpu *pc = &run->cpu[c];
 
 		if (!pc->taking_part)
@@ -283,8 +296,9 @@ static void add_up(const struct pktgen_run *run, struct pktgen_result *r, uint64
 /* A CPU of an earlier run that has not stopped yet (its part is still in use). */
 static int still_sending(const struct pktgen_run *run)
 {
-	for (unsigned int c = 1; c < NET_MAX_CPUS; c++)
-		if (run->cpu[c].taking_part && !run->cpu[c].done)
+	for (unsigned int c = 1; c < PERCPU_MAX_CPUS; c++)
+		if (run->cpu[c].taking_part &&
+		    !__atomic_load_n(&run->cpu[c].done, __ATOMIC_ACQUIRE))
 			return (int)c;
 	return 0;
 }
@@ -326,8 +340,6 @@ int pktgen_run(const struct pktgen_params *p, struct pktgen_result *r)
 			frames[q][i] = (struct net_frame){ frame[q], len, tag };
 	}
 
-	/* Start with an empty ring, as a fresh pktgen thread would. */
-	run->dev->ops->poll(run->dev, 0);
 	kicks0 = tx_kicks(run->dev);
 	start = run->cpu[0].progress_ns = now_ns();
 	run->cpu[0].taking_part = true;
@@ -356,7 +368,7 @@ static void print_cpus(const struct pktgen_result *r)
 	if (r->cpus_taking_part < 2)
 		return;
 	printf("pktgen: per cpu");
-	for (unsigned int c = 0; c < NET_MAX_CPUS; c++)
+	for (unsigned int c = 0; c < PERCPU_MAX_CPUS; c++)
 		if (r->cpu_sent[c])
 			printf(" %u=%.4f", c,
 			       r->cpu_ns[c] ? r->cpu_sent[c] / (r->cpu_ns[c] / 1e3) : 0.0);

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "kernel/percpu.h"
 #include "net/net.h"
 
 #define PKTGEN_MAGIC 0xbe9be955u /* Linux pktgen's header magic */
@@ -32,7 +33,7 @@ struct pktgen_result {
 	uint64_t sent_queue[NET_MAX_QUEUES];
 	/* each CPU that sent: frames, and from the start to its last frame queued */
 	unsigned int cpus_taking_part;
-	uint64_t cpu_sent[NET_MAX_CPUS], cpu_ns[NET_MAX_CPUS];
+	uint64_t cpu_sent[PERCPU_MAX_CPUS], cpu_ns[PERCPU_MAX_CPUS];
 };
 
 /* The one frame of the flow into @frame (ETH_FRAME_LEN bytes); its length. */

@@ -4,10 +4,10 @@
  * seqpacket), accepts up to MAX_CONNS connections and serves them from the
  * poll loop. Nothing blocks: a connection without credit or data waits.
  *
- * Every listener and connection is handed to the services' poller, its
+ * Every listener and connection is handed to the services' owner, its
  * connection (or service) as the owner pointer (vsock_set_owner): the
- * poller runs only while the socket layer has ready sockets for it, and
- * serves just those. Walking every connection on every change cost more
+ * services' poll context is scheduled when the socket layer readies one
+ * of them, and serves just those. Walking every connection on every change cost more
  * than the echo itself, and grew with the sessions bench-rr opens.
  */
 #include <stdio.h>
@@ -78,8 +78,8 @@ static struct service services[SVC_COUNT] = {
 };
 
 static uint8_t *pattern;
-static const struct poller services_poller; /* every socket's owner */
-static uint32_t my_bit; /* the poller's, poll_bit(), to raise it */
+static struct poll_ctx services_ctx;
+static struct vsock_owner services_owner = { .ctx = &services_ctx }; /* every socket's */
 
 const uint8_t *vsock_pattern(void)
 {
@@ -210,7 +210,7 @@ static void conn_close(struct service *svc, unsigned int i)
 	svc->closed++;
 	/* the last one moved into the hole: its socket must point there */
 	if (i < svc->n_conns)
-		vsock_set_owner(c->sock, &services_poller, c);
+		vsock_set_owner(c->sock, &services_owner, c);
 }
 
 static void accept_all(struct service *svc, struct vsock_sock *l, bool seqpacket)
@@ -237,7 +237,7 @@ static void accept_all(struct service *svc, struct vsock_sock *l, bool seqpacket
 		}
 		svc->accepted++;
 		/* it may hold data, or be closed, already: serve it this pass */
-		vsock_set_owner(s, &services_poller, c);
+		vsock_set_owner(s, &services_owner, c);
 		vsock_set_ready(s);
 	}
 }
@@ -262,28 +262,27 @@ static void serve_sock(struct vsock_sock *s, void *owner)
 }
 
 /*
- * At most @budget sockets a pass: the rest wait for the next, and one
- * queued again (no memory yet) cannot keep the pass here.
+ * At most @budget sockets a pass: the rest wait for the next (the
+ * budget used up keeps the context scheduled), and one queued again (no
+ * memory yet) cannot keep the pass here. Completing needs no re-check:
+ * the socket layer schedules the context on every socket it readies.
  */
-static unsigned int services_poll(unsigned int budget)
+static unsigned int services_poll(struct poll_ctx *ctx, unsigned int budget)
 {
+	unsigned int served = 0;
 	struct vsock_sock *s;
 	void *owner;
 
-	while ((s = vsock_take_ready(&services_poller, &owner))) {
+	while (served < budget && (s = vsock_take_ready(&services_owner, &owner))) {
 		serve_sock(s, owner);
-		if (!--budget) {
-			poll_raise(my_bit); /* the rest in the next pass */
-			break;
-		}
+		served++;
 	}
-	return 0;
+	return served;
 }
 
-static const struct poller services_poller = {
+static struct poll_ctx services_ctx = {
 	.name = "services",
 	.poll = services_poll,
-	.on_raise = true,
 };
 
 /* ---- listeners, following the *_port keys ---- */
@@ -301,7 +300,7 @@ static void service_stop(struct service *svc)
 
 static void service_start(struct service *svc, enum service_kind kind)
 {
-	poll_raise(my_bit);
+	poll_schedule(&services_ctx);
 	svc->port = config_get(svc->port_key);
 	if (!svc->port)
 		return;
@@ -309,9 +308,9 @@ static void service_start(struct service *svc, enum service_kind kind)
 	if (kind == SVC_ECHO)
 		svc->listen_seq = vsock_listen(svc->port, VSOCK_TYPE_SEQPACKET, BACKLOG);
 	if (svc->listen_stream)
-		vsock_set_owner(svc->listen_stream, &services_poller, svc);
+		vsock_set_owner(svc->listen_stream, &services_owner, svc);
 	if (svc->listen_seq)
-		vsock_set_owner(svc->listen_seq, &services_poller, svc);
+		vsock_set_owner(svc->listen_seq, &services_owner, svc);
 	if (!svc->listen_stream)
 		printf("vsock: %s cannot listen on port %u\n", svc->name, svc->port);
 }
@@ -362,8 +361,7 @@ void services_init(void)
 	pattern = malloc(VSOCK_PATTERN_LEN);
 	for (uint32_t i = 0; i < VSOCK_PATTERN_LEN; i++)
 		pattern[i] = vsock_pattern_byte(i);
-	poll_register(&services_poller);
-	my_bit = poll_bit(&services_poller);
+	poll_ctx_add(&services_ctx);
 	for (int k = 0; k < SVC_COUNT; k++) {
 		service_start(&services[k], k);
 		services[k].port_hook.fn = port_changed;

@@ -19,7 +19,6 @@
 #include "kernel/config.h"
 #include "kernel/poll.h"
 #include "kernel/stats.h"
-#include "net/vsock/poller.h"
 #include "net/vsock/vsock.h"
 
 CONFIG_KEY(cfg_sockperf_port) = {
@@ -48,6 +47,8 @@ struct sp_conn {
 };
 
 static struct vsock_sock *listener;
+static struct poll_ctx sockperf_ctx;
+static struct vsock_owner sockperf_owner = { .ctx = &sockperf_ctx };
 static uint32_t port;
 static struct sp_conn conns[SP_MAX_CONNS];
 static unsigned int n_conns;
@@ -133,6 +134,7 @@ static void accept_all(void)
 			continue;
 		}
 		c->sock = s;
+		vsock_set_owner(s, &sockperf_owner, NULL);
 		c->have = c->sent = 0;
 		c->need = SP_HDR_LEN;
 		c->replying = false;
@@ -141,12 +143,17 @@ static void accept_all(void)
 	}
 }
 
-static uint32_t poll_self; /* the poller's bit, poll_bit() */
-
-/* Raised by the socket layer (net/vsock/poller.h), never every pass. */
-static unsigned int sockperf_poll(unsigned int budget)
+/*
+ * Scheduled by the socket layer when one of its sockets changed (each is
+ * handed to its owner); it serves every connection then, and empties
+ * the ready list first so a change during the run schedules it again.
+ */
+static unsigned int sockperf_poll(struct poll_ctx *ctx, unsigned int budget)
 {
-	(void)budget;
+	unsigned int changed = 0;
+
+	while (vsock_take_ready(&sockperf_owner, NULL))
+		changed++;
 	accept_all();
 	for (unsigned int i = 0; i < n_conns;) {
 		struct sp_conn *c = &conns[i];
@@ -158,14 +165,12 @@ static unsigned int sockperf_poll(unsigned int budget)
 		else
 			i++;
 	}
-	vsock_poller_watch(poll_self, n_conns);
-	return 0;
+	return changed != 0;
 }
 
-static const struct poller sockperf_poller = {
+static struct poll_ctx sockperf_ctx = {
 	.name = "sockperf",
 	.poll = sockperf_poll,
-	.on_raise = true,
 };
 
 /* Follow the key: close the old listener and its connections, listen anew. */
@@ -179,7 +184,9 @@ static void port_changed(struct config_key *key)
 	port = config_get(key);
 	if (port && !(listener = vsock_listen(port, VSOCK_TYPE_STREAM, SP_BACKLOG)))
 		printf("vsock: sockperf cannot listen on port %u\n", port);
-	poll_raise(poll_self);
+	if (listener)
+		vsock_set_owner(listener, &sockperf_owner, NULL);
+	poll_schedule(&sockperf_ctx);
 }
 
 static void sockperf_stats(void)
@@ -204,11 +211,9 @@ static void sockperf_stats_json(struct json_writer *w)
 
 void sockperf_init(void)
 {
+	poll_ctx_add(&sockperf_ctx);
 	port_changed(&cfg_sockperf_port);
 	port_hook.fn = port_changed;
 	config_on_change(&cfg_sockperf_port, &port_hook);
-	poll_register(&sockperf_poller);
-	poll_self = poll_bit(&sockperf_poller);
-	vsock_poller_watch(poll_self, false);
 	stats_register("sockperf", sockperf_stats, sockperf_stats_json);
 }

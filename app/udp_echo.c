@@ -20,10 +20,8 @@ CONFIG_KEY(cfg_udp_echo_port) = {
 
 static uint16_t bound_port;
 
-/* Each CPU counts the echoes its loop sent, in a cache line of its own. */
-static struct {
-	uint64_t n;
-} __attribute__((aligned(64))) echoed[NET_MAX_CPUS];
+/* Each CPU counts the echoes its loop sent, in its own per-CPU copy. */
+static DEFINE_PER_CPU(uint64_t, echoed);
 
 static void udp_echo(const uint8_t *frame, uint32_t src, const uint8_t *pkt, uint32_t len)
 {
@@ -38,7 +36,7 @@ static void udp_echo(const uint8_t *frame, uint32_t src, const uint8_t *pkt, uin
 	memcpy(udp + UDP_HLEN, pkt + UDP_HLEN, payload);
 	udp_build_header(udp, net_ip(), src, get_be16(pkt + 2), get_be16(pkt), payload);
 	if (!ipv4_send(out, frame + ETH_OFF_SRC, src, IPPROTO_UDP, len))
-		echoed[percpu_read(index)].n++;
+		(*this_cpu_ptr(&echoed))++;
 }
 
 /* Follow the key: leave the old port, take the new one (0: off). */
@@ -58,19 +56,21 @@ uint64_t udp_echo_count(void)
 {
 	uint64_t sum = 0;
 
-	for (unsigned int c = 0; c < NET_MAX_CPUS; c++)
-		sum += echoed[c].n;
+	for (unsigned int c = 0; c < PERCPU_MAX_CPUS; c++)
+		sum += udp_echo_count_on(c);
 	return sum;
 }
 
 uint64_t udp_echo_count_on(unsigned int cpu)
 {
-	return cpu < NET_MAX_CPUS ? echoed[cpu].n : 0;
+	return percpu_of(cpu) ? *per_cpu_ptr(&echoed, cpu) : 0;
 }
 
 void udp_echo_reset(void)
 {
-	memset(echoed, 0, sizeof(echoed));
+	for (unsigned int c = 0; c < PERCPU_MAX_CPUS; c++)
+		if (percpu_of(c))
+			*per_cpu_ptr(&echoed, c) = 0;
 }
 
 void udp_echo_init(void)

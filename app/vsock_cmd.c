@@ -49,11 +49,11 @@ static void list_sockets(void)
 		else
 			snprintf(peer, sizeof(peer), "%llu:%u", (unsigned long long)in.peer_cid,
 				 in.peer_port);
-		printf("%-6s %-10s %-11u %-16s %8u %8u %8u %8u %12llu %12llu %#x%s%s\n",
+		printf("%-6s %-10s %-11u %-16s %8u %8u %8u %8u %12llu %12llu %s%s%s\n",
 		       in.type == VSOCK_TYPE_STREAM ? "stream" : "seqpkt",
 		       vsock_state_name(in.state), in.local_port, peer, in.rx_queued, in.buf_alloc,
 		       in.peer_free, in.fwd_cnt, (unsigned long long)in.rx_bytes,
-		       (unsigned long long)in.tx_bytes, poll_bit(in.owner),
+		       (unsigned long long)in.tx_bytes, in.owner ? in.owner->ctx->name : "-",
 		       in.on_ready ? " ready" : "", in.on_tx_wait ? " tx-wait" : "");
 		n++;
 	}

@@ -61,7 +61,7 @@ void config_remove_hook(struct config_key *key, struct config_hook *hook)
 void config_reset(void)
 {
 	for (struct config_key *const *p = __start_config_keys; p < __stop_config_keys; p++)
-		(*p)->value_set = false;
+		__atomic_store_n(&(*p)->value_set, false, __ATOMIC_RELEASE);
 }
 
 int config_parse_uint(const char *s, uint64_t *out)
@@ -222,8 +222,8 @@ int config_set(const char *name, const char *value, char *err, size_t err_len)
 		return ret;
 	k = config_lookup(name);
 	if (config_get(k) != v) {
-		k->value = v;
-		k->value_set = true;
+		__atomic_store_n(&k->value, v, __ATOMIC_RELAXED);
+		__atomic_store_n(&k->value_set, true, __ATOMIC_RELEASE);
 		for (struct config_hook *h = k->hooks; h; h = h->next)
 			h->fn(k);
 	}

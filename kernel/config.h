@@ -34,7 +34,12 @@ struct config_key {
 	uint64_t min, max;
 	const char *const *choices; /* NULL-terminated, CONFIG_ENUM only */
 	uint64_t def;
-	/* run-time state, kept by config.c */
+	/*
+	 * Run-time state, kept by config.c. Shared: written on CPU 0 (the
+	 * command line, the shell), read by every CPU (config_get): the
+	 * value is stored before value_set is released, and read after
+	 * value_set is acquired, each in one access.
+	 */
 	uint64_t value;
 	bool value_set; /* false: value is def */
 	struct config_hook *hooks;
@@ -61,7 +66,9 @@ struct config_key {
 /* The key's value; inline because data paths read their switches per packet. */
 static inline uint64_t config_get(const struct config_key *key)
 {
-	return key->value_set ? key->value : key->def;
+	if (!__atomic_load_n(&key->value_set, __ATOMIC_ACQUIRE))
+		return key->def;
+	return __atomic_load_n(&key->value, __ATOMIC_RELAXED);
 }
 
 /*

@@ -12,8 +12,8 @@
  *
  * Every UART access is a VM exit into QEMU, so with the interrupt a
  * wake-up the UART did not cause reads nothing from it: the interrupt
- * raises the console poller, and only then does the shell read the UART
- * until the line status says it is empty.
+ * schedules the shell's poll context (kernel/shell.c), and only then
+ * does the shell read the UART until the line status says it is empty.
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -65,7 +65,6 @@ struct console_counters {
 };
 
 static struct console_counters cc;
-volatile uint8_t console_rx_look = 1; /* polled until the interrupt is routed */
 static bool rx_irq;
 static bool tx_stuck; /* a burst was given up: drop until THR is empty again */
 static uint64_t busy_until; /* polled: look every 1 ms until then */
@@ -172,47 +171,22 @@ int console_getc(void)
 	return inb(COM1 + UART_DATA);
 }
 
-/* Raised by the UART's interrupt (its isr.S raise entry). */
-static unsigned int console_poll(unsigned int budget)
-{
-	console_rx_look = 1;
-	return 0;
-}
-
-static const struct poller console_poller = {
-	.name = "console",
-	.poll = console_poll,
-	.on_raise = true,
-};
-
 /*
- * With the interrupt: the look it asked for, taken (a byte arriving from
- * here on interrupts again). Polled: one line status read.
+ * The shell looked (@input: and read something): when to look again.
+ * With the interrupt, never by time; polled, soon while a line is being
+ * typed, seldom otherwise.
  */
-bool console_rx_take(void)
+uint64_t console_next_look(bool input)
 {
-	if (rx_irq) {
-		console_rx_look = 0;
-		cc.rx_looks++;
-		return true;
-	}
-	if (busy_until && now_ns() >= busy_until) {
-		busy_until = 0; /* the line is in: back to the slow look */
-		poll_every(&console_poller, LOOK_IDLE_NS);
-	}
-	if (!console_rx_ready())
-		return false;
-	cc.rx_looks++;
-	return true;
-}
+	uint64_t now;
 
-void console_input_seen(void)
-{
+	cc.rx_looks++;
 	if (rx_irq)
-		return;
-	if (!busy_until)
-		poll_every(&console_poller, LOOK_BUSY_NS);
-	busy_until = now_ns() + LOOK_BURST_NS;
+		return UINT64_MAX;
+	now = now_ns();
+	if (input)
+		busy_until = now + LOOK_BURST_NS;
+	return now + (now < busy_until ? LOOK_BUSY_NS : LOOK_IDLE_NS);
 }
 
 static void console_stats(void)
@@ -239,27 +213,22 @@ static void console_stats_json(struct json_writer *w)
 /*
  * The I/O APIC entry first, then the UART's "received data available"
  * enable: a byte that came before raises the line at that moment, an
- * edge the routed entry delivers. The first pass looks anyway.
+ * edge the routed entry delivers. The context looks once when added.
  */
-void console_irq_init(void)
+bool console_irq_init(struct poll_ctx *ctx)
 {
 	int vector;
 
 	stats_register("console", console_stats, console_stats_json);
-	if (poll_register(&console_poller) || !poll_bit(&console_poller))
-		goto polled;
-	vector = irq_alloc_raise(&cc.rx_interrupts, poll_bit(&console_poller));
+	vector = irq_alloc_raise(&cc.rx_interrupts, ctx);
 	if (vector < 0)
-		goto polled;
+		return false;
 	if (ioapic_route_isa(COM1_IRQ, vector)) {
 		irq_free_vector(vector);
-		goto polled;
+		return false;
 	}
 	rx_irq = true;
 	outb(COM1 + UART_MCR, MCR_DTR_RTS | MCR_OUT2);
 	outb(COM1 + UART_IER, IER_RX_AVAILABLE);
-	console_rx_look = 1;
-	return;
-polled:
-	poll_every(&console_poller, LOOK_IDLE_NS);
+	return true;
 }

@@ -24,23 +24,17 @@ static inline bool console_rx_ready(void)
 	return inb(COM1 + UART_LSR) & LSR_DATA_READY;
 }
 
+struct poll_ctx;
+
 /*
- * Route the UART's receive interrupt (after lapic_init and acpi_init);
- * without an I/O APIC entry for it, input stays polled.
+ * Route the UART's receive interrupt to schedule @ctx (after lapic_init
+ * and acpi_init); false when it cannot be, and input stays polled.
  */
-void console_irq_init(void);
+bool console_irq_init(struct poll_ctx *ctx);
 /*
- * Nonzero when the loop should look for input this pass: set by the
- * UART's interrupt, or always when input is polled. One load per pass.
+ * The reader of the console looked for input (@input: and found some):
+ * the time to look again, UINT64_MAX when the interrupt will say.
  */
-extern volatile uint8_t console_rx_look;
-bool console_rx_take(void);
-/* Input may be waiting: the shell reads the UART until it is empty. */
-static inline bool console_rx_pending(void)
-{
-	return console_rx_look && console_rx_take();
-}
-/* The shell read a character: polled input looks every 1 ms for a while. */
-void console_input_seen(void);
+uint64_t console_next_look(bool input);
 
 #endif

@@ -17,6 +17,7 @@
 #include "kernel/io.h"
 #include "kernel/lapic.h"
 #include "kernel/percpu.h"
+#include "kernel/poll.h"
 #include "kernel/printk.h"
 
 #define KERNEL_CS 0x08
@@ -56,9 +57,8 @@ extern const uint64_t isr_raise_x2_table[256];
 extern const uint64_t isr_raise_pv_table[256];
 
 _Static_assert(sizeof(struct irq_slot) == IRQ_SLOT_SIZE, "isr.S indexes irq_slots");
-_Static_assert(offsetof(struct irq_slot, count) == IRQ_SLOT_COUNT, "isr.S: count");
 _Static_assert(offsetof(struct irq_slot, counter) == IRQ_SLOT_COUNTER, "isr.S: counter");
-_Static_assert(offsetof(struct irq_slot, raise) == IRQ_SLOT_RAISE, "isr.S: raise");
+_Static_assert(offsetof(struct irq_slot, ctx) == IRQ_SLOT_CTX, "isr.S: ctx");
 
 #define DOUBLE_FAULT_STACK 16384
 
@@ -189,21 +189,34 @@ static void idt_switch(int vec, uint64_t handler)
 		irq_enable();
 }
 
-static bool irq_free(int v)
-{
-	return !irq_slots[v].handler && !irq_slots[v].counter && !irq_slots[v].own_entry;
-}
+/* What a vector's gate goes to; set and cleared by CPU 0 alone. */
+enum irq_kind { IRQ_FREE, IRQ_GENERAL, IRQ_RAISE, IRQ_OWN_ENTRY };
 
-int irq_alloc_vector(void (*handler)(void *arg), void *arg)
+/*
+ * Where a freed raise slot points: an entry that read the slot before
+ * the gate went back counts here and schedules nothing (bit 0).
+ */
+static uint64_t freed_counter;
+static struct poll_ctx freed_ctx = { .name = "freed vector" };
+
+static int irq_claim(enum irq_kind kind)
 {
 	for (int v = IRQ_FIRST; v < IRQ_SPURIOUS; v++) {
-		if (irq_free(v)) {
-			irq_slots[v].handler = handler;
-			irq_slots[v].arg = arg;
+		if (irq_slots[v].kind == IRQ_FREE) {
+			irq_slots[v].kind = kind;
 			return v;
 		}
 	}
 	return -1;
+}
+
+int irq_alloc_vector(const struct irq_action *action)
+{
+	int v = action ? irq_claim(IRQ_GENERAL) : -1;
+
+	if (v >= 0)
+		__atomic_store_n(&irq_slots[v].action, action, __ATOMIC_RELEASE);
+	return v;
 }
 
 /* The raise entries that EOI the way lapic.c chose; NULL: no LAPIC. */
@@ -225,46 +238,63 @@ static const uint64_t *raise_table(void)
  * The gate is switched while nothing can send the vector yet (the caller
  * routes it afterwards) and back only after its source was reset.
  */
-int irq_alloc_raise(uint64_t *counter, uint32_t raise)
+int irq_alloc_raise(uint64_t *counter, struct poll_ctx *ctx)
 {
 	const uint64_t *table = raise_table();
+	int v;
 
-	if (!counter || !table)
+	if (!counter || !ctx || !table)
 		return -1; /* isr.S EOIs through the LAPIC */
-	for (int v = IRQ_FIRST; v < IRQ_SPURIOUS; v++) {
-		if (irq_free(v)) {
-			irq_slots[v].counter = counter;
-			irq_slots[v].raise = raise;
-			idt_switch(v, table[v]);
-			return v;
-		}
-	}
-	return -1;
+	v = irq_claim(IRQ_RAISE);
+	if (v < 0)
+		return -1;
+	irq_slots[v].counter = counter;
+	irq_slots[v].ctx = ctx;
+	idt_switch(v, table[v]);
+	return v;
 }
 
 int irq_alloc_entry(void (*entry)(void))
 {
-	for (int v = IRQ_FIRST; v < IRQ_SPURIOUS; v++) {
-		if (irq_free(v)) {
-			irq_slots[v].own_entry = 1;
-			idt_switch(v, (uint64_t)(uintptr_t)entry);
-			return v;
-		}
-	}
-	return -1;
+	int v = irq_claim(IRQ_OWN_ENTRY);
+
+	if (v >= 0)
+		idt_switch(v, (uint64_t)(uintptr_t)entry);
+	return v;
 }
 
+/*
+ * The gate first, then the slot: an entry that already read the gate
+ * reads either the old pointers (alive until the caller's xcpu_sync) or
+ * the harmless ones.
+ */
 void irq_free_vector(int vector)
 {
+	struct irq_slot *s;
+
 	if (vector < IRQ_FIRST || vector >= IRQ_SPURIOUS)
 		return;
-	if (irq_slots[vector].counter || irq_slots[vector].own_entry)
+	s = &irq_slots[vector];
+	if (s->kind == IRQ_RAISE || s->kind == IRQ_OWN_ENTRY)
 		idt_switch(vector, isr_table[vector]);
-	irq_slots[vector].own_entry = 0;
-	irq_slots[vector].handler = NULL;
-	irq_slots[vector].arg = NULL;
-	irq_slots[vector].counter = NULL;
-	irq_slots[vector].raise = 0;
+	__atomic_store_n(&s->action, NULL, __ATOMIC_RELEASE);
+	if (s->kind == IRQ_RAISE) {
+		__atomic_store_n(&s->counter, &freed_counter, __ATOMIC_RELEASE);
+		__atomic_store_n(&s->ctx, &freed_ctx, __ATOMIC_RELEASE);
+	}
+	s->kind = IRQ_FREE;
+}
+
+uint64_t irq_count(int vector)
+{
+	uint64_t n = 0;
+
+	if ((unsigned int)vector >= 256)
+		return 0;
+	for (unsigned int i = 0; i < PERCPU_MAX_CPUS; i++)
+		if (percpu_of(i))
+			n += percpu_of(i)->irqs[vector];
+	return n;
 }
 
 static uint64_t read_cr2(void)
@@ -335,14 +365,14 @@ void trap_dispatch(struct trap_frame *f)
 /* Vectors 32..255, from isr.S's short path (no trap frame). */
 void irq_dispatch(unsigned int vector)
 {
-	struct irq_slot *s = &irq_slots[vector & 0xff];
+	const struct irq_action *a;
 
 	if (vector == IRQ_SPURIOUS)
 		return; /* no EOI for spurious interrupts (SDM 3A 11.9) */
-	s->count++;
 	this_cpu()->irqs[vector & 0xff]++; /* where it was taken: `cpus irq` */
-	if (s->handler)
-		s->handler(s->arg);
+	a = __atomic_load_n(&irq_slots[vector & 0xff].action, __ATOMIC_ACQUIRE);
+	if (a)
+		a->handler(a->arg);
 	lapic_eoi();
 }
 

@@ -4,13 +4,12 @@
 #define KERNEL_CPU_H
 
 /*
- * struct irq_slot as kernel/isr.S reads it (a raise vector's count,
- * counter and raise); cpu.c asserts the offsets.
+ * struct irq_slot as kernel/isr.S reads it (a raise vector's counter
+ * and context); cpu.c asserts the offsets.
  */
-#define IRQ_SLOT_SIZE 40
-#define IRQ_SLOT_COUNT 0
-#define IRQ_SLOT_COUNTER 8
-#define IRQ_SLOT_RAISE 16
+#define IRQ_SLOT_SIZE 32
+#define IRQ_SLOT_COUNTER 0
+#define IRQ_SLOT_CTX 8
 
 #ifndef __ASSEMBLER__
 #include <stdint.h>
@@ -23,14 +22,25 @@ struct trap_frame {
 	uint64_t rip, cs, rflags, rsp, ss;
 };
 
-/* One per vector; the first three fields at the IRQ_SLOT_* offsets. */
-struct irq_slot {
-	uint64_t count; /* interrupts taken: irq_count() */
-	uint64_t *counter; /* a raise vector's second count (a queue's stat) */
-	uint32_t raise; /* a raise vector's poll_raise() bits */
-	uint32_t own_entry; /* non-zero: the gate goes to an entry of its own */
-	void (*handler)(void *arg); /* general vectors */
+struct poll_ctx;
+
+/*
+ * What a general vector runs, published in its slot as one pointer: an
+ * interrupt on another CPU reads handler and arg of the same action,
+ * whatever irq_free_vector does meanwhile (the action's memory is the
+ * owner's to keep until that CPU passed through its loop, xcpu_sync).
+ */
+struct irq_action {
+	void (*handler)(void *arg);
 	void *arg;
+};
+
+/* One per vector; the first two fields at the IRQ_SLOT_* offsets. */
+struct irq_slot {
+	uint64_t *counter; /* a raise vector's count (a queue's interrupts stat) */
+	struct poll_ctx *ctx; /* a raise vector's context, scheduled where it is taken */
+	uint32_t kind; /* enum irq_kind (cpu.c): free, or what its gate goes to */
+	const struct irq_action *volatile action; /* general vectors */
 };
 
 extern struct irq_slot irq_slots[256];
@@ -46,25 +56,30 @@ struct cpu_tables;
 struct cpu_tables *cpu_tables_new(void);
 void cpu_init_ap(struct cpu_tables *t);
 
-/* A free vector for a device interrupt (MSI-X), or -1. */
-int irq_alloc_vector(void (*handler)(void *arg), void *arg);
+/* A free vector whose interrupts run @action (its memory stays the caller's), or -1. */
+int irq_alloc_vector(const struct irq_action *action);
 /*
  * A free vector for an interrupt that only wakes the poll loop, or -1:
- * its entry (isr.S) counts it here and in *@counter, ORs @raise into the
- * loop's raised bits (poll_raised), EOIs and returns, with no C call.
+ * its entry (isr.S) counts it here and in *@counter and schedules @ctx
+ * on the CPU that takes it, which must be @ctx's owner (the caller
+ * routes it there), then EOIs and returns, with no C call.
  */
-int irq_alloc_raise(uint64_t *counter, uint32_t raise);
+int irq_alloc_raise(uint64_t *counter, struct poll_ctx *ctx);
 /*
  * A free vector whose gate goes to @entry, an isr.S stub that does all
- * the interrupt's work and its EOI itself (the mail IPI), or -1.
+ * the interrupt's work and its EOI itself (the wake-up IPI), or -1.
  */
 int irq_alloc_entry(void (*entry)(void));
-void irq_free_vector(int vector); /* ignores -1 */
+/*
+ * The vector back to its default gate, its slot emptied (ignores -1).
+ * Call it once the source is stopped; an interrupt already taken on
+ * another CPU may still be in its entry until that CPU passes through
+ * its loop (xcpu_sync), so what the slot pointed at lives until then.
+ */
+void irq_free_vector(int vector);
 
-static inline uint64_t irq_count(int vector)
-{
-	return (unsigned int)vector < 256 ? irq_slots[vector].count : 0;
-}
+/* Interrupts taken on @vector by every CPU (each counts its own). */
+uint64_t irq_count(int vector);
 
 static inline void irq_enable(void)
 {

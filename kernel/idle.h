@@ -1,19 +1,29 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * What the poll loop does when a pass found nothing to do: spin on (idle=
- * poll), or halt until an interrupt (idle=halt, the default: MSI-X
- * completions, or the LAPIC timer: a periodic 1 ms tick, or with
- * tick=deadline, the default, one-shot to the next thing due), the way an
- * interrupt-driven guest waits.
+ * What the poll loop does when a pass left nothing scheduled: spin on
+ * (idle=poll), or halt until an interrupt (idle=halt, the default: a
+ * queue's MSI-X vector, a wake-up IPI, or the LAPIC timer: a periodic
+ * 1 ms tick, or with tick=deadline, the default, one-shot to the next
+ * thing due), the way an interrupt-driven guest waits.
+ *
+ * With tick=deadline the timer is also the idle watchdog (idle_guard):
+ * a CPU halted that long with a context that had work is a wake-up that
+ * never came, looked into and counted (kernel/poll.h, check()).
  */
 #ifndef KERNEL_IDLE_H
 #define KERNEL_IDLE_H
 
+#include <stdbool.h>
+#include <stdint.h>
+
 void idle_init(void);
 /*
- * Nothing was done in the last pass: with idle=halt, sleep unless a poller
- * was raised or a pending() hook asked says work is waiting.
+ * The pass left nothing scheduled: with idle=halt, halt unless a context
+ * is scheduled, waking by @wake_by (ns since boot; UINT64_MAX: only for
+ * what is due) at the latest.
  */
-void idle_wait(void);
+void idle_wait(uint64_t wake_by);
+/* idle=halt: the loop sleeps between passes (else it spins). */
+bool idle_halts(void);
 
 #endif

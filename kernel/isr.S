@@ -18,6 +18,7 @@
  */
 #include "kernel/cpu.h"
 #include "kernel/percpu.h"
+#include "kernel/poll.h"
 
 	.text
 
@@ -89,18 +90,6 @@ isr_\vec:
 	.endr
 
 /*
- * The slot's count (irq_count) and its counter (the queue's interrupts
- * stat), then its bits into the taking CPU's raised word (struct percpu,
- * which IA32_GS_BASE points at) with one locked OR, so its check with
- * interrupts off (idle_wait) sees them. Only the BSP takes raise vectors
- * so far: the PV EOI entries below are its alone. Then the EOI, one entry per
- * way lapic.c found to do it (cpu.c installs the matching table):
- * isr_raise_N writes 0 to the xAPIC register (SDM 3A 11.8.5), which
- * irq_alloc_raise made sure is mapped; isr_raise_x2_N writes the x2APIC
- * EOI MSR (SDM 3A 11.12.1.2); isr_raise_pv_N clears KVM's paravirtual EOI
- * flag and writes the EOI only when KVM had not set it (lapic.c).
- */
-/*
  * An interrupt whose return address is the poll loop's hlt came inside
  * the interrupt shadow of its sti, which the platform let slip
  * (idle_halt.S): return past the hlt, so the loop sees what this
@@ -115,14 +104,31 @@ isr_\vec:
 1:
 .endm
 
+/*
+ * A raise vector: the taking CPU's count of it (struct percpu, which
+ * IA32_GS_BASE points at), the slot's counter (the queue's interrupts
+ * stat), then the slot's poll context scheduled on the taking CPU, its
+ * owner (cpu.c routes raise vectors only there): the context's bit,
+ * read now, ORed into the CPU's scheduled word with one locked OR, so
+ * idle_wait's check with interrupts off sees it. A context taken out of
+ * the loop has bit 0 and schedules nothing; a freed slot points at a
+ * dummy counter and context (cpu.c). Then the EOI, one entry per way
+ * lapic.c found to do it (cpu.c installs the matching table):
+ * isr_raise_N writes 0 to the xAPIC register (SDM 3A 11.8.5), which
+ * irq_alloc_raise made sure is mapped; isr_raise_x2_N writes the x2APIC
+ * EOI MSR (SDM 3A 11.12.1.2); isr_raise_pv_N clears the CPU's own KVM
+ * paravirtual EOI flag and writes the EOI only when KVM had not set it
+ * (lapic.c).
+ */
 .macro RAISE_COUNT vec
 	pushq	%rax
 	HLT_SKIP 8
-	incq	irq_slots + \vec * IRQ_SLOT_SIZE + IRQ_SLOT_COUNT(%rip)
+	incq	%gs:PERCPU_IRQS + \vec * 8
 	movq	irq_slots + \vec * IRQ_SLOT_SIZE + IRQ_SLOT_COUNTER(%rip), %rax
 	incq	(%rax)
-	movl	irq_slots + \vec * IRQ_SLOT_SIZE + IRQ_SLOT_RAISE(%rip), %eax
-	lock orl	%eax, %gs:PERCPU_RAISED
+	movq	irq_slots + \vec * IRQ_SLOT_SIZE + IRQ_SLOT_CTX(%rip), %rax
+	movl	POLL_CTX_BIT_OFFSET(%rax), %eax
+	lock orl	%eax, %gs:PERCPU_SCHEDULED
 .endm
 
 .macro ISR_RAISE vec
@@ -148,7 +154,7 @@ isr_raise_x2_\vec:
 .macro ISR_RAISE_PV vec
 isr_raise_pv_\vec:
 	RAISE_COUNT \vec
-	btrl	$0, kvm_pv_eoi_word(%rip)
+	btrl	$0, %gs:PERCPU_PV_EOI
 	jnc	isr_eoi_write
 	popq	%rax
 	iretq
@@ -188,19 +194,22 @@ isr_eoi_x2apic:
 	iretq
 
 /*
- * The mail IPI (kernel/xcpu.c), taken on an AP: it counts in the CPU's
- * own struct percpu and raises the bits its mail_raise names there (its
- * request poller), then the EOI through the LAPIC register: the tail
- * above never looks at KVM's PV EOI flag, the BSP's alone.
+ * The wake-up IPI (poll_schedule from another CPU): the sender set the
+ * context's bit before sending, so there is nothing to do but count it
+ * in the taking CPU's struct percpu and EOI, the way this CPU does
+ * (KVM's PV EOI flag when lapic.c registered one).
  */
-	.globl	isr_mail
-isr_mail:
+	.globl	isr_wake
+isr_wake:
 	pushq	%rax
 	HLT_SKIP 8
 	incq	%gs:PERCPU_IPIS
-	movl	%gs:PERCPU_MAIL_RAISE, %eax
-	lock orl	%eax, %gs:PERCPU_RAISED
-	jmp	isr_eoi_write
+	cmpb	$0, lapic_pv_eoi(%rip)
+	je	isr_eoi_write
+	btrl	$0, %gs:PERCPU_PV_EOI
+	jnc	isr_eoi_write
+	popq	%rax
+	iretq
 
 isr_common:
 	pushq	%rax

@@ -29,17 +29,6 @@ static void report_bad_config(const char *msg)
 	printf("cmdline: %s (default kept)\n", msg);
 }
 
-static void __attribute__((noreturn)) poll_loop(void)
-{
-	for (;;) {
-		poll_once();
-		/* input: the UART's interrupt raised it (or polled: a look) */
-		if (console_rx_pending())
-			shell_poll();
-		idle_wait();
-	}
-}
-
 void kmain(struct boot_info *bi)
 {
 	char hv[160];
@@ -54,13 +43,13 @@ void kmain(struct boot_info *bi)
 	acpi_init(bi);
 	hypervisor_init();
 	lapic_init();
-	console_irq_init();
 	config_parse_cmdline(bi->cmdline, report_bad_config);
 	shell_init();
 	commands_init();
 	smp_init();
 	calibrate_init();
 	stats_init();
+	poll_show_init();
 	pci_init();
 	app_init();
 	irq_enable();

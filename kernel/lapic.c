@@ -61,17 +61,27 @@ static bool x2apic, tsc_deadline;
 static uint64_t timer_hz; /* LAPIC timer ticks per second at divide 16 */
 static int timer_vector = -1;
 volatile uint32_t *lapic_eoi_reg;
-/* isr.S reads these two: the EOI when KVM's flag says one is needed */
+/* isr.S reads these two: how to EOI when KVM's flag says one is needed */
 uint8_t lapic_x2apic;
+uint8_t lapic_pv_eoi;
+static enum lapic_eoi_kind eoi_kind;
+
 /*
  * KVM's paravirtual EOI flag (Linux Documentation/virt/kvm/x86/msr.rst,
- * MSR_KVM_PV_EOI_EN): KVM sets bit 0 when it injects an interrupt whose
- * EOI it can notice by itself; the guest then clears the bit instead of
- * writing the EOI register. Four-byte aligned, zero when registered, and
- * its address is physical: the kernel is identity-mapped (paging.c).
+ * MSR_KVM_PV_EOI_EN), one per vCPU: struct percpu's pv_eoi, registered
+ * by each CPU for itself. KVM sets bit 0 when it injects an interrupt
+ * whose EOI it can notice by itself; the guest then clears the bit
+ * instead of writing the EOI register. Four-byte aligned, zero when
+ * registered, and its address is physical: the kernel is
+ * identity-mapped (paging.c) and an AP's struct percpu is heap memory.
  */
-volatile uint32_t kvm_pv_eoi_word __attribute__((aligned(4)));
-static enum lapic_eoi_kind eoi_kind;
+static void pv_eoi_register(void)
+{
+	struct percpu *p = this_cpu();
+
+	p->pv_eoi = 0;
+	wrmsr(MSR_KVM_PV_EOI_EN, (uint64_t)(uintptr_t)&p->pv_eoi | KVM_PV_EOI_ENABLED);
+}
 
 static void pic_mask_all(void)
 {
@@ -128,20 +138,18 @@ void lapic_init(void)
 	tsc_deadline = cpu_features.tsc_deadline;
 	eoi_kind = x2apic ? LAPIC_EOI_X2APIC : LAPIC_EOI_XAPIC;
 	if (cpu_features.kvm_pv_eoi) {
-		kvm_pv_eoi_word = 0;
-		wrmsr(MSR_KVM_PV_EOI_EN,
-		      (uint64_t)(uintptr_t)&kvm_pv_eoi_word | KVM_PV_EOI_ENABLED);
+		pv_eoi_register();
 		eoi_kind = LAPIC_EOI_KVM_PV;
+		lapic_pv_eoi = 1;
 	}
 }
 
 /*
  * An application processor's LAPIC, in the mode the BSP chose: the BSP
  * ran hypervisor_init and lapic_init, so x2apic and regs (the same
- * physical page for every CPU) are set. No timer and no PV EOI here:
- * the one interrupt an AP takes is the mail IPI (xcpu.c), whose entry
- * EOIs through the register (isr.S, isr_mail); kvm_pv_eoi_word is the
- * BSP's flag, registered for the BSP's vCPU only.
+ * physical page for every CPU) are set, and with KVM's PV EOI the AP
+ * registers its own flag, so every interrupt entry EOIs one way on
+ * every CPU. Its timer is armed by its own idle_wait.
  */
 void lapic_init_ap(void)
 {
@@ -154,6 +162,8 @@ void lapic_init_ap(void)
 		return;
 	apic_write(APIC_TPR, 0);
 	apic_write(APIC_SVR, SVR_ENABLE | 0xff);
+	if (eoi_kind == LAPIC_EOI_KVM_PV)
+		pv_eoi_register();
 }
 
 bool lapic_x2apic_mode(void)
@@ -269,14 +279,20 @@ static inline bool pv_eoi_take(void)
 {
 	bool was_set;
 
-	__asm__ __volatile__("btrl $0, %0" : "+m"(kvm_pv_eoi_word), "=@ccc"(was_set)::"memory");
+#ifdef UNIT_TEST
+	was_set = __atomic_fetch_and(&this_cpu()->pv_eoi, ~1u, __ATOMIC_RELAXED) & 1;
+#else
+	__asm__ __volatile__("btrl $0, %%gs:%c1"
+			     : "=@ccc"(was_set)
+			     : "i"(PERCPU_PV_EOI)
+			     : "memory");
+#endif
 	return was_set;
 }
 
-/* KVM's PV EOI flag is the BSP's vCPU's: an AP writes the register. */
 void lapic_eoi(void)
 {
-	if (eoi_kind == LAPIC_EOI_KVM_PV && !this_cpu()->index && pv_eoi_take())
+	if (eoi_kind == LAPIC_EOI_KVM_PV && pv_eoi_take())
 		return;
 	if (x2apic)
 		wrmsr(MSR_X2APIC_FIRST + (APIC_EOI >> 4), 0);
@@ -308,13 +324,15 @@ static void timer_tick(void *arg)
 	this_cpu()->timer_ticks++;
 }
 
+static const struct irq_action timer_action = { .handler = timer_tick };
+
 /* A vector for the timer: false if the timer cannot be used. */
 static bool timer_ready(void)
 {
 	if (!regs && !x2apic)
 		return false;
 	if (timer_vector < 0) {
-		timer_vector = irq_alloc_vector(timer_tick, NULL);
+		timer_vector = irq_alloc_vector(&timer_action);
 	}
 	return timer_vector >= 0;
 }

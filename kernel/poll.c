@@ -7,6 +7,7 @@
 
 #include "kernel/idle.h"
 #include "kernel/io.h"
+#include "kernel/lapic.h"
 #include "kernel/percpu.h"
 #include "kernel/poll.h"
 #include "kernel/time.h"
@@ -17,44 +18,60 @@
  */
 #define POLL_WAIT_STEP_NS 1000000ULL
 
-/*
- * Each CPU's registry is its own (kernel/percpu.h): pollers[i] of
- * this_cpu()->poll, bit i in its words. A pass runs every_pass | raised
- * in table order; idle_wait asks the pending() hooks in has_pending &
- * ask_pending only. only_hook: the one hook to ask when nothing is
- * raised and it is the only one on, of a poller that is not on_raise: its
- * answer is then the check's (the vsock driver's TX queue, the common
- * case before a halt). NULL: walk.
- */
+_Static_assert(POLL_MAX <= 32, "one bit per context in a uint32_t");
+_Static_assert(POLL_MAX == PERCPU_POLL_MAX, "percpu.h sizes the tables");
+
+static unsigned int nothing_to_poll(struct poll_ctx *ctx, unsigned int budget)
+{
+	return 0;
+}
+
+/* What an empty slot holds, so a pass never tests for one. */
+static struct poll_ctx empty_slot = { .name = "-", .poll = nothing_to_poll };
+
 struct percpu percpu_boot = {
 	.self = &percpu_boot,
-	.poll = { .ask_pending = ~0u, .next_wake = UINT64_MAX, .shortest_period = UINT64_MAX },
+	.poll = { .next_due = UINT64_MAX,
+		  .current = POLL_MAX,
+		  .ctx = { [0 ... POLL_MAX - 1] = &empty_slot } },
 	.idle = { .tick_deadline = true },
 };
 
+struct percpu *percpu_cpus[PERCPU_MAX_CPUS] = { &percpu_boot };
+
+int poll_ipi_vector = -1;
+
 #ifdef UNIT_TEST
 struct percpu *percpu_unit_cpu = &percpu_boot;
+static char percpu_section[1];
+#define __percpu_start percpu_section
+#define __percpu_end percpu_section
+#else
+/* kernel/linker.ld: the linked (CPU 0's) DEFINE_PER_CPU variables */
+extern char __percpu_start[], __percpu_end[];
 #endif
-
-static bool no_hook(void)
-{
-	return false;
-}
-
-_Static_assert(POLL_MAX <= 32, "one bit per poller in a uint32_t");
-_Static_assert(POLL_MAX == PERCPU_POLL_MAX, "percpu.h sizes the tables");
 
 #define MSR_GS_BASE 0xc0000101
 
-void percpu_init(struct percpu *p, unsigned int index)
+size_t percpu_area_size(void)
+{
+	return (size_t)(__percpu_end - __percpu_start);
+}
+
+void percpu_init(struct percpu *p, unsigned int index, uint32_t apic_id, void *area)
 {
 	memset(p, 0, sizeof(*p));
 	p->self = p;
 	p->index = index;
-	p->poll.ask_pending = ~0u;
-	p->poll.next_wake = UINT64_MAX;
-	p->poll.shortest_period = UINT64_MAX;
+	p->apic_id = apic_id;
+	p->area_offset = area ? (uintptr_t)area - (uintptr_t)__percpu_start : 0;
+	p->poll.next_due = UINT64_MAX;
+	p->poll.current = POLL_MAX;
+	for (unsigned int i = 0; i < POLL_MAX; i++)
+		p->poll.ctx[i] = &empty_slot;
 	p->idle.tick_deadline = true;
+	if (index < PERCPU_MAX_CPUS)
+		percpu_cpus[index] = p;
 }
 
 void percpu_enter(struct percpu *p)
@@ -64,249 +81,284 @@ void percpu_enter(struct percpu *p)
 #endif
 }
 
-static unsigned int nothing_to_poll(unsigned int budget)
-{
-	return 0;
-}
-
-static void only_hook_update(struct poll_cpu *pc)
-{
-	uint32_t ask = pc->has_pending & pc->ask_pending;
-
-	pc->only_hook = NULL;
-	if (!ask)
-		pc->only_hook = no_hook;
-	else if (!(ask & (ask - 1)) && !(ask & pc->on_raise))
-		pc->only_hook = pc->pending_fns[__builtin_ctz(ask)];
-}
-
-int poll_register(const struct poller *p)
-{
-	struct poll_cpu *pc = &this_cpu()->poll;
-	unsigned int n = pc->n_pollers;
-	uint32_t bit;
-
-	if (poll_bit(p))
-		return 0;
-	if (n == POLL_MAX)
-		return -ENOSPC;
-	bit = 1u << n;
-	pc->poll_fns[n] = p->poll ? p->poll : nothing_to_poll;
-	pc->pending_fns[n] = p->pending;
-	pc->pollers[n] = p;
-	pc->n_pollers = n + 1;
-	if (p->poll && !p->on_raise)
-		pc->every_pass |= bit;
-	if (p->poll && p->on_raise)
-		pc->on_raise |= bit;
-	if (p->pending)
-		pc->has_pending |= bit;
-	only_hook_update(pc);
-	return 0;
-}
-
-uint32_t poll_bit(const struct poller *p)
-{
-	const struct poll_cpu *pc = &this_cpu()->poll;
-
-	for (unsigned int i = 0; i < pc->n_pollers; i++)
-		if (pc->pollers[i] == p)
-			return 1u << i;
-	return 0;
-}
-
-void poll_raise(uint32_t bits)
+/* @bits into this CPU's word: one locked OR through %gs (safe from an interrupt). */
+static inline void schedule_here(uint32_t bits)
 {
 #ifdef UNIT_TEST
-	__atomic_fetch_or(&this_cpu()->raised, bits, __ATOMIC_RELAXED);
+	__atomic_fetch_or(&this_cpu()->scheduled, bits, __ATOMIC_SEQ_CST);
 #else
 	__asm__ __volatile__("lock orl %0, %%gs:%c1"
 			     :
-			     : "r"(bits), "i"(PERCPU_RAISED)
+			     : "r"(bits), "i"(PERCPU_SCHEDULED)
 			     : "memory", "cc");
 #endif
 }
 
-void poll_raise_on(struct percpu *cpu, uint32_t bits)
+int poll_ctx_add(struct poll_ctx *ctx)
 {
-	__atomic_fetch_or(&cpu->raised, bits, __ATOMIC_RELEASE);
-}
+	struct percpu *cpu = this_cpu();
+	struct poll_cpu *pc = &cpu->poll;
+	uint32_t free = ~pc->used & (uint32_t)((1ull << POLL_MAX) - 1);
+	unsigned int i;
 
-void poll_ask_pending(uint32_t bits, bool on)
-{
-	struct poll_cpu *pc = &this_cpu()->poll;
-
-	pc->ask_pending = on ? pc->ask_pending | bits : pc->ask_pending & ~bits;
-	only_hook_update(pc);
-}
-
-void poll_keep(uint32_t bits, bool on)
-{
-	struct poll_cpu *pc = &this_cpu()->poll;
-
-	bits &= pc->on_raise;
-	pc->every_pass = on ? pc->every_pass | bits : pc->every_pass & ~bits;
-}
-
-/* Take all the raised bits: one xchg with the word through %gs. */
-static inline uint32_t raised_take_all(void)
-{
-#ifdef UNIT_TEST
-	return __atomic_exchange_n(&this_cpu()->raised, 0, __ATOMIC_ACQUIRE);
-#else
-	uint32_t r = 0;
-
-	__asm__ __volatile__("xchgl %0, %%gs:%c1" : "+r"(r) : "i"(PERCPU_RAISED) : "memory");
-	return r;
-#endif
-}
-
-/*
- * Take the raised bits in @mask (one locked AND, only when there are),
- * through %gs: a pass keeps no base register for it.
- */
-static inline uint32_t take_raised(uint32_t mask)
-{
-	uint32_t r = percpu_read(raised) & mask;
-
-	if (r) {
-#ifdef UNIT_TEST
-		__atomic_fetch_and(&this_cpu()->raised, ~r, __ATOMIC_RELAXED);
-#else
-		__asm__ __volatile__("lock andl %0, %%gs:%c1"
-				     :
-				     : "r"(~r), "i"(PERCPU_RAISED)
-				     : "memory", "cc");
-#endif
-	}
-	return r;
-}
-
-/*
- * Lowest bit first, so pollers run in table order; a poller may raise one
- * after it (the socket layer's poller raising a service), which then runs
- * in the same pass instead of costing another. One raised for an earlier
- * slot (or itself) runs in the next pass.
- */
-unsigned int poll_once(void)
-{
-	/* all of them at once: one xchg, no test */
-	uint32_t todo = percpu_read(poll.every_pass) | raised_take_all();
-	unsigned int work = 0;
-
-	while (todo) {
-		unsigned int i = (unsigned int)__builtin_ctz(todo);
-
-		todo &= todo - 1;
-		work += percpu_read_at(poll.poll_fns, i)(POLL_BUDGET);
-		if (percpu_read(raised))
-			todo |= take_raised(~0u << i << 1);
-	}
-	return work;
-}
-
-/*
- * Once one says yes the loop stays awake, so only the on_raise pollers
- * are still asked: they run on nothing else, and a device that keeps an
- * every-pass poller busy (a TX ring a broken queue never drains) must not
- * keep the recovery from being raised.
- */
-static bool ask_pollers(const struct poll_cpu *pc, uint32_t ask, bool work)
-{
-	while (ask) {
-		unsigned int i = __builtin_ctz(ask);
-
-		ask &= ask - 1;
-		if (pc->pending_fns[i]()) {
-			if (pc->on_raise & (1u << i)) /* the others run next pass anyway */
-				poll_raise(1u << i);
-			work = true;
-			ask &= ~pc->every_pass;
-		}
-	}
-	return work;
-}
-
-/* The common check before a halt: nothing raised, only_hook's answer. */
-bool poll_pending(void)
-{
-	struct percpu *cpu;
-	const struct poll_cpu *pc;
-	bool (*hook)(void) = percpu_read(poll.only_hook);
-	uint32_t ask;
-
-	if (!percpu_read(raised) && hook)
-		return hook();
-	cpu = this_cpu();
-	pc = &cpu->poll;
-	ask = pc->has_pending & pc->ask_pending;
-	if (cpu->raised)
-		return ask & ~pc->every_pass ? ask_pollers(pc, ask & ~pc->every_pass, true) : true;
-	return ask_pollers(pc, ask, false);
-}
-
-void poll_wake_at(uint64_t deadline_ns)
-{
-	struct poll_cpu *pc = &this_cpu()->poll;
-
-	if (deadline_ns < pc->next_wake)
-		pc->next_wake = deadline_ns;
-}
-
-static void periods_update(struct poll_cpu *pc)
-{
-	pc->shortest_period = UINT64_MAX;
-	for (unsigned int i = 0; i < POLL_MAX; i++)
-		if (pc->periods[i].owner && pc->periods[i].period_ns < pc->shortest_period)
-			pc->shortest_period = pc->periods[i].period_ns;
-}
-
-/* The owner's slot, else a free one; NULL when neither exists. */
-static struct poll_period_req *period_slot(struct poll_cpu *pc, const void *owner)
-{
-	struct poll_period_req *free_slot = NULL;
-
-	for (unsigned int i = 0; i < POLL_MAX; i++) {
-		if (pc->periods[i].owner == owner)
-			return &pc->periods[i];
-		if (!pc->periods[i].owner && !free_slot)
-			free_slot = &pc->periods[i];
-	}
-	return free_slot;
-}
-
-int poll_every(const void *owner, uint64_t period_ns)
-{
-	struct poll_cpu *pc = &this_cpu()->poll;
-	struct poll_period_req *r = period_slot(pc, owner);
-
-	if (!r)
-		return period_ns ? -ENOSPC : 0;
-	*r = period_ns ? (struct poll_period_req){ owner, period_ns } :
-			 (struct poll_period_req){ NULL, 0 };
-	periods_update(pc);
+	if (ctx->cpu)
+		return -EBUSY;
+	if (!free)
+		return -ENOSPC;
+	i = (unsigned int)__builtin_ctz(free);
+	pc->ctx[i] = ctx;
+	pc->used |= 1u << i;
+	ctx->bit = 1u << i;
+	ctx->due_ns = UINT64_MAX;
+	/* the bit before the owner: a scheduler that sees the owner sees the bit */
+	__atomic_store_n(&ctx->cpu, cpu, __ATOMIC_RELEASE);
+	schedule_here(ctx->bit);
 	return 0;
 }
 
-bool poll_wait(enum poll_step (*step)(void *arg), void *arg, uint64_t deadline_ns)
+static void next_due_update(struct poll_cpu *pc)
 {
-	for (;;) {
-		enum poll_step s = step(arg);
+	uint64_t next = UINT64_MAX;
 
-		if (s == POLL_DONE)
-			return true;
-		if (now_ns() >= deadline_ns)
-			return false;
-		if (!poll_once() && s == POLL_AGAIN) {
-			uint64_t step_at = now_ns() + POLL_WAIT_STEP_NS;
+	for (uint32_t bits = pc->used; bits; bits &= bits - 1) {
+		const struct poll_ctx *ctx = pc->ctx[__builtin_ctz(bits)];
 
-			poll_wake_at(step_at < deadline_ns ? step_at : deadline_ns);
-			idle_wait();
-		} else {
-			/* busy: idle_wait does not ask, the on_raise pollers must be */
-			poll_pending();
+		if (ctx->due_ns < next)
+			next = ctx->due_ns;
+	}
+	pc->next_due = next;
+}
+
+void poll_ctx_del(struct poll_ctx *ctx)
+{
+	struct percpu *cpu = this_cpu();
+	struct poll_cpu *pc = &cpu->poll;
+	uint32_t bit = ctx->bit;
+
+	if (ctx->cpu != cpu || !bit)
+		return;
+	__atomic_store_n(&ctx->cpu, NULL, __ATOMIC_RELEASE);
+	ctx->bit = 0; /* an interrupt entry still pointing here raises nothing */
+	__atomic_fetch_and(&cpu->scheduled, ~bit, __ATOMIC_SEQ_CST);
+	pc->ctx[__builtin_ctz(bit)] = &empty_slot;
+	pc->used &= ~bit;
+	if (ctx->due_ns != UINT64_MAX) {
+		ctx->due_ns = UINT64_MAX;
+		next_due_update(pc);
+	}
+}
+
+void poll_schedule_remote(struct poll_ctx *ctx)
+{
+	struct percpu *cpu;
+
+	/*
+	 * What the caller wrote for @ctx before this, then the owner: a
+	 * context being added on its CPU stores its owner and then looks
+	 * for work, so one of the two sides sees the other (a full barrier
+	 * on each, 8.2.3.4 of SDM 3A).
+	 */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	cpu = __atomic_load_n(&ctx->cpu, __ATOMIC_ACQUIRE);
+	if (!cpu)
+		return;
+	/* a locked OR: what the caller wrote for @ctx is visible with the bit */
+	__atomic_fetch_or(&cpu->scheduled, ctx->bit, __ATOMIC_SEQ_CST);
+#ifndef UNIT_TEST
+	if (poll_ipi_vector >= 0)
+		lapic_send_ipi(cpu->apic_id, (uint8_t)poll_ipi_vector);
+#endif
+}
+
+void poll_schedule_at(struct poll_ctx *ctx, uint64_t deadline_ns)
+{
+	struct percpu *cpu = this_cpu();
+	uint64_t was = ctx->due_ns;
+
+	if (ctx->cpu != cpu || deadline_ns == was)
+		return; /* the owner's alone: its table, its timer */
+	ctx->due_ns = deadline_ns;
+	if (deadline_ns < cpu->poll.next_due)
+		cpu->poll.next_due = deadline_ns;
+	else if (was == cpu->poll.next_due)
+		next_due_update(&cpu->poll); /* it was the earliest: find the next */
+}
+
+void poll_schedule_polled(struct poll_ctx *ctx)
+{
+	if (idle_halts())
+		poll_schedule_at(ctx, now_ns() + POLL_POLLED_NS);
+	else
+		poll_schedule(ctx);
+}
+
+/* The contexts whose time came: scheduled, their time forgotten. */
+static void run_timers(struct poll_cpu *pc, uint64_t now)
+{
+	uint32_t due = 0;
+
+	for (uint32_t bits = pc->used; bits; bits &= bits - 1) {
+		struct poll_ctx *ctx = pc->ctx[__builtin_ctz(bits)];
+
+		if (ctx->due_ns <= now) {
+			ctx->due_ns = UINT64_MAX;
+			due |= ctx->bit;
 		}
 	}
+	next_due_update(pc);
+	if (due)
+		schedule_here(due);
+}
+
+/* Take the scheduled bits in @mask: one xchg when all, a locked AND otherwise. */
+static inline uint32_t take_scheduled(uint32_t mask)
+{
+	uint32_t r = percpu_read(scheduled) & mask;
+
+	if (r)
+		__atomic_fetch_and(&this_cpu()->scheduled, ~r, __ATOMIC_SEQ_CST);
+	return r;
+}
+
+static inline uint32_t take_all_scheduled(void)
+{
+#ifdef UNIT_TEST
+	return __atomic_exchange_n(&this_cpu()->scheduled, 0, __ATOMIC_SEQ_CST);
+#else
+	uint32_t r = 0;
+
+	__asm__ __volatile__("xchgl %0, %%gs:%c1" : "+r"(r) : "i"(PERCPU_SCHEDULED) : "memory");
+	return r;
+#endif
+}
+
+/*
+ * Lowest bit first, so contexts run in table order; one scheduled for a
+ * later slot during the pass (the socket layer scheduling a service)
+ * runs in the same pass instead of costing another, one for an earlier
+ * slot (or itself) in the next. A context inside a blocking wait (held)
+ * keeps its bit for when the wait returns; a wait inside a context's
+ * poll() gives its hold back before that poll() returns, so the held
+ * bits read at the start stand for the whole pass. The budget used up
+ * keeps a context scheduled. A bit left for a slot emptied meanwhile
+ * runs the empty slot's context, which does nothing.
+ */
+unsigned int poll_once(void)
+{
+	struct poll_cpu *pc = &this_cpu()->poll;
+	unsigned int work = 0;
+	uint32_t todo, held = pc->held;
+
+	if (pc->next_due != UINT64_MAX) {
+		uint64_t now = now_ns();
+
+		if (now >= pc->next_due)
+			run_timers(pc, now);
+	}
+	todo = take_all_scheduled();
+	if (todo & held) {
+		schedule_here(todo & held);
+		todo &= ~held;
+	}
+	pc->passes++;
+	while (todo) {
+		unsigned int i = (unsigned int)__builtin_ctz(todo);
+		struct poll_ctx *ctx = pc->ctx[i];
+		unsigned int done;
+		uint32_t more;
+
+		todo &= todo - 1;
+		pc->current = i; /* for a poll_wait inside it */
+		done = ctx->poll(ctx, POLL_BUDGET);
+		ctx->polls++;
+		if (__builtin_expect(done >= POLL_BUDGET, 0))
+			schedule_here(1u << i);
+		work += done;
+		more = percpu_read(scheduled);
+		if (more && (more &= ~held & (~0u << i << 1)))
+			todo |= take_scheduled(more);
+	}
+	pc->current = POLL_MAX; /* between passes no context runs */
+	return work;
+}
+
+void poll_loop(void)
+{
+	for (;;) {
+		poll_once();
+		idle_wait(UINT64_MAX);
+	}
+}
+
+uint32_t poll_ctx_bits(void)
+{
+	return this_cpu()->poll.used;
+}
+
+struct poll_ctx *poll_ctx_at(uint32_t bit)
+{
+	return bit ? this_cpu()->poll.ctx[__builtin_ctz(bit)] : NULL;
+}
+
+void poll_check(uint32_t bits, bool count, struct poll_finding *f)
+{
+	struct poll_cpu *pc = &this_cpu()->poll;
+
+	memset(f, 0, sizeof(*f));
+	for (bits &= pc->used; bits; bits &= bits - 1) {
+		struct poll_ctx *ctx = pc->ctx[__builtin_ctz(bits)];
+		const char *what = ctx->name;
+		enum poll_verdict v;
+
+		if (!ctx->check)
+			continue;
+		v = ctx->check(ctx, count, &what);
+		if (v == POLL_IDLE)
+			continue;
+		if (v == POLL_OWED)
+			f->owed |= ctx->bit;
+		else
+			f->lost |= ctx->bit;
+		if (!f->first) {
+			f->first = ctx;
+			f->what = what;
+		}
+	}
+}
+
+/*
+ * The context this wait runs in (the one whose poll() ran last here) is
+ * held: its bit stays for when the wait returns, and a pass does not
+ * run it inside its own wait. Waits nest: each releases its own hold.
+ */
+bool poll_wait(enum poll_step (*step)(void *arg), void *arg, uint64_t deadline_ns)
+{
+	struct poll_cpu *pc = &this_cpu()->poll;
+	unsigned int caller = pc->current;
+	uint32_t hold = caller < POLL_MAX ? (1u << caller) & pc->used & ~pc->held : 0;
+	bool done = false;
+
+	pc->held |= hold;
+	for (;;) {
+		enum poll_step s = step(arg);
+		uint64_t now;
+
+		if (s == POLL_DONE) {
+			done = true;
+			break;
+		}
+		now = now_ns();
+		if (now >= deadline_ns)
+			break;
+		if (!poll_once() && s == POLL_AGAIN) {
+			uint64_t step_at = now + POLL_WAIT_STEP_NS;
+
+			idle_wait(step_at < deadline_ns ? step_at : deadline_ns);
+		}
+	}
+	pc->held &= ~hold;
+	pc->current = caller; /* the passes inside ran others: a second wait holds it again */
+	return done;
 }
 
 static enum poll_step never_done(void *arg)

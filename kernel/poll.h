@@ -1,46 +1,40 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The poll registry: drivers, protocols and services register a poller,
- * and the one loop runs them all. Like NAPI, poll(budget) does at most
- * @budget units of work and returns the work it did; pending() says, with
- * interrupts off, whether a poll would find work no interrupt announces
- * (idle=halt asks the hooks turned on before it sleeps; an interrupt that
- * only wakes the loop raises its poller instead).
+ * The poll contract, the one way work reaches a CPU's loop (NAPI's
+ * shape: napi_schedule, poll(budget), napi_complete_done).
  *
- * A poller that has nothing to do most passes (a service waiting for its
- * sockets, the recovery of a broken queue) sets on_raise: a pass then
- * skips it unless something raised it (poll_raise), it asked to run every
- * pass for a while (poll_keep), or its pending() said so before a halt.
- * A pass costs a bit test for it instead of a call.
+ * A poll context is a unit of work something can wake: a device's
+ * queues, the socket layer, a service, the console, another CPU's
+ * requests. It belongs to one CPU, its owner, and only that CPU's loop
+ * calls its poll(). Everything that has work for it calls
+ * poll_schedule(): an interrupt entry (kernel/isr.S ORs the context's
+ * bit into the taking CPU's word), code on the owner, or another CPU,
+ * which then sends the owner the wake-up IPI. The owner's loop runs the
+ * scheduled contexts in table order, each with a budget, and halts only
+ * when none is scheduled (idle.c checks the word with interrupts off).
  *
- * Each CPU runs its own loop over its own table (kernel/percpu.h): the
- * registry, the raised bits, the wake-up and the periods below are the
- * calling CPU's, and nothing here takes a lock. A poller is registered
- * on the CPU that will run it (for another CPU: inside an xcpu request
- * run there, kernel/xcpu.h); its bit means something on that CPU only.
- * What crosses CPUs: a request or reply through an SPSC ring plus an IPI
- * (xcpu.h), or poll_raise_on() plus an IPI to the owner. An interrupt
- * raises the pollers of the CPU that takes it (isr.S ORs into
- * %gs:PERCPU_RAISED). CPU 0 (the BSP) also runs the console and the shell.
+ * poll(ctx, budget) does at most @budget units of work and returns the
+ * units done. Returning @budget means there is more: the context stays
+ * scheduled and runs again next pass. Returning less completes it, and
+ * completing is the context's own: it re-arms whatever announces its
+ * work (re-enables the queue's notifications, 2.7.7.2; an owner's ready
+ * list), with a full barrier, looks once more, and schedules itself
+ * again if work raced in. No other mechanism exists: a context that
+ * waits for a time asks for one (poll_schedule_at), and one whose
+ * source never interrupts asks for a time too.
  *
- * When to use which way of getting the loop's attention:
- *
- *   the work comes with                    use                      who
- *   an interrupt (a queue's MSI-X vector)  the vector's raise entry isr.S -> raised, its CPU's
- *   an event in another part of the guest  poll_raise(bit)          sockets for their owner
- *   a state to look at every pass a while  poll_keep(bit, on)       a wait with a timeout
- *   work no interrupt announces            pending() +              TX waiting for ring room
- *     (looked at with interrupts off)        poll_ask_pending()
- *   a time (a timeout, a retransmission)   poll_wake_at(deadline)   each pass while waiting
- *   a source that never interrupts         poll_every(owner, ns)    polled queues, console
- *   a shell command that blocks            poll_wait(step, ...)     vsock pingpong, ping
- *
- * Every pass runs the pollers without on_raise; on_raise pollers run when
- * raised, kept or pending, so an idle service costs a bit test a pass.
+ * The idle watchdog (idle.c, idle_guard) asks each context's check()
+ * whether it has work nothing scheduled. That is a bug, counted: the
+ * device's when it owed a notification it never sent (check() says
+ * POLL_OWED: a missed notification), the guest's otherwise.
  */
 #ifndef KERNEL_POLL_H
 #define KERNEL_POLL_H
 
+/* isr.S reads a context's bit through a raise slot's context pointer. */
+#define POLL_CTX_BIT_OFFSET 32
+
+#ifndef __ASSEMBLER__
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -49,58 +43,124 @@
 #define POLL_BUDGET 64
 #define POLL_MAX PERCPU_POLL_MAX
 
-struct poller {
-	const char *name;
-	unsigned int (*poll)(unsigned int budget); /* optional: NULL polls nothing */
-	bool (*pending)(void); /* optional: NULL never keeps the CPU awake */
-	bool on_raise; /* run only when raised, kept, or pending (see above) */
+/* What a context's check() found (the idle watchdog asks it). */
+enum poll_verdict {
+	POLL_IDLE, /* nothing waiting */
+	POLL_OWED, /* work its source had to announce and did not (a missed notification) */
+	POLL_LOST, /* work nothing announced that the guest should have scheduled */
 };
 
-/* Add @p (static storage) to the loop; registering it again does nothing. */
-int poll_register(const struct poller *p);
+struct poll_ctx {
+	const char *name;
+	unsigned int (*poll)(struct poll_ctx *ctx, unsigned int budget);
+	/*
+	 * Optional, for the watchdog only, on the owner with nothing
+	 * scheduled: whether work waits. @what gets a name for it (a
+	 * queue), for the report; @count: the watchdog's second look,
+	 * which counts a POLL_OWED as the source's missed notification.
+	 */
+	enum poll_verdict (*check)(struct poll_ctx *ctx, bool count, const char **what);
 
-/* @p's bit for poll_raise() and poll_keep(); 0 when @p is not registered. */
-uint32_t poll_bit(const struct poller *p);
+	/* poll.c's: set by poll_ctx_add, read by poll_schedule on any CPU */
+	struct percpu *volatile cpu; /* the owner; NULL: not added */
+	uint32_t bit; /* its bit in the owner's scheduled word */
+	uint64_t due_ns; /* poll_schedule_at(); UINT64_MAX: none */
+	uint64_t polls; /* the owner's count of its runs, for `stats poll` */
+};
 
-/*
- * Run the pollers in @bits: later in this pass when they come after the
- * one running now, else in the next pass, and the loop does not sleep
- * before. Safe from an interrupt handler (one locked OR).
- */
-void poll_raise(uint32_t bits);
-
-/*
- * The same on another CPU's loop (one locked OR into its raised word);
- * the caller then sends it an IPI if it may be halted. The raised bits
- * themselves are struct percpu's: interrupt entries that only wake the
- * loop OR into the taking CPU's directly (kernel/isr.S).
- */
-void poll_raise_on(struct percpu *cpu, uint32_t bits);
-
-/*
- * Whether idle_wait asks the pending() hooks of the pollers in @bits (on
- * at registration). A driver turns its hook off while it cannot have
- * work no interrupt announces (no device, no request out), so the check
- * before every halt does not pay a call for it.
- */
-void poll_ask_pending(uint32_t bits, bool on);
+_Static_assert(__builtin_offsetof(struct poll_ctx, bit) == POLL_CTX_BIT_OFFSET, "isr.S: bit");
 
 /*
- * While @on, the on_raise pollers in @bits run every pass like the others
- * (e.g. a state with a timeout checked against the clock); the loop may
- * still sleep. Off again: they run only when raised.
+ * On the CPU that will own @ctx: add it to this CPU's loop and schedule
+ * it once (anything that came before it was added is looked at).
+ * -ENOSPC when the table is full, -EBUSY when it is added already.
  */
-void poll_keep(uint32_t bits, bool on);
+int poll_ctx_add(struct poll_ctx *ctx);
+/*
+ * On the owner: take @ctx out of the loop (not from its own poll()).
+ * Scheduling it does nothing from then on; what may still call
+ * poll_schedule on another CPU (an interrupt in flight) is the
+ * caller's to quiesce before the memory goes (xcpu_sync).
+ */
+void poll_ctx_del(struct poll_ctx *ctx);
 
-/* One pass over every poller: the work done (0: nothing to do). */
+/* poll_schedule from a CPU that is not (or not known to be) @ctx's owner. */
+void poll_schedule_remote(struct poll_ctx *ctx);
+
+/*
+ * Run @ctx's poll() soon, from anywhere: an interrupt, its owner (one
+ * locked OR into this CPU's word, inline), or another CPU (a locked OR
+ * into the owner's word, then the wake-up IPI, since the owner may be
+ * halted). Nothing for a context not added.
+ */
+static inline void poll_schedule(struct poll_ctx *ctx)
+{
+	if (__atomic_load_n(&ctx->cpu, __ATOMIC_ACQUIRE) != this_cpu()) {
+		poll_schedule_remote(ctx);
+		return;
+	}
+#ifdef UNIT_TEST
+	__atomic_fetch_or(&this_cpu()->scheduled, ctx->bit, __ATOMIC_SEQ_CST);
+#else
+	__asm__ __volatile__("lock orl %0, %%gs:%c1"
+			     :
+			     : "r"(ctx->bit), "i"(PERCPU_SCHEDULED)
+			     : "memory", "cc");
+#endif
+}
+
+/*
+ * On the owner: schedule @ctx once now_ns() reaches @deadline_ns, which
+ * replaces the time it asked for before (UINT64_MAX: none; a context
+ * with several times asks for the earliest). Forgotten once it fires.
+ * The loop is awake by then: idle.c arms the timer for the earliest of
+ * its contexts' times, and a pass reads the clock only while one is set.
+ */
+void poll_schedule_at(struct poll_ctx *ctx, uint64_t deadline_ns);
+
+/* One pass: the timers due, then every context scheduled; the work they did. */
 unsigned int poll_once(void);
+/* The CPU's loop, CPU 0's and every AP's alike. */
+void poll_loop(void) __attribute__((noreturn));
+
+/* The earliest poll_schedule_at() this CPU has pending (UINT64_MAX: none). */
+static inline uint64_t poll_next_due(void)
+{
+	return percpu_read(poll.next_due);
+}
 
 /*
- * Would a pass find work? Called with interrupts off by idle_wait(): a
- * poller raised, or a pending() that says yes (an on_raise poller's is
- * then raised, so the next pass runs it).
+ * Whether a context of this CPU is scheduled that the loop would run
+ * (idle.c, interrupts off): one inside a blocking wait is not.
  */
-bool poll_pending(void);
+static inline bool poll_scheduled(void)
+{
+	return percpu_read(scheduled) & ~percpu_read(poll.held);
+}
+
+/*
+ * A source with no interrupt (irq=poll, a refused vector): look at @ctx
+ * again at the next pass while the loop spins (idle=poll), else after
+ * POLL_POLLED_NS, the 1 ms a periodic tick would give. On the owner.
+ */
+#define POLL_POLLED_NS 1000000ULL
+void poll_schedule_polled(struct poll_ctx *ctx);
+
+/* What the watchdog's look at some contexts found (poll_check). */
+struct poll_finding {
+	uint32_t owed, lost; /* the contexts with each verdict */
+	struct poll_ctx *first; /* the first with work, and its queue */
+	const char *what;
+};
+
+/*
+ * The watchdog's look (idle.c): check() of this CPU's contexts in @bits
+ * (those without a check() find nothing), @count passed on.
+ */
+void poll_check(uint32_t bits, bool count, struct poll_finding *f);
+/* The contexts of this CPU (bits), and the one with bit @bit. */
+uint32_t poll_ctx_bits(void);
+struct poll_ctx *poll_ctx_at(uint32_t bit);
 
 /*
  * What a blocking wait's step function says after each pass: the wait is
@@ -108,59 +168,29 @@ bool poll_pending(void);
  * loop must not sleep before calling it again).
  */
 enum poll_step {
-	POLL_AGAIN, /* nothing yet: the loop may idle until work is pending */
+	POLL_AGAIN, /* nothing yet: the loop may idle until something is scheduled */
 	POLL_PROGRESS, /* did work: call again at once */
 	POLL_DONE,
 };
 
 /*
- * Block the caller (a shell command) until @step says POLL_DONE or
- * now_ns() reaches @deadline_ns, running every poller between calls so no
- * service freezes. The shell is not a poller: commands run inside it and
- * must not re-enter it. Returns true when @step finished the wait, false
- * on the deadline.
+ * Block the caller (a console command) until @step says POLL_DONE or
+ * now_ns() reaches @deadline_ns, running the loop between calls so no
+ * context freezes; the context the caller runs in is not run again
+ * meanwhile (it is running). After a pass that did work the step is
+ * called again before the loop may halt. Returns true when @step
+ * finished the wait, false on the deadline.
  */
 bool poll_wait(enum poll_step (*step)(void *arg), void *arg, uint64_t deadline_ns);
-
-/*
- * Timers: a poller whose work falls due at a time, not on an interrupt,
- * asks for the loop to be awake by @deadline_ns (ns since boot), on every
- * pass while it waits. idle_wait() sleeps no later than the earliest time
- * asked for since it last slept (tick=deadline; the periodic tick wakes
- * it every 1 ms anyway).
- */
-void poll_wake_at(uint64_t deadline_ns);
-/* The earliest wake-up this CPU asked for since the last call (UINT64_MAX: none). */
-static inline uint64_t poll_take_wake(void)
-{
-	uint64_t t = percpu_read(poll.next_wake);
-
-	percpu_write(poll.next_wake, UINT64_MAX);
-	return t;
-}
-
-/* The same, when the caller sleeps on no timer (or not at all). */
-static inline void poll_drop_wake(void)
-{
-	percpu_write(poll.next_wake, UINT64_MAX);
-}
-
-/*
- * Sources that raise no interrupt (a virtqueue without an MSI-X vector):
- * @owner asks for the loop to look at it at least every @period_ns while
- * idle; 0 withdraws the request. Set when the source starts or stops, not
- * per pass, so a pass pays nothing for it. With tick=deadline the loop
- * then sleeps no longer than the shortest period asked for, and as long
- * as it likes when nobody asks. Returns -ENOSPC when the table is full.
- */
-int poll_every(const void *owner, uint64_t period_ns);
-/* The shortest period asked for (UINT64_MAX: none). */
-static inline uint64_t poll_period(void)
-{
-	return percpu_read(poll.shortest_period);
-}
 
 /* Wait until @deadline_ns (ns since boot), serving everything meanwhile. */
 void poll_sleep_until(uint64_t deadline_ns);
 
+/* `stats poll` (poll_show.c); after stats_init. */
+void poll_show_init(void);
+
+/* The wake-up IPI's vector (set up by xcpu_init; -1: APs cannot be woken). */
+extern int poll_ipi_vector;
+
+#endif /* __ASSEMBLER__ */
 #endif

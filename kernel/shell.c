@@ -5,6 +5,7 @@
 
 #include "kernel/console.h"
 #include "kernel/line_edit.h"
+#include "kernel/poll.h"
 #include "kernel/shell.h"
 
 #define SHELL_MAX_CMDS 64
@@ -94,22 +95,18 @@ void shell_prompt(void)
 	fflush(stdout);
 }
 
-void shell_init(void)
-{
-	line_edit_init(&editor);
-	shell_register(&help_cmd);
-}
-
-void shell_poll(void)
+/* Everything the UART holds, fed to the line editor; whether any came. */
+static bool shell_read(void)
 {
 	char echo[LINE_ECHO_MAX];
 	size_t echo_len;
+	bool input = false;
 	int c;
 
 	while ((c = console_getc()) >= 0) {
 		bool done = line_edit_feed(&editor, c, echo, &echo_len);
 
-		console_input_seen();
+		input = true;
 		fflush(stdout);
 		console_write(echo, echo_len);
 		if (c == 0x15) /* Ctrl-U erased the line: redraw the prompt */
@@ -123,4 +120,36 @@ void shell_poll(void)
 			shell_prompt();
 		}
 	}
+	return input;
+}
+
+/*
+ * CPU 0's console context: scheduled by the UART's interrupt, or by time
+ * when input is polled. A command runs inside it, and one that waits
+ * (poll_wait) runs the loop meanwhile; this context is not run again
+ * until the command returns.
+ */
+static unsigned int shell_ctx_poll(struct poll_ctx *ctx, unsigned int budget)
+{
+	bool input = shell_read();
+	uint64_t next = console_next_look(input);
+
+	if (next != UINT64_MAX)
+		poll_schedule_at(ctx, next);
+	return input;
+}
+
+static struct poll_ctx shell_ctx = {
+	.name = "console",
+	.poll = shell_ctx_poll,
+};
+
+void shell_init(void)
+{
+	line_edit_init(&editor);
+	shell_register(&help_cmd);
+	if (poll_ctx_add(&shell_ctx))
+		printf("shell: no poll context slot: no console input\n");
+	else
+		console_irq_init(&shell_ctx); /* else polled: shell_ctx_poll asks for times */
 }

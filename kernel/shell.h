@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The serial shell. Subsystems add their commands with shell_register();
- * the main loop calls shell_poll() after each pass. It is not a poller: a
- * command that waits runs the pollers itself (poll_wait) and must not
- * re-enter the shell.
+ * shell_init() adds CPU 0's console context, which reads input and runs
+ * the commands typed. A command that waits runs the loop itself
+ * (poll_wait); the console context is not run again meanwhile.
  */
 #ifndef KERNEL_SHELL_H
 #define KERNEL_SHELL_H
@@ -18,7 +18,6 @@ struct shell_cmd {
 
 void shell_init(void);
 void shell_register(const struct shell_cmd *cmd);
-void shell_poll(void);
 /* Run one command line as if typed (used by the boot command line). */
 int shell_run_line(char *line);
 void shell_prompt(void);

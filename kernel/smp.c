@@ -35,10 +35,12 @@
 #include "kernel/boot_info.h"
 #include "kernel/config.h"
 #include "kernel/cpu.h"
+#include "kernel/cpu_rules.h"
 #include "kernel/io.h"
 #include "kernel/lapic.h"
 #include "kernel/msi.h"
 #include "kernel/memmap.h"
+#include "kernel/percpu.h"
 #include "kernel/shell.h"
 #include "kernel/smp.h"
 #include "kernel/time.h"
@@ -54,6 +56,7 @@ CONFIG_KEY(cfg_cpus) = {
 	.def = 0,
 };
 _Static_assert(SMP_MAX_CPUS == 64, "cfg_cpus.max is SMP_MAX_CPUS");
+_Static_assert(SMP_MAX_CPUS == PERCPU_MAX_CPUS, "percpu_cpus[] holds every CPU");
 
 #define AP_STACK (32u << 10)
 #define AP_TIMEOUT_MS 2000
@@ -94,6 +97,8 @@ void ap_entry(uint64_t index)
 	if (!index || index >= n_cpus)
 		halt_forever(); /* not a slot we started: never run on the BSP's */
 	c = &cpus[index];
+	/* first: its struct percpu (%gs), which everything below may use */
+	percpu_enter(percpu_of(index));
 	cpu_init_ap(c->tables);
 	lapic_init_ap();
 	c->apic_id_read = lapic_id();
@@ -243,9 +248,12 @@ static int cmd_cpus(int argc, char **argv)
 		return cpus_busy(argc - 1, argv + 1);
 	if (argc > 1 && !strcmp(argv[1], "irq"))
 		return cpus_irq(argc - 1, argv + 1);
+	if (argc > 1 && !strcmp(argv[1], "print"))
+		return cpus_print(argc - 1, argv + 1);
 	if (argc > 1)
 		return shell_error(
-			"cpus: unknown argument '%s' (ping [N], stats, sleep|busy CPU MS, irq V)",
+			"cpus: unknown argument '%s' (ping [N], stats, sleep|busy CPU MS, "
+			"irq V, print CPU)",
 			argv[1]);
 	for (unsigned int i = 0; i < n_cpus; i++) {
 		const struct smp_cpu *c = &cpus[i];
@@ -266,11 +274,12 @@ static int cmd_cpus(int argc, char **argv)
 
 static const struct shell_cmd cpus_cmd = {
 	.name = "cpus",
-	.usage = "[ping [N] | stats | sleep CPU MS | busy CPU MS | irq V]",
+	.usage = "[ping [N] | stats | sleep CPU MS | busy CPU MS | irq V | print CPU]",
 	.help = "each CPU: its APIC id (MADT), state, the id its LAPIC reads, start-up time; "
 		"ping: N round trips to each AP; stats: each AP's counters, through its ring; "
 		"sleep: AP CPU waits MS ms on its own timer; busy: AP CPU spins MS ms; "
-		"irq: vector V's interrupts taken on each CPU",
+		"irq: vector V's interrupts taken on each CPU; print: AP CPU tries to print, "
+		"which only CPU 0 may",
 	.run = cmd_cpus,
 };
 
@@ -327,7 +336,9 @@ static bool ap_wanted(unsigned int i)
 
 static void start_aps(void)
 {
-	xcpu_init(cpus[0].apic_id);
+	percpu_boot.apic_id = cpus[0].apic_id;
+	cpu_rules_init();
+	xcpu_init();
 	if (!trampoline_install()) {
 		for (unsigned int i = 1; i < n_cpus && ap_wanted(i); i++)
 			cpus[i].state = SMP_FAILED;

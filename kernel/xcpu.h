@@ -2,11 +2,12 @@
 /*
  * Cross-CPU messages between the BSP and each application processor: a
  * pair of single-producer single-consumer rings per AP (spsc_ring.h), in
- * for the BSP's requests, out for the AP's replies, and an IPI after each
- * push to wake the other side. A message names the function its consumer
- * runs: a request runs on the AP, a reply on the BSP, each in its CPU's
- * poll loop (a poller there); either is passed the index of the AP whose
- * rings carried it. A request may register pollers on its AP.
+ * for the BSP's requests, out for the AP's replies, each push followed
+ * by poll_schedule() of the context that drains the ring on the other
+ * CPU (the bit, then the wake-up IPI). A message names the function its
+ * consumer runs: a request runs on the AP, a reply on the BSP, each in
+ * its CPU's poll loop; either is passed the index of the AP whose rings
+ * carried it. A request may add poll contexts on its AP.
  *
  * Each CPU's state is its own: an AP's counters are written by it alone
  * and read by the BSP only as a reply to a request that asked for them.
@@ -30,16 +31,16 @@ struct xcpu_stats {
 	uint64_t timer_ticks; /* its own LAPIC timer's interrupts */
 };
 
-/* The BSP's side: requests sent, replies run, reply IPIs taken, kicks sent again. */
+/* The BSP's side: requests sent, replies run, wake-up IPIs taken. */
 struct xcpu_bsp_stats {
-	uint64_t sent, replies, ipis, rekicks;
+	uint64_t sent, replies, ipis;
 };
 
-/* On the BSP before any AP starts: the vectors and the reply poller. */
-void xcpu_init(uint32_t bsp_apic_id);
+/* On the BSP before any AP starts: the wake-up IPI's vector and the replies context. */
+void xcpu_init(void);
 /* On the BSP: AP @index's rings, empty (NULL: no memory). */
 struct xcpu_cpu *xcpu_cpu_new(unsigned int index, uint32_t apic_id);
-/* On the AP, once it is online: its poll loop (requests and its pollers). */
+/* On the AP, once it is online (its struct percpu entered): its poll loop. */
 void xcpu_ap_run(struct xcpu_cpu *self) __attribute__((noreturn));
 
 /*
@@ -51,15 +52,19 @@ int xcpu_send(unsigned int cpu, const struct spsc_msg *m);
 /* On the BSP: requests AP @cpu has not taken yet. */
 unsigned int xcpu_untaken(unsigned int cpu);
 /*
- * On the BSP: the mail IPI once more to AP @cpu when it has requests it
- * has not taken, for a wake-up lost on the way (xcpu_cmd.c says when).
+ * On the BSP, outside the loop's wait (it spins, so it may run inside a
+ * context): @fn (NULL: none) as a request on AP @cpu, and wait up to
+ * @timeout_ns for the AP to have run it and come back to its loop. After
+ * a true return nothing the AP did before is still running: an
+ * interrupt it took is over, a context it took out of its loop is out.
  */
-void xcpu_rekick(unsigned int cpu);
+bool xcpu_sync(unsigned int cpu, void (*fn)(const struct spsc_msg *, unsigned int), uint64_t arg,
+	       uint64_t timeout_ns);
 /* On the BSP: run the replies waiting (a blocking command's step). */
 void xcpu_drain(void);
 void xcpu_bsp_stats(struct xcpu_bsp_stats *s);
 
-/* On AP @cpu, inside a request: @m to the BSP; false if its ring is full. */
+/* On AP @cpu (its loop: a request or a context): @m to the BSP; false if its ring is full. */
 bool xcpu_reply(unsigned int cpu, const struct spsc_msg *m);
 /* On AP @cpu, inside a request: its own counters. */
 void xcpu_own_stats(unsigned int cpu, struct xcpu_stats *s);

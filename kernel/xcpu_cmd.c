@@ -26,7 +26,6 @@
 #define PING_DEFAULT 10
 #define PING_MAX 100000
 #define REPLY_TIMEOUT_MS 5000ULL /* TCG or nested KVM on a busy host is slow */
-#define REKICK_MS 10ULL
 #define SLEEP_MAX_MS 60000ULL
 #define BUSY_MAX_MS 60000ULL
 
@@ -34,7 +33,6 @@
 static struct {
 	unsigned int cpu;
 	uint64_t seq;
-	uint64_t kicked_ns; /* the last mail IPI sent */
 	bool done;
 	uint64_t arg[7];
 } want;
@@ -73,27 +71,11 @@ static void ap_stats(const struct spsc_msg *m, unsigned int ap)
 	xcpu_reply(ap, &r);
 }
 
-/*
- * Each REKICK_MS without its request taken, the AP is sent the mail IPI
- * again. Under nested KVM (L1 under TCG, host/nested) an AP was seen
- * halted for the whole timeout with the request in its ring, about once
- * in a few thousand round trips at -smp 4, and the next request's IPI
- * woke it: the same kind of wake-up lost below the guest that idle.c's
- * idle_guard bounds on the BSP. `cpus stats` counts the kicks sent again.
- */
+/* The wait's step: the replies that came in, run here. */
 static enum poll_step reply_in(void *arg)
 {
-	uint64_t now;
-
 	xcpu_drain();
-	if (want.done)
-		return POLL_DONE;
-	now = now_ns();
-	if (now - want.kicked_ns >= REKICK_MS * 1000000ULL) {
-		want.kicked_ns = now;
-		xcpu_rekick(want.cpu);
-	}
-	return POLL_AGAIN;
+	return want.done ? POLL_DONE : POLL_AGAIN;
 }
 
 /*
@@ -113,7 +95,6 @@ static int ask_arg(unsigned int cpu, void (*fn)(const struct spsc_msg *, unsigne
 	m.arg[0] = want.seq;
 	m.arg[1] = arg;
 	t0 = now_ns();
-	want.kicked_ns = t0;
 	ret = xcpu_send(cpu, &m);
 	if (ret)
 		return ret;
@@ -220,9 +201,9 @@ static void bsp_line(void)
 	struct xcpu_bsp_stats b;
 
 	xcpu_bsp_stats(&b);
-	printf("cpu 0 apic %u: bsp, requests %llu replies %llu reply_ipis %llu rekicks %llu\n",
-	       smp_apic_id(0), (unsigned long long)b.sent, (unsigned long long)b.replies,
-	       (unsigned long long)b.ipis, (unsigned long long)b.rekicks);
+	printf("cpu 0 apic %u: bsp, requests %llu replies %llu ipis %llu\n", smp_apic_id(0),
+	       (unsigned long long)b.sent, (unsigned long long)b.replies,
+	       (unsigned long long)b.ipis);
 }
 
 int cpus_stats(int argc, char **argv)
@@ -257,37 +238,29 @@ int cpus_stats(int argc, char **argv)
 }
 
 /*
- * `cpus sleep CPU MS`: AP CPU's own timer. The request registers (on the
- * AP, once) a poller that the AP keeps running every pass until the time
- * is up; meanwhile each pass asks poll_wake_at(), so the AP's idle_wait
- * arms its own LAPIC timer and halts. Each AP's slot is written by that
- * AP alone.
+ * `cpus sleep CPU MS`: AP CPU's own timer. The request adds (on the AP,
+ * once) a context that asks to run when the time is up
+ * (poll_schedule_at), so the AP's idle_wait arms its own LAPIC timer
+ * and halts meanwhile. Each AP's state is its own (DEFINE_PER_CPU).
  */
 struct ap_sleep {
+	struct poll_ctx ctx;
 	uint64_t seq, start_ns, due_ns, ticks0, halts0;
 };
 
-static struct ap_sleep sleeps[SMP_MAX_CPUS];
+static DEFINE_PER_CPU(struct ap_sleep, sleeps);
 
-static unsigned int sleep_poll(unsigned int budget);
-
-static const struct poller sleep_poller = {
-	.name = "cpus-sleep",
-	.poll = sleep_poll,
-	.on_raise = true, /* kept while a sleep runs */
-};
-
-static unsigned int sleep_poll(unsigned int budget)
+static unsigned int sleep_poll(struct poll_ctx *ctx, unsigned int budget)
 {
 	struct percpu *self = this_cpu();
-	struct ap_sleep *s = &sleeps[self->index];
+	struct ap_sleep *s = this_cpu_ptr(&sleeps);
 	struct spsc_msg r = { .fn = on_reply };
 	uint64_t now = now_ns();
 
 	if (!s->due_ns)
 		return 0;
 	if (now < s->due_ns) {
-		poll_wake_at(s->due_ns);
+		poll_schedule_at(ctx, s->due_ns);
 		return 0;
 	}
 	r.arg[0] = s->seq;
@@ -295,7 +268,6 @@ static unsigned int sleep_poll(unsigned int budget)
 	r.arg[2] = self->timer_ticks - s->ticks0;
 	r.arg[3] = self->idle.halts - s->halts0;
 	s->due_ns = 0;
-	poll_keep(poll_bit(&sleep_poller), false);
 	xcpu_reply(self->index, &r);
 	return 1;
 }
@@ -304,19 +276,24 @@ static unsigned int sleep_poll(unsigned int budget)
 static void ap_sleep(const struct spsc_msg *m, unsigned int ap)
 {
 	struct percpu *self = this_cpu();
-	struct ap_sleep *s = &sleeps[ap];
+	struct ap_sleep *s = this_cpu_ptr(&sleeps);
 	struct spsc_msg r = { .fn = on_reply, .arg = { m->arg[0], 0, 0, 0, 1 } };
 
-	if (poll_register(&sleep_poller)) {
-		xcpu_reply(ap, &r);
-		return;
+	if (!s->ctx.poll) {
+		s->ctx.name = "cpus-sleep";
+		s->ctx.poll = sleep_poll;
+		if (poll_ctx_add(&s->ctx)) {
+			s->ctx.poll = NULL;
+			xcpu_reply(ap, &r);
+			return;
+		}
 	}
 	s->seq = m->arg[0];
 	s->start_ns = now_ns();
 	s->ticks0 = self->timer_ticks;
 	s->halts0 = self->idle.halts;
 	s->due_ns = s->start_ns + m->arg[1] * 1000000ULL;
-	poll_keep(poll_bit(&sleep_poller), true);
+	poll_schedule_at(&s->ctx, s->due_ns);
 }
 
 /*
@@ -363,7 +340,7 @@ int cpus_sleep(int argc, char **argv)
 		return shell_error("cpus sleep: cpu %llu: %s", (unsigned long long)cpu,
 				   ask_error(ret));
 	if (want.arg[4])
-		return shell_error("cpus sleep: cpu %llu has no poller slot left",
+		return shell_error("cpus sleep: cpu %llu has no poll context slot left",
 				   (unsigned long long)cpu);
 	printf("cpu %llu apic %u: slept %llu us of %llu ms, timer_ticks +%llu halts +%llu\n",
 	       (unsigned long long)cpu, smp_apic_id((unsigned int)cpu),
@@ -429,5 +406,36 @@ int cpus_irq(int argc, char **argv)
 	}
 	if (failed)
 		return shell_error("cpus irq: %u APs did not answer", failed);
+	return 0;
+}
+
+/* On the AP: a console write, which it may not make (refused, counted, reported). */
+static void ap_print(const struct spsc_msg *m, unsigned int ap)
+{
+	struct spsc_msg r = { .fn = on_reply, .arg = { m->arg[0] } };
+
+	printf("cpu %u printing\n", ap);
+	xcpu_reply(ap, &r);
+}
+
+/*
+ * `cpus print CPU`: AP CPU tries to print. The console is CPU 0's: the
+ * write is dropped and CPU 0 reports the broken rule (a BUG line).
+ */
+int cpus_print(int argc, char **argv)
+{
+	uint64_t cpu, ns;
+	int ret;
+
+	if (argc != 2 || config_parse_uint(argv[1], &cpu) || !cpu || cpu >= smp_cpus())
+		return shell_error("cpus print: CPU must be an AP, 1..%u", smp_cpus() - 1);
+	if (!ap_usable((unsigned int)cpu))
+		return -1;
+	ret = ask((unsigned int)cpu, ap_print, &ns);
+	if (ret)
+		return shell_error("cpus print: cpu %llu: %s", (unsigned long long)cpu,
+				   ask_error(ret));
+	printf("cpu %llu apic %u: tried to print; see the bug line\n", (unsigned long long)cpu,
+	       smp_apic_id((unsigned int)cpu));
 	return 0;
 }

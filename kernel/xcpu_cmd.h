@@ -11,5 +11,7 @@ int cpus_sleep(int argc, char **argv);
 int cpus_busy(int argc, char **argv);
 /* argv[0] is "irq", then a vector; 0, or -1 after an error line. */
 int cpus_irq(int argc, char **argv);
+/* argv[0] is "print", then an AP: it tries to print (cpu_rules.h). */
+int cpus_print(int argc, char **argv);
 
 #endif

@@ -44,17 +44,28 @@ struct arp_cache {
 	uint64_t flushed; /* the flush generation it was last emptied for */
 } __attribute__((aligned(64)));
 
-static struct arp_cache caches[NET_MAX_CPUS];
+static DEFINE_PER_CPU(struct arp_cache, arp_cache);
+/* Shared: bumped by CPU 0 (arp_flush), read by every CPU. */
 static volatile uint64_t flush_gen;
 
-/* The running CPU's cache, emptied first if a flush came since it was last used. */
+static void write_entry(struct arp_entry *e, uint32_t ip, const uint8_t *mac, uint64_t stamp);
+
+/*
+ * The running CPU's cache, emptied first if a flush came since it was
+ * last used: entry by entry, as any write, so a reader on another CPU
+ * never takes a half-cleared one.
+ */
 static struct arp_cache *own_cache(void)
 {
-	struct arp_cache *c = &caches[percpu_read(index)];
+	static const uint8_t none[ETH_ALEN];
+	struct arp_cache *c = this_cpu_ptr(&arp_cache);
+	uint64_t gen = flush_gen;
 
-	if (c->flushed != flush_gen) {
-		memset(c->e, 0, sizeof(c->e));
-		c->flushed = flush_gen;
+	if (c->flushed != gen) {
+		for (int i = 0; i < ARP_CACHE_SIZE; i++)
+			if (c->e[i].ip)
+				write_entry(&c->e[i], 0, none, 0);
+		c->flushed = gen;
 	}
 	return c;
 }
@@ -65,8 +76,14 @@ static struct arp_cache *own_cache(void)
  */
 void arp_flush(void)
 {
-	flush_gen++;
+	__atomic_fetch_add(&flush_gen, 1, __ATOMIC_RELEASE);
 	own_cache();
+}
+
+/* CPU @cpu's cache, read as the seqcount reader below does (NULL: none). */
+static const struct arp_cache *cache_of(unsigned int cpu)
+{
+	return percpu_of(cpu) ? per_cpu_ptr(&arp_cache, cpu) : NULL;
 }
 
 /*
@@ -107,8 +124,8 @@ bool arp_lookup(uint32_t ip, uint8_t *mac)
 
 	if (lookup_in(own, ip, mac))
 		return true;
-	for (unsigned int c = 0; c < NET_MAX_CPUS; c++)
-		if (&caches[c] != own && lookup_in(&caches[c], ip, mac))
+	for (unsigned int c = 0; c < PERCPU_MAX_CPUS; c++)
+		if (cache_of(c) && cache_of(c) != own && lookup_in(cache_of(c), ip, mac))
 			return true;
 	return false;
 }
@@ -241,13 +258,15 @@ void arp_show(void)
 	int n = 0;
 
 	own_cache();
-	for (unsigned int c = 0; c < NET_MAX_CPUS; c++) {
-		if (caches[c].flushed != flush_gen)
-			continue; /* emptied in spirit (lookup_in) */
-		for (int i = 0; i < ARP_CACHE_SIZE; i++) {
-			uint32_t addr = caches[c].e[i].ip;
+	for (unsigned int c = 0; c < PERCPU_MAX_CPUS; c++) {
+		const struct arp_cache *cache = cache_of(c);
 
-			if (!addr || !read_entry(&caches[c].e[i], addr, m))
+		if (!cache || cache->flushed != flush_gen)
+			continue; /* none, or emptied in spirit (lookup_in) */
+		for (int i = 0; i < ARP_CACHE_SIZE; i++) {
+			uint32_t addr = cache->e[i].ip;
+
+			if (!addr || !read_entry(&cache->e[i], addr, m))
 				continue;
 			printf("  arp %s at %s (cpu %u)\n", net_ip_str(addr, ip),
 			       net_mac_str(m, mac), c);

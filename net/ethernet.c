@@ -10,19 +10,21 @@
 
 const uint8_t eth_broadcast[ETH_ALEN] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
 
+/* Shared: written on CPU 0 (netsink), read by every CPU's receive path. */
 static net_rx_tap_fn *rx_tap;
 
 void net_set_rx_tap(net_rx_tap_fn *tap)
 {
-	rx_tap = tap;
+	__atomic_store_n(&rx_tap, tap, __ATOMIC_RELEASE);
 }
 
 void net_rx(struct net_dev *dev, const void *data, uint32_t len)
 {
 	const uint8_t *frame = data;
+	net_rx_tap_fn *tap = __atomic_load_n(&rx_tap, __ATOMIC_ACQUIRE);
 
-	if (rx_tap) {
-		rx_tap(dev, data, len);
+	if (tap) {
+		tap(dev, data, len);
 		return;
 	}
 	net_stat_inc(eth_rx);

@@ -6,17 +6,54 @@
 #include <errno.h>
 #include <string.h>
 
+#include "kernel/percpu.h"
 #include "kernel/time.h"
+#include "kernel/xcpu.h"
 #include "net/proto.h"
 
 #define ICMP_ECHO_REPLY 0
 #define ICMP_ECHO_REQUEST 8
 
+/*
+ * CPU 0's alone: the wait of the `ping` command, which runs there. An
+ * echo reply may come in on any queue pair, so on any CPU; another CPU
+ * sends what it saw to CPU 0 as a message (kernel/xcpu.h), and only
+ * CPU 0 ever reads or writes the wait.
+ */
 static struct icmp_wait *waiter;
 
 void icmp_set_wait(struct icmp_wait *w)
 {
 	waiter = w;
+}
+
+/* On CPU 0: an echo reply from @src (id, seq, ICMP bytes) seen at @at_ns. */
+static void echo_seen(uint32_t src, uint16_t id, uint16_t seq, uint32_t len, uint64_t at_ns)
+{
+	if (waiter && !waiter->answered && src == waiter->peer && id == waiter->id &&
+	    seq == waiter->seq) {
+		waiter->answered = true;
+		waiter->answered_ns = at_ns;
+		waiter->len = len;
+	}
+}
+
+static void echo_seen_elsewhere(const struct spsc_msg *m, unsigned int cpu)
+{
+	echo_seen((uint32_t)m->arg[0], (uint16_t)m->arg[1], (uint16_t)m->arg[2],
+		  (uint32_t)m->arg[3], m->arg[4]);
+}
+
+static void echo_reply_seen(uint32_t src, const uint8_t *pkt, uint32_t len)
+{
+	unsigned int cpu = percpu_read(index);
+	struct spsc_msg m = { .fn = echo_seen_elsewhere,
+			      .arg = { src, get_be16(pkt + 4), get_be16(pkt + 6), len, now_ns() } };
+
+	if (!cpu)
+		echo_seen(src, get_be16(pkt + 4), get_be16(pkt + 6), len, m.arg[4]);
+	else
+		xcpu_reply(cpu, &m); /* dropped (and counted there) if its ring is full */
 }
 
 static void echo_reply(const uint8_t *frame, uint32_t src, const uint8_t *pkt, uint32_t len)
@@ -59,12 +96,7 @@ void icmp_input(const uint8_t *frame, uint32_t src, uint32_t dst, const uint8_t 
 			net_stat_inc(icmp_unknown_type);
 		break;
 	case ICMP_ECHO_REPLY:
-		if (waiter && !waiter->answered && src == waiter->peer &&
-		    get_be16(pkt + 4) == waiter->id && get_be16(pkt + 6) == waiter->seq) {
-			waiter->answered = true;
-			waiter->answered_ns = now_ns();
-			waiter->len = len;
-		}
+		echo_reply_seen(src, pkt, len);
 		break;
 	default:
 		net_stat_inc(icmp_unknown_type);

@@ -87,15 +87,22 @@ void ipv4_build_header(uint8_t *ip, uint32_t src, uint32_t dst, uint8_t proto, u
 	put_be16(ip + 10, csum_fold(csum_add(0, ip, IP_HLEN)));
 }
 
+/*
+ * Each CPU numbers what it sends itself. With DF set the identification
+ * names no fragments (RFC 6864: atomic datagrams), so numbers two CPUs
+ * share do no harm.
+ */
+static DEFINE_PER_CPU(uint16_t, ip_id);
+
 int ipv4_send(uint8_t *frame, const uint8_t *dst_mac, uint32_t dst, uint8_t proto,
 	      uint32_t payload_len)
 {
-	static uint16_t ip_id;
+	uint16_t *id = this_cpu_ptr(&ip_id);
 
 	if (payload_len > ETH_DATA_LEN - IP_HLEN) {
 		net_stat_inc(tx_dropped);
 		return -1;
 	}
-	ipv4_build_header(frame + ETH_HLEN, net_ip(), dst, proto, payload_len, ip_id++);
+	ipv4_build_header(frame + ETH_HLEN, net_ip(), dst, proto, payload_len, (*id)++);
 	return eth_send(frame, dst_mac, ETH_P_IP, IP_HLEN + payload_len);
 }

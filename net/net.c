@@ -37,32 +37,20 @@ CONFIG_KEY(cfg_gw) = {
 	.def = 0x0a000202, /* 10.0.2.2 */
 };
 
-struct net_cpu net_cpus[NET_MAX_CPUS];
-
-static struct net_dev *the_dev;
-
-static const struct poller net_poller;
+DEFINE_PER_CPU(struct net_cpu, net_cpu_share);
 
 /*
- * The poller keeps its place in the table from net_init() (the protocols
- * after it are raised in the same pass) but runs every pass, and idle_wait
- * asks its pending(), only while a device exists: without one neither a
- * pass nor the check before a halt pays a call for it.
+ * The registered device, CPU 0's; every CPU uses the one its share
+ * names (set on that CPU: here for CPU 0, by the driver's requests on
+ * the others), so none reads another CPU's word for it.
  */
-static void net_dev_changed(void)
-{
-	uint32_t bit = poll_bit(&net_poller);
-
-	poll_keep(bit, the_dev != NULL);
-	poll_ask_pending(bit, the_dev != NULL);
-}
+static struct net_dev *the_dev;
 
 void net_register(struct net_dev *dev)
 {
 	if (!the_dev)
 		the_dev = dev;
 	net_this_cpu()->dev = the_dev;
-	net_dev_changed();
 }
 
 void net_unregister(struct net_dev *dev)
@@ -70,41 +58,11 @@ void net_unregister(struct net_dev *dev)
 	if (the_dev == dev)
 		the_dev = NULL;
 	net_this_cpu()->dev = the_dev;
-	net_dev_changed();
 }
 
 struct net_dev *net_device(void)
 {
-	return the_dev;
-}
-
-/* A budget keeps one busy device from starving the shell and vsock. */
-static unsigned int net_poll_dev(unsigned int budget)
-{
-	return the_dev ? the_dev->ops->poll(the_dev, budget) : 0;
-}
-
-unsigned int net_poll(void)
-{
-	return net_poll_dev(POLL_BUDGET);
-}
-
-static bool net_pending(void)
-{
-	return the_dev && the_dev->ops->pending && the_dev->ops->pending(the_dev);
-}
-
-static const struct poller net_poller = {
-	.name = "net",
-	.poll = net_poll_dev,
-	.pending = net_pending,
-	.on_raise = true, /* kept while a device exists (net_register) */
-};
-
-void net_init(void)
-{
-	poll_register(&net_poller);
-	net_dev_changed();
+	return net_this_cpu()->dev;
 }
 
 uint32_t net_frame_tag(void)
@@ -118,13 +76,14 @@ uint32_t net_frame_tag(void)
 
 unsigned int net_xmit(const struct net_frame *frames, unsigned int n)
 {
+	struct net_dev *dev = net_device();
 	unsigned int sent;
 
-	if (!the_dev) {
+	if (!dev) {
 		net_stat_add(tx_dropped, n);
 		return 0;
 	}
-	sent = net_dev_xmit(the_dev, net_rx_queue(), frames, n);
+	sent = net_dev_xmit(dev, net_rx_queue(), frames, n);
 	net_stat_add(tx_dropped, n - sent);
 	return sent;
 }
@@ -132,8 +91,12 @@ unsigned int net_xmit(const struct net_frame *frames, unsigned int n)
 void net_proto_stats_sum(struct net_proto_stats *sum)
 {
 	memset(sum, 0, sizeof(*sum));
-	for (unsigned int c = 0; c < NET_MAX_CPUS; c++) {
-#define NET_COUNTER_ADD(name) sum->name += net_cpus[c].stats.name;
+	for (unsigned int c = 0; c < PERCPU_MAX_CPUS; c++) {
+		const struct net_cpu *nc = net_cpu_of(c);
+
+		if (!nc)
+			continue;
+#define NET_COUNTER_ADD(name) sum->name += nc->stats.name;
 		NET_PROTO_COUNTERS(NET_COUNTER_ADD)
 #undef NET_COUNTER_ADD
 	}
@@ -141,8 +104,9 @@ void net_proto_stats_sum(struct net_proto_stats *sum)
 
 void net_proto_stats_reset(void)
 {
-	for (unsigned int c = 0; c < NET_MAX_CPUS; c++)
-		memset(&net_cpus[c].stats, 0, sizeof(net_cpus[c].stats));
+	for (unsigned int c = 0; c < PERCPU_MAX_CPUS; c++)
+		if (net_cpu_of(c))
+			memset(&net_cpu_of(c)->stats, 0, sizeof(net_cpu_of(c)->stats));
 }
 
 uint32_t net_ip(void)

@@ -66,8 +66,8 @@ struct net_dev_ops {
 	/*
 	 * Queue up to @n frames for sending and notify the device once at
 	 * the end (the burst is Linux's xmit_more). Returns how many were
-	 * taken; fewer than @n means the ring is full until net_poll()
-	 * reclaims sent buffers.
+	 * taken (frames the driver dropped and counted are taken); fewer than
+	 * @n means the ring is full until the driver's poll reclaims.
 	 */
 	unsigned int (*xmit_burst)(struct net_dev *dev, const struct net_frame *frames,
 				   unsigned int n);
@@ -78,15 +78,19 @@ struct net_dev_ops {
 	unsigned int (*xmit_queue)(struct net_dev *dev, unsigned int q,
 				   const struct net_frame *frames, unsigned int n);
 	/*
-	 * Reclaim sent buffers and pass up to @budget received frames to
-	 * net_rx(). Returns the frames received.
+	 * The CPU whose loop owns queue pair @q (below queues_set_up): the
+	 * driver's poll context for it, the one record of the owner. The
+	 * driver receives there, from its own contexts, and hands frames up
+	 * with net_rx(); sent buffers come back there too.
 	 */
-	unsigned int (*poll)(struct net_dev *dev, unsigned int budget);
+	unsigned int (*pair_cpu)(const struct net_dev *dev, unsigned int q);
+	/* The link's state, read when shown (optional: NULL is up). */
+	bool (*link_up)(struct net_dev *dev);
 	/*
-	 * Would poll() find work? Called with interrupts off before idle=halt
-	 * sleeps (optional: NULL never keeps the CPU awake).
+	 * The interrupts its receive and transmit queues took (optional):
+	 * counted where they are taken, so no pair counter holds them.
 	 */
-	bool (*pending)(struct net_dev *dev);
+	void (*interrupts)(const struct net_dev *dev, uint64_t *rx, uint64_t *tx);
 	/* Driver details for `net` (optional). */
 	void (*show)(struct net_dev *dev);
 };
@@ -96,7 +100,6 @@ struct net_dev {
 	const struct net_dev_ops *ops;
 	void *priv;
 	uint8_t mac[ETH_ALEN];
-	bool link_up;
 	uint16_t mtu;
 	/*
 	 * The counters are split by writer, so no two CPUs ever write one:
@@ -109,9 +112,18 @@ struct net_dev {
 	struct net_dev_stats pair[NET_MAX_QUEUES];
 	/* queue pairs in use (0 counts as 1), set up */
 	uint16_t nqueues, queues_set_up;
-	/* the CPU whose loop owns each pair set up: the only one that touches it */
-	uint16_t pair_cpu[NET_MAX_QUEUES];
 };
+
+/* The CPU that owns queue pair @q of @dev (net_dev_ops.pair_cpu; 0 without). */
+static inline unsigned int net_pair_cpu(const struct net_dev *dev, unsigned int q)
+{
+	return dev->ops->pair_cpu ? dev->ops->pair_cpu(dev, q) : 0;
+}
+
+static inline bool net_link_up(struct net_dev *dev)
+{
+	return !dev->ops->link_up || dev->ops->link_up(dev);
+}
 
 /* The device's counters and every pair's, added up into @sum. */
 static inline void net_dev_stats_sum(const struct net_dev *dev, struct net_dev_stats *sum)
@@ -122,6 +134,8 @@ static inline void net_dev_stats_sum(const struct net_dev *dev, struct net_dev_s
 		NET_DEV_COUNTERS(NET_COUNTER_ADD)
 #undef NET_COUNTER_ADD
 	}
+	if (dev->ops->interrupts)
+		dev->ops->interrupts(dev, &sum->rx_interrupts, &sum->tx_interrupts);
 }
 
 /* Send on transmit queue @q of @dev (queue 0 without xmit_queue). */
@@ -142,7 +156,7 @@ static inline unsigned int net_dev_xmit(struct net_dev *dev, unsigned int q,
 	X(ip_not_for_us) X(ip_unknown_proto) X(icmp_rx) X(icmp_short) X(icmp_bad_csum)  \
 	X(icmp_echo_replies_sent) X(icmp_unknown_type) X(udp_rx) X(udp_short)           \
 	X(udp_bad_len) X(udp_bad_csum) X(udp_no_port) X(tx_no_route) X(tx_no_arp)      \
-	X(tx_dropped) X(tx_wrong_cpu)
+	X(tx_dropped) X(tx_wrong_cpu) X(tx_pair_unused)
 /* clang-format on */
 
 struct net_proto_stats {
@@ -151,17 +165,14 @@ struct net_proto_stats {
 #undef NET_COUNTER_FIELD
 };
 
-/* CPUs the net layer keeps a share for (SMP_MAX_CPUS, checked where both are seen). */
-#define NET_MAX_CPUS 64
-
 /*
- * Each CPU's share of the net layer, written by that CPU alone: the
- * protocol counters of the frames it handled, and the receive queue of
- * the frame its net_rx() is handling, so what is sent meanwhile (an
- * echo, an ARP reply) leaves on the transmit queue of the same pair and
- * a flow stays on one pair, and one CPU, both ways. Readers on other
- * CPUs add the counters up (net_proto_stats_sum): an aligned 64-bit
- * load is whole on x86-64, only perhaps a moment old.
+ * Each CPU's share of the net layer (DEFINE_PER_CPU), written by that
+ * CPU alone: the protocol counters of the frames it handled, and the
+ * receive queue of the frame its net_rx() is handling, so what is sent
+ * meanwhile (an echo, an ARP reply) leaves on the transmit queue of the
+ * same pair and a flow stays on one pair, and one CPU, both ways.
+ * Readers on other CPUs add the counters up (net_proto_stats_sum): an
+ * aligned 64-bit load is whole on x86-64, only perhaps a moment old.
  */
 struct net_cpu {
 	struct net_proto_stats stats;
@@ -173,13 +184,22 @@ struct net_cpu {
 	 */
 	struct net_dev *dev;
 	uint16_t rx_queue;
+	/* the lowest pair this CPU owns (sent outside net_rx: a ping), and how many */
+	uint16_t home_queue;
+	uint16_t pairs;
 } __attribute__((aligned(64)));
 
-extern struct net_cpu net_cpus[NET_MAX_CPUS];
+DECLARE_PER_CPU(struct net_cpu, net_cpu_share);
 
 static inline struct net_cpu *net_this_cpu(void)
 {
-	return &net_cpus[percpu_read(index)];
+	return this_cpu_ptr(&net_cpu_share);
+}
+
+/* CPU @cpu's share, read for sums (NULL: no such CPU). */
+static inline struct net_cpu *net_cpu_of(unsigned int cpu)
+{
+	return percpu_of(cpu) ? per_cpu_ptr(&net_cpu_share, cpu) : NULL;
 }
 
 #define net_stat_inc(name) (net_this_cpu()->stats.name++)
@@ -201,11 +221,10 @@ static inline unsigned int net_rx_queue(void)
 	return net_this_cpu()->rx_queue;
 }
 
-/* Puts the net layer into the poll loop; call before drivers probe. */
-void net_init(void);
-/* One device at a time: the first registered is used. */
+/* One device at a time: the first registered is used (on CPU 0). */
 void net_register(struct net_dev *dev);
 void net_unregister(struct net_dev *dev);
+/* The device this CPU works on (NULL: none, or it went away). */
 struct net_dev *net_device(void);
 
 /* The driver's receive path: one whole frame, valid only during the call. */
@@ -214,13 +233,12 @@ void net_rx(struct net_dev *dev, const void *frame, uint32_t len);
 /*
  * A tap that takes every received frame before the protocols see it (the
  * `netsink` RX benchmark counts and drops there). NULL gives the frames
- * back to the stack. The frame is valid only during the call.
+ * back to the stack. The frame is valid only during the call. Set on
+ * CPU 0, read by every CPU's receive path (a shared pointer, written and
+ * read once each time).
  */
 typedef void net_rx_tap_fn(struct net_dev *dev, const void *frame, uint32_t len);
 void net_set_rx_tap(net_rx_tap_fn *tap);
-
-/* From the poll loop: receive, reclaim sent buffers; frames received. */
-unsigned int net_poll(void);
 
 /* Send frames through the registered device; returns frames taken. */
 unsigned int net_xmit(const struct net_frame *frames, unsigned int n);

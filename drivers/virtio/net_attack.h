@@ -41,6 +41,8 @@ int net_attack_send(enum net_lie lie, uint32_t nth);
 
 /* virtio_net.c: the device's TX queue, NULL without a device. */
 struct virtq *virtio_net_txq(void);
+/* The context that reclaims what was sent on it (txpoll: nothing else does). */
+struct poll_ctx *virtio_net_txq_ctx(void);
 /*
  * virtio_net.c: @len bytes at @bytes (header included, as written) made
  * available on TX; the caller keeps them until they complete.

@@ -536,6 +536,25 @@ bool virtq_enable_cb_packed(struct virtq *vq)
 }
 
 /*
+ * 2.8.10: the device notifies for a used element while the driver's
+ * flags say ENABLE, or DESC with off_wrap naming the element it writes:
+ * the one at last_used, the first the driver has not taken.
+ */
+bool virtq_notification_owed_packed(struct virtq *vq)
+{
+	struct virtq_packed *p = &vq->packed;
+	uint16_t flags, at;
+
+	if (!virtq_has_used_packed(vq))
+		return false;
+	flags = READ_ONCE(p->driver->flags);
+	if (flags == RING_EVENT_FLAGS_ENABLE)
+		return true;
+	at = (uint16_t)(p->last_used | (uint16_t)p->used_wrap << RING_EVENT_WRAP_SHIFT);
+	return flags == RING_EVENT_FLAGS_DESC && READ_ONCE(p->driver->off_wrap) == at;
+}
+
+/*
  * ---- Fixed layout (virtqueue.h): buffer id i is the driver's slot i ----
  *
  * Every buffer is one slot, so a garbled element is always skippable

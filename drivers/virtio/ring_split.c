@@ -460,6 +460,26 @@ bool virtq_enable_cb_split(struct virtq *vq)
 }
 
 /*
+ * 2.7.7.2: with EVENT_IDX the device notifies when the entry it writes
+ * is the one at used_event, i.e. when used->idx moves past it; without,
+ * whenever flags lack NO_INTERRUPT. The entries since last_used are the
+ * ones the driver has not seen; what it published is read back as the
+ * device reads it.
+ */
+bool virtq_notification_owed_split(struct virtq *vq)
+{
+	struct virtq_split *s = &vq->split;
+	uint16_t used_idx = READ_ONCE(s->used->idx), event;
+
+	if (vq->broken || used_idx == s->last_used)
+		return false;
+	if (!vq->event_idx)
+		return !(READ_ONCE(s->avail->flags) & VIRTQ_AVAIL_F_NO_INTERRUPT);
+	event = READ_ONCE(*split_used_event(vq));
+	return virtq_need_event(event, used_idx, s->last_used);
+}
+
+/*
  * ---- Fixed layout (virtqueue.h): descriptor i is buffer i for good ----
  *
  * The free list above is not used: the driver owns which ids are free.

@@ -12,17 +12,18 @@
  * it acks, only the first pair sends; every pair set up is polled, as a
  * device may deliver on any of them.
  *
- * Ownership: each pair has one owning CPU (net_pair_cpu=spread: pair q
- * on the q-th online CPU, wrapping; cpu0: all on CPU 0), fixed at probe.
- * Only the owner's loop touches the pair's rings, buffers and counters:
- * it receives, hands the frames up (net/ then answers on the same pair,
- * from the same CPU) and reclaims; a send on a pair from any other CPU
- * is refused. CPU 0 polls its pairs through net/'s poller and does the
- * device's own work (link status, the control queue); another CPU polls
- * its pairs through this driver's poller, registered there by an xcpu
- * request (kernel/xcpu.h) from CPU 0's first poll after probe (so after
- * DRIVER_OK, 3.1.1: that CPU's first poll kicks), and stops before the
- * pairs are freed.
+ * Ownership: each pair is one poll context, added at probe to its
+ * owner's loop (net_pair_cpu=spread: pair q on the q-th online CPU,
+ * wrapping; cpu0: all on CPU 0; on another CPU through an xcpu request),
+ * and the pair's rings are handed to that CPU (virtq_set_owner): only
+ * its loop touches them, the same code on every CPU. Its queues'
+ * interrupts schedule it (net_irq=other: through the CPU that takes
+ * them); it receives, hands the frames up (net/ then answers on the same
+ * pair, from the same CPU) and reclaims; a send on a pair from any other
+ * CPU is refused. The device's own context, on CPU 0, sends the
+ * multiqueue command and hands the pairs over once after DRIVER_OK
+ * (3.1.1: a pair's first poll kicks its receive queue). Teardown takes
+ * the pairs out on their CPUs before anything is freed.
  *
  * RX (5.1.6.3, 5.1.6.4): the queue is kept full of device-writable buffers
  * of `net_rxbuf` bytes. With VIRTIO_NET_F_MRG_RXBUF a frame may span
@@ -105,8 +106,6 @@ CONFIG_KEY(cfg_net_pair_cpu) = {
 	.choices = net_pair_cpu_choices,
 	.def = NET_PAIRS_SPREAD,
 };
-
-_Static_assert(SMP_MAX_CPUS <= NET_MAX_CPUS, "net/ keeps a share for every CPU");
 
 /* The owner of pair @pair (net_pair_cpu). */
 static unsigned int pair_owner(unsigned int pair)
@@ -209,18 +208,33 @@ struct vnet_ctrl {
 	uint64_t sent_ns;
 };
 
+/*
+ * A queue pair's poll context, owned by one CPU (the only record of the
+ * pair's owner: ctx.cpu once added). @ready: handed over after
+ * DRIVER_OK, its rings its CPU's; until then its poll does nothing.
+ */
+struct vnet_pair {
+	struct poll_ctx ctx;
+	struct virtio_net *vn;
+	unsigned int q;
+	volatile bool ready;
+	bool added; /* its CPU added it (the request's answer) */
+	char name[24];
+};
+
 struct virtio_net {
 	struct net_dev dev;
 	struct virtio_device *vdev;
 	struct vnet_rxq rxq[NET_MAX_QUEUES];
 	struct vnet_txq txq[NET_MAX_QUEUES];
+	struct vnet_pair pairs[NET_MAX_QUEUES];
+	struct poll_ctx dev_ctx; /* CPU 0: the control queue, the handover */
 	uint16_t npairs; /* set up; dev.nqueues are in use */
 	uint16_t max_pairs; /* the device's max_virtqueue_pairs, 1 without MQ */
 	struct vnet_ctrl ctrl;
 	bool mrg_rxbuf;
-	bool attach_pending; /* the other CPUs' pairs wait for the first poll */
+	bool handover_pending; /* the pairs wait for the first poll after DRIVER_OK */
 	uint32_t rx_buf_size;
-	uint64_t status_checked;
 };
 
 /* The device net_attack.c writes into: the last one probed. */
@@ -515,9 +529,18 @@ static unsigned int tx_burst(struct virtio_net *vn, unsigned int q, const struct
 	uint64_t bytes;
 	uint16_t *ids;
 
-	if (vn->dev.pair_cpu[q] != percpu_read(index)) {
-		net_stat_add(tx_wrong_cpu, n); /* its ring is another loop's */
-		return 0;
+	/*
+	 * Another loop's ring, or a pair the device does not move frames on
+	 * yet (before the multiqueue ack, 5.1.6.5.5): dropped, counted once
+	 * here, and taken (net_xmit counts what a driver did not take).
+	 */
+	if (!virtq_owned(tq->vq)) {
+		net_stat_add(tx_wrong_cpu, n);
+		return n;
+	}
+	if (q >= (vn->dev.nqueues ? vn->dev.nqueues : 1u)) {
+		net_stat_add(tx_pair_unused, n);
+		return n;
 	}
 	tx_apply_txpoll(tq, false);
 	if (!tq->txpoll)
@@ -538,6 +561,9 @@ static unsigned int tx_burst(struct virtio_net *vn, unsigned int q, const struct
 	/* one notification for the whole burst, if the device wants one */
 	if (added && virtq_kick(tq->vq))
 		tq->stats->tx_kicks++;
+	/* full: sent buffers come back in the poll path, the pair's context */
+	if (i < n)
+		poll_schedule(&vn->pairs[q].ctx);
 	return i;
 }
 
@@ -547,16 +573,21 @@ static unsigned int vnet_xmit_burst(struct net_dev *dev, const struct net_frame 
 	return tx_burst(dev->priv, 0, frames, n);
 }
 
-/* A queue beyond those in use falls back to the first (5.1.6.5.5: only they move frames). */
 static unsigned int vnet_xmit_queue(struct net_dev *dev, unsigned int q,
 				    const struct net_frame *frames, unsigned int n)
 {
-	return tx_burst(dev->priv, q < dev->nqueues ? q : 0, frames, n);
+	return q < NET_MAX_QUEUES ? tx_burst(dev->priv, q, frames, n) : 0;
 }
 
 struct virtq *virtio_net_txq(void)
 {
 	return attack_dev ? attack_dev->txq[0].vq : NULL;
+}
+
+/* Its first pair's context: where what virtio_net_txq sent is reclaimed. */
+struct poll_ctx *virtio_net_txq_ctx(void)
+{
+	return attack_dev ? &attack_dev->pairs[0].ctx : NULL;
 }
 
 /*
@@ -594,17 +625,16 @@ int virtio_net_tx_raw(const void *bytes, uint32_t len)
 	return 0;
 }
 
-static void check_link(struct virtio_net *vn)
+/* Read when shown: nothing in the guest acts on it. */
+static bool vnet_link_up(struct net_dev *dev)
 {
+	struct virtio_net *vn = dev->priv;
 	uint16_t status;
 
-	vn->status_checked = now_ns();
-	if (!virtio_has_feature(vn->vdev, VIRTIO_NET_F_STATUS)) {
-		vn->dev.link_up = true; /* 5.1.4: without STATUS assume the link is up */
-		return;
-	}
+	if (!virtio_has_feature(vn->vdev, VIRTIO_NET_F_STATUS))
+		return true; /* 5.1.4: without STATUS assume the link is up */
 	virtio_config_read(vn->vdev, VIRTIO_NET_CFG_STATUS, &status, sizeof(status));
-	vn->dev.link_up = status & VIRTIO_NET_S_LINK_UP;
+	return status & VIRTIO_NET_S_LINK_UP;
 }
 
 /* ---- the control queue: multiqueue (5.1.6.5.5) ---- */
@@ -671,207 +701,177 @@ static void mq_poll(struct virtio_net *vn)
 		mq_fallback(vn, &vn->dev.stats.mq_timeout, "no answer");
 }
 
-/* ---- the poll loops ---- */
+/* ---- the poll contexts ---- */
 
 /*
- * The pairs @cpu owns: sent buffers back, received frames up. Every pair
- * set up is drained: a device may use one before the ack. What net/
- * sends meanwhile leaves on the pair the frame came in on (net_rx_queue).
+ * A pair, on its CPU: sent buffers back, received frames up (what net/
+ * sends meanwhile leaves on this pair, net_set_rx_queue), at most
+ * @budget frames. Freed TX buffers count as one unit of work: a sender
+ * waiting for room goes on. Its RX notifications are never turned off:
+ * rx_poll stops on a look after used_event and its barrier (2.7.7.2),
+ * or on the budget.
  */
-static unsigned int poll_pairs(struct virtio_net *vn, unsigned int cpu, unsigned int budget)
+static unsigned int pair_poll(struct poll_ctx *ctx, unsigned int budget)
 {
-	unsigned int reclaimed = 0, frames = 0, first = NET_MAX_QUEUES, owned = 0;
+	struct vnet_pair *p = (struct vnet_pair *)ctx;
+	struct virtio_net *vn = p->vn;
+	unsigned int frames, reclaimed;
 
-	for (unsigned int q = 0; q < vn->npairs; q++) {
-		if (vn->dev.pair_cpu[q] != cpu)
-			continue;
-		if (!owned++)
-			first = q;
-		tx_apply_txpoll(&vn->txq[q], false);
-		reclaimed += tx_reclaim(&vn->txq[q], false);
-		net_set_rx_queue(q);
-		frames += rx_poll(&vn->rxq[q], budget);
-	}
-	/* sent outside a receive (a shell command's ping): its first pair */
-	if (owned > 1)
-		net_set_rx_queue(first);
-	/* freed TX buffers count as one unit: a sender waiting for room goes on */
-	return frames + (reclaimed != 0);
+	if (!__atomic_load_n(&p->ready, __ATOMIC_ACQUIRE))
+		return 0;
+	tx_apply_txpoll(&vn->txq[p->q], false);
+	reclaimed = tx_reclaim(&vn->txq[p->q], false);
+	net_set_rx_queue(p->q);
+	frames = rx_poll(&vn->rxq[p->q], budget);
+	net_set_rx_queue(net_this_cpu()->home_queue);
+	if (!virtio_queue_interrupts(vn->rxq[p->q].vq))
+		poll_schedule_polled(ctx);
+	return frames + (frames < budget && reclaimed);
 }
 
-static inline bool pairs_pending(struct virtio_net *vn, unsigned int cpu)
+/* The watchdog's look: frames its receive queue holds. */
+static enum poll_verdict pair_check(struct poll_ctx *ctx, bool count, const char **what)
 {
-	for (unsigned int q = 0; q < vn->npairs; q++)
-		if (vn->dev.pair_cpu[q] == cpu && virtq_has_used(vn->rxq[q].vq))
-			return true;
-	return false;
+	struct vnet_pair *p = (struct vnet_pair *)ctx;
+
+	*what = p->name;
+	return p->ready ? virtio_queue_check(p->vn->rxq[p->q].vq, count) : POLL_IDLE;
 }
 
-/*
- * Another CPU's loop: the device whose pairs it polls, set and cleared
- * only by requests run on that CPU (cpu_attach, cpu_detach), so entry c
- * is CPU c's alone.
- */
-static struct virtio_net *cpu_vn[SMP_MAX_CPUS];
-/* Requests cpu_detach has run, one counter per CPU, for the BSP to wait on. */
-static volatile uint64_t cpu_detached[SMP_MAX_CPUS];
-
-static unsigned int ap_poll(unsigned int budget)
+/* On the pair's CPU (a request, or CPU 0 itself): the pair joins its loop. */
+static void pair_add_here(struct vnet_pair *p)
 {
-	unsigned int cpu = percpu_read(index);
+	struct net_cpu *nc = net_this_cpu();
 
-	return cpu_vn[cpu] ? poll_pairs(cpu_vn[cpu], cpu, budget) : 0;
-}
-
-static bool ap_pending(void)
-{
-	unsigned int cpu = percpu_read(index);
-
-	return cpu_vn[cpu] && pairs_pending(cpu_vn[cpu], cpu);
-}
-
-static const struct poller ap_poller = {
-	.name = "virtio-net",
-	.poll = ap_poll,
-	.pending = ap_pending,
-	.on_raise = true, /* kept while the CPU owns a pair */
-};
-
-/* Whether a receive queue @cpu owns has no vector (irq=poll, none left). */
-static bool owns_polled_queue(const struct virtio_net *vn, unsigned int cpu)
-{
-	for (unsigned int q = 0; q < vn->npairs; q++)
-		if (vn->dev.pair_cpu[q] == cpu && !virtio_queue_interrupts(vn->rxq[q].vq))
-			return true;
-	return false;
-}
-
-/*
- * On CPU @cpu: poll the pairs it owns of arg[0]'s device from now on;
- * a queue that never interrupts is looked at each POLLED_NS even while
- * the CPU idles, as the transport has CPU 0 do for its polled queues.
- */
-#define POLLED_NS 1000000ULL
-
-static void cpu_attach(const struct spsc_msg *m, unsigned int cpu)
-{
-	struct virtio_net *vn = (struct virtio_net *)(uintptr_t)m->arg[0];
-	uint32_t bit;
-
-	if (poll_register(&ap_poller)) {
-		printf("virtio-net: cpu %u has no room for its poller: its pairs are not polled\n",
-		       cpu);
+	p->added = !poll_ctx_add(&p->ctx);
+	if (!p->added)
 		return;
-	}
-	bit = poll_bit(&ap_poller);
-	cpu_vn[cpu] = vn;
-	net_this_cpu()->dev = &vn->dev;
-	poll_keep(bit, true);
-	poll_ask_pending(bit, true);
-	if (owns_polled_queue(vn, cpu))
-		poll_every(&ap_poller, POLLED_NS);
+	nc->dev = &p->vn->dev;
+	if (!nc->pairs++ || p->q < nc->home_queue)
+		nc->home_queue = (uint16_t)p->q;
 }
 
-/* On CPU @cpu: no more polling; the BSP may free the pairs once this ran. */
-static void cpu_detach(const struct spsc_msg *m, unsigned int cpu)
+static void pair_add_request(const struct spsc_msg *m, unsigned int cpu)
 {
-	uint32_t bit = poll_bit(&ap_poller);
-
-	(void)m;
-	cpu_vn[cpu] = NULL;
-	net_this_cpu()->dev = NULL; /* a sender here (pktgen) stops at its next pass */
-	poll_every(&ap_poller, 0);
-	if (bit) {
-		poll_keep(bit, false);
-		poll_ask_pending(bit, false);
-	}
-	barrier(); /* x86: the BSP sees the pointer cleared before the count */
-	cpu_detached[cpu]++;
+	pair_add_here((struct vnet_pair *)(uintptr_t)m->arg[0]);
 }
 
-/* Whether @cpu owns a pair of @vn. */
-static bool owns_pair(const struct virtio_net *vn, unsigned int cpu)
+/* On the pair's CPU: out of its loop; a sender there (pktgen) sees the device go. */
+static void pair_del_here(struct vnet_pair *p)
 {
-	for (unsigned int q = 0; q < vn->npairs; q++)
-		if (vn->dev.pair_cpu[q] == cpu)
-			return true;
-	return false;
+	struct net_cpu *nc = net_this_cpu();
+
+	poll_ctx_del(&p->ctx);
+	if (p->added && !--nc->pairs)
+		nc->dev = NULL;
+	p->added = false;
 }
 
-static void attach_cpus(struct virtio_net *vn)
+static void pair_del_request(const struct spsc_msg *m, unsigned int cpu)
 {
-	vn->attach_pending = false;
-	for (unsigned int cpu = 1; cpu < smp_cpus() && cpu < SMP_MAX_CPUS; cpu++) {
-		struct spsc_msg m = { .fn = cpu_attach, .arg = { (uintptr_t)vn } };
-
-		if (owns_pair(vn, cpu) && xcpu_send(cpu, &m))
-			printf("virtio-net: cpu %u cannot be asked to poll its pairs\n", cpu);
-	}
+	pair_del_here((struct vnet_pair *)(uintptr_t)m->arg[0]);
 }
 
 /*
- * Every CPU that polls pairs of @vn has stopped: it ran cpu_detach.
- * Waited for by spinning, not in the loop (this runs inside remove(),
- * perhaps from a poller): a CPU takes a request within microseconds, and
- * one that does not answer in DETACH_NS leaves @vn allocated (false).
+ * Requests to another CPU wait by spinning, not in the loop (probe and
+ * remove may run inside a context): a CPU takes one within microseconds,
+ * and one that does not answer in PAIR_SYNC_NS is not waited for again.
  */
-#define DETACH_NS 2000000000ULL
-#define DETACH_REKICK_NS 10000000ULL
+#define PAIR_SYNC_NS 2000000000ULL
 
-static bool detach_cpus(struct virtio_net *vn)
+/* Pair @p into CPU @cpu's loop; on CPU 0 when @cpu cannot be asked. */
+static void pair_add(struct vnet_pair *p, unsigned int cpu)
 {
-	bool all = true;
-
-	for (unsigned int cpu = 1; cpu < smp_cpus() && cpu < SMP_MAX_CPUS; cpu++) {
-		struct spsc_msg m = { .fn = cpu_detach };
-		uint64_t before = cpu_detached[cpu], start = now_ns(), kicked = start;
-
-		if (!owns_pair(vn, cpu))
-			continue;
-		if (xcpu_send(cpu, &m)) {
-			all = false;
-			continue;
-		}
-		while (cpu_detached[cpu] == before && now_ns() - start < DETACH_NS) {
-			if (now_ns() - kicked > DETACH_REKICK_NS) {
-				xcpu_rekick(cpu); /* a wake-up lost below us (xcpu_cmd.c) */
-				kicked = now_ns();
-			}
-			cpu_relax();
-		}
-		if (cpu_detached[cpu] == before) {
-			printf("virtio-net: cpu %u did not stop polling its pairs: "
-			       "their memory stays allocated\n",
-			       cpu);
-			all = false;
-		}
-	}
-	return all;
+	snprintf(p->name, sizeof(p->name), "virtio-net pair %u", p->q);
+	p->ctx.name = p->name;
+	p->ctx.poll = pair_poll;
+	p->ctx.check = pair_check;
+	if (cpu && !xcpu_sync(cpu, pair_add_request, (uintptr_t)p, PAIR_SYNC_NS))
+		printf("virtio-net: cpu %u cannot be asked to poll pair %u: cpu 0 does\n", cpu,
+		       p->q);
+	if (!p->added)
+		pair_add_here(p);
+	if (!p->added)
+		printf("virtio-net: no poll context slot for pair %u: it is not polled\n", p->q);
 }
 
-/* CPU 0, from net/'s poller: its pairs and the device's own work. */
-static unsigned int vnet_poll(struct net_dev *dev, unsigned int budget)
+/* Out of its CPU's loop; false when that CPU did not answer (keep its memory). */
+static bool pair_del(struct vnet_pair *p)
 {
-	struct virtio_net *vn = dev->priv;
+	struct percpu *cpu = p->ctx.cpu;
 
-	if (now_ns() - vn->status_checked > STATUS_PERIOD_NS)
-		check_link(vn);
+	if (!p->added)
+		return true;
+	if (cpu == this_cpu()) {
+		pair_del_here(p);
+		return true;
+	}
+	if (xcpu_sync(cpu->index, pair_del_request, (uintptr_t)p, PAIR_SYNC_NS))
+		return true;
+	printf("virtio-net: cpu %u did not stop polling pair %u: its memory stays allocated\n",
+	       cpu->index, p->q);
+	return false;
+}
+
+/*
+ * After DRIVER_OK (3.1.1): each pair's rings to its CPU, then the pair
+ * ready and scheduled there; its first poll kicks its receive queue.
+ */
+static void pairs_hand_over(struct virtio_net *vn)
+{
+	vn->handover_pending = false;
+	for (unsigned int q = 0; q < vn->npairs; q++) {
+		struct vnet_pair *p = &vn->pairs[q];
+
+		if (!p->added)
+			continue;
+		virtq_set_owner(vn->rxq[q].vq, p->ctx.cpu);
+		virtq_set_owner(vn->txq[q].vq, p->ctx.cpu);
+		__atomic_store_n(&p->ready, true, __ATOMIC_RELEASE);
+		poll_schedule(&p->ctx);
+	}
+}
+
+/* QEMU answers control commands at once; the ack is looked for this often. */
+#define MQ_POLL_NS 1000000ULL
+
+/* CPU 0: the handover, then the control queue until it answered. */
+static unsigned int vnet_dev_poll(struct poll_ctx *ctx, unsigned int budget)
+{
+	struct virtio_net *vn =
+		(struct virtio_net *)((char *)ctx - offsetof(struct virtio_net, dev_ctx));
+
+	if (vn->handover_pending)
+		pairs_hand_over(vn);
 	if (vn->ctrl.state == MQ_TO_SEND || vn->ctrl.state == MQ_WAITING)
 		mq_poll(vn);
-	if (vn->attach_pending)
-		attach_cpus(vn);
-	return poll_pairs(vn, 0, budget);
+	if (vn->ctrl.state == MQ_WAITING)
+		poll_schedule_at(ctx, now_ns() + MQ_POLL_NS);
+	return 0;
 }
 
-/* Received frames wait; sent buffers are reclaimed when a pass comes anyway. */
-static bool vnet_pending(struct net_dev *dev)
+/* What the rings counted where the interrupts were taken (isr.S, virtio_pci.c). */
+static void vnet_interrupts(const struct net_dev *dev, uint64_t *rx, uint64_t *tx)
 {
-	struct virtio_net *vn = dev->priv;
+	const struct virtio_net *vn = dev->priv;
+	struct virtq_stats st;
 
-	if (pairs_pending(vn, 0))
-		return true;
-	/* the control queue has no vector: its ack is found only by looking */
-	return vn->ctrl.state == MQ_TO_SEND || vn->ctrl.state == MQ_WAITING;
+	*rx = *tx = 0;
+	for (unsigned int q = 0; q < vn->npairs; q++) {
+		virtq_get_stats(vn->rxq[q].vq, &st);
+		*rx += st.interrupts;
+		virtq_get_stats(vn->txq[q].vq, &st);
+		*tx += st.interrupts;
+	}
+}
+
+/* The pair's CPU, for net/ (pktgen, the counters): where its context is. */
+static unsigned int vnet_pair_cpu(const struct net_dev *dev, unsigned int q)
+{
+	const struct virtio_net *vn = dev->priv;
+	const struct percpu *cpu = q < vn->npairs ? vn->pairs[q].ctx.cpu : NULL;
+
+	return cpu ? cpu->index : 0;
 }
 
 static void vnet_show_queues(struct virtio_net *vn)
@@ -889,7 +889,7 @@ static void vnet_show_queues(struct virtio_net *vn)
 
 		printf("virtio-net: pair %u cpu %u rx %llu packets %llu bytes, tx %llu packets "
 		       "%llu bytes, tx free %u\n",
-		       q, vn->dev.pair_cpu[q], (unsigned long long)st->rx_packets,
+		       q, vnet_pair_cpu(&vn->dev, q), (unsigned long long)st->rx_packets,
 		       (unsigned long long)st->rx_bytes, (unsigned long long)st->tx_packets,
 		       (unsigned long long)st->tx_bytes, vn->txq[q].nfree);
 	}
@@ -918,50 +918,13 @@ static void vnet_show(struct net_dev *dev)
 static const struct net_dev_ops vnet_ops = {
 	.xmit_burst = vnet_xmit_burst,
 	.xmit_queue = vnet_xmit_queue,
-	.poll = vnet_poll,
-	.pending = vnet_pending,
+	.pair_cpu = vnet_pair_cpu,
+	.link_up = vnet_link_up,
+	.interrupts = vnet_interrupts,
 	.show = vnet_show,
 };
 
 /* ---- probe ---- */
-
-/* The driver state behind a queue's interrupt; NULL while probing. */
-static struct virtio_net *irq_owner(struct virtq *vq)
-{
-	struct virtio_queue *q = virtq_priv(vq);
-
-	return q && q->vdev ? q->vdev->priv : NULL;
-}
-
-/*
- * The counters of the pair @vq belongs to (receiveqN and transmitqN are
- * 2(N-1) and 2(N-1)+1, 5.1.2), NULL while probing. The interrupt is
- * counted where the pair's work runs (queue_interrupt forwards it there).
- */
-static struct net_dev_stats *irq_pair_stats(struct virtq *vq)
-{
-	struct virtio_net *vn = irq_owner(vq);
-	unsigned int pair = virtq_index(vq) / 2;
-
-	return vn && pair < NET_MAX_QUEUES ? &vn->dev.pair[pair] : NULL;
-}
-
-static void rx_irq(struct virtq *vq)
-{
-	struct net_dev_stats *st = irq_pair_stats(vq);
-
-	/* the poll loop does the work; interrupts are counted for A/B runs */
-	if (st)
-		st->rx_interrupts++;
-}
-
-static void tx_irq(struct virtq *vq)
-{
-	struct net_dev_stats *st = irq_pair_stats(vq);
-
-	if (st)
-		st->tx_interrupts++;
-}
 
 static void rxq_free(struct vnet_rxq *rq)
 {
@@ -977,6 +940,20 @@ static void txq_free(struct vnet_txq *tq)
 	free(tq->tx);
 	free(tq->bufs);
 	free(tq->free);
+}
+
+static void vnet_free(struct virtio_net *vn);
+
+/* Every pair and the device's context out of their loops, then freed. */
+static void vnet_release(struct virtio_net *vn)
+{
+	bool all = true;
+
+	poll_ctx_del(&vn->dev_ctx);
+	for (unsigned int q = 0; q < vn->npairs; q++)
+		all &= pair_del(&vn->pairs[q]);
+	if (all)
+		vnet_free(vn);
 }
 
 static void vnet_free(struct virtio_net *vn)
@@ -1007,12 +984,12 @@ static void read_mac(struct virtio_net *vn)
 static int rxq_setup(struct virtio_net *vn, uint16_t pair)
 {
 	struct vnet_rxq *rq = &vn->rxq[pair];
-	unsigned int owner = vn->dev.pair_cpu[pair];
+	struct poll_ctx *ctx = &vn->pairs[pair].ctx;
 
 	rq->vn = vn;
 	rq->stats = &vn->dev.pair[pair];
-	rq->vq = virtio_setup_queue_on(vn->vdev, 2 * pair, RING_MAX, rx_irq, owner,
-				       queue_irq_cpu(owner));
+	rq->vq = virtio_setup_queue_steered(vn->vdev, 2 * pair, RING_MAX, ctx,
+					    queue_irq_cpu(ctx->cpu ? ctx->cpu->index : 0));
 	if (!rq->vq)
 		return -1;
 	/* every chain is one descriptor: indirect tables would only cost */
@@ -1030,14 +1007,15 @@ static int rxq_setup(struct virtio_net *vn, uint16_t pair)
 	return 0;
 }
 
+/* Its interrupts (txpoll=0 only, tx_apply_txpoll) schedule the pair too. */
 static int txq_setup(struct virtio_net *vn, uint16_t pair)
 {
 	struct vnet_txq *tq = &vn->txq[pair];
-	unsigned int owner = vn->dev.pair_cpu[pair];
+	struct poll_ctx *ctx = &vn->pairs[pair].ctx;
 
 	tq->stats = &vn->dev.pair[pair];
-	tq->vq = virtio_setup_queue_on(vn->vdev, 2 * pair + 1, RING_MAX, tx_irq, owner,
-				       queue_irq_cpu(owner));
+	tq->vq = virtio_setup_queue_steered(vn->vdev, 2 * pair + 1, RING_MAX, ctx,
+					    queue_irq_cpu(ctx->cpu ? ctx->cpu->index : 0));
 	if (!tq->vq)
 		return -1;
 	virtq_set_indirect_min(tq->vq, 0);
@@ -1099,7 +1077,7 @@ static int ctrl_setup(struct virtio_net *vn)
 {
 	struct vnet_ctrl *c = &vn->ctrl;
 
-	c->vq = virtio_setup_queue(vn->vdev, 2 * vn->max_pairs, 0, NULL);
+	c->vq = virtio_setup_queue(vn->vdev, 2 * vn->max_pairs, 0, NULL); /* looked at by time */
 	c->buf = dma_alloc(VIRTIO_NET_CTRL_MQ_LEN + 1, 64);
 	if (!c->vq || !c->buf)
 		return -1;
@@ -1113,9 +1091,15 @@ static int queues_setup(struct virtio_net *vn)
 	uint16_t want = pairs_wanted(vn);
 
 	for (vn->npairs = 0; vn->npairs < want; vn->npairs++) {
-		vn->dev.pair_cpu[vn->npairs] = (uint16_t)pair_owner(vn->npairs);
-		if (rxq_setup(vn, vn->npairs) || txq_setup(vn, vn->npairs))
+		struct vnet_pair *p = &vn->pairs[vn->npairs];
+
+		p->vn = vn;
+		p->q = vn->npairs;
+		pair_add(p, pair_owner(vn->npairs));
+		if (rxq_setup(vn, vn->npairs) || txq_setup(vn, vn->npairs)) {
+			vn->npairs++; /* taken out again with the others */
 			return -1;
+		}
 	}
 	vn->dev.queues_set_up = vn->npairs;
 	vn->dev.nqueues = 1; /* 5.1.6.5.5: only the first pair until the device acks */
@@ -1138,6 +1122,7 @@ static int vnet_probe(struct virtio_device *vdev)
 	vn->rx_buf_size = (uint32_t)config_get(&cfg_net_rxbuf);
 	if (vn->rx_buf_size < min_buf)
 		vn->rx_buf_size = min_buf;
+	vn->dev.priv = vn;
 	if (queues_setup(vn))
 		goto fail;
 
@@ -1147,31 +1132,37 @@ static int vnet_probe(struct virtio_device *vdev)
 
 	vn->dev.name = "virtio-net";
 	vn->dev.ops = &vnet_ops;
-	vn->dev.priv = vn;
 	vn->dev.mtu = ETH_DATA_LEN;
 	read_mac(vn);
-	check_link(vn);
+	vn->dev_ctx.name = "virtio-net";
+	vn->dev_ctx.poll = vnet_dev_poll;
+	if (poll_ctx_add(&vn->dev_ctx))
+		goto fail;
+	/* 3.1.1: its first poll comes after DRIVER_OK, and hands the pairs over */
+	vn->handover_pending = true;
 	vdev->priv = vn;
 	net_register(&vn->dev);
 	attack_dev = vn;
-	/* 3.1.1: the first poll comes after DRIVER_OK, and with it the first kick */
-	vn->attach_pending = true;
 	return 0;
 fail:
-	vnet_free(vn);
+	vnet_release(vn);
 	return -1;
 }
 
+/*
+ * The device is reset and its vectors gone (virtio_pci.c, device_stop):
+ * nothing reaches @vn through it any more. Then out of every loop, then
+ * freed, unless a CPU never let go of a pair.
+ */
 static void vnet_remove(struct virtio_device *vdev)
 {
 	struct virtio_net *vn = vdev->priv;
 
+	vdev->priv = NULL;
 	net_unregister(&vn->dev);
 	if (attack_dev == vn)
 		attack_dev = NULL;
-	if (detach_cpus(vn))
-		vnet_free(vn);
-	vdev->priv = NULL;
+	vnet_release(vn);
 }
 
 static void vnet_show_virtio(struct virtio_device *vdev)
@@ -1182,7 +1173,7 @@ static void vnet_show_virtio(struct virtio_device *vdev)
 
 	net_dev_stats_sum(&vn->dev, &sum);
 	printf("  net: mac %s link %s, rx %llu tx %llu packets\n", net_mac_str(vn->dev.mac, mac),
-	       vn->dev.link_up ? "up" : "down", (unsigned long long)sum.rx_packets,
+	       vnet_link_up(&vn->dev) ? "up" : "down", (unsigned long long)sum.rx_packets,
 	       (unsigned long long)sum.tx_packets);
 }
 

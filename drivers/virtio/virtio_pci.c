@@ -21,6 +21,7 @@
 #include "kernel/shell.h"
 #include "kernel/smp.h"
 #include "kernel/time.h"
+#include "kernel/xcpu.h"
 
 enum ring_choice { RING_SPLIT, RING_PACKED, RING_CHOICES };
 static const char *const ring_choices[RING_CHOICES + 1] = {
@@ -66,12 +67,6 @@ CONFIG_KEY(cfg_irq) = {
 #define MAX_DEVICES 8
 #define MAX_DRIVERS 8
 #define NO_VECTOR 0xffff
-/*
- * How often an idle loop looks at a device whose queues raise no
- * interrupt (irq=poll, no MSI-X, a refused vector): the 1 ms the periodic
- * tick gives, so polled devices answer as quickly with tick=deadline.
- */
-#define POLLED_PERIOD_NS 1000000ULL
 
 /* 4.1.4 Virtio Structure PCI Capabilities: cfg_type */
 #define CAP_COMMON_CFG 1
@@ -278,21 +273,16 @@ static void queue_notify(struct virtq *vq)
 }
 
 /*
- * Taken on a CPU that does not own the queue (net_irq=other): no work
- * here, only the same vector to the owner as an IPI, whose loop the
- * interrupt is for; the owner then runs this again and counts it.
+ * A vector sent to a CPU that does not own the queue (net_irq=other):
+ * counted here, and the owner's context scheduled there, through
+ * poll_schedule's IPI.
  */
-static void queue_interrupt(void *arg)
+static void queue_steered(void *arg)
 {
 	struct virtio_queue *q = arg;
 
-	if (this_cpu()->index != q->owner_cpu) {
-		lapic_send_ipi(smp_apic_id(q->owner_cpu), (uint8_t)q->vector);
-		return;
-	}
 	virtq_interrupt(q->vq);
-	if (q->callback)
-		q->callback(q->vq);
+	poll_schedule(q->ctx);
 }
 
 static bool use_msix(struct virtio_device *v)
@@ -300,46 +290,45 @@ static bool use_msix(struct virtio_device *v)
 	return config_get(&cfg_irq) == IRQ_MSIX && v->pci->msix_cap;
 }
 
-/* It wants interrupts: a callback, or pollers to raise. */
-static bool queue_wakes(const struct virtio_queue *q)
-{
-	return q->callback || q->raise;
-}
-
-/* A LAPIC vector for @q routed through MSI-X entry @entry; -1 if none. */
+/*
+ * A LAPIC vector for @q routed through MSI-X entry @entry; -1 if none.
+ * To the context's own CPU, a raise entry (isr.S: no C call, the bit
+ * ORed where it is taken); elsewhere, a C handler that schedules it.
+ */
 static int queue_vector(struct virtio_device *v, struct virtio_queue *q, uint16_t entry)
 {
+	unsigned int owner;
 	int vec;
 
-	if (!queue_wakes(q) || !use_msix(v) || entry >= v->pci->msix_size)
+	if (!q->ctx || !q->ctx->cpu || !use_msix(v) || entry >= v->pci->msix_size)
 		return -1;
-	if (q->raise)
-		vec = irq_alloc_raise(virtq_interrupt_counter(q->vq), q->raise);
-	else
-		vec = irq_alloc_vector(queue_interrupt, q);
-	if (vec >= 0 && q->irq_cpu != q->owner_cpu &&
-	    pci_msix_route_to(v->pci, entry, vec, smp_apic_id(q->irq_cpu))) {
+	owner = q->ctx->cpu->index;
+	if (q->irq_cpu != owner) {
+		q->steered = (struct irq_action){ queue_steered, q };
+		vec = irq_alloc_vector(&q->steered);
+		if (vec >= 0 && !pci_msix_route_to(v->pci, entry, vec, smp_apic_id(q->irq_cpu)))
+			return vec;
 		pr_warn("virtio: queue %u: cpu %u (apic %u) cannot be an MSI target, cpu %u takes it\n",
-			entry, q->irq_cpu, smp_apic_id(q->irq_cpu), q->owner_cpu);
-		q->irq_cpu = q->owner_cpu;
-	}
-	if (vec < 0 || (q->irq_cpu == q->owner_cpu &&
-			pci_msix_route_to(v->pci, entry, vec, smp_apic_id(q->owner_cpu)))) {
+			entry, q->irq_cpu, smp_apic_id(q->irq_cpu), owner);
 		irq_free_vector(vec);
-		return -1;
+		q->irq_cpu = owner;
+	}
+	vec = irq_alloc_raise(virtq_interrupt_counter(q->vq), q->ctx);
+	if (vec >= 0 && pci_msix_route_to(v->pci, entry, vec, smp_apic_id(owner))) {
+		irq_free_vector(vec);
+		vec = -1;
 	}
 	return vec;
 }
 
-/* A CPU that can own or take a queue's work: online, else CPU 0. */
-static unsigned int online_or_bsp(unsigned int cpu)
+/* A CPU that can take a queue's interrupts: online, else the owner. */
+static unsigned int online_or(unsigned int cpu, unsigned int owner)
 {
-	return cpu < smp_cpus() && smp_state(cpu) == SMP_ONLINE ? cpu : 0;
+	return cpu < smp_cpus() && smp_state(cpu) == SMP_ONLINE ? cpu : owner;
 }
 
 static struct virtq *setup_queue(struct virtio_device *v, uint16_t index, uint16_t max_size,
-				 void (*callback)(struct virtq *vq), uint32_t raise,
-				 unsigned int owner_cpu, unsigned int irq_cpu)
+				 struct poll_ctx *ctx, unsigned int irq_cpu)
 {
 	bool packed = virtio_has_feature(v, VIRTIO_F_RING_PACKED);
 	struct virtio_queue *q;
@@ -368,12 +357,8 @@ static struct virtq *setup_queue(struct virtio_device *v, uint16_t index, uint16
 	}
 
 	q->vdev = v;
-	q->callback = callback;
-	q->raise = raise;
-	/* a raise entry ORs into the taking CPU's bits: only CPU 0's pollers use them */
-	q->owner_cpu = raise ? 0 : online_or_bsp(owner_cpu);
-	/* only a callback's vector can forward (a raise entry has no C call) */
-	q->irq_cpu = callback ? online_or_bsp(irq_cpu) : q->owner_cpu;
+	q->ctx = ctx;
+	q->irq_cpu = ctx && ctx->cpu ? online_or(irq_cpu, ctx->cpu->index) : 0;
 	q->notify = (volatile uint16_t *)(v->notify_base + notify_off);
 	q->vq = virtq_create(packed ? VIRTQ_PACKED : VIRTQ_SPLIT, index, size, v->features,
 			     queue_notify, q);
@@ -409,36 +394,68 @@ static struct virtq *setup_queue(struct virtio_device *v, uint16_t index, uint16
 }
 
 struct virtq *virtio_setup_queue(struct virtio_device *v, uint16_t index, uint16_t max_size,
-				 void (*callback)(struct virtq *vq))
+				 struct poll_ctx *ctx)
 {
-	return setup_queue(v, index, max_size, callback, 0, 0, 0);
+	return setup_queue(v, index, max_size, ctx, ctx && ctx->cpu ? ctx->cpu->index : 0);
 }
 
-struct virtq *virtio_setup_queue_on(struct virtio_device *v, uint16_t index, uint16_t max_size,
-				    void (*callback)(struct virtq *vq), unsigned int owner_cpu,
-				    unsigned int irq_cpu)
+struct virtq *virtio_setup_queue_steered(struct virtio_device *v, uint16_t index, uint16_t max_size,
+					 struct poll_ctx *ctx, unsigned int irq_cpu)
 {
-	return setup_queue(v, index, max_size, callback, 0, owner_cpu, irq_cpu);
+	return setup_queue(v, index, max_size, ctx, irq_cpu);
 }
 
-struct virtq *virtio_setup_queue_raise(struct virtio_device *v, uint16_t index, uint16_t max_size,
-				       uint32_t raise)
+enum poll_verdict virtio_queue_check(struct virtq *vq, bool count)
 {
-	return setup_queue(v, index, max_size, NULL, raise, 0, 0);
+	return vq ? virtq_watch(vq, virtio_queue_interrupts(vq), count) : POLL_IDLE;
 }
 
-static void free_queues(struct virtio_device *v)
+/*
+ * The device was reset (it sends nothing more): every vector back to its
+ * default, then every CPU that took one passed through its loop, so no
+ * interrupt entry still reads the queue. A CPU that did not answer keeps
+ * its queues' rings from being freed (held).
+ */
+#define SYNC_NS 2000000000ULL
+
+static void queues_unhook(struct virtio_device *v)
 {
 	for (int i = 0; i < VIRTIO_MAX_QUEUES; i++) {
 		struct virtio_queue *q = &v->queues[i];
 
-		if (q->vector >= 0)
-			irq_free_vector(q->vector);
-		if (q->vq)
+		if (q->vector < 0)
+			continue;
+		irq_free_vector(q->vector);
+		q->vector = -1;
+		if (q->irq_cpu && q->irq_cpu != percpu_read(index) &&
+		    !xcpu_sync(q->irq_cpu, NULL, 0, SYNC_NS))
+			v->held |= 1u << i;
+	}
+}
+
+/*
+ * After the driver's remove(): the rings, unless a CPU that owned one or
+ * took its interrupts never let go (then kept, and said so).
+ */
+static void free_queues(struct virtio_device *v)
+{
+	for (int i = 0; i < VIRTIO_MAX_QUEUES; i++) {
+		struct virtio_queue *q = &v->queues[i];
+		unsigned int owner = q->vq ? virtq_owner_index(q->vq) : 0;
+
+		if (q->vq && owner && owner != percpu_read(index) &&
+		    !xcpu_sync(owner, NULL, 0, SYNC_NS))
+			v->held |= 1u << i;
+		if (q->vq && (v->held & (1u << i)))
+			pr_err("virtio: queue %d: a CPU did not let go of it: its ring stays "
+			       "allocated\n",
+			       i);
+		else if (q->vq)
 			virtq_destroy(q->vq);
 		memset(q, 0, sizeof(*q));
 		q->vector = -1;
 	}
+	v->held = 0;
 }
 
 /* ---- features and initialisation (3.1.1) ---- */
@@ -488,17 +505,6 @@ static int fail(struct virtio_device *v, const char *why)
 	return -EIO;
 }
 
-/* Queues whose completions should wake the loop but have no vector. */
-static unsigned int polled_queues(const struct virtio_device *v)
-{
-	unsigned int n = 0;
-
-	for (int i = 0; i < VIRTIO_MAX_QUEUES; i++)
-		if (v->queues[i].vq && queue_wakes(&v->queues[i]) && v->queues[i].vector < 0)
-			n++;
-	return n;
-}
-
 static int device_start(struct virtio_device *v)
 {
 	int ret;
@@ -524,22 +530,27 @@ static int device_start(struct virtio_device *v)
 	free_queues(v);
 	ret = v->driver->probe(v);
 	if (ret) {
+		queues_unhook(v);
 		free_queues(v);
 		return fail(v, "driver probe failed");
 	}
 	set_status(v, STATUS_DRIVER_OK);
 	v->state = "running";
-	if (polled_queues(v) && poll_every(v, POLLED_PERIOD_NS))
-		pr_warn("virtio: no room to ask for polling; tick=deadline may answer late\n");
 	return 0;
 }
 
+/*
+ * Teardown in the reverse order of setup, unhooking before freeing: the
+ * device stops using our memory and sending interrupts (reset), the
+ * vectors go (queues_unhook), the driver takes its contexts out of the
+ * loops and frees its state (remove), then the rings (free_queues).
+ */
 static void device_stop(struct virtio_device *v)
 {
 	if (!v->driver || !v->common)
 		return;
-	poll_every(v, 0);
-	device_reset(v); /* the device stops using our memory first */
+	device_reset(v);
+	queues_unhook(v);
 	if (v->driver->remove && v->state && !strcmp(v->state, "running"))
 		v->driver->remove(v);
 	free_queues(v);
@@ -564,29 +575,21 @@ static bool device_broken(const struct virtio_device *v)
 	return false;
 }
 
-/* virtq_broken_marks() when the devices were last checked */
-static unsigned int marks_seen;
-
 /*
  * A queue the device wrote something into that the ring cannot
  * resynchronise after (virtq_is_broken) returns nothing more: reset the
  * device and set it up again with fresh queues, the path a ring= change
  * takes. The driver's remove() ends what lived on the old rings (vsock:
- * connections reset, listeners kept). A poller of its own, so it runs
- * outside every driver's poll function, since remove() frees their state.
- * It runs only when a queue was marked broken: the ring calls
- * recover_raise, which raises it (on_raise), so neither a pass nor the
- * check before a halt pays anything for it until then.
+ * connections reset, listeners kept). A context of its own on CPU 0, so
+ * it runs outside every driver's poll function, since remove() frees
+ * their state; the ring schedules it when it marks a queue broken, from
+ * whichever CPU owns the queue (poll_schedule's IPI then wakes CPU 0).
  */
-static unsigned int recover_broken_poll(unsigned int budget)
+static unsigned int recover_broken_poll(struct poll_ctx *ctx, unsigned int budget)
 {
 	unsigned int done = 0;
 
-	/* the common case, every pass: no queue broke, nothing to walk */
-	if (virtq_broken_marks() == marks_seen)
-		return 0;
-	marks_seen = virtq_broken_marks();
-	for (unsigned int i = 0; i < n_devices; i++) {
+	for (unsigned int i = 0; i < n_devices && done < budget; i++) {
 		struct virtio_device *v = &devices[i];
 
 		if (!v->driver || !v->common || !device_broken(v))
@@ -603,22 +606,25 @@ static unsigned int recover_broken_poll(unsigned int budget)
 	return done;
 }
 
-static const struct poller recover_poller = {
+/* The watchdog's look: a broken queue nobody scheduled the recovery for. */
+static enum poll_verdict recover_check(struct poll_ctx *ctx, bool count, const char **what)
+{
+	*what = "virtio-recover (a queue broken)";
+	for (unsigned int i = 0; i < n_devices; i++)
+		if (devices[i].driver && devices[i].common && device_broken(&devices[i]))
+			return POLL_LOST;
+	return POLL_IDLE;
+}
+
+static struct poll_ctx recover_ctx = {
 	.name = "virtio-recover",
 	.poll = recover_broken_poll,
-	.on_raise = true,
+	.check = recover_check,
 };
 
-/* The recovery poller's bit in CPU 0's table, where it is registered. */
-static uint32_t recover_bit;
-
-/*
- * The recovery runs on CPU 0, whichever CPU's queue broke: its bit is
- * raised in CPU 0's table, and CPU 0's tick finds it within a period.
- */
-static void recover_raise(void)
+static void recover_schedule(void)
 {
-	poll_raise_on(&percpu_boot, recover_bit);
+	poll_schedule(&recover_ctx);
 }
 
 static uint16_t device_type(const struct pci_dev *d)
@@ -687,7 +693,6 @@ void virtio_pci_init(void)
 	config_on_change(&cfg_event_idx, &hooks[1]);
 	config_on_change(&cfg_indirect, &hooks[2]);
 	config_on_change(&cfg_irq, &hooks[3]);
-	poll_register(&recover_poller);
-	recover_bit = poll_bit(&recover_poller);
-	virtq_on_broken(recover_raise);
+	poll_ctx_add(&recover_ctx);
+	virtq_on_broken(recover_schedule);
 }

@@ -13,7 +13,9 @@
 
 #include "drivers/virtio/virtqueue.h"
 #include "kernel/config.h"
+#include "kernel/cpu.h"
 #include "kernel/pci.h"
+#include "kernel/poll.h"
 
 #define VIRTIO_F_VERSION_1 32
 
@@ -46,10 +48,9 @@ struct virtio_queue {
 	struct virtio_device *vdev;
 	volatile uint16_t *notify;
 	int vector; /* LAPIC vector, or -1 when polled */
-	void (*callback)(struct virtq *vq); /* in interrupt context */
-	uint32_t raise; /* virtio_setup_queue_raise: the pollers its interrupt raises */
-	unsigned int owner_cpu; /* whose loop does its work */
+	struct poll_ctx *ctx; /* what its interrupt schedules; NULL: it never interrupts */
 	unsigned int irq_cpu; /* the CPU its MSI-X message targets */
+	struct irq_action steered; /* taken away from the owner: schedules ctx there */
 };
 
 struct virtio_device {
@@ -71,6 +72,7 @@ struct virtio_device {
 	int config_vector;
 	struct virtio_queue queues[VIRTIO_MAX_QUEUES];
 	uint64_t recoveries; /* resets after a queue broke (virtq_is_broken) */
+	uint32_t held; /* queues a CPU never let go of at teardown: rings kept */
 };
 
 void virtio_register_driver(const struct virtio_driver *drv);
@@ -83,36 +85,38 @@ static inline bool virtio_has_feature(const struct virtio_device *vdev, unsigned
 }
 
 /*
- * Set up queue @index with at most @max_size entries (0: the device's size),
- * in the ring layout negotiated. @callback != NULL asks for MSI-X
- * interrupts (when irq=msix) and is called from the interrupt; otherwise
- * the queue is polled and the device is asked for no notifications.
+ * Set up queue @index with at most @max_size entries (0: the device's
+ * size), in the ring layout negotiated. @ctx (added to its CPU's loop
+ * already) is the context that works on the queue: with irq=msix its
+ * MSI-X vector schedules @ctx on its CPU; NULL, or no vector to be had,
+ * and the device is asked for no notifications (the context looks at
+ * the queue when it runs: poll_schedule_polled when nothing else wakes
+ * it). The ring belongs to the calling CPU until virtq_set_owner hands
+ * it to @ctx's (virtqueue.h: an operation from another CPU is refused).
  */
 struct virtq *virtio_setup_queue(struct virtio_device *vdev, uint16_t index, uint16_t max_size,
-				 void (*callback)(struct virtq *vq));
+				 struct poll_ctx *ctx);
 /*
- * The same for a queue whose work CPU @owner_cpu's loop does (an online
- * CPU, else CPU 0), with its MSI-X message sent to CPU @irq_cpu (an
- * online CPU, else the owner): taken on a CPU that is not the owner, the
- * interrupt is forwarded to the owner as an IPI on the same vector
- * (net_irq=other), and the callback runs on the owner.
+ * The same with the MSI-X message sent to CPU @irq_cpu (an online CPU,
+ * else @ctx's): taken there, the interrupt schedules @ctx on its own CPU
+ * through poll_schedule's IPI (net_irq=other).
  */
-struct virtq *virtio_setup_queue_on(struct virtio_device *vdev, uint16_t index, uint16_t max_size,
-				    void (*callback)(struct virtq *vq), unsigned int owner_cpu,
-				    unsigned int irq_cpu);
+struct virtq *virtio_setup_queue_steered(struct virtio_device *vdev, uint16_t index,
+					 uint16_t max_size, struct poll_ctx *ctx,
+					 unsigned int irq_cpu);
+
 /*
- * The same for a queue whose interrupt has nothing to do but wake the
- * loop: it raises the pollers in @raise (poll_raise, not 0) through a
- * short entry with no C call (irq_alloc_raise), or is polled like any
- * queue without a vector.
+ * For a context's check() (kernel/poll.h): what @vq holds that its
+ * context was not scheduled for. Used entries the device had to announce
+ * (an interrupt, the used_event or flags published, 2.7.7.2 and 2.8.10)
+ * are POLL_OWED, counted in the queue's missed_notifications when
+ * @count; any other work waiting is POLL_LOST.
  */
-struct virtq *virtio_setup_queue_raise(struct virtio_device *vdev, uint16_t index,
-				       uint16_t max_size, uint32_t raise);
+enum poll_verdict virtio_queue_check(struct virtq *vq, bool count);
 
 /*
  * The queue has a working interrupt (an MSI-X vector the device took):
- * a completion is announced, so the loop's check before it halts need
- * not look at the used ring for one (see vsock_dev_pending).
+ * a completion is announced; without one its context must look by time.
  */
 static inline bool virtio_queue_interrupts(struct virtq *vq)
 {

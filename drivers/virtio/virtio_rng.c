@@ -4,7 +4,9 @@
  * buffers and the device fills them with entropy. Small, so it is the
  * simplest real device to prove the transport and both rings against.
  * One request at a time: virtio_rng_request(), then virtio_rng_collect()
- * from the caller's wait (app/rng_cmd.c runs it in the poll loop).
+ * from the caller's wait (app/rng_cmd.c runs it in the poll loop). The
+ * queue's interrupt schedules the driver's context, which only reports
+ * the completion as work: the wait then looks again before any halt.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -23,13 +25,7 @@ struct virtio_rng {
 };
 
 static struct virtio_rng *rng;
-static const struct poller rng_poller;
-
-/* idle_wait asks rng_pending only while a request is out. */
-static void ask_pending(bool on)
-{
-	poll_ask_pending(poll_bit(&rng_poller), on);
-}
+static struct poll_ctx rng_ctx;
 
 static int rng_probe(struct virtio_device *vdev)
 {
@@ -39,8 +35,8 @@ static int rng_probe(struct virtio_device *vdev)
 		return -1;
 	r->buf = malloc(VIRTIO_RNG_MAX_READ);
 	r->vdev = vdev;
-	/* the interrupt only ends idle_wait's hlt; the waiting command collects */
-	r->vq = virtio_setup_queue_raise(vdev, 0, 0, poll_bit(&rng_poller));
+	/* the interrupt only schedules rng_ctx; the waiting command collects */
+	r->vq = virtio_setup_queue(vdev, 0, 0, &rng_ctx);
 	if (!r->buf || !r->vq) {
 		free(r->buf);
 		free(r);
@@ -55,10 +51,8 @@ static void rng_remove(struct virtio_device *vdev)
 {
 	struct virtio_rng *r = vdev->priv;
 
-	if (rng == r) {
+	if (rng == r)
 		rng = NULL;
-		ask_pending(false);
-	}
 	free(r->buf);
 	free(r);
 	vdev->priv = NULL;
@@ -73,18 +67,31 @@ static void rng_show(struct virtio_device *vdev)
 }
 
 /*
- * idle=halt must not sleep past a completion the waiting command wants:
- * its interrupt may come between the command's look and the pass, which
- * takes the raised bit, so the ring is looked at.
+ * The wait that runs this pass collects; a completion there counts as
+ * work, so the wait looks before the loop may halt.
  */
-static bool rng_pending(void)
+static unsigned int rng_poll(struct poll_ctx *ctx, unsigned int budget)
 {
-	return rng && virtq_has_used(rng->vq);
+	if (!rng || !rng->outstanding)
+		return 0;
+	if (virtq_has_used(rng->vq))
+		return 1;
+	if (!virtio_queue_interrupts(rng->vq))
+		poll_schedule_polled(ctx);
+	return 0;
 }
 
-static const struct poller rng_poller = {
+/* The watchdog's look: a completion the waiting command was not woken for. */
+static enum poll_verdict rng_check(struct poll_ctx *ctx, bool count, const char **what)
+{
+	*what = "virtio-rng";
+	return rng && rng->outstanding ? virtio_queue_check(rng->vq, count) : POLL_IDLE;
+}
+
+static struct poll_ctx rng_ctx = {
 	.name = "virtio-rng",
-	.pending = rng_pending,
+	.poll = rng_poll,
+	.check = rng_check,
 };
 
 bool virtio_rng_present(void)
@@ -107,8 +114,9 @@ int virtio_rng_request(uint32_t len)
 		return -ENOSPC;
 	virtq_kick(rng->vq);
 	rng->outstanding = len;
-	ask_pending(true);
 	rng->requests++;
+	if (!virtio_queue_interrupts(rng->vq))
+		poll_schedule_polled(&rng_ctx);
 	return 0;
 }
 
@@ -126,7 +134,6 @@ int virtio_rng_collect(const uint8_t **data, uint32_t *got)
 	if (*got < rng->outstanding)
 		rng->short_reads++;
 	rng->outstanding = 0;
-	ask_pending(false);
 	rng->bytes += *got;
 	*data = rng->buf;
 	return 1;
@@ -143,6 +150,5 @@ static const struct virtio_driver rng_driver = {
 void virtio_rng_init(void)
 {
 	virtio_register_driver(&rng_driver);
-	poll_register(&rng_poller);
-	ask_pending(false);
+	poll_ctx_add(&rng_ctx);
 }

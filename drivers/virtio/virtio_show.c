@@ -1,10 +1,16 @@
 // SPDX-License-Identifier: MIT
 /* The `virtio` shell command: devices, features by name, queues, counters. */
 #include <stdio.h>
+#include <string.h>
 
 #include "drivers/virtio/virtio_pci.h"
+#include "kernel/config.h"
 #include "kernel/cpu.h"
+#include "kernel/io.h"
+#include "kernel/percpu.h"
 #include "kernel/shell.h"
+#include "kernel/time.h"
+#include "kernel/xcpu.h"
 
 /* 6 Reserved Feature Bits */
 static const char *transport_feature_name(unsigned int bit)
@@ -87,16 +93,65 @@ static void print_queue(const struct virtio_queue *q)
 		printf(" vector %d (%llu irqs)", q->vector,
 		       (unsigned long long)irq_count(q->vector));
 	printf("\n    added %llu completed %llu kicks %llu suppressed %llu interrupts %llu "
-	       "bad %llu full %llu indirect %llu\n",
+	       "bad %llu full %llu indirect %llu missed %llu wrong_cpu %llu\n",
 	       (unsigned long long)st.added, (unsigned long long)st.completed,
 	       (unsigned long long)st.kicks, (unsigned long long)st.kicks_suppressed,
 	       (unsigned long long)st.interrupts, (unsigned long long)st.bad_completions,
-	       (unsigned long long)st.full, (unsigned long long)st.indirect);
+	       (unsigned long long)st.full, (unsigned long long)st.indirect,
+	       (unsigned long long)st.missed_notifications, (unsigned long long)st.wrong_cpu);
 	virtq_print_indices(q->vq);
+}
+
+#define BREAK_AFTER_MAX_MS 10000ULL
+
+/* On the queue's owner, arg[1] ms after the request came: as if its device had garbled it. */
+static void break_here(const struct spsc_msg *m, unsigned int cpu)
+{
+	uint64_t end = now_ns() + m->arg[1] * 1000000ULL;
+
+	while (now_ns() < end)
+		cpu_relax();
+	virtq_mark_broken((struct virtq *)(uintptr_t)m->arg[0]);
+}
+
+/*
+ * `virtio break DEV Q [MS]`: queue Q of device DEV marked broken on the
+ * CPU that owns it, MS ms later (the command has returned and CPU 0 is
+ * asleep by then), as a device that garbled it would: the recovery on
+ * CPU 0 resets and re-probes the device. The path a queue broken on
+ * another CPU takes, for the tests of it; a console command only.
+ */
+static int cmd_virtio_break(int argc, char **argv)
+{
+	struct spsc_msg m = { .fn = break_here };
+	struct virtio_device *v;
+	uint64_t dev, q, ms = 0;
+	unsigned int owner;
+
+	if ((argc != 4 && argc != 5) || config_parse_uint(argv[2], &dev) ||
+	    config_parse_uint(argv[3], &q) ||
+	    (argc == 5 && (config_parse_uint(argv[4], &ms) || ms > BREAK_AFTER_MAX_MS)))
+		return shell_error("virtio: usage: virtio break DEV QUEUE [MS (up to 10000)]");
+	v = dev < virtio_device_count() ? virtio_device_get((unsigned int)dev) : NULL;
+	if (!v || q >= VIRTIO_MAX_QUEUES || !v->queues[q].vq)
+		return shell_error("virtio: no queue %llu on device %llu", (unsigned long long)q,
+				   (unsigned long long)dev);
+	m.arg[0] = (uintptr_t)v->queues[q].vq;
+	m.arg[1] = ms;
+	owner = virtq_owner_index(v->queues[q].vq);
+	if (owner == percpu_read(index))
+		break_here(&m, owner);
+	else if (xcpu_send(owner, &m))
+		return shell_error("virtio: cpu %u, which owns the queue, cannot be asked", owner);
+	printf("virtio: device %llu queue %llu marked broken on cpu %u after %llu ms\n",
+	       (unsigned long long)dev, (unsigned long long)q, owner, (unsigned long long)ms);
+	return 0;
 }
 
 static int cmd_virtio(int argc, char **argv)
 {
+	if (argc > 1 && !strcmp(argv[1], "break"))
+		return cmd_virtio_break(argc, argv);
 	if (argc > 1)
 		return shell_error("virtio: unexpected argument '%s'", argv[1]);
 	printf("%u virtio device(s)\n", virtio_device_count());
@@ -127,7 +182,8 @@ static int cmd_virtio(int argc, char **argv)
 
 static const struct shell_cmd virtio_cmd = {
 	.name = "virtio",
-	.help = "virtio devices: features, rings, queues, counters",
+	.usage = "[break DEV QUEUE [MS]]",
+	.help = "virtio devices: features, rings, queues, counters (break: as if garbled)",
 	.run = cmd_virtio,
 };
 

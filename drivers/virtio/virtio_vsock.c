@@ -123,14 +123,17 @@ static void rx_refill(struct virtio_vsock *d)
 		virtq_kick(d->rx);
 }
 
-static void rx_reap(struct virtio_vsock *d)
+/* Up to @budget received packets up to the socket layer; the packets taken. */
+static unsigned int rx_reap(struct virtio_vsock *d, unsigned int budget)
 {
 	struct vsock_pkt *pkt;
+	unsigned int n = 0;
 	uint32_t len;
 
-	while ((pkt = virtq_get_used(d->rx, &len))) {
+	while (n < budget && (pkt = virtq_get_used(d->rx, &len))) {
 		enum vsock_hdr_verdict v;
 
+		n++;
 		d->rx_posted--;
 		/* the ring bounds len by the buffer we posted (virtq_used_len) */
 		v = vsock_hdr_check(&pkt->hdr, len, d->guest_cid);
@@ -142,6 +145,7 @@ static void rx_reap(struct virtio_vsock *d)
 		d->c.rx_pkts++;
 		vsock_rx(pkt);
 	}
+	return n;
 }
 
 /* ---- TX ---- */
@@ -173,17 +177,20 @@ static bool rx_repost(struct virtio_vsock *d, struct vsock_pkt *pkt)
  * nothing when there are none (virtq_kick). Few values live across the
  * loop's calls: each costs a register saved and restored per call.
  */
-static void tx_reclaim(struct virtio_vsock *d, bool repost)
+static unsigned int tx_reclaim(struct virtio_vsock *d, bool repost)
 {
 	struct vsock_pkt *pkt;
+	unsigned int n = 0;
 
 	while ((pkt = virtq_get_used(d->tx, NULL))) {
 		d->c.tx_reclaimed++;
+		n++;
 		if (!repost || !rx_repost(d, pkt))
 			vsock_pkt_free(pkt);
 	}
 	if (repost && virtq_free_slots(d->rx) >= d->rx_batch)
 		virtq_kick(d->rx);
+	return n;
 }
 
 /*
@@ -213,8 +220,13 @@ static inline int tx_add(struct virtio_vsock *d, struct vsock_pkt *pkt)
 	return virtq_add(d->tx, out, pkt->hdr.len ? 2 : 1, NULL, 0, pkt);
 }
 
+static struct poll_ctx vsock_dev_ctx;
+
+/* Queued for the ring: the device's context moves it there (tx_flush). */
 static void txq_append(struct virtio_vsock *d, struct vsock_pkt *pkt)
 {
+	if (!d->txq_head)
+		poll_schedule(&vsock_dev_ctx);
 	pkt->next = NULL;
 	if (d->txq_tail)
 		d->txq_tail->next = pkt;
@@ -377,55 +389,34 @@ static void ev_reap(struct virtio_vsock *d)
 
 /* RX or the event queue has no interrupt (irq=poll, a refused vector). */
 static bool rings_polled;
-static const struct poller vsock_dev_poller;
 
 /*
- * Work waiting that the next poll pass must pick up before the loop may
- * sleep (idle=halt asks). Finished TX buffers alone are not: they only go
- * back to the pool, and the next pass reclaims them whenever it runs. A
- * pass just for them cost a whole poll-loop round in about every other
- * echo, depending on whether the device beat the guest's halt. Packets
- * waiting for room in the ring are (the TX queue never interrupts).
+ * The driver's poll context, on CPU 0: RX and event interrupts schedule
+ * it; a pass then takes up to the budget of received packets, reclaims
+ * what TX finished (never on the send path while txpoll=1, and a
+ * finished TX buffer alone schedules nothing: the next pass that comes
+ * anyway reclaims it) and moves queued packets into the TX ring.
  *
- * RX and events need no look while both have an interrupt: their entry
- * raises this poller. A pass re-reads the index after its last used_event
- * write and full barrier (2.7.7.2; packed: the event and its barrier per
- * entry, 2.8.10), so an entry it did not see makes the device interrupt:
- * taken during the pass, the raised bit stays for idle_wait's check with
- * interrupts off; arriving after cli, the interrupt stays pending and
- * ends the hlt right after sti. Without a device the hook turns itself off.
+ * Completing: RX and event notifications are never turned off; each
+ * batch taken ends with used_event written after its last entry and a
+ * full barrier before the next look at the index (ring_split.c,
+ * 2.7.7.2; packed: per element, 2.8.10), and the loop below stops only
+ * on that look finding nothing, or on the budget (then it runs again).
+ * Packets waiting for ring room have no interrupt to announce room: the
+ * context stays scheduled while they wait.
  */
-static __attribute__((noinline)) bool vsock_dev_pending_slow(struct virtio_vsock *d)
-{
-	if (!d) {
-		poll_ask_pending(poll_bit(&vsock_dev_poller), false);
-		return false;
-	}
-	return d->txq_head || virtq_has_used(d->rx) || virtq_has_used(d->ev);
-}
-
-static bool vsock_dev_pending(void)
-{
-	struct virtio_vsock *d = vsock_dev;
-
-	if (d && !rings_polled)
-		return d->txq_head; /* the common case: no frame, no ring */
-	return vsock_dev_pending_slow(d);
-}
-
-/* The driver's share of the poll loop: RX, TX completions, events. */
-static unsigned int vsock_dev_poll(unsigned int budget)
+static unsigned int vsock_dev_poll(struct poll_ctx *ctx, unsigned int budget)
 {
 	struct virtio_vsock *d = vsock_dev;
 	unsigned int work = 0;
 
 	if (!d)
 		return 0;
+	/* the inline look first: it takes the batch's index, reap reads no more */
 	if (virtq_has_used(d->rx)) {
-		rx_reap(d);
+		work = rx_reap(d, budget);
 		if (virtq_free_slots(d->rx) >= d->rx_batch)
 			rx_refill(d);
-		work++;
 	} else if (virtq_free_slots(d->rx)) {
 		/*
 		 * A pass with nothing received tops the ring up: a quiet
@@ -434,25 +425,45 @@ static unsigned int vsock_dev_poll(unsigned int budget)
 		 */
 		rx_refill(d);
 	}
-	if (virtq_has_used(d->tx)) {
-		tx_reclaim(d, true);
+	/* freed TX buffers count as one unit: a sender waiting for room goes on */
+	if (virtq_has_used(d->tx) && tx_reclaim(d, true) && work < budget)
 		work++;
-	}
 	if (d->txq_head) {
 		tx_flush(d);
-		work++;
+		if (d->txq_head)
+			poll_schedule(ctx); /* no interrupt announces ring room */
 	}
-	if (virtq_has_used(d->ev)) {
+	if (virtq_has_used(d->ev))
 		ev_reap(d);
-		work++;
-	}
+	if (rings_polled)
+		poll_schedule_polled(ctx);
 	return work;
 }
 
-static const struct poller vsock_dev_poller = {
+/* The watchdog's look: work on a queue that announces it, or TX waiting. */
+static enum poll_verdict vsock_dev_check(struct poll_ctx *ctx, bool count, const char **what)
+{
+	struct virtio_vsock *d = vsock_dev;
+	enum poll_verdict v;
+
+	if (!d)
+		return POLL_IDLE;
+	*what = "virtio-vsock rxq";
+	v = virtio_queue_check(d->rx, count);
+	if (v != POLL_IDLE)
+		return v;
+	*what = "virtio-vsock evq";
+	v = virtio_queue_check(d->ev, count);
+	if (v != POLL_IDLE)
+		return v;
+	*what = "virtio-vsock txq (packets waiting for ring room)";
+	return d->txq_head ? POLL_LOST : POLL_IDLE;
+}
+
+static struct poll_ctx vsock_dev_ctx = {
 	.name = "virtio-vsock",
 	.poll = vsock_dev_poll,
-	.pending = vsock_dev_pending,
+	.check = vsock_dev_check,
 };
 
 /* ---- probe ---- */
@@ -465,18 +476,18 @@ static int vsock_probe(struct virtio_device *vdev)
 		return -1;
 	d->vdev = vdev;
 	read_cid(d);
-	/* their interrupts only raise the poller, which does the work */
-	d->rx = virtio_setup_queue_raise(vdev, VSOCK_RXQ, 0, poll_bit(&vsock_dev_poller));
+	/* their interrupts schedule the context, which does the work */
+	d->rx = virtio_setup_queue(vdev, VSOCK_RXQ, 0, &vsock_dev_ctx);
 	d->tx = virtio_setup_queue(vdev, VSOCK_TXQ, 0, NULL); /* never interrupts */
-	d->ev = virtio_setup_queue_raise(vdev, VSOCK_EVQ, 0, poll_bit(&vsock_dev_poller));
+	d->ev = virtio_setup_queue(vdev, VSOCK_EVQ, 0, &vsock_dev_ctx);
 	if (!d->rx || !d->tx || !d->ev) {
 		free(d);
 		return -1;
 	}
 	rings_polled = !virtio_queue_interrupts(d->rx) || !virtio_queue_interrupts(d->ev);
-	poll_ask_pending(poll_bit(&vsock_dev_poller), true);
 	vdev->priv = d;
 	vsock_dev = d;
+	poll_schedule(&vsock_dev_ctx); /* a first look once the device runs */
 	/*
 	 * RX buffers go back an eighth of the ring at a time: the refill's
 	 * fixed part (its loop, the kick decision with a full barrier) is
@@ -558,13 +569,15 @@ static void vsock_driver_stats(void)
 	queue_stats(vsock_dev, st);
 	for (int i = 0; i < 3; i++)
 		printf("  %s: added %llu completed %llu kicks %llu suppressed %llu "
-		       "interrupts %llu bad %llu full %llu indirect %llu\n",
+		       "interrupts %llu bad %llu full %llu indirect %llu missed %llu wrong_cpu %llu\n",
 		       queue_names[i], (unsigned long long)st[i].added,
 		       (unsigned long long)st[i].completed, (unsigned long long)st[i].kicks,
 		       (unsigned long long)st[i].kicks_suppressed,
 		       (unsigned long long)st[i].interrupts,
 		       (unsigned long long)st[i].bad_completions, (unsigned long long)st[i].full,
-		       (unsigned long long)st[i].indirect);
+		       (unsigned long long)st[i].indirect,
+		       (unsigned long long)st[i].missed_notifications,
+		       (unsigned long long)st[i].wrong_cpu);
 }
 
 /*
@@ -613,6 +626,8 @@ static void vsock_driver_stats_json(struct json_writer *w)
 		json_put_u64(w, "bad", st[i].bad_completions);
 		json_put_u64(w, "full", st[i].full);
 		json_put_u64(w, "indirect", st[i].indirect);
+		json_put_u64(w, "missed", st[i].missed_notifications);
+		json_put_u64(w, "wrong_cpu", st[i].wrong_cpu);
 		json_close(w, '}');
 	}
 	json_close(w, '}');
@@ -632,6 +647,12 @@ static const struct virtio_driver vsock_driver = {
 struct virtq *virtio_vsock_txq(void)
 {
 	return vsock_dev ? vsock_dev->tx : NULL;
+}
+
+/* The driver's context: where what virtio_vsock_txq sent is reclaimed. */
+struct poll_ctx *virtio_vsock_txq_ctx(void)
+{
+	return vsock_dev ? &vsock_dev_ctx : NULL;
 }
 
 /*
@@ -659,7 +680,7 @@ int virtio_vsock_post_rx_readonly(struct vsock_pkt *pkt, uint32_t len)
 void virtio_vsock_init(void)
 {
 	vsock_init(&virtio_vsock_transport);
-	poll_register(&vsock_dev_poller);
+	poll_ctx_add(&vsock_dev_ctx);
 	virtio_register_driver(&vsock_driver);
 	stats_register("virtio-vsock", vsock_driver_stats, vsock_driver_stats_json);
 }

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "drivers/virtio/virtqueue_priv.h"
+#include "kernel/poll.h"
 #include "kernel/dma.h"
 
 static bool virtq_size_ok(enum virtq_layout layout, uint16_t size)
@@ -44,6 +45,7 @@ struct virtq *virtq_create(enum virtq_layout layout, uint16_t index, uint16_t si
 	vq->num_free = size;
 	vq->notify = notify;
 	vq->priv = priv;
+	vq->owner = virtq_this_cpu();
 	if (layout == VIRTQ_SPLIT)
 		err = virtq_init_split(vq);
 	else
@@ -181,10 +183,56 @@ int virtq_add_refused(struct virtq *vq, const void *token)
 {
 	if (!token)
 		return -EINVAL;
+	if (!virtq_owned(vq)) {
+		virtq_wrong_cpu(vq);
+		return -EPERM;
+	}
 	if (vq->broken)
 		return -EIO;
 	vq->stats.full++;
 	return -ENOSPC;
+}
+
+#ifndef __RINGSIDE_KERNEL__
+const struct percpu *virtq_test_cpu;
+#endif
+
+void *virtq_wrong_cpu(struct virtq *vq)
+{
+	__atomic_fetch_add(&vq->stats.wrong_cpu, 1, __ATOMIC_RELAXED);
+	return NULL;
+}
+
+void virtq_set_owner(struct virtq *vq, const struct percpu *cpu)
+{
+	__atomic_store_n(&vq->owner, cpu, __ATOMIC_RELEASE);
+}
+
+unsigned int virtq_owner_index(const struct virtq *vq)
+{
+#ifdef __RINGSIDE_KERNEL__
+	return vq->owner ? vq->owner->index : 0;
+#else
+	return 0;
+#endif
+}
+
+bool virtq_notification_owed(struct virtq *vq)
+{
+	if (vq->layout == VIRTQ_SPLIT)
+		return virtq_notification_owed_split(vq);
+	return virtq_notification_owed_packed(vq);
+}
+
+enum poll_verdict virtq_watch(struct virtq *vq, bool interrupts, bool count)
+{
+	if (!virtq_has_used(vq))
+		return POLL_IDLE;
+	if (!interrupts || !virtq_notification_owed(vq))
+		return POLL_LOST;
+	if (count)
+		vq->stats.missed_notifications++;
+	return POLL_OWED;
 }
 
 /*
@@ -201,6 +249,8 @@ int virtq_add_chain(struct virtq *vq, const struct vbuf *out, unsigned int n_out
 	/* 2.7.5.3.1 / 2.8.19: no chain longer than the Queue Size. */
 	if (!token || total == 0 || total > vq->size || total < n_out)
 		return -EINVAL;
+	if (!virtq_owned(vq))
+		return virtq_add_refused(vq, token);
 	if (total == 1)
 		return virtq_add_one(vq, n_out ? out : in, !n_out, token);
 	if (vq->broken)
@@ -241,18 +291,12 @@ bool virtq_enable_cb(struct virtq *vq)
 	return virtq_enable_cb_packed(vq);
 }
 
-/* Queues marked broken since boot: lets the transport skip its walk. */
-static unsigned int broken_marks;
+/* Set once by the transport at boot, read by every CPU's rings after. */
 static void (*broken_hook)(void);
 
 void virtq_on_broken(void (*fn)(void))
 {
 	broken_hook = fn;
-}
-
-unsigned int virtq_broken_marks(void)
-{
-	return broken_marks;
 }
 
 void virtq_mark_broken(struct virtq *vq)
@@ -263,7 +307,6 @@ void virtq_mark_broken(struct virtq *vq)
 	/* The inline has_used trusts the shadow: no entry is known any more. */
 	if (vq->layout == VIRTQ_SPLIT)
 		vq->split.used_shadow = vq->split.last_used;
-	broken_marks++;
 	vq->stats.broken++;
 	vq->stats.bad_completions++;
 	if (broken_hook)
@@ -393,6 +436,10 @@ unsigned int virtq_fixed_add(struct virtq *vq, const struct virtq_fixed_buf *buf
 
 	if (vq->broken || !n)
 		return 0;
+	if (!virtq_owned(vq)) {
+		virtq_wrong_cpu(vq);
+		return 0;
+	}
 	if (vq->layout == VIRTQ_SPLIT)
 		added = virtq_fixed_add_split(vq, ids, n);
 	else

@@ -45,6 +45,8 @@
 
 #include "drivers/virtio/virtio_ring_defs.h"
 #include "kernel/barrier.h"
+#include "kernel/percpu.h"
+#include "kernel/poll.h"
 
 enum virtq_layout {
 	VIRTQ_SPLIT,
@@ -72,6 +74,8 @@ struct virtq_stats {
 	uint64_t full; /* virtq_add failed with -ENOSPC */
 	uint64_t indirect; /* buffers that went into an indirect table */
 	uint64_t broken; /* completions no resync could follow: queue stopped */
+	uint64_t wrong_cpu; /* operations refused: not on the queue's owner */
+	uint64_t missed_notifications; /* owed by the device, found by the watchdog */
 };
 
 struct virtq;
@@ -118,10 +122,41 @@ bool virtq_enable_cb(struct virtq *vq);
  * stalls silently; the driver resets the device and sets up new queues.
  */
 bool virtq_is_broken(const struct virtq *vq);
-/* How many queues were ever marked broken: changes when one breaks. */
-unsigned int virtq_broken_marks(void);
-/* @fn is called each time a queue is marked broken (the transport's recovery). */
+/*
+ * @fn is called each time a queue is marked broken (the transport's
+ * recovery), on the CPU that owns the queue; set once at boot.
+ */
 void virtq_on_broken(void (*fn)(void));
+
+/*
+ * Ownership: a queue belongs to one CPU, the one that created it until
+ * virtq_set_owner hands it on (at probe, before the device runs it).
+ * What code elsewhere may call, the producer's side (add, kick), checks
+ * it runs there: from another CPU it is refused and counted in
+ * stats.wrong_cpu, never done. The consumer's side (get_used, reclaim)
+ * runs in the queue's own poll context, which only its owner runs
+ * (kernel/poll.h).
+ */
+void virtq_set_owner(struct virtq *vq, const struct percpu *cpu);
+/* The owner's CPU index (0 before any CPU state exists). */
+unsigned int virtq_owner_index(const struct virtq *vq);
+
+/*
+ * The watchdog's question: used entries are there that the device had to
+ * notify about, given what the driver published (2.7.7.2: used_event
+ * passed or interrupts on; 2.8.10: flags ENABLE, or DESC at the element
+ * written). Read as the device reads it now: a driver that turned
+ * notifications back on re-checked the ring then (virtq_enable_cb), so
+ * an entry still waiting came after it was on.
+ */
+bool virtq_notification_owed(struct virtq *vq);
+/*
+ * The watchdog's verdict on @vq (kernel/poll.h): POLL_IDLE with nothing
+ * used; POLL_OWED when its notification (@interrupts: it has them) was
+ * owed, counted in stats.missed_notifications when @count; POLL_LOST
+ * for any other work waiting.
+ */
+enum poll_verdict virtq_watch(struct virtq *vq, bool interrupts, bool count);
 
 /* The transport calls this on each interrupt for this queue (counts it). */
 void virtq_interrupt(struct virtq *vq);
@@ -277,6 +312,7 @@ struct virtq_packed {
 };
 
 struct virtq {
+	const struct percpu *owner; /* the CPU every change runs on */
 	enum virtq_layout layout;
 	uint16_t index;
 	uint16_t size;
@@ -344,6 +380,32 @@ static inline void *virtq_priv(const struct virtq *vq)
 }
 
 /*
+ * The calling CPU, for the owner check. The guest's through %gs; unit
+ * tests and fuzzers, which link the rings into a host program, name one
+ * (virtqueue.c).
+ */
+#ifdef __RINGSIDE_KERNEL__
+static inline const struct percpu *virtq_this_cpu(void)
+{
+	return this_cpu();
+}
+#else
+extern const struct percpu *virtq_test_cpu;
+static inline const struct percpu *virtq_this_cpu(void)
+{
+	return virtq_test_cpu;
+}
+#endif
+
+/* An operation from a CPU that does not own @vq: counted, and refused. */
+void *virtq_wrong_cpu(struct virtq *vq);
+
+static inline bool virtq_owned(const struct virtq *vq)
+{
+	return vq->owner == virtq_this_cpu();
+}
+
+/*
  * The checks are made here, where a caller's token it already knows is
  * not NULL and its constant @write cost nothing, and the twin gets the
  * buffer as values, not through memory.
@@ -352,7 +414,7 @@ static inline int virtq_add_one(struct virtq *vq, const struct vbuf *b, bool wri
 {
 	uint16_t flags = write ? VIRTQ_DESC_F_WRITE : 0;
 
-	if (!token || vq->broken || !vq->num_free)
+	if (!token || vq->broken || !vq->num_free || !virtq_owned(vq))
 		return virtq_add_refused(vq, token);
 	if (vq->layout == VIRTQ_SPLIT)
 		virtq_add_one_split(vq, b->addr, b->len, flags, token);
@@ -383,6 +445,8 @@ static inline bool virtq_kick(struct virtq *vq)
 {
 	if (!vq->num_added)
 		return false;
+	if (!virtq_owned(vq))
+		return virtq_wrong_cpu(vq) != NULL;
 	if (vq->layout == VIRTQ_SPLIT)
 		return virtq_kick_split(vq);
 	return virtq_kick_packed(vq);

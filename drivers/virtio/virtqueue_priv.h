@@ -37,6 +37,7 @@ int virtq_add_split(struct virtq *vq, const struct vbuf *out, unsigned int n_out
 bool virtq_kick_prepare_split(struct virtq *vq);
 void virtq_disable_cb_split(struct virtq *vq);
 bool virtq_enable_cb_split(struct virtq *vq);
+bool virtq_notification_owed_split(struct virtq *vq);
 void virtq_print_indices_split(struct virtq *vq);
 
 int virtq_init_packed(struct virtq *vq);
@@ -46,6 +47,7 @@ int virtq_add_packed(struct virtq *vq, const struct vbuf *out, unsigned int n_ou
 bool virtq_kick_prepare_packed(struct virtq *vq);
 void virtq_disable_cb_packed(struct virtq *vq);
 bool virtq_enable_cb_packed(struct virtq *vq);
+bool virtq_notification_owed_packed(struct virtq *vq);
 
 int virtq_add_forged_split(struct virtq *vq, const struct virtq_desc *tmpl, unsigned int n,
 			   void *token);

@@ -240,7 +240,7 @@ struct attack_run {
 
 static struct attack_run run;
 static struct attack_tally tally[N_MODES];
-static const struct poller attack_poller;
+static struct poll_ctx attack_ctx;
 
 /* ---- what goes into the queue ---- */
 
@@ -588,11 +588,20 @@ static int send_notify_flood(const struct attack_mode *m, const struct attack_ta
 
 /* ---- the run ---- */
 
+/*
+ * What the driver has reclaimed of the mode's queue; the look asks its
+ * context to reclaim (with txpoll nothing else may, on a quiet device),
+ * so the next look sees what the device has completed since.
+ */
 static uint64_t tx_completed(struct virtq_stats *st)
 {
 	struct virtq *vq = mode_txq(run.mode);
+	struct poll_ctx *ctx = run.mode->ring == ON_NET ? virtio_net_txq_ctx() :
+							  virtio_vsock_txq_ctx();
 
 	memset(st, 0, sizeof(*st));
+	if (ctx)
+		poll_schedule(ctx);
 	if (vq)
 		virtq_get_stats(vq, st);
 	return st->completed;
@@ -621,7 +630,6 @@ static void attack_stop(const char *how)
 		pr_warn("attack %s: %s: sent %u of %u, transport resets %llu\n", run.mode->name,
 			how, run.sent, run.count, (unsigned long long)resets);
 	run.active = false;
-	poll_keep(poll_bit(&attack_poller), false);
 }
 
 /*
@@ -697,7 +705,8 @@ static void settle(uint64_t now)
 		attack_stop("done, device still busy");
 }
 
-static unsigned int attack_poll(unsigned int budget)
+/* While an attack runs: a look every millisecond, by the clock. */
+static unsigned int attack_poll(struct poll_ctx *ctx, unsigned int budget)
 {
 	struct attack_tally *t;
 	struct attack_target tgt;
@@ -705,10 +714,9 @@ static unsigned int attack_poll(unsigned int budget)
 	struct virtq *vq;
 	int ret;
 
-	(void)budget;
 	if (!run.active)
 		return 0;
-	poll_wake_at(now + NS_PER_MS);
+	poll_schedule_at(ctx, now + NS_PER_MS);
 	if (run.settling) {
 		settle(now);
 		return 0;
@@ -748,23 +756,25 @@ static unsigned int attack_poll(unsigned int budget)
 	return 1;
 }
 
-static const struct poller attack_poller = {
+static struct poll_ctx attack_ctx = {
 	.name = "vsock-attack",
 	.poll = attack_poll,
-	.on_raise = true, /* between attacks: a bit test per pass, no call */
 };
 
 /*
- * The poller joins the loop with the first attack, not at boot: a guest
- * that never attacks runs exactly the pollers it ran before.
+ * The context joins the loop with the first attack, not at boot: a
+ * guest that never attacks runs exactly the contexts it ran before.
  */
 static int attack_start(const struct attack_mode *m, uint32_t every_ms, uint32_t count)
 {
-	int ret = poll_register(&attack_poller);
 	struct virtq_stats st;
 
-	if (ret)
-		return ret;
+	if (!attack_ctx.cpu) {
+		int ret = poll_ctx_add(&attack_ctx);
+
+		if (ret)
+			return ret;
+	}
 	memset(&run, 0, sizeof(run));
 	run.mode = m;
 	tx_completed(&st); /* of the mode's queue */
@@ -776,8 +786,7 @@ static int attack_start(const struct attack_mode *m, uint32_t every_ms, uint32_t
 	run.out0 = tx_kept(&st); /* with out0 still 0: every buffer out now */
 	tally[m - modes].runs++;
 	pr_warn("attack %s: start: %u packets, one every %u ms\n", m->name, count, every_ms);
-	poll_keep(poll_bit(&attack_poller), true);
-	poll_raise(poll_bit(&attack_poller));
+	poll_schedule(&attack_ctx);
 	return 0;
 }
 

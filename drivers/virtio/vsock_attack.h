@@ -12,6 +12,8 @@
 
 /* virtio_vsock.c: the device's TX queue, NULL without a device. */
 struct virtq *virtio_vsock_txq(void);
+/* The context that reclaims what was sent on it. */
+struct poll_ctx *virtio_vsock_txq_ctx(void);
 /* virtio_vsock.c: @pkt on RX, device-readable (-ENODEV without a device). */
 struct vsock_pkt;
 int virtio_vsock_post_rx_readonly(struct vsock_pkt *pkt, uint32_t len);

@@ -239,6 +239,9 @@ def add_queue_deltas(res, before, after, rounds):
         if q in before and q in after:
             res[q + '_kicks_per_rt'] = (after[q]['kicks'] - before[q]['kicks']) / rounds
             res[q + '_irqs_per_rt'] = (after[q]['interrupts'] - before[q]['interrupts']) / rounds
+            # notifications the device owed and never sent (the guest's idle watchdog)
+            res[q + '_missed_per_rt'] = (after[q].get('missed', 0)
+                                         - before[q].get('missed', 0)) / rounds
 
 
 def measured(meter, run, ops_of, guest, after_run=None):
@@ -354,15 +357,16 @@ def print_pingpong(rows):
                Column('50th', 9, '%.0f'), Column('mean', 10, '%.1f'),
                Column('99th', 9, '%.0f'), Column('99.9th', 9, '%.0f'),
                Column('max', 9, '%.0f'), Column('kick/rt', 8, '%.2f'),
-               Column('irq/rt', 8, '%.2f')]
+               Column('irq/rt', 8, '%.2f'), Column('miss/rt', 8, '%.4f')]
               + (cost_columns('rt', io, False) if cost_on else []) + exits_columns('rt', rows),
               title='\nping-pong (host-guest-host round trip), ns')
     for conf, r in rows:
         if 'txq_kicks_per_rt' in r or 'rxq_kicks_per_rt' in r:
             kicks = [r.get('txq_kicks_per_rt', 0) + r.get('rxq_kicks_per_rt', 0),
-                     r.get('txq_irqs_per_rt', 0) + r.get('rxq_irqs_per_rt', 0)]
+                     r.get('txq_irqs_per_rt', 0) + r.get('rxq_irqs_per_rt', 0),
+                     r.get('rxq_missed_per_rt', 0)]
         else:
-            kicks = [None, None]   # no guest counters (--attach)
+            kicks = [None, None, None]   # no guest counters (--attach)
         n = r['count']
         t.row(conf, r['size'], n, percentile(r['p1'], n, 0.99), r['p50'], r['mean'],
               percentile(r['p99'], n, 0.99), percentile(r['p99_9'], n, 0.999), r['max'],

@@ -1,86 +1,44 @@
 // SPDX-License-Identifier: MIT
 /*
- * The socket layer's share of the poll loop: its timers (connect and close
- * timeouts), and waking the applications when their sockets changed. Kept
- * apart from socket.c so the socket code stays free of the kernel's loop;
- * the transport driver and services register their own.
+ * The socket layer's poll context: its timers (connect and close
+ * timeouts, the device checks of a wait) and its waits for TX room. Kept
+ * apart from socket.c so the socket code stays free of the kernel's
+ * loop; the transport driver and services have their own contexts, and
+ * owned sockets schedule their owner's directly (vsock_set_owner).
  */
 #include <stdint.h>
 
 #include "kernel/poll.h"
-#include "net/vsock/poller.h"
+#include "kernel/time.h"
 #include "net/vsock/vsock.h"
 
-static uint32_t watch_busy, watch_idle;
-static uint32_t my_bit; /* the poller's own */
-
-void vsock_poller_watch(uint32_t bits, bool busy)
-{
-	watch_busy = busy ? watch_busy | bits : watch_busy & ~bits;
-	watch_idle = busy ? watch_idle & ~bits : watch_idle | bits;
-	vsock_notify_every_event(watch_busy != 0);
-}
-
 /*
- * After the driver's poller in the table, so a packet it handed up raises
- * the application in the same pass. It runs when the socket layer
- * raised it (the hooks' pass poller), and every pass while a timer runs or a
- * send waits for TX room; one call into the socket layer then.
- * Applications that hand their sockets to their poller
- * (vsock_set_owner) are raised by the socket layer itself as a socket
- * becomes ready (the hooks' raise), and here while they still have ready
- * sockets; the others (vsock_poller_watch) on any change while busy, else
- * only when a connection waits to be accepted.
+ * Scheduled by the socket layer when the pass may have something new to
+ * say (vsock_set_pass), and at its next timer. While a send waits for TX
+ * room, nothing announces the room (the driver reclaims by polling):
+ * the context stays scheduled and looks every pass.
  */
-static unsigned int vsock_timers_poll(unsigned int budget)
+static unsigned int vsock_pass_poll(struct poll_ctx *ctx, unsigned int budget)
 {
-	static bool kept;
 	struct vsock_pass p;
-	uint32_t wake;
 
 	if (!vsock_poll_pass(&p)) {
-		if (kept) {
-			kept = false;
-			poll_keep(my_bit, false);
-		}
+		poll_schedule_at(ctx, UINT64_MAX); /* no timer left */
 		return 0;
 	}
-	/* timers and TX waits need every pass; otherwise only when notified */
-	if (p.again != kept) {
-		kept = p.again;
-		poll_keep(my_bit, kept);
-	}
-	/* timers fire on time alone: the loop must be awake when one is due */
-	if (p.next_timer != UINT64_MAX)
-		poll_wake_at(p.next_timer);
-	wake = p.ready;
-	if (p.changed) {
-		wake |= watch_busy;
-		if (p.accept_queued)
-			wake |= watch_idle;
-	}
-	if (wake)
-		poll_raise(wake);
-	return 0;
+	poll_schedule_at(ctx, p.next_timer);
+	if (p.tx_wait)
+		poll_schedule(ctx);
+	return p.changed;
 }
 
-static const struct poller vsock_poller = {
+static struct poll_ctx vsock_ctx = {
 	.name = "vsock",
-	.poll = vsock_timers_poll,
-	.on_raise = true,
-};
-
-/* The socket layer raises this poller and the sockets' owners itself. */
-static const struct vsock_hooks loop_hooks = {
-	.raise = poll_raise,
-	.bit = poll_bit,
-	.pass = &vsock_poller,
+	.poll = vsock_pass_poll,
 };
 
 void vsock_poller_init(void)
 {
-	poll_register(&vsock_poller);
-	my_bit = poll_bit(&vsock_poller);
-	vsock_set_hooks(&loop_hooks);
-	poll_raise(my_bit);
+	poll_ctx_add(&vsock_ctx);
+	vsock_set_pass(&vsock_ctx);
 }

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "kernel/config.h"
+#include "kernel/poll.h"
 #include "kernel/time.h"
 #include "net/vsock/vsock.h"
 
@@ -96,10 +97,8 @@ struct vsock_sock {
 	uint64_t rx_bytes, tx_bytes;
 
 	/* readiness (vsock_set_owner), see ---- readiness ---- */
-	const struct poller *owner; /* NULL: untracked */
-	uint32_t owner_bit; /* the owner's poll bit, kept so a packet needs no lookup */
+	struct vsock_owner *owner; /* NULL: untracked */
 	void *owner_ctx;
-	struct sock_list *ready_list; /* ready[] of owner_bit, while it is set */
 	bool on_ready, on_tx_wait;
 	struct vsock_sock *ready_next, *tx_wait_next;
 };
@@ -125,28 +124,18 @@ static bool tx_blocked; /* a send found the transport full */
 static bool tx_room_known;
 /* The transport checks dst_cid itself (dst_cid_checked): vsock_rx does not. */
 static bool check_dst_cid = true;
-/* Owned sockets that changed, one list per owner's bit; and those waiting for TX room. */
-static struct sock_list ready[32];
+/* Owned sockets wait for room on one list; an owner's ready ones on its own. */
 static struct sock_list tx_wait;
-static uint32_t ready_bits; /* the owners' bits whose list is not empty */
-/* Whose bit indexes ready[]: apart, so ready[] keeps a shift's stride. */
-static const struct poller *ready_owner[32];
-
-static void nothing_to_raise(uint32_t bits)
-{
-}
-
-static void (*raise_fn)(uint32_t bits) = nothing_to_raise; /* vsock_set_hooks() */
-static uint32_t (*bit_fn)(const struct poller *p); /* NULL: no hooks, no owners */
-static uint32_t pass_bit; /* the hooks' pass poller's bit */
-static bool notify_every; /* vsock_notify_every_event() */
+/* The socket layer's poll context (vsock_set_pass); NULL: the caller runs the pass. */
+static struct poll_ctx *pass_ctx;
 static bool notified; /* since the last vsock_poll_pass(): once is enough */
 
 static inline void notify(void)
 {
 	if (!notified) {
 		notified = true;
-		raise_fn(pass_bit);
+		if (pass_ctx)
+			poll_schedule(pass_ctx);
 	}
 }
 
@@ -177,18 +166,16 @@ const char *vsock_state_name(enum vsock_state st)
  */
 static void ready_del(struct vsock_sock *s)
 {
-	unsigned int t = __builtin_ctz(s->owner_bit);
-	struct vsock_sock **pp = &ready[t].head, *prev = NULL;
+	struct vsock_owner *o = s->owner;
+	struct vsock_sock **pp = &o->ready_head, *prev = NULL;
 
 	while (*pp != s) {
 		prev = *pp;
 		pp = &prev->ready_next;
 	}
 	*pp = s->ready_next;
-	if (ready[t].tail == s)
-		ready[t].tail = prev;
-	if (!ready[t].head)
-		ready_bits &= ~s->owner_bit;
+	if (o->ready_tail == s)
+		o->ready_tail = prev;
 	s->on_ready = false;
 }
 
@@ -222,26 +209,24 @@ static void unlist(struct vsock_sock *s)
  */
 static inline void mark_ready(struct vsock_sock *s)
 {
-	struct sock_list *l;
+	struct vsock_owner *o = s->owner;
 
-	if (!s->owner_bit || s->on_ready)
+	if (!o || s->on_ready)
 		return;
-	l = s->ready_list;
 	s->ready_next = NULL;
-	if (l->tail)
-		l->tail->ready_next = s;
+	if (o->ready_tail)
+		o->ready_tail->ready_next = s;
 	else
-		l->head = s;
-	l->tail = s;
-	ready_bits |= s->owner_bit;
+		o->ready_head = s;
+	o->ready_tail = s;
 	s->on_ready = true;
-	raise_fn(s->owner_bit); /* the owner runs without the pass in between */
+	poll_schedule(o->ctx); /* the owner runs without the pass in between */
 }
 
 /* A send found the transport full: ready again once TX room returns. */
 static void wait_tx(struct vsock_sock *s)
 {
-	if (!s->owner_bit || s->on_tx_wait)
+	if (!s->owner || s->on_tx_wait)
 		return;
 	s->tx_wait_next = NULL;
 	if (tx_wait.tail)
@@ -266,17 +251,11 @@ static void wake_tx_waiters(void)
 	}
 }
 
-void vsock_set_owner(struct vsock_sock *s, const struct poller *owner, void *ctx)
+void vsock_set_owner(struct vsock_sock *s, struct vsock_owner *owner, void *ctx)
 {
-	uint32_t bit = owner && bit_fn ? bit_fn(owner) : 0;
-
-	if (bit != s->owner_bit)
+	if (owner != s->owner)
 		unlist(s);
-	s->owner = bit ? owner : NULL;
-	s->owner_bit = bit;
-	s->ready_list = bit ? &ready[__builtin_ctz(bit)] : NULL;
-	if (bit)
-		ready_owner[__builtin_ctz(bit)] = owner;
+	s->owner = owner;
 	s->owner_ctx = ctx;
 }
 
@@ -291,63 +270,32 @@ void vsock_set_ready(struct vsock_sock *s)
 	notify();
 }
 
-void vsock_set_hooks(const struct vsock_hooks *h)
+void vsock_set_pass(struct poll_ctx *ctx)
 {
-	raise_fn = h && h->raise ? h->raise : nothing_to_raise;
-	bit_fn = h ? h->bit : NULL;
-	pass_bit = h && h->bit && h->pass ? h->bit(h->pass) : 0;
-}
-
-void vsock_notify_every_event(bool on)
-{
-	notify_every = on;
-}
-
-/*
- * @owner's bit's index when its list is not empty, else -1. Usually one
- * owner has ready sockets, so this is a bit or two tested, no call into
- * the loop.
- */
-static int ready_index(const struct poller *owner)
-{
-	for (uint32_t bits = ready_bits; bits; bits &= bits - 1) {
-		int t = __builtin_ctz(bits);
-
-		if (ready_owner[t] == owner)
-			return t;
-	}
-	return -1;
+	pass_ctx = ctx;
 }
 
 /* The head comes off: once per served change. */
-struct vsock_sock *vsock_take_ready(const struct poller *owner, void **ctx)
+struct vsock_sock *vsock_take_ready(struct vsock_owner *owner, void **ctx)
 {
-	int t = ready_index(owner);
-	struct sock_list *l;
-	struct vsock_sock *s;
+	struct vsock_sock *s = owner->ready_head;
 
-	if (t < 0)
+	if (!s)
 		return NULL;
-	l = &ready[t];
-	s = l->head;
-	l->head = s->ready_next;
-	if (!l->head) {
-		l->tail = NULL;
-		ready_bits &= ~(1u << t);
-	}
+	owner->ready_head = s->ready_next;
+	if (!owner->ready_head)
+		owner->ready_tail = NULL;
 	s->on_ready = false;
 	if (ctx)
 		*ctx = s->owner_ctx;
 	return s;
 }
 
-unsigned int vsock_ready_count(const struct poller *owner)
+unsigned int vsock_ready_count(const struct vsock_owner *owner)
 {
-	int t = ready_index(owner);
-	const struct vsock_sock *s = t < 0 ? NULL : ready[t].head;
 	unsigned int n = 0;
 
-	for (; s; s = s->ready_next)
+	for (const struct vsock_sock *s = owner->ready_head; s; s = s->ready_next)
 		n++;
 	return n;
 }
@@ -445,7 +393,8 @@ static void set_deadline(struct vsock_sock *s, uint64_t ns)
 		if (!n_timers++)
 			notify(); /* the first timer: the pass must run to fire it */
 	} else if (s->deadline && !ns) {
-		n_timers--;
+		if (!--n_timers)
+			notify(); /* the last: the pass withdraws the time it asked for */
 	}
 	s->deadline = ns;
 }
@@ -467,7 +416,6 @@ static void sock_free(struct vsock_sock *s)
 {
 	unlist(s);
 	s->owner = NULL;
-	s->owner_bit = 0;
 	if (s->state != VSOCK_LISTEN && s->state != VSOCK_FREE)
 		hash_del(s);
 	set_deadline(s, 0);
@@ -1007,7 +955,6 @@ static void handle_request(struct vsock_sock *l, const struct virtio_vsock_hdr *
 	l->n_pending++;
 	accept_queued++;
 	mark_ready(l);
-	notify(); /* owners that watch accept queues without owned sockets */
 	send_ctrl(c, VSOCK_OP_RESPONSE, 0);
 }
 
@@ -1123,8 +1070,7 @@ void vsock_rx(struct vsock_pkt *pkt)
 	ctr.rx_pkts++;
 	ctr.rx_bytes += h->len;
 	events++;
-	if (notify_every)
-		notify();
+
 	if (!addressed_to_us(h)) {
 		vsock_pkt_free(pkt);
 		return;
@@ -1254,7 +1200,6 @@ void vsock_close(struct vsock_sock *s)
 	/* the owner gives it up: never handed out again */
 	unlist(s);
 	s->owner = NULL;
-	s->owner_bit = 0;
 	switch (s->state) {
 	case VSOCK_LISTEN:
 		while (s->accept_head) {
@@ -1352,7 +1297,7 @@ bool vsock_poll_pass(struct vsock_pass *p)
 
 	notified = false;
 	/* most passes: no timer, no TX wait, nothing new */
-	if (!(n_timers | tx_blocked | ready_bits) && events == events_passed)
+	if (!(n_timers | tx_blocked) && events == events_passed)
 		return false;
 	p->next_timer = n_timers ? run_timers() : UINT64_MAX;
 	if (tx_blocked)
@@ -1365,9 +1310,9 @@ bool vsock_poll_pass(struct vsock_pass *p)
 		device_check_at = 0;
 	}
 	p->again = n_timers || tx_blocked;
+	p->tx_wait = tx_blocked;
 	p->changed = events != events_passed;
 	events_passed = events;
-	p->ready = ready_bits;
 	p->accept_queued = accept_queued;
 	return true;
 }

@@ -17,7 +17,7 @@
 #include "kernel/config.h"
 #include "net/vsock/packet.h"
 
-struct poller; /* kernel/poll.h: the socket layer only keeps pointers to them */
+struct poll_ctx; /* kernel/poll.h: the socket layer schedules its owners' */
 
 enum vsock_state {
 	VSOCK_FREE,
@@ -106,9 +106,9 @@ struct vsock_pass {
 	 * back after a send found the transport full.
 	 */
 	bool changed;
-	uint32_t ready; /* the bits of the owners with ready sockets (vsock_take_ready) */
 	unsigned int accept_queued; /* vsock_accept_queued() */
-	bool again; /* a timer or a wait for TX room: call again every pass */
+	bool again; /* a timer or a wait for TX room */
+	bool tx_wait; /* a send waits for TX room: nothing announces it, look every pass */
 };
 
 /*
@@ -119,35 +119,14 @@ struct vsock_pass {
 bool vsock_poll_pass(struct vsock_pass *p);
 
 /*
- * How the socket layer gets the poll loop's attention, registered once
- * (net/vsock/poller.c: kernel/poll.h's; unit tests: their own). Until
- * then nothing is raised and the caller runs vsock_poll_pass() itself.
+ * The poll context that runs vsock_poll_pass() (net/vsock/poller.c;
+ * unit tests: theirs, or none, and they run the pass themselves). It is
+ * scheduled whenever the pass may have something new to say: a reset,
+ * the first timer, a send that found no TX room, vsock_set_ready.
  */
-struct vsock_hooks {
-	/* Run the pollers in @bits soon (poll_raise); called from the data path. */
-	void (*raise)(uint32_t bits);
-	/* @p's bit for @raise (poll_bit); asked on registration, not per packet. */
-	uint32_t (*bit)(const struct poller *p);
-	/*
-	 * The poller that runs vsock_poll_pass(): raised whenever the pass
-	 * may have something new to say (a reset, the first timer, a send
-	 * that found no TX room, a connection to accept, vsock_set_ready,
-	 * and every packet while vsock_notify_every_event is on), so the
-	 * loop may skip it otherwise.
-	 */
-	const struct poller *pass;
-};
+void vsock_set_pass(struct poll_ctx *ctx);
 
-void vsock_set_hooks(const struct vsock_hooks *h);
-/*
- * On: the hooks' pass poller is raised on every packet too (an owner
- * watching every change, vsock_poller_watch). Off: only on timers, TX
- * room, accept queues, resets and vsock_set_ready; owned sockets raise
- * their owner. A mode switched at run time, so not one of the hooks.
- */
-void vsock_notify_every_event(bool on);
-
-/* Puts vsock_poll() into the poll loop (poller.c). */
+/* Puts vsock_poll_pass() into the poll loop (poller.c). */
 void vsock_poller_init(void);
 const struct vsock_counters *vsock_counters(void);
 uint64_t vsock_local_cid(void);
@@ -215,16 +194,23 @@ const char *vsock_state_name(enum vsock_state st);
 
 /*
  * Readiness, so an application serves only the sockets that changed: it
- * hands its sockets to its poller, @owner (registered in the loop, so
- * the hooks' bit() knows it), with a pointer of its own (its connection).
- * An owned socket goes on its owner's ready list, once until taken, and
- * the owner is raised, when a packet arrives for it (data, credit, a
+ * hands its sockets to its owner, a struct vsock_owner naming its poll
+ * context, with a pointer of its own (its connection). An owned socket
+ * goes on its owner's ready list, once until taken, and the owner's
+ * context is scheduled, when a packet arrives for it (data, credit, a
  * state change, EOF), a timer or reset closes it, TX room or packet
  * memory returns after a send found none, or, for a listener, a
  * connection waits to be accepted. Closing it takes it off for good; a
- * NULL @owner (or one without a bit) leaves it untracked.
+ * NULL @owner leaves it untracked. The socket layer, its owners and
+ * their contexts are CPU 0's.
  */
-void vsock_set_owner(struct vsock_sock *s, const struct poller *owner, void *ctx);
+struct vsock_owner {
+	struct poll_ctx *ctx;
+	/* the socket layer's: the ready list */
+	struct vsock_sock *ready_head, *ready_tail;
+};
+
+void vsock_set_owner(struct vsock_sock *s, struct vsock_owner *owner, void *ctx);
 void *vsock_owner(const struct vsock_sock *s);
 /* Queue @s as if it changed (an owner that must come back to it). */
 void vsock_set_ready(struct vsock_sock *s);
@@ -232,9 +218,9 @@ void vsock_set_ready(struct vsock_sock *s);
  * The next ready socket of @owner, off the list (NULL: none); *@ctx (if
  * not NULL) gets its vsock_owner(), so the owner needs no second call.
  */
-struct vsock_sock *vsock_take_ready(const struct poller *owner, void **ctx);
+struct vsock_sock *vsock_take_ready(struct vsock_owner *owner, void **ctx);
 /* How many of @owner's sockets are ready now. */
-unsigned int vsock_ready_count(const struct poller *owner);
+unsigned int vsock_ready_count(const struct vsock_owner *owner);
 
 /* Per-socket numbers for `vsock` and the services. */
 struct vsock_info {
@@ -246,7 +232,7 @@ struct vsock_info {
 	uint32_t peer_buf_alloc, peer_fwd_cnt, tx_cnt, peer_free;
 	uint64_t rx_bytes, tx_bytes;
 	uint32_t accept_queue;
-	const struct poller *owner; /* the poller it is handed to; NULL: nobody's */
+	const struct vsock_owner *owner; /* the owner it is handed to; NULL: nobody's */
 	bool on_ready, on_tx_wait; /* queued for its owner, for TX room */
 };
 

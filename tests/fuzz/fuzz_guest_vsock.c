@@ -3,9 +3,10 @@
  * The guest's vsock socket layer (net/vsock/) under a hostile peer: the
  * input is a script of packets from the "host" (any header, any payload)
  * interleaved with application actions (accept, read, write, shutdown,
- * close, connect, time passing). The layer must never crash, and once
- * the application lets go and time passes, no socket and no packet
- * buffer may be left.
+ * close, connect, time passing). The layer must never crash, an owner
+ * with ready sockets must have its poll context scheduled (else nothing
+ * would run it), and once the application lets go and time passes, no
+ * socket and no packet buffer may be left.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -17,6 +18,7 @@
 #include "kernel/time.h"
 #include "net/vsock/vsock.h"
 #include "tests/unit/fake_transport.h"
+#include "tests/unit/stub_kernel.h"
 
 #define MAX_APP 16
 
@@ -27,8 +29,24 @@ uint64_t now_ns(void)
 	return fake_now;
 }
 
-/* Four owners for the application's sockets (fake_hooks give each a bit). */
-static const struct poller owners[4];
+/*
+ * Four owners for the application's sockets, each with its context in
+ * the real loop (kernel/poll.c); the pass takes their ready sockets.
+ */
+static struct vsock_sock **app_slots;
+static unsigned int owner_poll(struct poll_ctx *ctx, unsigned int budget);
+static struct poll_ctx owner_ctx[4] = {
+	{ .name = "owner0", .poll = owner_poll },
+	{ .name = "owner1", .poll = owner_poll },
+	{ .name = "owner2", .poll = owner_poll },
+	{ .name = "owner3", .poll = owner_poll },
+};
+static struct vsock_owner owners[4] = {
+	{ .ctx = &owner_ctx[0] },
+	{ .ctx = &owner_ctx[1] },
+	{ .ctx = &owner_ctx[2] },
+	{ .ctx = &owner_ctx[3] },
+};
 
 struct input {
 	const uint8_t *p;
@@ -72,19 +90,37 @@ static void peer_packet(struct input *in)
  * Readiness: a ready socket must be one the application holds, with the
  * owner pointer it set (a closed one never comes back).
  */
-static void take_ready(struct vsock_sock **app, uint32_t tag)
+static unsigned int owner_poll(struct poll_ctx *ctx, unsigned int budget)
 {
-	struct vsock_pass p;
+	struct vsock_owner *o = &owners[ctx - owner_ctx];
 	struct vsock_sock *s;
-	void *ctx;
+	unsigned int n = 0;
+	void *owner_ptr;
 
-	vsock_poll_pass(&p);
-	while ((s = vsock_take_ready(&owners[tag & 3], &ctx))) {
+	while (n < budget && (s = vsock_take_ready(o, &owner_ptr))) {
 		struct vsock_sock **owner = vsock_owner(s);
 
-		if (ctx != owner || owner < app || owner >= app + MAX_APP || *owner != s)
+		if (owner_ptr != owner || owner < app_slots || owner >= app_slots + MAX_APP ||
+		    *owner != s)
 			abort();
+		n++;
 	}
+	return n;
+}
+
+/* Every owner with ready sockets is scheduled; then a pass serves them. */
+static void take_ready(void)
+{
+	struct vsock_pass p;
+
+	vsock_poll_pass(&p);
+	for (unsigned int i = 0; i < 4; i++)
+		if (vsock_ready_count(&owners[i]) && !stub_scheduled(&owner_ctx[i]))
+			abort(); /* a lost wake-up */
+	poll_once();
+	for (unsigned int i = 0; i < 4; i++)
+		if (vsock_ready_count(&owners[i]) && !stub_scheduled(&owner_ctx[i]))
+			abort(); /* more than a budget: still scheduled */
 }
 
 static void app_action(struct input *in, struct vsock_sock **app, struct vsock_sock **listeners)
@@ -129,7 +165,7 @@ static void app_action(struct input *in, struct vsock_sock **app, struct vsock_s
 		transport_full = !transport_full;
 		break;
 	case 8:
-		take_ready(app, take(in, 1));
+		take_ready();
 		break;
 	default:
 		clear_sent();
@@ -148,7 +184,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	config_reset();
 	vsock_init(&fake);
-	vsock_set_hooks(&fake_hooks);
+	fake_loop_init();
+	for (unsigned int i = 0; i < 4; i++)
+		if (!owner_ctx[i].cpu && poll_ctx_add(&owner_ctx[i]))
+			abort();
+	app_slots = app;
 	fake_now = 1;
 	transport_full = false;
 	/* full changes at the input's whim: never "sent directly", tx_full() asked */

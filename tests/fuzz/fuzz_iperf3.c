@@ -4,7 +4,8 @@
  * socket layer, a fuzzer-driven host opening connections, sending cookies,
  * length-prefixed messages and raw bytes, resetting, and moving the clock.
  * Whatever arrives, the server must stay in bounds, and at the end every
- * socket and packet it used must be released.
+ * socket and packet it used must be released. The real poll loop runs
+ * it after each action: when a socket of its changed, or its timer came.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,7 @@
 #include "app/iperf3.c"
 #include "tests/unit/fake_transport.h"
 #include "tests/unit/host_peer.h"
+#include "tests/unit/stub_kernel.h"
 
 #define HOST_PORTS 4
 
@@ -26,35 +28,6 @@ uint64_t now_ns(void)
 const uint8_t *vsock_pattern(void)
 {
 	return fake_pattern;
-}
-
-int poll_register(const struct poller *p)
-{
-	(void)p;
-	return 0;
-}
-
-uint32_t poll_bit(const struct poller *p)
-{
-	(void)p;
-	return 1;
-}
-
-void poll_raise(uint32_t bits)
-{
-	(void)bits;
-}
-
-void poll_keep(uint32_t bits, bool on)
-{
-	(void)bits;
-	(void)on;
-}
-
-void vsock_poller_watch(uint32_t bits, bool busy)
-{
-	(void)bits;
-	(void)busy;
 }
 
 void stats_register(const char *name, void (*print)(void), void (*json)(struct json_writer *w))
@@ -139,10 +112,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	transport_discard = true; /* the host side reads nothing back */
 	memset(&srv, 0, sizeof(srv));
 	fake_now = 1;
+	if (!iperf3_ctx.cpu && poll_ctx_add(&iperf3_ctx))
+		abort();
 	iperf3_start();
 	while (in.left) {
 		host_action(&in);
-		iperf3_poll(POLL_BUDGET);
+		poll_once();
 		vsock_poll();
 	}
 	/* tear down: the server lets go; timeouts reset what the host left open */

@@ -18,7 +18,7 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(HERE)), 'host'))
 
 import ringside_qemu  # noqa: E402
-from ringside_qemu import Guest  # noqa: E402
+from ringside_qemu import Guest, wakeup_problems  # noqa: E402
 
 REPO = ringside_qemu.REPO
 ISO = os.path.join(REPO, 'build', 'ringside.iso')
@@ -43,6 +43,17 @@ def require_image(path):
     """ISO and ELF are build products: missing means the build failed."""
     if not os.path.exists(path):
         pytest.fail('%s missing: run make' % os.path.relpath(path, REPO), pytrace=False)
+
+
+@pytest.fixture(autouse=True)
+def no_lost_wakeups():
+    """After every test: no guest it ran lost a wake-up or broke a CPU rule,
+    and none on our back end under TCG missed a notification (the idle
+    watchdog prints each once a boot, kernel/idle.c)."""
+    yield
+    problems = wakeup_problems()
+    if problems:
+        pytest.fail('\n'.join(problems), pytrace=False)
 
 
 @pytest.fixture

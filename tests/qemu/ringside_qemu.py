@@ -66,6 +66,15 @@ def run_script(name, *args, timeout=600):
 
 
 _live = weakref.WeakSet()
+# Guests stopped since the last wake-up check (wakeup_problems), whose
+# console output the check has not read yet.
+_stopped = []
+
+# What the guest's idle watchdog says once a boot (kernel/idle.c) and the
+# CPU rules' bug line (kernel/cpu_rules.c).
+LOST_WAKEUP = re.compile(r'idle: watchdog after \d+ ms: (.*) had work nothing scheduled')
+MISSED_NOTIFICATION = re.compile(r'idle: watchdog after \d+ ms: (.*) had work its device owed')
+CPU_RULE = re.compile(r'(?m)^BUG: .*$')
 
 
 @atexit.register
@@ -87,6 +96,7 @@ class Guest:
         self.launch = None
         self.status = None
         self._files = []
+        self._scanned = 0  # console text the wake-up check has read
 
     # -- life cycle
 
@@ -110,6 +120,8 @@ class Guest:
 
     def stop(self):
         """Kill QEMU (and any helper) by PID; keep the exit status."""
+        if self.launch and self in _live:
+            _stopped.append(self)
         if self.launch:
             self.launch.stop()
             if self.launch.qemu:
@@ -173,6 +185,42 @@ class Guest:
         if status is not None:
             self.status = status
         return status
+
+    def _ours(self):
+        """The vsock device and its host are ours: our back end, under TCG."""
+        return (self.launch is not None and self.launch.accel == 'tcg' and self.opts.vsock
+                and self.opts.vsock_transport != 'kernel' and not self.opts.backend)
+
+    def checked_output(self):
+        """What the guest printed so far was checked by the test itself:
+        wakeup_problems() starts after it."""
+        self._scanned = len(self.console.text)
+
+    def wakeup_problems(self):
+        """What the guest printed since the last look that is a bug: a wake-up
+        it lost, a broken CPU rule, and, where the device and host are ours,
+        a notification the device owed and never sent."""
+        if not self.launch or not self.launch.console:
+            return []
+        text = self.console.text[self._scanned:]
+        self._scanned += len(text)
+        problems = ['%s: lost wake-up: %s' % (self.name, m.group(0))
+                    for m in LOST_WAKEUP.finditer(text)]
+        problems += ['%s: %s' % (self.name, m.group(0)) for m in CPU_RULE.finditer(text)]
+        if self._ours():
+            problems += ['%s: missed notification from our back end: %s'
+                         % (self.name, m.group(0)) for m in MISSED_NOTIFICATION.finditer(text)]
+        return problems
+
+
+def wakeup_problems():
+    """Every guest's new problems: those running and those stopped since."""
+    guests = list(_live) + _stopped
+    _stopped.clear()
+    problems = []
+    for g in guests:
+        problems += g.wakeup_problems()
+    return problems
 
 
 def info_fields(text):

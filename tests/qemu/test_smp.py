@@ -160,8 +160,10 @@ def test_cpus_ping_errors(guest_factory):
 
 def test_echo_answers_during_cpus_ping(guest_factory):
     """The BSP waits for each AP's reply in its poll loop: the vsock echo
-    service answers while `cpus ping 100000` runs. A wait that held the
-    BSP would let no exchange finish before the ping's end."""
+    service answers while `cpus ping 100000` runs (a second or more under
+    TCG, a round trip taking tens of microseconds). A wait that held the
+    BSP would let no exchange finish before the ping's end; how many do
+    depends on how fast the host runs both, so one is the bound."""
     from test_poll_loop import Background
     from test_vsock import ECHO, connect_when_up, echo_exchange, pattern
 
@@ -179,7 +181,7 @@ def test_echo_answers_during_cpus_ping(guest_factory):
                 during += 1
         out = ping.result(900)
     assert re.search(r'(?m)^cpu 1 apic 1: %d round trips' % count, out), out
-    assert during >= 3, 'only %d echoes while cpus ping ran' % during
+    assert during >= 1, 'no echo while cpus ping ran'
 
 
 SLEEP_LINE = re.compile(r'cpu 1 apic 1: slept (\d+) us of (\d+) ms, timer_ticks \+(\d+) '
@@ -188,10 +190,11 @@ SLEEP_LINE = re.compile(r'cpu 1 apic 1: slept (\d+) us of (\d+) ms, timer_ticks 
 
 def test_ap_sleeps_on_its_own_timer(guest_factory):
     """The AP runs the poll loop with its own timer: `cpus sleep 1 300`
-    keeps a poller on CPU 1 that asks poll_wake_at(); the AP halts and its
-    own LAPIC timer (counted in its struct percpu) wakes it when the time
-    is up, well before idle_guard's second. An AP that armed no timer, or
-    the BSP's, would not answer or would count no tick."""
+    adds a context on CPU 1 that asks to run when the time is up
+    (poll_schedule_at); the AP halts and its own LAPIC timer (counted in
+    its struct percpu) wakes it then, well before the watchdog's second.
+    An AP that armed no timer, or the BSP's, would not answer or would
+    count no tick."""
     require_image(ELF)
     g = guest_factory('--boot', 'elf', *smp_args(2))
     for ms in (300, 50):

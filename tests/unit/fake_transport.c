@@ -13,8 +13,6 @@ bool transport_full;
 bool transport_direct;
 bool transport_discard;
 unsigned int tx_full_asked, local_cid_asked;
-uint32_t fake_raised;
-static const struct poller *fake_pollers[POLL_MAX];
 
 static uint64_t fake_cid(void)
 {
@@ -61,27 +59,16 @@ void clear_sent(void)
 	sent_dropped = 0;
 }
 
-uint32_t fake_bit(const struct poller *p)
+static unsigned int fake_pass_poll(struct poll_ctx *ctx, unsigned int budget)
 {
-	unsigned int i = 0;
-
-	while (i < POLL_MAX && fake_pollers[i] && fake_pollers[i] != p)
-		i++;
-	if (i == POLL_MAX)
-		abort(); /* more pollers than the loop has bits */
-	fake_pollers[i] = p;
-	return 1u << i;
+	return 0;
 }
 
-static void fake_raise(uint32_t bits)
+struct poll_ctx fake_pass = { .name = "fake-pass", .poll = fake_pass_poll };
+
+void fake_loop_init(void)
 {
-	fake_raised |= bits;
+	if (!fake_pass.cpu && poll_ctx_add(&fake_pass))
+		abort(); /* the loop's table is full */
+	vsock_set_pass(&fake_pass);
 }
-
-static const struct poller fake_pass = { .name = "fake-pass" };
-
-const struct vsock_hooks fake_hooks = {
-	.raise = fake_raise,
-	.bit = fake_bit,
-	.pass = &fake_pass,
-};

@@ -3,7 +3,8 @@
  * A vsock transport for unit tests and fuzzers of the socket layer and
  * what runs on it: every packet the guest sends is kept in sent[] (in
  * order) until the test calls clear_sent(); transport_full makes
- * tx_full() say so. fake_hooks stand for the poll loop (vsock_set_hooks).
+ * tx_full() say so. fake_pass is the socket layer's poll context
+ * (vsock_set_pass) in the real loop (kernel/poll.c).
  * No test framework: a broken rule aborts, which cmocka reports as a
  * failed test and a fuzzer as a crash.
  */
@@ -38,12 +39,12 @@ extern const struct vsock_transport fake;
 void clear_sent(void);
 
 /*
- * The loop as the socket layer sees it: bit() gives each poller it is
- * asked about the next free bit (as registering it would), raise() ORs
- * the bits into fake_raised for the test to look at.
+ * The socket layer's pass context: fake_loop_init() adds it to the
+ * running CPU's loop (once) and hands it to the socket layer. Its poll
+ * does nothing: a test runs vsock_poll_pass() itself, and looks at
+ * whether the socket layer scheduled it (stub_scheduled).
  */
-extern const struct vsock_hooks fake_hooks;
-extern uint32_t fake_raised;
-uint32_t fake_bit(const struct poller *p);
+extern struct poll_ctx fake_pass;
+void fake_loop_init(void);
 
 #endif

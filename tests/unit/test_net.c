@@ -27,6 +27,7 @@
 #include "kernel/xcpu.h"
 #include "net/net.h"
 #include "net/proto.h"
+#include "stub_kernel.h"
 
 /* ---- kernel stubs ---- */
 
@@ -62,29 +63,14 @@ int shell_error(const char *fmt, ...)
 	return -1;
 }
 
-/* A second CPU, for pktgen's senders: requests and passes run on it here. */
+/* A second CPU, for pktgen's senders: its loop makes a pass whenever CPU 0 would halt. */
 static struct percpu ap_cpu;
-static bool ap_online;
 
-/* The request runs at once, on the AP (this_cpu() says so meanwhile). */
-int xcpu_send(unsigned int cpu, const struct spsc_msg *m)
+static void ap_pass_while_idle(uint64_t wake_by)
 {
-	assert_true(ap_online);
-	assert_int_equal(cpu, 1);
-	percpu_unit_cpu = &ap_cpu;
-	m->fn(m, cpu);
-	percpu_unit_cpu = &percpu_boot;
-	return 0;
-}
-
-/* CPU 0 would halt: the AP's loop makes a pass meanwhile. */
-void idle_wait(void)
-{
-	if (!ap_online)
-		return;
-	percpu_unit_cpu = &ap_cpu;
+	stub_cpu_enter(&ap_cpu);
 	poll_once();
-	percpu_unit_cpu = &percpu_boot;
+	stub_cpu_enter(&percpu_boot);
 }
 
 /* ---- the fake device ---- */
@@ -101,6 +87,10 @@ static bool stuck; /* poll reclaims nothing */
 /* a frame the device "receives" on the next poll (for arp_resolve) */
 static uint8_t pending_rx[ETH_FRAME_LEN];
 static uint32_t pending_rx_len;
+static uint32_t answer_len; /* pending_rx comes in once a frame is sent (device_answers) */
+
+static struct net_dev fake;
+static struct poll_ctx fake_ctx;
 
 /* Frames each CPU sent on each queue (queue 0 through xmit_burst). */
 static uint64_t sent_by[2][NET_MAX_QUEUES];
@@ -119,29 +109,62 @@ static unsigned int fake_xmit(struct net_dev *dev, const struct net_frame *f, un
 	}
 	if (i)
 		dev->stats.tx_kicks++;
+	if (i < n) /* full: sent buffers come back in the device's poll */
+		poll_schedule(&fake_ctx);
+	if (i && answer_len) { /* what was sent gets its answer */
+		pending_rx_len = answer_len;
+		answer_len = 0;
+		poll_schedule(&fake_ctx);
+	}
 	assert_true(this_cpu()->index < 2);
 	sent_by[this_cpu()->index][0] += i;
 	return i;
 }
 
-static unsigned int fake_poll(struct net_dev *dev, unsigned int budget)
+/*
+ * The device's poll context, CPU 0's: sent buffers back ("reclaim", work
+ * as in virtio_net.c), then the frame waiting, up to net_rx().
+ */
+static unsigned int fake_poll(struct poll_ctx *ctx, unsigned int budget)
 {
+	unsigned int work = 0;
+
 	polls++;
-	if (!stuck && room < 64)
-		room += 64; /* "reclaim" */
+	if (!stuck && room < 64) {
+		room += 64;
+		work = 1;
+	}
 	if (pending_rx_len) {
 		uint32_t len = pending_rx_len;
 
 		pending_rx_len = 0;
-		net_rx(dev, pending_rx, len);
+		net_rx(&fake, pending_rx, len);
 		return 1;
 	}
-	return 0;
+	return work;
 }
 
-static bool fake_pending(struct net_dev *dev)
+static struct poll_ctx fake_ctx = { .name = "fake", .poll = fake_poll };
+
+/* A frame in the "ring", and its interrupt: the device's context is scheduled. */
+static void device_receives(uint32_t len)
 {
-	return pending_rx_len;
+	pending_rx_len = len;
+	poll_schedule(&fake_ctx);
+}
+
+/* The frame in pending_rx comes in once the guest has sent one (an answer). */
+static void device_answers(uint32_t len)
+{
+	answer_len = len;
+}
+
+/* The CPU whose loop owns each pair (as a driver's contexts say). */
+static unsigned int fake_pair_owner[NET_MAX_QUEUES];
+
+static unsigned int fake_pair_cpu(const struct net_dev *dev, unsigned int q)
+{
+	return fake_pair_owner[q];
 }
 
 static unsigned int fake_xmit_queue(struct net_dev *dev, unsigned int q, const struct net_frame *f,
@@ -159,17 +182,86 @@ static unsigned int fake_xmit_queue(struct net_dev *dev, unsigned int q, const s
 static const struct net_dev_ops fake_ops = {
 	.xmit_burst = fake_xmit,
 	.xmit_queue = fake_xmit_queue,
-	.poll = fake_poll,
-	.pending = fake_pending,
+	.pair_cpu = fake_pair_cpu,
 };
 
 static struct net_dev fake = {
 	.name = "fake",
 	.ops = &fake_ops,
 	.mac = { 0x52, 0x54, 0x00, 0x12, 0x34, 0x56 },
-	.link_up = true,
 	.mtu = 1500,
 };
+
+/*
+ * The console's context: a command that waits (`arp`, `pktgen`) runs
+ * inside it, as the shell runs commands, and its wait runs the loop
+ * around it.
+ */
+static int (*command_fn)(const void *arg);
+static const void *command_arg;
+static int command_ret;
+
+static unsigned int console_poll(struct poll_ctx *ctx, unsigned int budget)
+{
+	int (*fn)(const void *arg) = command_fn;
+
+	command_fn = NULL; /* once */
+	if (fn)
+		command_ret = fn(command_arg);
+	return 0;
+}
+
+static struct poll_ctx console_ctx = { .name = "console", .poll = console_poll };
+
+static int run_command(int (*fn)(const void *arg), const void *arg)
+{
+	command_fn = fn;
+	command_arg = arg;
+	command_ret = -1000;
+	poll_schedule(&console_ctx);
+	poll_once();
+	assert_int_not_equal(command_ret, -1000);
+	return command_ret;
+}
+
+struct arp_cmd {
+	uint32_t ip;
+	uint8_t *mac;
+	uint64_t timeout_ns;
+};
+
+static int arp_cmd(const void *arg)
+{
+	const struct arp_cmd *c = arg;
+
+	return arp_resolve(c->ip, c->mac, c->timeout_ns);
+}
+
+static int arp_resolve_cmd(uint32_t ip, uint8_t *mac, uint64_t timeout_ns)
+{
+	struct arp_cmd c = { ip, mac, timeout_ns };
+
+	return run_command(arp_cmd, &c);
+}
+
+struct pktgen_cmd {
+	const struct pktgen_params *p;
+	struct pktgen_result *r;
+};
+
+static int pktgen_cmd(const void *arg)
+{
+	const struct pktgen_cmd *c = arg;
+
+	return pktgen_run(c->p, c->r);
+}
+
+static int pktgen_run_cmd(const struct pktgen_params *p, struct pktgen_result *r)
+{
+	struct pktgen_cmd c = { p, r };
+
+	return run_command(pktgen_cmd, &c);
+}
 
 static const uint8_t peer_mac[6] = { 0x02, 0, 0, 0, 0, 0x02 };
 #define OUR_IP 0x0a00020f /* 10.0.2.15 */
@@ -184,7 +276,10 @@ static int setup(void **state)
 	assert_int_equal(config_set("gw", "10.0.2.1", err, sizeof(err)), 0);
 	net_proto_stats_reset();
 	memset(&fake.stats, 0, sizeof(fake.stats));
-	net_init(); /* the net poller: waits (ARP, pktgen) run the real loop */
+	if (!fake_ctx.cpu) /* the device's context: waits (ARP, pktgen) run the real loop */
+		assert_int_equal(poll_ctx_add(&fake_ctx), 0);
+	if (!console_ctx.cpu)
+		assert_int_equal(poll_ctx_add(&console_ctx), 0);
 	udp_echo_init(); /* binds udp_echo_port as config_reset() left it */
 	net_unregister(net_device());
 	net_register(&fake);
@@ -193,7 +288,13 @@ static int setup(void **state)
 	room = MAX_SENT;
 	bursts = polls = 0;
 	pending_rx_len = 0;
+	answer_len = 0;
 	stuck = false;
+	/* what an earlier test left scheduled runs now: the loop starts idle */
+	for (int i = 0; i < 4 && poll_scheduled(); i++)
+		poll_once();
+	assert_false(poll_scheduled());
+	polls = 0;
 	return 0;
 }
 
@@ -666,7 +767,7 @@ static void test_no_device_drops(void **state)
 	net_rx(&fake, f, len);
 	assert_int_equal(n_sent, 0);
 	assert_int_equal(proto_now().tx_dropped, 1);
-	net_poll(); /* no device: nothing to do, no crash */
+	assert_null(net_device()); /* this CPU sends through nothing */
 }
 
 static void test_ring_full_counted(void **state)
@@ -697,15 +798,18 @@ static void test_next_hop(void **state)
 	assert_int_equal(net_netmask(), 0xffffffff);
 }
 
-/* idle=halt asks the net poller: a frame left in the ring keeps the CPU awake */
+/*
+ * A frame in the ring: its interrupt schedules the device's context, so
+ * the loop does not halt (idle.c checks the scheduled word) until a pass
+ * has taken it.
+ */
 static void test_pending_frame_keeps_loop_awake(void **state)
 {
-	pending_rx_len = 0;
-	assert_false(poll_pending());
-	pending_rx_len = build_udp(pending_rx, 5555, 7, "x", 1);
-	assert_true(poll_pending());
+	assert_false(poll_scheduled());
+	device_receives(build_udp(pending_rx, 5555, 7, "x", 1));
+	assert_true(poll_scheduled());
 	assert_int_equal(poll_once(), 1); /* the loop's pass takes it */
-	assert_false(poll_pending());
+	assert_false(poll_scheduled());
 	assert_int_equal(n_sent, 1); /* and the echo service answered */
 }
 
@@ -714,7 +818,7 @@ static void test_arp_resolve_polls(void **state)
 	uint8_t mac[6];
 	uint8_t *a = pending_rx + 14;
 
-	/* the "device" answers on the first poll */
+	/* the "device" answers the request */
 	build_eth(pending_rx, fake.mac, 0x0806);
 	w16(a, 1);
 	w16(a + 2, 0x0800);
@@ -725,15 +829,15 @@ static void test_arp_resolve_polls(void **state)
 	w32(a + 14, PEER_IP);
 	memcpy(a + 18, fake.mac, 6);
 	w32(a + 24, OUR_IP);
-	pending_rx_len = 42;
-	assert_int_equal(arp_resolve(PEER_IP, mac, 1000000000ULL), 0);
+	device_answers(42);
+	assert_int_equal(arp_resolve_cmd(PEER_IP, mac, 1000000000ULL), 0);
 	assert_memory_equal(mac, peer_mac, 6);
 	assert_int_equal(n_sent, 1); /* the request */
 	assert_memory_equal(sent[0], "\xff\xff\xff\xff\xff\xff", 6);
 	assert_int_equal(r16(sent[0] + 14 + 6), 1);
 	assert_int_equal(r32(sent[0] + 14 + 24), PEER_IP);
 	/* nobody answers for .99: times out after a few requests */
-	assert_int_not_equal(arp_resolve(0x0a000263, mac, 2000000000ULL), 0);
+	assert_int_not_equal(arp_resolve_cmd(0x0a000263, mac, 2000000000ULL), 0);
 	assert_true(proto_now().arp_requests_sent >= 3);
 }
 
@@ -760,6 +864,41 @@ static void test_ping_reply_matched(void **state)
 	/* no ARP entry: refused, not sent */
 	assert_int_not_equal(icmp_send_echo(0x0a000263, 7, 4, "x", 1), 0);
 	assert_int_equal(proto_now().tx_no_arp, 1);
+}
+
+/*
+ * An echo reply may come in on any pair, so on any CPU: seen on CPU 1 it
+ * goes to the wait of `ping`, CPU 0's alone, as a reply (xcpu_reply),
+ * and counts as answered once CPU 0's loop ran it.
+ */
+static void test_ping_reply_seen_on_another_cpu(void **state)
+{
+	struct icmp_wait w = { .peer = PEER_IP, .id = 9, .seq = 1 };
+	unsigned int replies = stub_xcpu_replies;
+	uint8_t f[ETH_FRAME_LEN];
+
+	stub_cpu_start(&ap_cpu, 1);
+	per_cpu_ptr(&net_cpu_share, 1)->dev = &fake;
+	icmp_set_wait(&w);
+	stub_cpu_enter(&ap_cpu);
+	net_rx(&fake, f, build_icmp_echo(f, 0, 9, 1, "ping", 4));
+	stub_cpu_enter(&percpu_boot);
+	assert_int_equal(per_cpu_ptr(&net_cpu_share, 1)->stats.icmp_rx, 1);
+	assert_int_equal(stub_xcpu_replies - replies, 1);
+	assert_false(w.answered); /* CPU 1 left the wait alone */
+	xcpu_drain();
+	assert_true(w.answered);
+	assert_int_equal(w.len, 12);
+	/* another id: CPU 0 runs the reply and matches nothing */
+	w.answered = false;
+	stub_cpu_enter(&ap_cpu);
+	net_rx(&fake, f, build_icmp_echo(f, 0, 8, 1, "ping", 4));
+	stub_cpu_enter(&percpu_boot);
+	xcpu_drain();
+	assert_false(w.answered);
+	icmp_set_wait(NULL);
+	per_cpu_ptr(&net_cpu_share, 1)->dev = NULL;
+	stub_cpu_stop(1);
 }
 
 static void test_pktgen_frame(void **state)
@@ -797,7 +936,7 @@ static void test_pktgen_bursts_and_ring_full(void **state)
 
 	memcpy(p.dst_mac, peer_mac, 6);
 	room = 100; /* the "ring" fills: pktgen polls to reclaim and goes on */
-	assert_int_equal(pktgen_run(&p, &r), 0);
+	assert_int_equal(pktgen_run_cmd(&p, &r), 0);
 	assert_int_equal(r.sent, 1000);
 	assert_int_equal(n_sent, 1000);
 	assert_int_equal(r.bytes, 64000);
@@ -811,11 +950,11 @@ static void test_pktgen_bursts_and_ring_full(void **state)
 	room = 5;
 	stuck = true;
 	p.count = 10;
-	assert_int_not_equal(pktgen_run(&p, &r), 0);
+	assert_int_not_equal(pktgen_run_cmd(&p, &r), 0);
 	assert_int_equal(r.sent, 5);
 	stuck = false;
 	p.burst = 0;
-	assert_int_not_equal(pktgen_run(&p, &r), 0);
+	assert_int_not_equal(pktgen_run_cmd(&p, &r), 0);
 }
 
 /*
@@ -830,15 +969,15 @@ static void test_pktgen_a_sender_per_cpu(void **state)
 	};
 	struct pktgen_result r;
 
-	percpu_init(&ap_cpu, 1);
-	ap_online = true;
+	stub_cpu_start(&ap_cpu, 1);
+	stub_idle_hook = ap_pass_while_idle;
 	fake.nqueues = 2;
-	fake.pair_cpu[1] = 1;
-	net_cpus[1].dev = &fake; /* as the driver's request there sets it */
+	fake_pair_owner[1] = 1;
+	per_cpu_ptr(&net_cpu_share, 1)->dev = &fake; /* as the driver's request there sets it */
 	memset(sent_by, 0, sizeof(sent_by));
 	memcpy(p.dst_mac, peer_mac, 6);
 	room = 300; /* both fill the "ring" and wait for reclaims */
-	assert_int_equal(pktgen_run(&p, &r), 0);
+	assert_int_equal(pktgen_run_cmd(&p, &r), 0);
 	assert_int_equal(r.sent, 1001);
 	assert_int_equal(r.sent_queue[0], 501);
 	assert_int_equal(r.sent_queue[1], 500);
@@ -850,15 +989,16 @@ static void test_pktgen_a_sender_per_cpu(void **state)
 	assert_int_equal(r.cpu_sent[0] + r.cpu_sent[1], 1001);
 	assert_int_equal(pktgen_busy_cpu(), 0); /* CPU 1 stopped */
 	/* the device gone from CPU 1 (the driver stopped it there): it sends nothing */
-	net_cpus[1].dev = NULL;
+	per_cpu_ptr(&net_cpu_share, 1)->dev = NULL;
 	memset(sent_by, 0, sizeof(sent_by));
-	assert_int_not_equal(pktgen_run(&p, &r), 0);
+	assert_int_not_equal(pktgen_run_cmd(&p, &r), 0);
 	assert_int_equal(r.sent_queue[0], 501);
 	assert_int_equal(r.sent_queue[1], 0);
 	assert_int_equal(sent_by[1][1], 0);
 	fake.nqueues = 0;
-	fake.pair_cpu[1] = 0;
-	ap_online = false;
+	fake_pair_owner[1] = 0;
+	stub_idle_hook = NULL;
+	stub_cpu_stop(1);
 }
 
 /* ---- `stats json` (kernel/stats.c with app/net_shell.c's "net") ---- */
@@ -1015,6 +1155,7 @@ int main(void)
 		cmocka_unit_test_setup(test_pending_frame_keeps_loop_awake, setup),
 		cmocka_unit_test_setup(test_arp_resolve_polls, setup),
 		cmocka_unit_test_setup(test_ping_reply_matched, setup),
+		cmocka_unit_test_setup(test_ping_reply_seen_on_another_cpu, setup),
 		cmocka_unit_test_setup(test_pktgen_frame, setup),
 		cmocka_unit_test_setup(test_pktgen_bursts_and_ring_full, setup),
 		cmocka_unit_test_setup(test_pktgen_a_sender_per_cpu, setup),

@@ -4,8 +4,10 @@
  * device-side ring model (ring_model.c) standing in for the device: RX
  * refill, mergeable buffers, everything the device writes treated as
  * untrusted (header length, num_buffers, lengths), TX bursts with one kick,
- * and where sent buffers are reclaimed for txpoll=1 and txpoll=0.
- * The transport and net/ are stubbed here.
+ * and where sent buffers are reclaimed for txpoll=1 and txpoll=0. Each
+ * queue pair is a poll context of the real loop (kernel/poll.c) on its
+ * CPU, the BSP's or a second one's; the transport is fake_virtio_pci.c,
+ * and net/ is stubbed here.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -19,166 +21,48 @@
 
 #include "drivers/virtio/virtio_net.h"
 #include "drivers/virtio/virtio_pci.h"
+#include "fake_virtio_pci.h"
 #include "kernel/config.h"
 #include "kernel/percpu.h"
 #include "kernel/poll.h"
-#include "kernel/xcpu.h"
 #include "net/net.h"
 #include "ring_model.h"
+#include "stub_kernel.h"
 
 #define QSIZE 16
 #define NQ 5 /* two pairs and the control queue */
 
-/* ---- transport stubs ---- */
+/* ---- the device: its queues and its config space ---- */
 
-static const struct virtio_driver *drv;
-static struct virtq *queues[NQ];
-static struct ring_model models[NQ];
-static unsigned long kicks[NQ];
-static enum virtq_layout layout;
+static struct virtq **const queues = fake_pci_queues;
+static struct ring_model *const models = fake_pci_models;
+static unsigned long *const kicks = fake_pci_kicks;
 static uint16_t cfg_status = 1; /* VIRTIO_NET_S_LINK_UP */
 static uint16_t cfg_max_pairs = 2;
 
-void virtio_register_driver(const struct virtio_driver *d)
+/* 5.1.4: mac, status, max_virtqueue_pairs */
+static void write_config(void)
 {
-	drv = d;
+	static const uint8_t mac[6] = { 0x52, 0x54, 0, 0xaa, 0xbb, 0xcc };
+
+	memcpy(fake_pci_config, mac, sizeof(mac));
+	memcpy(fake_pci_config + 6, &cfg_status, 2);
+	memcpy(fake_pci_config + 8, &cfg_max_pairs, 2);
 }
 
-void virtio_reprobe_all(void)
-{
-}
+/* ---- CPUs: the BSP and, when a test says so, a second one ---- */
 
-static void notify(struct virtq *vq)
-{
-	kicks[virtq_index(vq)]++;
-}
+static struct percpu ap_cpu;
 
-struct virtq *virtio_setup_queue(struct virtio_device *vdev, uint16_t index, uint16_t max_size,
-				 void (*callback)(struct virtq *vq))
-{
-	struct virtq *vq;
-
-	assert_true(index < NQ);
-	vq = virtq_create(layout, index, QSIZE, vdev->features, notify, &vdev->queues[index]);
-
-	vdev->queues[index].vq = vq;
-	vdev->queues[index].vdev = vdev;
-	vdev->queues[index].vector = -1;
-	vdev->queues[index].callback = callback;
-	virtq_disable_cb(vq);
-	queues[index] = vq;
-	ring_model_init(&models[index], vq);
-	return vq;
-}
-
-/* No MSI-X here: where the vector would go does not matter; the owner is noted. */
-static unsigned int queue_owner[NQ];
-
-struct virtq *virtio_setup_queue_on(struct virtio_device *vdev, uint16_t index, uint16_t max_size,
-				    void (*callback)(struct virtq *vq), unsigned int owner_cpu,
-				    unsigned int irq_cpu)
-{
-	(void)irq_cpu;
-	if (index < NQ)
-		queue_owner[index] = owner_cpu;
-	return virtio_setup_queue(vdev, index, max_size, callback);
-}
-
-/* ---- CPUs: the BSP and, when a test says so, one AP ---- */
-
-static unsigned int online = 1;
-static struct percpu ap_cpu = { .self = &ap_cpu, .index = 1 };
-static const struct poller *ap_pollers[4];
-static unsigned int n_ap_pollers;
-static uint32_t ap_kept, ap_asked;
-
-unsigned int smp_cpus(void)
-{
-	return online;
-}
-
-unsigned int smp_next_online(unsigned int cpu)
-{
-	return (cpu + 1) % online;
-}
-
-/* A request runs at once, on the AP it is for (this_cpu() says so meanwhile). */
-int xcpu_send(unsigned int cpu, const struct spsc_msg *m)
-{
-	assert_int_equal(cpu, 1);
-	assert_true(cpu < online);
-	percpu_unit_cpu = &ap_cpu;
-	m->fn(m, cpu);
-	percpu_unit_cpu = &percpu_boot;
-	return 0;
-}
-
-void xcpu_rekick(unsigned int cpu)
-{
-	(void)cpu;
-}
-
-/* Only the AP registers pollers here (CPU 0's is net/'s, stubbed). */
-int poll_register(const struct poller *p)
-{
-	assert_ptr_equal(this_cpu(), &ap_cpu);
-	for (unsigned int i = 0; i < n_ap_pollers; i++)
-		if (ap_pollers[i] == p)
-			return 0;
-	assert_true(n_ap_pollers < 4);
-	ap_pollers[n_ap_pollers++] = p;
-	return 0;
-}
-
-uint32_t poll_bit(const struct poller *p)
-{
-	for (unsigned int i = 0; i < n_ap_pollers; i++)
-		if (ap_pollers[i] == p)
-			return 1u << i;
-	return 0;
-}
-
-void poll_keep(uint32_t bits, bool on)
-{
-	ap_kept = on ? ap_kept | bits : ap_kept & ~bits;
-}
-
-void poll_ask_pending(uint32_t bits, bool on)
-{
-	ap_asked = on ? ap_asked | bits : ap_asked & ~bits;
-}
-
-int poll_every(const void *owner, uint64_t period_ns)
-{
-	(void)owner;
-	(void)period_ns;
-	return 0;
-}
-
-/* Run the AP's pollers once, as its loop would. */
+/* A pass of the AP's loop, as it would make one: the work it did. */
 static unsigned int ap_pass(void)
 {
-	unsigned int work = 0;
+	unsigned int work;
 
-	percpu_unit_cpu = &ap_cpu;
-	for (unsigned int i = 0; i < n_ap_pollers; i++)
-		if (ap_kept & (1u << i))
-			work += ap_pollers[i]->poll(64);
-	percpu_unit_cpu = &percpu_boot;
+	stub_cpu_enter(&ap_cpu);
+	work = poll_once();
+	stub_cpu_enter(&percpu_boot);
 	return work;
-}
-
-void virtio_config_read(struct virtio_device *vdev, uint32_t off, void *buf, uint32_t len)
-{
-	static const uint8_t cfg[10] = { 0x52, 0x54, 0, 0xaa, 0xbb, 0xcc, 1, 0, 0, 0 };
-	uint8_t tmp[10];
-
-	memcpy(tmp, cfg, sizeof(tmp));
-	tmp[6] = (uint8_t)cfg_status;
-	tmp[8] = (uint8_t)cfg_max_pairs;
-	tmp[9] = (uint8_t)(cfg_max_pairs >> 8);
-	assert_true(off + len <= sizeof(tmp));
-	memcpy(buf, tmp + off, len);
 }
 
 static uint64_t clock_ns;
@@ -190,14 +74,13 @@ uint64_t now_ns(void)
 
 /* ---- net/ stubs ---- */
 
-struct percpu percpu_boot = { .self = &percpu_boot };
-struct percpu *percpu_unit_cpu = &percpu_boot;
-struct net_cpu net_cpus[NET_MAX_CPUS];
+DEFINE_PER_CPU(struct net_cpu, net_cpu_share);
 
 static struct net_dev *registered;
 static uint8_t got[8][2048];
 static uint32_t got_len[8];
 static uint16_t got_queue[8];
+static unsigned int got_cpu[8];
 static unsigned int n_got;
 
 void net_register(struct net_dev *dev)
@@ -224,6 +107,7 @@ void net_rx(struct net_dev *dev, const void *frame, uint32_t len)
 	assert_true(n_got < 8 && len <= sizeof(got[0]));
 	memcpy(got[n_got], frame, len);
 	got_queue[n_got] = (uint16_t)net_rx_queue();
+	got_cpu[n_got] = this_cpu()->index;
 	got_len[n_got++] = len;
 }
 
@@ -241,7 +125,8 @@ const char *net_mac_str(const uint8_t *mac, char *buf)
 static struct virtio_device vdev;
 static long dma_live_before;
 
-static void start_queues(enum virtq_layout l, uint64_t features, const char *rxbuf,
+/* The device probed: its pairs in their CPUs' loops, nothing handed over yet. */
+static void probe_queues(enum virtq_layout l, uint64_t features, const char *rxbuf,
 			 const char *net_queues)
 {
 	char err[128];
@@ -252,24 +137,40 @@ static void start_queues(enum virtq_layout l, uint64_t features, const char *rxb
 	dma_live_before = stub_dma_live;
 	if (rxbuf)
 		assert_int_equal(config_set("net_rxbuf", rxbuf, err, sizeof(err)), 0);
-	layout = l;
+	stub_cpu_enter(&percpu_boot); /* probe runs on CPU 0: the rings are its own */
+	fake_pci_reset();
+	fake_pci_layout = l;
+	fake_pci_qsize = QSIZE;
+	write_config();
 	memset(&vdev, 0, sizeof(vdev));
-	memset(kicks, 0, sizeof(kicks));
-	memset(queues, 0, sizeof(queues));
 	n_got = 0;
 	vdev.type = VIRTIO_ID_NET;
 	vdev.num_queues = NQ;
 	vdev.features = VIRTIO_BIT(VIRTIO_F_VERSION_1) | VIRTIO_BIT(VIRTIO_F_EVENT_IDX) | features |
 			(l == VIRTQ_PACKED ? VIRTIO_BIT(VIRTIO_F_RING_PACKED) : 0);
-	if (!drv)
+	if (!fake_pci_driver)
 		virtio_net_init();
-	assert_non_null(drv);
-	assert_int_equal(drv->probe(&vdev), 0);
+	assert_non_null(fake_pci_driver);
+	assert_int_equal(fake_pci_driver->probe(&vdev), 0);
 	assert_non_null(registered);
 	/* device side: notify for every new buffer, like QEMU with EVENT_IDX */
 	for (int i = 0; i < NQ; i++)
 		if (queues[i])
 			ring_model_set_kick_mode(&models[i], MODEL_KICK_ALWAYS);
+}
+
+/*
+ * Probed, then DRIVER_OK: CPU 0's first pass hands the pairs over and
+ * schedules them (3.1.1: their first poll kicks their receive queues).
+ */
+static void start_queues(enum virtq_layout l, uint64_t features, const char *rxbuf,
+			 const char *net_queues)
+{
+	probe_queues(l, features, rxbuf, net_queues);
+	assert_int_equal(poll_once(), 0);
+	for (int q = 0; q < NQ; q++)
+		if (vdev.queues[q].ctx)
+			assert_true(stub_scheduled(vdev.queues[q].ctx));
 }
 
 static void start(enum virtq_layout l, uint64_t features, const char *rxbuf)
@@ -279,16 +180,16 @@ static void start(enum virtq_layout l, uint64_t features, const char *rxbuf)
 
 static void stop(void)
 {
-	drv->remove(&vdev);
+	fake_pci_driver->remove(&vdev);
 	assert_null(registered);
-	for (int i = 0; i < NQ; i++) {
-		if (!queues[i])
-			continue;
-		assert_int_equal(models[i].errors, 0);
-		ring_model_destroy(&models[i]);
-		virtq_destroy(queues[i]);
-	}
+	for (int i = 0; i < NQ; i++)
+		if (queues[i])
+			assert_int_equal(models[i].errors, 0);
+	fake_pci_destroy_queues();
 	assert_int_equal(stub_dma_live, dma_live_before);
+	/* every context the device had is out of every loop */
+	assert_int_equal(poll_ctx_bits(), 0);
+	assert_int_equal(ap_cpu.poll.used, 0);
 }
 
 /* The device's totals as `net` shows them: its own and every pair's. */
@@ -300,9 +201,10 @@ static const struct net_dev_stats *stats(void)
 	return &sum;
 }
 
+/* A pass of CPU 0's loop: its pairs and the device's own context. */
 static unsigned int poll(void)
 {
-	return registered->ops->poll(registered, 64);
+	return poll_once();
 }
 
 /*
@@ -330,7 +232,7 @@ static void device_rx_on(struct ring_model *m, const uint8_t *frame, uint32_t le
 		while (n < room && off < len)
 			buf[n++] = frame[off++];
 		assert_int_equal(model_buf_write(&m->held[m->n_held - 1], buf, n), n);
-		ring_model_complete(m, m->n_held - 1, n);
+		fake_pci_complete((unsigned int)(m - models), m->n_held - 1, n);
 	}
 }
 
@@ -351,7 +253,7 @@ static void probe_fills_rx_and_reads_config(enum virtq_layout l)
 {
 	start(l, F_MAC | F_MRG | F_STATUS, NULL);
 	assert_memory_equal(registered->mac, "\x52\x54\x00\xaa\xbb\xcc", 6);
-	assert_true(registered->link_up);
+	assert_true(net_link_up(registered));
 	/* all RX buffers added, none notified before DRIVER_OK (3.1.1) */
 	assert_int_equal(kicks[0], 0);
 	assert_int_equal(ring_model_fetch_all(&models[0]), QSIZE);
@@ -359,7 +261,7 @@ static void probe_fills_rx_and_reads_config(enum virtq_layout l)
 		assert_int_equal(models[0].held[i].in_len, 2048);
 		assert_int_equal(models[0].held[i].out_len, 0);
 	}
-	poll(); /* after DRIVER_OK: the pending kick */
+	poll(); /* after DRIVER_OK: the pair's first poll, the pending kick */
 	assert_int_equal(kicks[0], 1);
 	stop();
 }
@@ -379,11 +281,11 @@ static void test_no_mac_feature_makes_local_mac(void **s)
 	cfg_status = 0;
 	start(VIRTQ_SPLIT, F_STATUS, NULL);
 	assert_int_equal(registered->mac[0], 0x02); /* locally administered, unicast */
-	assert_false(registered->link_up);
+	assert_false(net_link_up(registered));
 	stop();
 	cfg_status = 1;
 	start(VIRTQ_SPLIT, 0, NULL);
-	assert_true(registered->link_up); /* no STATUS: assume up (5.1.4) */
+	assert_true(net_link_up(registered)); /* no STATUS: assume up (5.1.4) */
 	stop();
 }
 
@@ -718,14 +620,56 @@ static void test_tx_empty_frame_dropped(void **s)
 	stop();
 }
 
-static void test_interrupts_counted(void **s)
+/*
+ * With MSI-X: both queues of a pair interrupt on the pair's context (the
+ * control queue, looked at by time, on none). A pass that took what
+ * there was completes: nothing is scheduled until the next interrupt,
+ * which the ring counts and which schedules the pair for its frame.
+ * TX completions interrupt only with txpoll=0.
+ */
+static void test_interrupts_schedule_the_pair(void **s)
 {
+	char err[64];
+	struct net_frame fr;
+	struct virtq_stats st;
+	uint8_t f[64];
+
+	fake_pci_vector = 40;
 	start(VIRTQ_SPLIT, F_MAC, NULL);
-	vdev.queues[0].callback(queues[0]);
-	vdev.queues[1].callback(queues[1]);
-	vdev.queues[1].callback(queues[1]);
-	assert_int_equal(stats()->rx_interrupts, 1);
-	assert_int_equal(stats()->tx_interrupts, 2);
+	fake_pci_vector = -1;
+	assert_non_null(vdev.queues[0].ctx);
+	assert_ptr_equal(vdev.queues[0].ctx, vdev.queues[1].ctx);
+	assert_int_equal(vdev.queues[0].vector, 40);
+	assert_int_equal(vdev.queues[1].vector, 40);
+	poll(); /* the handover, and the pair's first look */
+	assert_int_equal(kicks[0], 1);
+	poll();
+	assert_false(poll_scheduled());
+	make_frame(f, sizeof(f), 9);
+	device_rx(f, sizeof(f), 1, 2048);
+	assert_true(stub_scheduled(vdev.queues[0].ctx));
+	assert_int_equal(poll(), 1);
+	assert_int_equal(n_got, 1);
+	assert_memory_equal(got[0], f, sizeof(f));
+	assert_false(poll_scheduled());
+	virtq_get_stats(queues[0], &st);
+	assert_int_equal(st.interrupts, 1);
+
+	/* txpoll=1: a sent frame coming back interrupts nobody; txpoll=0 it does */
+	fr = (struct net_frame){ f, sizeof(f), 0 };
+	assert_int_equal(registered->ops->xmit_burst(registered, &fr, 1), 1);
+	assert_int_equal(ring_model_fetch_all(&models[1]), 1);
+	assert_false(fake_pci_complete(1, 0, 0));
+	assert_false(poll_scheduled());
+	assert_int_equal(config_set("txpoll", "0", err, sizeof(err)), 0);
+	assert_int_equal(registered->ops->xmit_burst(registered, &fr, 1), 1);
+	assert_int_equal(ring_model_fetch_all(&models[1]), 1);
+	assert_true(fake_pci_complete(1, 0, 0));
+	assert_true(stub_scheduled(vdev.queues[1].ctx));
+	poll();
+	virtq_get_stats(queues[1], &st);
+	assert_int_equal(st.interrupts, 1);
+	assert_int_equal(stats()->tx_reclaimed, 2);
 	stop();
 }
 
@@ -766,6 +710,20 @@ static void device_ctrl(const uint8_t *want, uint8_t ack, uint32_t len)
 
 static const uint8_t pairs_set_2[4] = { 4, 0, 2, 0 };
 
+/*
+ * The control queue interrupts nobody: the device's context looks for
+ * the ack by its timer (poll_schedule_at), which this pass waits for.
+ */
+static void ack_pass(void)
+{
+	uint64_t due = poll_next_due();
+
+	assert_true(due != UINT64_MAX);
+	if (clock_ns < due)
+		clock_ns = due;
+	poll();
+}
+
 static void test_mq_two_pairs(void **s)
 {
 	struct net_frame fr;
@@ -779,9 +737,9 @@ static void test_mq_two_pairs(void **s)
 	/* only the first pair until the device acks */
 	assert_int_equal(registered->nqueues, 1);
 	assert_int_equal(registered->queues_set_up, 2);
-	poll(); /* sends the command */
+	/* the first pass sent the command */
 	device_ctrl(pairs_set_2, 0, 1);
-	poll();
+	ack_pass();
 	assert_int_equal(registered->nqueues, 2);
 	/* a frame on receiveq2 goes up as queue 1's */
 	make_frame(f, sizeof(f), 3);
@@ -804,33 +762,52 @@ static void test_mq_two_pairs(void **s)
 	stop();
 }
 
+/* CPU @cpu's share of net/ (DEFINE_PER_CPU). */
+static struct net_cpu *share(unsigned int cpu)
+{
+	return per_cpu_ptr(&net_cpu_share, cpu);
+}
+
 /*
- * Two CPUs, net_pair_cpu=spread: pair 1 belongs to CPU 1. Its frames go
- * up from CPU 1's poller (registered there by a request at probe), not
- * CPU 0's; CPU 0 may not send on it; remove() stops CPU 1 before the
- * pairs are freed.
+ * Two CPUs, net_pair_cpu=spread: pair 1 belongs to CPU 1. Its context
+ * joins CPU 1's loop at probe (a request there), its rings are handed to
+ * CPU 1 after DRIVER_OK, by CPU 0's first pass; its frames go up from
+ * CPU 1's loop, not CPU 0's; CPU 0 may not send on it; remove() takes
+ * it out of CPU 1's loop before the pairs are freed.
  */
 static void test_mq_pair_owned_by_cpu1(void **s)
 {
 	struct net_frame fr;
 	uint8_t f[64];
 
-	online = 2;
-	memset(net_cpus, 0, sizeof(net_cpus));
+	stub_cpu_start(&ap_cpu, 1);
+	memset(share(0), 0, sizeof(*share(0)));
+	memset(share(1), 0, sizeof(*share(1)));
 	cfg_max_pairs = 2;
-	start_queues(VIRTQ_SPLIT, F_MAC | F_MQ | F_CTRL_VQ, NULL, "2");
-	assert_int_equal(queue_owner[0] + queue_owner[1], 0);
-	assert_int_equal(queue_owner[2], 1);
-	assert_int_equal(queue_owner[3], 1);
-	assert_int_equal(registered->pair_cpu[1], 1);
-	/* CPU 1 starts polling at the first poll, after DRIVER_OK (3.1.1) */
-	assert_int_equal(n_ap_pollers, 0);
-	poll();
-	assert_int_equal(n_ap_pollers, 1);
-	assert_int_equal(ap_kept, 1);
-	assert_int_equal(ap_asked, 1);
+	probe_queues(VIRTQ_SPLIT, F_MAC | F_MQ | F_CTRL_VQ, NULL, "2");
+	assert_ptr_equal(vdev.queues[0].ctx->cpu, &percpu_boot);
+	assert_ptr_equal(vdev.queues[1].ctx->cpu, &percpu_boot);
+	assert_ptr_equal(vdev.queues[2].ctx->cpu, &ap_cpu);
+	assert_ptr_equal(vdev.queues[3].ctx, vdev.queues[2].ctx);
+	assert_int_equal(fake_pci_irq_cpu[2], 1); /* net_irq=own */
+	assert_int_equal(net_pair_cpu(registered, 1), 1);
+	assert_int_equal(net_pair_cpu(registered, 0), 0);
+	assert_ptr_equal(share(1)->dev, registered); /* CPU 1 works on the device */
+	assert_int_equal(share(1)->home_queue, 1);
+	assert_true(stub_xcpu_requests > 0); /* the pair was added there by a request */
+	/* CPU 1 starts polling after DRIVER_OK (3.1.1): until then its rings are CPU 0's */
+	assert_int_equal(ap_cpu.poll.used, vdev.queues[2].ctx->bit);
+	assert_ptr_equal(queues[2]->owner, &percpu_boot);
+	assert_int_equal(ap_pass(), 0);
+	assert_int_equal(kicks[2], 0);
+	poll(); /* the handover: pair 1's rings to CPU 1, its context scheduled there */
+	assert_ptr_equal(queues[2]->owner, &ap_cpu);
+	assert_ptr_equal(queues[3]->owner, &ap_cpu);
+	assert_true(stub_scheduled(vdev.queues[2].ctx));
+	ap_pass();
+	assert_int_equal(kicks[2], 1); /* its first poll kicks its receive queue */
 	device_ctrl(pairs_set_2, 0, 1);
-	poll();
+	ack_pass();
 	assert_int_equal(registered->nqueues, 2);
 
 	make_frame(f, sizeof(f), 5);
@@ -840,32 +817,36 @@ static void test_mq_pair_owned_by_cpu1(void **s)
 	assert_int_equal(ap_pass(), 1);
 	assert_int_equal(n_got, 1);
 	assert_int_equal(got_queue[0], 1);
+	assert_int_equal(got_cpu[0], 1);
 	assert_memory_equal(got[0], f, sizeof(f));
 	assert_int_equal(registered->pair[1].rx_packets, 1);
 
-	/* CPU 0 sending on CPU 1's pair is refused and counted, on CPU 0 */
+	/* CPU 0 sending on CPU 1's pair: dropped (taken), counted on CPU 0, never on the ring */
 	fr = (struct net_frame){ f, sizeof(f), 0 };
-	assert_int_equal(net_dev_xmit(registered, 1, &fr, 1), 0);
-	assert_int_equal(net_cpus[0].stats.tx_wrong_cpu, 1);
+	assert_int_equal(net_dev_xmit(registered, 1, &fr, 1), 1);
+	assert_int_equal(share(0)->stats.tx_wrong_cpu, 1);
+	assert_int_equal(share(1)->stats.tx_wrong_cpu, 0);
+	assert_int_equal(registered->pair[1].tx_packets, 0);
 	assert_int_equal(ring_model_fetch_all(&models[3]), 0);
 	/* CPU 1 sends on it */
-	percpu_unit_cpu = &ap_cpu;
+	stub_cpu_enter(&ap_cpu);
 	assert_int_equal(net_dev_xmit(registered, 1, &fr, 1), 1);
-	percpu_unit_cpu = &percpu_boot;
+	stub_cpu_enter(&percpu_boot);
 	assert_int_equal(ring_model_fetch_all(&models[3]), 1);
 	ring_model_complete(&models[3], 0, 0);
 	assert_int_equal(ap_pass(), 1); /* the reclaim */
 	assert_int_equal(registered->pair[1].tx_reclaimed, 1);
 
-	stop(); /* frees the pairs: only after CPU 1 stopped polling them */
-	assert_int_equal(ap_kept, 0);
-	assert_int_equal(ap_asked, 0);
-	online = 1;
+	stop(); /* frees the pairs: only after CPU 1 let go of its pair */
+	assert_null(share(1)->dev);
+	stub_cpu_stop(1);
 }
 
 /* An ack that is not VIRTIO_NET_OK, or none: one pair, counted, still running. */
 static void mq_refused(uint8_t ack, uint32_t len, bool answer, uint64_t *(*counter)(void))
 {
+	uint64_t wrong = share(0)->stats.tx_wrong_cpu;
+	uint64_t unused = share(0)->stats.tx_pair_unused;
 	struct net_frame fr;
 	uint8_t f[64];
 
@@ -878,15 +859,20 @@ static void mq_refused(uint8_t ack, uint32_t len, bool answer, uint64_t *(*count
 		assert_int_equal(ring_model_fetch_all(&models[CTRL_Q]), 1);
 		clock_ns += 3000000000ULL;
 	}
-	poll();
+	ack_pass();
 	assert_int_equal(registered->nqueues, 1);
 	assert_int_equal(*counter(), 1);
-	/* queue 1 is not in use: its frames go out on the first pair */
+	/* queue 1 is not in use: its frames are dropped and counted, on neither pair */
 	make_frame(f, sizeof(f), 5);
 	fr = (struct net_frame){ f, sizeof(f), 0 };
 	assert_int_equal(net_dev_xmit(registered, 1, &fr, 1), 1);
-	assert_int_equal(ring_model_fetch_all(&models[1]), 1);
+	assert_int_equal(share(0)->stats.tx_pair_unused - unused, 1);
+	assert_int_equal(share(0)->stats.tx_wrong_cpu, wrong);
+	assert_int_equal(ring_model_fetch_all(&models[1]), 0);
 	assert_int_equal(ring_model_fetch_all(&models[3]), 0);
+	/* the first pair still sends */
+	assert_int_equal(net_dev_xmit(registered, 0, &fr, 1), 1);
+	assert_int_equal(ring_model_fetch_all(&models[1]), 1);
 	ring_model_complete(&models[1], 0, 0);
 	if (!answer) /* the command the device kept is given back now: it is ignored */
 		ring_model_drop(&models[CTRL_Q], 0);
@@ -975,7 +961,7 @@ int main(void)
 		cmocka_unit_test(test_tx_hostile_split),
 		cmocka_unit_test(test_tx_hostile_packed),
 		cmocka_unit_test(test_tx_empty_frame_dropped),
-		cmocka_unit_test(test_interrupts_counted),
+		cmocka_unit_test(test_interrupts_schedule_the_pair),
 		cmocka_unit_test(test_tx_kick_suppressed_when_device_says_so),
 		cmocka_unit_test(test_mq_two_pairs),
 		cmocka_unit_test(test_mq_pair_owned_by_cpu1),

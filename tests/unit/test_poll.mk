@@ -1,1 +1,1 @@
-test_poll_SRCS := kernel/poll.c
+test_poll_SRCS := kernel/poll.c tests/unit/stub_kernel.c

@@ -478,6 +478,62 @@ static void test_full_ring_and_errors(void **state)
 	ring_fixture_free(fx);
 }
 
+/*
+ * A queue belongs to one CPU (virtq_set_owner): from any other the
+ * producer's side, an add (one descriptor or a chain) or a kick, is
+ * refused, counted in stats.wrong_cpu, and leaves the ring as it was; on
+ * the owner the same calls go on where they were.
+ */
+static void test_owner_check(void **state)
+{
+	const struct param *p = *state;
+	struct ring_fixture *fx = ring_fixture_new(p->layout, p->size, 0);
+	static struct percpu owner, other;
+	static uint8_t byte[4];
+	struct vbuf one = { byte, 1 }, two[2] = { { byte + 1, 1 }, { byte + 2, 1 } };
+	struct virtq_stats st;
+	unsigned int free_slots;
+	uint32_t len = 0;
+
+	assert_non_null(fx);
+	assert_null(virtq_test_cpu); /* created with no CPU state: the test's own */
+	virtq_set_owner(fx->vq, &owner);
+	virtq_test_cpu = &owner;
+	assert_int_equal(virtq_add(fx->vq, NULL, 0, &one, 1, byte), 0);
+	free_slots = virtq_free_slots(fx->vq);
+
+	virtq_test_cpu = &other;
+	assert_int_equal(virtq_add(fx->vq, NULL, 0, &one, 1, byte + 3), -EPERM);
+	assert_int_equal(virtq_add(fx->vq, two, 1, two + 1, 1, byte + 1), -EPERM);
+	assert_false(virtq_kick(fx->vq));
+	assert_int_equal(fx->kicks, 0);
+	assert_int_equal(virtq_free_slots(fx->vq), free_slots);
+	virtq_get_stats(fx->vq, &st);
+	assert_int_equal(st.wrong_cpu, 3);
+	assert_int_equal(st.added, 1);
+	assert_int_equal(st.full, 0); /* refused, not full */
+
+	/* the owner: its kick goes out, the device takes its one buffer */
+	virtq_test_cpu = &owner;
+	assert_true(virtq_kick(fx->vq));
+	assert_int_equal(fx->kicks, 1);
+	assert_int_equal(ring_model_fetch_all(&fx->m), 1);
+	assert_int_equal(model_buf_write(&fx->m.held[0], "x", 1), 1);
+	ring_model_complete(&fx->m, 0, 1);
+
+	assert_ptr_equal(virtq_get_used(fx->vq, &len), byte);
+	assert_int_equal(len, 1);
+	assert_int_equal(byte[0], 'x');
+	assert_null(virtq_get_used(fx->vq, &len));
+	virtq_get_stats(fx->vq, &st);
+	assert_int_equal(st.wrong_cpu, 3);
+	assert_int_equal(st.completed, 1);
+	assert_int_equal(st.bad_completions, 0);
+	assert_int_equal(fx->m.errors, 0);
+	virtq_test_cpu = NULL;
+	ring_fixture_free(fx);
+}
+
 /* A chain longer than the queue is refused even with indirect tables
  * (2.7.5.3.1, 2.8.19). */
 static void test_chain_too_long(void **state)
@@ -1222,6 +1278,7 @@ int main(void)
 		RING_TESTS(test_chain_every_length),
 		RING_TESTS(test_chain_every_length_indirect),
 		RING_TESTS(test_full_ring_and_errors),
+		RING_TESTS(test_owner_check),
 		RING_TESTS(test_chain_too_long),
 		RING_TESTS(test_indirect_fallback),
 		RING_TESTS(test_out_of_order),

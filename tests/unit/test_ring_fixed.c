@@ -209,6 +209,44 @@ static void test_driver_errors_packed(void **s)
 }
 
 /*
+ * The queue's owner alone adds (virtq_set_owner): from another CPU an
+ * add does nothing and counts in stats.wrong_cpu.
+ */
+static void owner_only(enum virtq_layout l)
+{
+	static struct percpu owner, other;
+	struct fixed *f = fixed_new(l, 4);
+	uint16_t ids[2] = { 0, 1 };
+	bool back[MAXQ] = { false };
+	struct virtq_stats st;
+
+	virtq_set_owner(f->fx->vq, &owner);
+	virtq_test_cpu = &other;
+	assert_int_equal(virtq_fixed_add(f->fx->vq, f->bufs, ids, 2), 0);
+	assert_int_equal(virtq_free_slots(f->fx->vq), 4);
+	virtq_test_cpu = &owner;
+	assert_int_equal(virtq_fixed_add(f->fx->vq, f->bufs, ids, 2), 2);
+	assert_int_equal(ring_model_fetch_all(&f->fx->m), 2);
+	ring_model_complete(&f->fx->m, 0, 0);
+	assert_int_equal(reclaim_all(f, back), 1);
+	virtq_get_stats(f->fx->vq, &st);
+	assert_int_equal(st.wrong_cpu, 1);
+	assert_int_equal(st.added, 2);
+	virtq_test_cpu = NULL;
+	fixed_free(f);
+}
+
+static void test_owner_only_split(void **s)
+{
+	owner_only(VIRTQ_SPLIT);
+}
+
+static void test_owner_only_packed(void **s)
+{
+	owner_only(VIRTQ_PACKED);
+}
+
+/*
  * The device completes a buffer it holds (held[i]) under a bogus @id: the
  * buffer it stood for is lost to the driver (2.7.8 / 2.8.6: one used
  * element in its place).
@@ -368,6 +406,8 @@ int main(void)
 		cmocka_unit_test(test_full_and_max_packed),
 		cmocka_unit_test(test_driver_errors_split),
 		cmocka_unit_test(test_driver_errors_packed),
+		cmocka_unit_test(test_owner_only_split),
+		cmocka_unit_test(test_owner_only_packed),
 		cmocka_unit_test(test_hostile_split),
 		cmocka_unit_test(test_hostile_packed),
 		cmocka_unit_test(test_lost_half_split),

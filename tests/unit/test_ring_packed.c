@@ -130,6 +130,77 @@ static void test_driver_event_struct(void **state)
 	ring_fixture_free(fx);
 }
 
+/*
+ * What the watchdog asks (virtq_notification_owed, 2.8.10): a used
+ * element the driver has not taken, written where the device had to
+ * notify: flags ENABLE, or DESC with off_wrap naming that element (its
+ * wrap counter included); DISABLE owes nothing. Each answer is checked
+ * against the device model's own decision for the same element.
+ */
+static void post_in(struct ring_fixture *fx, uint8_t *buf, unsigned int n)
+{
+	for (unsigned int i = 0; i < n; i++)
+		add_in(fx, buf + i, 1);
+	virtq_kick(fx->vq);
+	assert_int_equal(ring_model_fetch_all(&fx->m), n);
+}
+
+static void test_notification_owed(void **state)
+{
+	struct ring_fixture *fx = new_packed(8, VIRTIO_BIT(VIRTIO_F_EVENT_IDX));
+	struct virtq_packed_event *ev = fx->m.driver;
+	static uint8_t buf[8];
+
+	post_in(fx, buf, 3);
+	assert_false(virtq_notification_owed(fx->vq)); /* nothing used */
+	/* DESC at the first element not taken: writing it owes one */
+	assert_true(virtq_enable_cb(fx->vq));
+	assert_int_equal(ev->flags, RING_EVENT_FLAGS_DESC);
+	assert_true(ring_model_complete(&fx->m, 0, 1));
+	assert_true(virtq_notification_owed(fx->vq));
+	assert_ptr_equal(virtq_get_used(fx->vq, NULL), &buf[0]);
+	assert_false(virtq_notification_owed(fx->vq));
+	assert_int_equal(ev->off_wrap, 1 | 1 << 15); /* taking it moved the event on */
+	/* DESC naming a later element: the one written now owes nothing */
+	ev->off_wrap = 2 | 1 << 15;
+	assert_false(ring_model_complete(&fx->m, 0, 1));
+	assert_false(virtq_notification_owed(fx->vq));
+	assert_ptr_equal(virtq_get_used(fx->vq, NULL), &buf[1]);
+	/* DISABLE */
+	virtq_disable_cb(fx->vq);
+	assert_int_equal(ev->flags, RING_EVENT_FLAGS_DISABLE);
+	assert_false(ring_model_complete(&fx->m, 0, 1));
+	assert_false(virtq_notification_owed(fx->vq));
+	assert_ptr_equal(virtq_get_used(fx->vq, NULL), &buf[2]);
+	/* a lap on, the wrap counter 0: DESC names (5, 0) and writing it owes */
+	assert_int_equal(ring_fixture_cycle(fx, 10), 10);
+	assert_true(virtq_enable_cb(fx->vq));
+	assert_int_equal(ev->off_wrap, 5);
+	post_in(fx, buf, 1);
+	assert_true(ring_model_complete(&fx->m, 0, 1));
+	assert_true(virtq_notification_owed(fx->vq));
+	ring_fixture_free(fx);
+
+	/* without EVENT_IDX: ENABLE owes for any element, DISABLE for none */
+	fx = new_packed(8, 0);
+	ev = fx->m.driver;
+	post_in(fx, buf, 2);
+	assert_true(virtq_enable_cb(fx->vq));
+	assert_int_equal(ev->flags, RING_EVENT_FLAGS_ENABLE);
+	assert_true(ring_model_complete(&fx->m, 0, 1));
+	assert_true(ring_model_complete(&fx->m, 0, 1));
+	assert_true(virtq_notification_owed(fx->vq));
+	assert_ptr_equal(virtq_get_used(fx->vq, NULL), &buf[0]);
+	assert_ptr_equal(virtq_get_used(fx->vq, NULL), &buf[1]);
+	assert_false(virtq_notification_owed(fx->vq));
+	virtq_disable_cb(fx->vq);
+	assert_int_equal(ev->flags, RING_EVENT_FLAGS_DISABLE);
+	post_in(fx, buf, 1);
+	assert_false(ring_model_complete(&fx->m, 0, 1));
+	assert_false(virtq_notification_owed(fx->vq));
+	ring_fixture_free(fx);
+}
+
 /* Device event flags: DESC without EVENT_IDX, or the reserved value 3,
  * cannot be trusted to mean "no kick": kick. */
 static void test_device_event_odd_flags(void **state)
@@ -407,6 +478,7 @@ int main(void)
 		cmocka_unit_test(test_wrap_bits),
 		cmocka_unit_test(test_chain_across_end),
 		cmocka_unit_test(test_driver_event_struct),
+		cmocka_unit_test(test_notification_owed),
 		cmocka_unit_test(test_device_event_odd_flags),
 		cmocka_unit_test(test_kick_after_full_lap),
 		cmocka_unit_test(test_inconsistent_flags),

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * The vsock services (echo) over the real socket layer, a fake transport
- * playing the host.
+ * playing the host, served by the real poll loop: the socket layer
+ * schedules the services' context, and a pass runs it.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -15,6 +16,7 @@
 #include "net/vsock/vsock.h"
 #include "fake_transport.h"
 #include "host_peer.h"
+#include "stub_kernel.h"
 
 /* The next fail_malloc allocations of services.c fail. */
 static int fail_malloc;
@@ -31,25 +33,6 @@ static void *services_malloc(size_t n)
 #define malloc services_malloc
 #include "app/services.c"
 #undef malloc
-
-/* The test calls services_poll() itself; no loop to register with or raise it. */
-int poll_register(const struct poller *p)
-{
-	return 0;
-}
-
-uint32_t poll_bit(const struct poller *p)
-{
-	return 1;
-}
-
-void poll_raise(uint32_t bits)
-{
-}
-
-void poll_keep(uint32_t bits, bool on)
-{
-}
 
 uint64_t now_ns(void)
 {
@@ -91,13 +74,13 @@ static void echo_seq_setup(const char *vsock_buf, int fail_allocs)
 {
 	config_reset();
 	vsock_init(&fake);
-	vsock_set_hooks(&fake_hooks);
+	fake_loop_init();
 	set_key("vsock_buf", vsock_buf);
 	services_init();
 	fail_malloc = fail_allocs;
 	host_pkt(VSOCK_TYPE_SEQPACKET, VSOCK_OP_REQUEST, 0, NULL, 0);
 	assert_int_equal(sent[n_sent - 1]->hdr.op, VSOCK_OP_RESPONSE);
-	services_poll(POLL_BUDGET);
+	poll_once();
 	clear_sent();
 }
 
@@ -158,7 +141,7 @@ static void test_echo_seqpacket_without_buffer_at_accept(void **state)
 	assert_int_equal(fail_malloc, 0);
 	host_pkt(VSOCK_TYPE_SEQPACKET, VSOCK_OP_RW, 0, msg, 100);
 	host_pkt(VSOCK_TYPE_SEQPACKET, VSOCK_OP_RW, VSOCK_SEQ_EOM, msg + 100, 50);
-	services_poll(POLL_BUDGET);
+	poll_once();
 	assert_int_equal(echoed(msg), 150);
 }
 
@@ -176,7 +159,7 @@ static void test_echo_seqpacket_capacity_fixed_at_accept(void **state)
 	echo_seq_setup("8192", 0);
 	set_key("vsock_buf", "4096");
 	host_pkt(VSOCK_TYPE_SEQPACKET, VSOCK_OP_RW, VSOCK_SEQ_EOM, msg, sizeof(msg));
-	services_poll(POLL_BUDGET);
+	poll_once();
 	assert_int_equal(echoed(msg), sizeof(msg));
 }
 
@@ -215,26 +198,29 @@ static void test_echo_starved_served_when_credit_returns(void **state)
 
 	config_reset();
 	vsock_init(&fake);
-	vsock_set_hooks(&fake_hooks);
+	fake_loop_init();
 	services_init();
 	out = services[SVC_ECHO].bytes_out; /* the service counts across tests */
 	host_stream(VSOCK_OP_REQUEST, NULL, 0, 100, 0);
 	assert_int_equal(sent[n_sent - 1]->hdr.op, VSOCK_OP_RESPONSE);
-	services_poll(POLL_BUDGET);
+	poll_once();
 	assert_int_equal(services[SVC_ECHO].n_conns, 1);
 	clear_sent();
 	for (size_t i = 0; i < sizeof(msg); i++)
 		msg[i] = (uint8_t)(i * 7);
 	host_stream(VSOCK_OP_RW, msg, sizeof(msg), 100, 0);
-	services_poll(POLL_BUDGET);
+	poll_once();
 	assert_int_equal(rw_bytes_sent(), 100);
 	assert_memory_equal(sent[0]->data, msg, 100);
 	clear_sent();
-	services_poll(POLL_BUDGET); /* nothing changed: nothing to serve */
+	/* nothing changed: the services are not scheduled, a pass serves nothing */
+	assert_false(stub_scheduled(&services_ctx));
+	assert_int_equal(poll_once(), 0);
 	assert_int_equal(n_sent, 0);
-	assert_null(vsock_take_ready(&services_poller, NULL));
+	assert_null(vsock_take_ready(&services_owner, NULL));
 	host_stream(VSOCK_OP_CREDIT_UPDATE, NULL, 0, 100, 100);
-	services_poll(POLL_BUDGET);
+	assert_true(stub_scheduled(&services_ctx));
+	assert_int_equal(poll_once(), 1); /* the one socket served */
 	assert_int_equal(rw_bytes_sent(), 50);
 	assert_memory_equal(sent[n_sent - 1]->data, msg + 100, 50);
 	assert_int_equal(services[SVC_ECHO].bytes_out - out, 150);

@@ -19,7 +19,9 @@
 #include "drivers/virtio/virtio_pci.h"
 #include "kernel/cpu.h"
 #include "kernel/pci.h"
+#include "kernel/percpu.h"
 #include "kernel/shell.h"
+#include "stub_kernel.h"
 
 void virtio_show_init(void);
 
@@ -67,9 +69,6 @@ uint8_t virtio_get_status(struct virtio_device *vdev)
 	return 0x4f;
 }
 
-/* irq_count() reads the vectors' counts here (kernel/cpu.c in the guest) */
-struct irq_slot irq_slots[256] = { [2] = { .count = 7 } };
-
 static void notify(struct virtq *vq)
 {
 }
@@ -115,6 +114,8 @@ static void test_devices_features_queues(void **state)
 	volatile uint8_t common[4];
 	struct virtq *q0, *q1;
 
+	/* irq_count() adds up the CPUs' counts of the vector (stub_kernel.c) */
+	percpu_boot.irqs[2] = 7;
 	virtio_show_init();
 	assert_non_null(cmd);
 	n_devs = 2;

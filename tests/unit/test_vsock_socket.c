@@ -18,6 +18,7 @@
 #include "net/vsock/vsock.h"
 #include "fake_transport.h"
 #include "host_peer.h"
+#include "stub_kernel.h"
 
 #define HOST_CID 2
 
@@ -73,12 +74,15 @@ static void peer(uint32_t sport, uint32_t dport, uint16_t op, uint32_t flags)
 	peer_pkt(sport, dport, S, op, flags, NULL, 0, PEER_BUF, 0);
 }
 
+static void owners_added(void);
+
 static int setup(void **state)
 {
 	config_reset();
 	vsock_init(&fake);
-	vsock_set_hooks(&fake_hooks);
-	fake_raised = 0;
+	fake_loop_init();
+	owners_added();
+	stub_unschedule_all();
 	transport_full = false;
 	transport_direct = false;
 	fake_now = 1000;
@@ -951,13 +955,43 @@ static void test_rx_compact_small_payloads(void **state)
 
 /* ---- readiness (vsock_set_owner, vsock_take_ready) ---- */
 
-static const struct poller owner_a = { .name = "a" }, owner_b = { .name = "b" };
+/* Two owners, each with its poll context in the loop (the test runs no pass of it). */
+static unsigned int owner_poll(struct poll_ctx *ctx, unsigned int budget)
+{
+	return 0;
+}
+
+static struct poll_ctx ctx_a = { .name = "a", .poll = owner_poll },
+		       ctx_b = { .name = "b", .poll = owner_poll };
+static struct vsock_owner owner_a = { .ctx = &ctx_a }, owner_b = { .ctx = &ctx_b };
 #define OWNER (&owner_a)
-#define TAG fake_bit(OWNER)
+
+static void owners_added(void)
+{
+	if (!ctx_a.cpu)
+		assert_int_equal(poll_ctx_add(&ctx_a), 0);
+	if (!ctx_b.cpu)
+		assert_int_equal(poll_ctx_add(&ctx_b), 0);
+}
+
+/* Nothing is ready for either owner, and a pass now schedules neither. */
+static void assert_none_ready(void)
+{
+	struct vsock_pass p;
+
+	stub_unschedule_all();
+	vsock_poll_pass(&p);
+	assert_int_equal(vsock_ready_count(&owner_a), 0);
+	assert_int_equal(vsock_ready_count(&owner_b), 0);
+	assert_false(stub_scheduled(&ctx_a));
+	assert_false(stub_scheduled(&ctx_b));
+}
 
 /*
  * A listener with a child is ready; a tagged connection is ready once per
- * change however many packets made it, then not until the next one.
+ * change however many packets made it, then not until the next one. Each
+ * time its owner's context is scheduled, and nothing else: the pass has
+ * nothing new to say.
  */
 static void test_ready_once_per_change(void **state)
 {
@@ -966,14 +1000,13 @@ static void test_ready_once_per_change(void **state)
 	void *ctx = NULL;
 	int owner;
 
-	vsock_poll_pass(&p); /* the pass ran: the next news raises it again */
-	fake_raised = 0;
+	vsock_poll_pass(&p); /* the pass ran: the next news schedules it again */
+	stub_unschedule_all();
 	vsock_set_owner(l, OWNER, l);
 	assert_null(vsock_take_ready(OWNER, NULL));
 	peer(5000, 1234, VSOCK_OP_REQUEST, 0);
-	assert_int_equal(fake_raised, TAG | fake_bit(fake_hooks.pass)); /* both at once */
+	assert_int_equal(this_cpu()->scheduled, ctx_a.bit); /* the owner alone */
 	assert_true(vsock_poll_pass(&p));
-	assert_int_equal(p.ready, TAG);
 	assert_int_equal(p.accept_queued, 1);
 	assert_int_equal(vsock_ready_count(OWNER), 1);
 	assert_ptr_equal(vsock_take_ready(OWNER, NULL), l);
@@ -982,25 +1015,29 @@ static void test_ready_once_per_change(void **state)
 	vsock_set_owner(c, OWNER, &owner);
 	assert_int_equal(vsock_ready_count(OWNER), 0);
 
-	fake_raised = 0;
+	stub_unschedule_all();
 	peer_pkt(5000, 1234, S, VSOCK_OP_RW, 0, "ab", 2, PEER_BUF, 0);
-	assert_int_equal(fake_raised, TAG); /* the owner alone: the pass has nothing new */
+	assert_int_equal(this_cpu()->scheduled, ctx_a.bit); /* the owner alone */
 	peer_pkt(5000, 1234, S, VSOCK_OP_RW, 0, "cd", 2, PEER_BUF, 0);
 	assert_int_equal(vsock_ready_count(OWNER), 1);
 	assert_null(vsock_take_ready(&owner_b, NULL)); /* another owner has nothing */
+	assert_false(stub_scheduled(&ctx_b));
 	assert_ptr_equal(vsock_take_ready(OWNER, &ctx), c);
 	assert_ptr_equal(ctx, &owner); /* its owner pointer comes with it */
 	assert_ptr_equal(vsock_owner(c), &owner);
 	assert_null(vsock_take_ready(OWNER, NULL));
-	assert_false(vsock_poll_pass(&p) && p.ready);
+	assert_none_ready();
 	assert_int_equal(vsock_rx_queued(c), 4);
 
 	/* EOF readies it too, and an owner may queue it again itself */
 	peer(5000, 1234, VSOCK_OP_SHUTDOWN, VSOCK_SHUTDOWN_SEND);
+	assert_true(stub_scheduled(&ctx_a));
 	assert_ptr_equal(vsock_take_ready(OWNER, NULL), c);
+	stub_unschedule_all();
 	vsock_set_ready(c);
 	vsock_set_ready(c);
 	assert_int_equal(vsock_ready_count(OWNER), 1);
+	assert_true(stub_scheduled(&ctx_a));
 }
 
 /* A sender short of credit or TX room is ready when either returns. */
@@ -1016,16 +1053,25 @@ static void test_ready_starved_sender(void **state)
 	assert_int_equal(vsock_send(c, data, sizeof(data), false), 100);
 	assert_int_equal(vsock_send(c, data, 1, false), -EAGAIN);
 	assert_null(vsock_take_ready(OWNER, NULL));
+	stub_unschedule_all();
 	peer_pkt(7000, 1234, S, VSOCK_OP_CREDIT_UPDATE, 0, NULL, 0, 100, 100);
+	assert_true(stub_scheduled(&ctx_a));
 	assert_ptr_equal(vsock_take_ready(OWNER, NULL), c);
 
+	/* no TX room: the pass is told, and looks every pass while it waits */
+	vsock_poll_pass(&p);
+	stub_unschedule_all();
 	transport_full = true;
 	assert_int_equal(vsock_send(c, data, 1, false), -EAGAIN);
 	assert_int_equal(vsock_send_space(c), 0);
-	assert_false(vsock_poll_pass(&p) && p.ready); /* still full: not yet */
+	assert_true(stub_scheduled(&fake_pass));
+	assert_true(vsock_poll_pass(&p));
+	assert_true(p.tx_wait);
+	assert_none_ready(); /* still full: not yet */
 	transport_full = false;
 	assert_true(vsock_poll_pass(&p));
-	assert_int_equal(p.ready, TAG);
+	assert_true(stub_scheduled(&ctx_a));
+	assert_false(p.tx_wait);
 	assert_ptr_equal(vsock_take_ready(OWNER, NULL), c);
 	assert_null(vsock_take_ready(OWNER, NULL));
 	assert_int_equal(vsock_send(c, data, 1, false), 1);
@@ -1038,7 +1084,6 @@ static void test_ready_starved_sender(void **state)
 static void test_ready_close_while_listed(void **state)
 {
 	struct vsock_sock *l = vsock_listen(1234, S, 4), *c[3];
-	struct vsock_pass p;
 
 	for (int i = 0; i < 3; i++) {
 		c[i] = accept_one(l, 1234, 6000 + i);
@@ -1049,21 +1094,23 @@ static void test_ready_close_while_listed(void **state)
 	vsock_close(c[1]);
 	assert_int_equal(vsock_ready_count(OWNER), 2);
 	/* closing: the peer's packets no longer ready it */
+	stub_unschedule_all();
 	peer(6001, 1234, VSOCK_OP_SHUTDOWN, 3);
 	assert_int_equal(vsock_ready_count(OWNER), 2);
+	assert_false(stub_scheduled(&ctx_a));
 	vsock_set_owner(c[0], &owner_b, c[0]); /* a new owner: off the old list */
 	assert_ptr_equal(vsock_take_ready(OWNER, NULL), c[2]);
 	assert_null(vsock_take_ready(OWNER, NULL));
 	vsock_close(c[2]);
 	peer(6002, 1234, VSOCK_OP_RST, 0); /* frees it */
-	assert_false(vsock_poll_pass(&p) && p.ready);
+	assert_none_ready();
 
 	/* a socket freed while waiting for TX room is never handed out */
 	transport_full = true;
 	assert_int_equal(vsock_send(c[0], "y", 1, false), -EAGAIN);
 	vsock_close(c[0]);
 	transport_full = false;
-	assert_false(vsock_poll_pass(&p) && p.ready);
+	assert_none_ready();
 }
 
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)

@@ -768,9 +768,10 @@ static unsigned int iperf3_poll(struct poll_ctx *ctx, unsigned int budget)
 	/* an error went out whole: the close that follows it is this context's */
 	if (srv.ctl && srv.phase == PH_CLOSING && !srv.tx_len)
 		poll_schedule(ctx);
-	poll_schedule_at(ctx, !srv.ctl		    ? UINT64_MAX :
-			      srv.phase == PH_DRAIN ? srv.drain_deadline :
-						      srv.step_deadline);
+	/* a running test has no time limit: its sockets schedule it */
+	poll_schedule_at(ctx, !srv.ctl || srv.phase == PH_RUNNING ? UINT64_MAX :
+			      srv.phase == PH_DRAIN		  ? srv.drain_deadline :
+								    srv.step_deadline);
 	return changed != 0;
 }
 

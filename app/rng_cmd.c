@@ -37,10 +37,14 @@ static int rng_read(uint32_t len, struct rng_wait *w)
 
 	if (ret == -ENOSPC)
 		return shell_error("rng: queue full");
+	if (ret == -EBUSY)
+		return shell_error("rng: the device still owes an earlier request");
 	if (ret)
 		return shell_error("rng: request failed (%d)", ret);
-	if (!poll_wait(rng_answered, w, now_ns() + RNG_TIMEOUT_NS))
+	if (!poll_wait(rng_answered, w, now_ns() + RNG_TIMEOUT_NS)) {
+		virtio_rng_abandon();
 		return shell_error("rng: device did not answer in 10 s");
+	}
 	if (w->ret < 0)
 		return shell_error("rng: unexpected completion token");
 	return 0;

@@ -13,7 +13,7 @@
  *
  * A vector that only wakes the poll loop (irq_alloc_raise: a virtqueue
  * whose work the loop does) gets a gate to isr_raise_N instead: it counts,
- * raises the pollers its slot names and EOIs with one register and no
+ * schedules the poll context its slot names and EOIs with one register and no
  * call, the flags it changes restored by iretq (SDM 3A 6.14).
  */
 #include "kernel/cpu.h"

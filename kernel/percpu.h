@@ -39,31 +39,34 @@ struct poll_cpu {
 	uint32_t used; /* bits with a context in ctx[] */
 	uint32_t held; /* contexts waiting inside their poll() (poll_wait): not run */
 	unsigned int current; /* the slot whose poll() runs; POLL_MAX between passes */
+	uint32_t todo; /* the running pass's bits not yet run (poll_wait gives them back) */
 	uint64_t next_due; /* the earliest poll_schedule_at(); UINT64_MAX: none */
 	uint64_t passes;
 	struct poll_ctx *ctx[PERCPU_POLL_MAX];
 };
 
-/* What the idle watchdog found last on a CPU (idle.c). */
+/* What the idle watchdog found last on a CPU (idle.c), copied: a driver's names may go. */
 struct idle_finding {
-	const char *ctx, *what; /* the context and its queue */
-	uint64_t waited_ns; /* halted that long with the work there */
+	char ctx[24], what[48]; /* the context and its queue */
+	uint64_t waited_ns; /* the work waited at least that long */
 	bool owed; /* a notification the device owed; else a wake-up the guest lost */
 };
 
 /* kernel/idle.c's state for one CPU. */
 struct idle_cpu {
 	bool tick_deadline; /* one-shot timer; the BSP's follows the tick key */
-	bool guard_armed; /* the timer armed is the guard's */
-	uint64_t halts, early_wakes, guard_wakes;
+	uint64_t halts, early_wakes;
 	uint64_t armed_until; /* 0: not armed; UINT64_MAX: none needed */
 	uint64_t armed_ticks; /* timer interrupts counted when it was armed */
-	uint64_t halted_at; /* TSC when the last halt began */
-	uint64_t guard_at; /* the guard's next time when set (0: a guard from now) */
-	uint32_t suspects; /* contexts with owed work, looked at again after the grace */
-	uint64_t suspect_since; /* when the halt their work waited through began (ns) */
-	uint64_t missed, lost; /* watchdog findings: the device's, the guest's */
-	struct idle_finding last;
+	/* the watchdog */
+	uint32_t watch_gen; /* the idle_guard setting watch_at was set for */
+	uint32_t suspects; /* contexts with work at the first look */
+	uint64_t watch_at; /* its next look (ns); UINT64_MAX: none */
+	uint64_t looks, missed, lost; /* first looks; findings: the device's, the guest's */
+	uint64_t seen_at; /* the last first look (ns) */
+	uint64_t seen_polls[PERCPU_POLL_MAX]; /* each slot's runs then */
+	uint64_t since[PERCPU_POLL_MAX]; /* a suspect's work waited from then at least */
+	struct idle_finding last[2]; /* the last of each kind: [0] lost, [1] owed */
 };
 
 struct percpu {
@@ -133,8 +136,7 @@ static inline struct percpu *this_cpu(void)
  * of 8-byte members. The memory clobber orders them like the volatile
  * accesses they replace. The value written is always in a register: an
  * immediate into memory has no size the assembler can see, and it would
- * store 32 bits of a 64-bit field (UINT64_MAX over a deadline left its
- * upper half, a wake-up in the past for good: the loop never halted).
+ * store 32 bits of a 64-bit field, leaving the upper half.
  */
 #define PERCPU_OFF(field) offsetof(struct percpu, field)
 #ifdef UNIT_TEST

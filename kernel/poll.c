@@ -99,19 +99,25 @@ int poll_ctx_add(struct poll_ctx *ctx)
 	struct percpu *cpu = this_cpu();
 	struct poll_cpu *pc = &cpu->poll;
 	uint32_t free = ~pc->used & (uint32_t)((1ull << POLL_MAX) - 1);
+	struct percpu *none = NULL;
 	unsigned int i;
 
-	if (ctx->cpu)
-		return -EBUSY;
 	if (!free)
 		return -ENOSPC;
+	/*
+	 * Claimed first, so two CPUs adding one context (a request that came
+	 * late, after another CPU took its work over) cannot both win. A
+	 * scheduler that sees the owner before the bit below ORs nothing:
+	 * the schedule_here at the end looks at what it published.
+	 */
+	if (!__atomic_compare_exchange_n(&ctx->cpu, &none, cpu, false, __ATOMIC_SEQ_CST,
+					 __ATOMIC_RELAXED))
+		return -EBUSY;
 	i = (unsigned int)__builtin_ctz(free);
 	pc->ctx[i] = ctx;
 	pc->used |= 1u << i;
-	ctx->bit = 1u << i;
 	ctx->due_ns = UINT64_MAX;
-	/* the bit before the owner: a scheduler that sees the owner sees the bit */
-	__atomic_store_n(&ctx->cpu, cpu, __ATOMIC_RELEASE);
+	__atomic_store_n(&ctx->bit, 1u << i, __ATOMIC_RELEASE);
 	schedule_here(ctx->bit);
 	return 0;
 }
@@ -163,7 +169,8 @@ void poll_schedule_remote(struct poll_ctx *ctx)
 	if (!cpu)
 		return;
 	/* a locked OR: what the caller wrote for @ctx is visible with the bit */
-	__atomic_fetch_or(&cpu->scheduled, ctx->bit, __ATOMIC_SEQ_CST);
+	__atomic_fetch_or(&cpu->scheduled, __atomic_load_n(&ctx->bit, __ATOMIC_RELAXED),
+			  __ATOMIC_SEQ_CST);
 #ifndef UNIT_TEST
 	if (poll_ipi_vector >= 0)
 		lapic_send_ipi(cpu->apic_id, (uint8_t)poll_ipi_vector);
@@ -239,9 +246,11 @@ static inline uint32_t take_all_scheduled(void)
  * slot (or itself) in the next. A context inside a blocking wait (held)
  * keeps its bit for when the wait returns; a wait inside a context's
  * poll() gives its hold back before that poll() returns, so the held
- * bits read at the start stand for the whole pass. The budget used up
- * keeps a context scheduled. A bit left for a slot emptied meanwhile
- * runs the empty slot's context, which does nothing.
+ * bits read at the start stand for the whole pass. The bits the pass has
+ * still to run are kept in pc->todo, where a wait that begins inside it
+ * puts them back (poll_wait): they run in the wait's passes. The budget
+ * used up keeps a context scheduled. A bit left for a slot emptied
+ * meanwhile runs the empty slot's context, which does nothing.
  */
 unsigned int poll_once(void)
 {
@@ -267,17 +276,19 @@ unsigned int poll_once(void)
 		unsigned int done;
 		uint32_t more;
 
-		todo &= todo - 1;
+		pc->todo = todo & (todo - 1);
 		pc->current = i; /* for a poll_wait inside it */
 		done = ctx->poll(ctx, POLL_BUDGET);
 		ctx->polls++;
 		if (__builtin_expect(done >= POLL_BUDGET, 0))
 			schedule_here(1u << i);
 		work += done;
+		todo = pc->todo;
 		more = percpu_read(scheduled);
 		if (more && (more &= ~held & (~0u << i << 1)))
 			todo |= take_scheduled(more);
 	}
+	pc->todo = 0;
 	pc->current = POLL_MAX; /* between passes no context runs */
 	return work;
 }
@@ -338,6 +349,11 @@ bool poll_wait(enum poll_step (*step)(void *arg), void *arg, uint64_t deadline_n
 	uint32_t hold = caller < POLL_MAX ? (1u << caller) & pc->used & ~pc->held : 0;
 	bool done = false;
 
+	/* what the pass this wait began in had still to run: the wait's passes run it */
+	if (pc->todo) {
+		schedule_here(pc->todo);
+		pc->todo = 0;
+	}
 	pc->held |= hold;
 	for (;;) {
 		enum poll_step s = step(arg);

@@ -33,7 +33,8 @@ struct xcpu_cpu {
 	unsigned int index;
 	struct percpu *pcpu; /* its loop's state; %gs on the AP */
 	struct poll_ctx requests; /* owned by the AP: drains in */
-	volatile uint64_t synced; /* xcpu_sync requests it ran */
+	uint64_t syncs; /* CPU 0's: the xcpu_sync marks sent, numbered from 1 */
+	volatile uint64_t synced; /* the AP's: the number of the last mark it ran */
 	struct spsc_ring in; /* the BSP pushes, this AP pops */
 	struct spsc_ring out; /* this AP pushes, the BSP pops */
 };
@@ -165,27 +166,34 @@ bool xcpu_reply(unsigned int cpu, const struct spsc_msg *m)
 	return true;
 }
 
-/* On the AP: it passed through its loop; the count CPU 0 waits on. */
+/* On the AP: it passed through its loop up to this mark; CPU 0 waits for its number. */
 static void ap_synced(const struct spsc_msg *m, unsigned int ap)
 {
-	__atomic_fetch_add(&mail[ap]->synced, 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&mail[ap]->synced, m->arg[0], __ATOMIC_RELEASE);
 }
 
+/*
+ * The mark is numbered, so a mark of an earlier sync that timed out (and
+ * runs late, ahead of this one in the ring) does not end this wait: the
+ * ring runs in order, so the AP reaching this mark ran @fn before it.
+ */
 bool xcpu_sync(unsigned int cpu, void (*fn)(const struct spsc_msg *, unsigned int), uint64_t arg,
 	       uint64_t timeout_ns)
 {
-	struct spsc_msg m = { .fn = fn ? fn : ap_synced, .arg = { arg } };
-	struct spsc_msg done = { .fn = ap_synced };
-	uint64_t before, end = now_ns() + timeout_ns;
+	struct spsc_msg m = { .fn = fn, .arg = { arg } };
+	struct spsc_msg mark = { .fn = ap_synced };
+	uint64_t end = now_ns() + timeout_ns;
+	struct xcpu_cpu *c;
 
 	if (cpu >= SMP_MAX_CPUS || !mail[cpu])
 		return false;
-	before = __atomic_load_n(&mail[cpu]->synced, __ATOMIC_ACQUIRE);
+	c = mail[cpu];
 	if (fn && xcpu_send(cpu, &m))
 		return false;
-	if (xcpu_send(cpu, &done))
-		return false;
-	while (__atomic_load_n(&mail[cpu]->synced, __ATOMIC_ACQUIRE) == before) {
+	mark.arg[0] = ++c->syncs;
+	if (xcpu_send(cpu, &mark))
+		return false; /* @fn may still run: the caller keeps what it handed over */
+	while (__atomic_load_n(&c->synced, __ATOMIC_ACQUIRE) < mark.arg[0]) {
 		if (now_ns() > end)
 			return false;
 		cpu_relax();

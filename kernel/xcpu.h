@@ -24,7 +24,7 @@ struct xcpu_cpu;
 
 /* One AP's counters, as it reads them itself. */
 struct xcpu_stats {
-	uint64_t ipis; /* mail IPIs taken */
+	uint64_t ipis; /* wake-up IPIs taken */
 	uint64_t msgs; /* requests run to completion */
 	uint64_t halts; /* times its loop halted with nothing to do */
 	uint64_t dropped; /* replies its full out ring refused */
@@ -44,7 +44,7 @@ struct xcpu_cpu *xcpu_cpu_new(unsigned int index, uint32_t apic_id);
 void xcpu_ap_run(struct xcpu_cpu *self) __attribute__((noreturn));
 
 /*
- * On the BSP: @m into online AP @cpu's in ring, then the mail IPI.
+ * On the BSP: @m into online AP @cpu's in ring, then the wake-up IPI.
  * 0, -ENODEV (no rings or no vector), -ENOSPC (ring full: the AP is not
  * taking requests), -EIO (the IPI could not be sent).
  */
@@ -57,6 +57,8 @@ unsigned int xcpu_untaken(unsigned int cpu);
  * @timeout_ns for the AP to have run it and come back to its loop. After
  * a true return nothing the AP did before is still running: an
  * interrupt it took is over, a context it took out of its loop is out.
+ * After a false one @fn may still run, later: whatever it points at
+ * must stay allocated.
  */
 bool xcpu_sync(unsigned int cpu, void (*fn)(const struct spsc_msg *, unsigned int), uint64_t arg,
 	       uint64_t timeout_ns);

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
- * `cpus ping [N]`, `cpus stats`, `cpus sleep CPU MS` and `cpus busy CPU
- * MS`: the first users of cross-CPU messages (xcpu.h). One request is in flight at a time; the BSP waits for its
- * reply in poll_wait, so its services keep running meanwhile. A reply
- * that comes after its request timed out is recognised by its number
- * and dropped.
+ * `cpus ping [N]`, `cpus stats`, `cpus sleep CPU MS`, `cpus busy CPU MS`,
+ * `cpus irq V` and `cpus print CPU`: the cross-CPU messages (xcpu.h) seen
+ * from the console. One request is in flight at a time; the BSP waits
+ * for its reply in poll_wait, so its services keep running meanwhile. A
+ * reply that comes after its request timed out is recognised by its
+ * number and dropped.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -38,7 +39,7 @@ static struct {
 } want;
 static uint64_t last_seq;
 
-/* On the BSP, from the reply poller or the wait's step. */
+/* On the BSP, from the replies context or the wait's step. */
 static void on_reply(const struct spsc_msg *m, unsigned int ap)
 {
 	if (ap != want.cpu || m->arg[0] != want.seq)

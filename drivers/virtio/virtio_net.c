@@ -35,9 +35,9 @@
  * (virtqueue.h): slot i is buffer id i, its descriptor points at the
  * slot's buffer for good, so a burst is its ids added in one batch (one
  * publish, one kick) and reclaiming is ids coming back. With txpoll=1
- * (as virtio-net frees them only in NAPI) sent buffers are reclaimed only in the poll path and the
- * device is asked for no TX interrupts; with txpoll=0 the transmit path
- * also reclaims before adding, as Linux did before.
+ * sent buffers are reclaimed only in the poll path (as Linux's
+ * virtio-net frees them in NAPI) and the device is asked for no TX
+ * interrupts; with txpoll=0 the transmit path also reclaims before adding.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -219,6 +219,7 @@ struct vnet_pair {
 	unsigned int q;
 	volatile bool ready;
 	bool added; /* its CPU added it (the request's answer) */
+	bool late; /* its CPU never answered the request: it may still run there */
 	char name[24];
 };
 
@@ -726,16 +727,30 @@ static unsigned int pair_poll(struct poll_ctx *ctx, unsigned int budget)
 	net_set_rx_queue(net_this_cpu()->home_queue);
 	if (!virtio_queue_interrupts(vn->rxq[p->q].vq))
 		poll_schedule_polled(ctx);
+	/*
+	 * With TX interrupts (txpoll=0) completing re-armed them: a buffer
+	 * sent back after the reclaim's look and before its used_event is
+	 * not announced, so look once more.
+	 */
+	if (!vn->txq[p->q].txpoll && virtq_has_used(vn->txq[p->q].vq))
+		poll_schedule(ctx);
 	return frames + (frames < budget && reclaimed);
 }
 
-/* The watchdog's look: frames its receive queue holds. */
+/* The watchdog's look: frames its receive queue holds, sent buffers its TX interrupts owe. */
 static enum poll_verdict pair_check(struct poll_ctx *ctx, bool count, const char **what)
 {
 	struct vnet_pair *p = (struct vnet_pair *)ctx;
+	struct vnet_txq *tq = &p->vn->txq[p->q];
+	enum poll_verdict v;
 
 	*what = p->name;
-	return p->ready ? virtio_queue_check(p->vn->rxq[p->q].vq, count) : POLL_IDLE;
+	if (!p->ready)
+		return POLL_IDLE;
+	v = virtio_queue_check(p->vn->rxq[p->q].vq, count);
+	if (v == POLL_IDLE && !tq->txpoll && virtio_queue_interrupts(tq->vq))
+		v = virtio_queue_check(tq->vq, count);
+	return v;
 }
 
 /* On the pair's CPU (a request, or CPU 0 itself): the pair joins its loop. */
@@ -743,9 +758,10 @@ static void pair_add_here(struct vnet_pair *p)
 {
 	struct net_cpu *nc = net_this_cpu();
 
-	p->added = !poll_ctx_add(&p->ctx);
-	if (!p->added)
+	/* -EBUSY: a late request, after CPU 0 took the pair over */
+	if (poll_ctx_add(&p->ctx))
 		return;
+	p->added = true;
 	nc->dev = &p->vn->dev;
 	if (!nc->pairs++ || p->q < nc->home_queue)
 		nc->home_queue = (uint16_t)p->q;
@@ -761,6 +777,7 @@ static void pair_del_here(struct vnet_pair *p)
 {
 	struct net_cpu *nc = net_this_cpu();
 
+	__atomic_store_n(&p->ready, false, __ATOMIC_RELEASE);
 	poll_ctx_del(&p->ctx);
 	if (p->added && !--nc->pairs)
 		nc->dev = NULL;
@@ -779,20 +796,24 @@ static void pair_del_request(const struct spsc_msg *m, unsigned int cpu)
  */
 #define PAIR_SYNC_NS 2000000000ULL
 
-/* Pair @p into CPU @cpu's loop; on CPU 0 when @cpu cannot be asked. */
-static void pair_add(struct vnet_pair *p, unsigned int cpu)
+/* Pair @p into CPU @cpu's loop, on CPU 0 when @cpu cannot be asked; false: in none. */
+static bool pair_add(struct vnet_pair *p, unsigned int cpu)
 {
 	snprintf(p->name, sizeof(p->name), "virtio-net pair %u", p->q);
 	p->ctx.name = p->name;
 	p->ctx.poll = pair_poll;
 	p->ctx.check = pair_check;
-	if (cpu && !xcpu_sync(cpu, pair_add_request, (uintptr_t)p, PAIR_SYNC_NS))
+	if (cpu && !xcpu_sync(cpu, pair_add_request, (uintptr_t)p, PAIR_SYNC_NS)) {
+		/* the request may run later: it finds the pair claimed, or not ready */
+		p->late = true;
 		printf("virtio-net: cpu %u cannot be asked to poll pair %u: cpu 0 does\n", cpu,
 		       p->q);
+	}
 	if (!p->added)
 		pair_add_here(p);
 	if (!p->added)
-		printf("virtio-net: no poll context slot for pair %u: it is not polled\n", p->q);
+		printf("virtio-net: no poll context slot for pair %u: fewer pairs\n", p->q);
+	return p->added;
 }
 
 /* Out of its CPU's loop; false when that CPU did not answer (keep its memory). */
@@ -950,8 +971,15 @@ static void vnet_release(struct virtio_net *vn)
 	bool all = true;
 
 	poll_ctx_del(&vn->dev_ctx);
-	for (unsigned int q = 0; q < vn->npairs; q++)
-		all &= pair_del(&vn->pairs[q]);
+	for (unsigned int q = 0; q < NET_MAX_QUEUES; q++) {
+		all &= q >= vn->npairs || pair_del(&vn->pairs[q]);
+		if (vn->pairs[q].late) {
+			printf("virtio-net: pair %u's request may still run: its memory stays "
+			       "allocated\n",
+			       q);
+			all = false;
+		}
+	}
 	if (all)
 		vnet_free(vn);
 }
@@ -1095,7 +1123,11 @@ static int queues_setup(struct virtio_net *vn)
 
 		p->vn = vn;
 		p->q = vn->npairs;
-		pair_add(p, pair_owner(vn->npairs));
+		if (!pair_add(p, pair_owner(vn->npairs))) {
+			if (!vn->npairs)
+				return -1;
+			break; /* the device is asked for the pairs polled (5.1.6.5.5) */
+		}
 		if (rxq_setup(vn, vn->npairs) || txq_setup(vn, vn->npairs)) {
 			vn->npairs++; /* taken out again with the others */
 			return -1;
@@ -1145,6 +1177,8 @@ static int vnet_probe(struct virtio_device *vdev)
 	attack_dev = vn;
 	return 0;
 fail:
+	/* the vectors point at the pairs' contexts: gone before the pairs are */
+	virtio_quiesce(vdev);
 	vnet_release(vn);
 	return -1;
 }

@@ -505,6 +505,12 @@ static int fail(struct virtio_device *v, const char *why)
 	return -EIO;
 }
 
+void virtio_quiesce(struct virtio_device *v)
+{
+	device_reset(v);
+	queues_unhook(v);
+}
+
 static int device_start(struct virtio_device *v)
 {
 	int ret;
@@ -530,7 +536,7 @@ static int device_start(struct virtio_device *v)
 	free_queues(v);
 	ret = v->driver->probe(v);
 	if (ret) {
-		queues_unhook(v);
+		virtio_quiesce(v);
 		free_queues(v);
 		return fail(v, "driver probe failed");
 	}

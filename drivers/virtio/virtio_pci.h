@@ -104,6 +104,13 @@ struct virtq *virtio_setup_queue(struct virtio_device *vdev, uint16_t index, uin
 struct virtq *virtio_setup_queue_steered(struct virtio_device *vdev, uint16_t index,
 					 uint16_t max_size, struct poll_ctx *ctx,
 					 unsigned int irq_cpu);
+/*
+ * A probe that fails, before it frees what its queues' contexts point
+ * at: the device reset (it stops using the rings and interrupting) and
+ * every vector gone, on every CPU that took one. The rings stay for the
+ * transport to free.
+ */
+void virtio_quiesce(struct virtio_device *vdev);
 
 /*
  * For a context's check() (kernel/poll.h): what @vq holds that its

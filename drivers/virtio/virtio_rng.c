@@ -21,6 +21,7 @@ struct virtio_rng {
 	struct virtq *vq;
 	uint8_t *buf;
 	uint32_t outstanding; /* bytes asked for in the one request in flight */
+	bool abandoned; /* its command gave up: the answer is dropped when it comes */
 	uint64_t bytes, requests, short_reads;
 };
 
@@ -72,8 +73,13 @@ static void rng_show(struct virtio_device *vdev)
  */
 static unsigned int rng_poll(struct poll_ctx *ctx, unsigned int budget)
 {
+	const uint8_t *late;
+	uint32_t got;
+
 	if (!rng || !rng->outstanding)
 		return 0;
+	if (rng->abandoned)
+		return virtio_rng_collect(&late, &got) == 1;
 	if (virtq_has_used(rng->vq))
 		return 1;
 	if (!virtio_queue_interrupts(rng->vq))
@@ -85,7 +91,8 @@ static unsigned int rng_poll(struct poll_ctx *ctx, unsigned int budget)
 static enum poll_verdict rng_check(struct poll_ctx *ctx, bool count, const char **what)
 {
 	*what = "virtio-rng";
-	return rng && rng->outstanding ? virtio_queue_check(rng->vq, count) : POLL_IDLE;
+	return rng && rng->outstanding && !rng->abandoned ? virtio_queue_check(rng->vq, count) :
+							    POLL_IDLE;
 }
 
 static struct poll_ctx rng_ctx = {
@@ -114,6 +121,7 @@ int virtio_rng_request(uint32_t len)
 		return -ENOSPC;
 	virtq_kick(rng->vq);
 	rng->outstanding = len;
+	rng->abandoned = false;
 	rng->requests++;
 	if (!virtio_queue_interrupts(rng->vq))
 		poll_schedule_polled(&rng_ctx);
@@ -134,9 +142,16 @@ int virtio_rng_collect(const uint8_t **data, uint32_t *got)
 	if (*got < rng->outstanding)
 		rng->short_reads++;
 	rng->outstanding = 0;
+	rng->abandoned = false;
 	rng->bytes += *got;
 	*data = rng->buf;
 	return 1;
+}
+
+void virtio_rng_abandon(void)
+{
+	if (rng && rng->outstanding)
+		rng->abandoned = true;
 }
 
 static const struct virtio_driver rng_driver = {

@@ -21,5 +21,11 @@ int virtio_rng_request(uint32_t len);
  * ours.
  */
 int virtio_rng_collect(const uint8_t **data, uint32_t *got);
+/*
+ * The caller stopped waiting: the answer, when the device sends it, is
+ * dropped (the buffer is the device's until then, so the next request
+ * still waits for it: -EBUSY).
+ */
+void virtio_rng_abandon(void);
 
 #endif

@@ -16,6 +16,7 @@ unsigned long fake_pci_kicks[FAKE_PCI_QUEUES];
 unsigned int fake_pci_irq_cpu[FAKE_PCI_QUEUES];
 uint8_t fake_pci_config[64];
 unsigned int fake_pci_reprobes;
+unsigned int fake_pci_quiesced; /* virtio_quiesce calls */
 
 void virtio_register_driver(const struct virtio_driver *d)
 {
@@ -68,6 +69,14 @@ struct virtq *virtio_setup_queue(struct virtio_device *vdev, uint16_t index, uin
 {
 	return virtio_setup_queue_steered(vdev, index, max_size, ctx,
 					  ctx && ctx->cpu ? ctx->cpu->index : 0);
+}
+
+/* A failed probe's call before it frees: the device stops, the vectors go. */
+void virtio_quiesce(struct virtio_device *vdev)
+{
+	fake_pci_quiesced++;
+	for (int i = 0; i < FAKE_PCI_QUEUES; i++)
+		vdev->queues[i].vector = -1;
 }
 
 /* The transport's verdict (virtio_pci.c): owed only where an interrupt was due. */

@@ -34,6 +34,7 @@ extern unsigned long fake_pci_kicks[FAKE_PCI_QUEUES];
 extern unsigned int fake_pci_irq_cpu[FAKE_PCI_QUEUES];
 /* virtio_config_read's bytes; virtio_reprobe_all's calls. */
 extern uint8_t fake_pci_config[64];
+extern unsigned int fake_pci_quiesced;
 extern unsigned int fake_pci_reprobes;
 
 /* Forget the queues of the last device (after the test freed them). */

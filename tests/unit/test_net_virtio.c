@@ -606,6 +606,38 @@ static void test_tx_hostile_packed(void **s)
 	tx_hostile(VIRTQ_PACKED);
 }
 
+/*
+ * A probe that fails half way (the transmit queue cannot be set up): the
+ * device is quiesced before the pair goes (its vectors name the pair's
+ * context), nothing is left in the loop and nothing leaks.
+ */
+static void test_probe_failure_quiesces_first(void **s)
+{
+	unsigned int quiesced = fake_pci_quiesced;
+
+	config_reset();
+	stub_cpu_enter(&percpu_boot);
+	fake_pci_reset();
+	fake_pci_layout = VIRTQ_SPLIT;
+	fake_pci_qsize = QSIZE;
+	write_config();
+	memset(&vdev, 0, sizeof(vdev));
+	vdev.type = VIRTIO_ID_NET;
+	vdev.num_queues = NQ;
+	vdev.features = VIRTIO_BIT(VIRTIO_F_VERSION_1);
+	if (!fake_pci_driver)
+		virtio_net_init();
+	dma_live_before = stub_dma_live;
+	fake_pci_fail_index = 1;
+	assert_int_equal(fake_pci_driver->probe(&vdev), -1);
+	fake_pci_fail_index = -1;
+	assert_int_equal(fake_pci_quiesced, quiesced + 1);
+	assert_null(registered);
+	assert_int_equal(poll_ctx_bits(), 0);
+	fake_pci_destroy_queues();
+	assert_int_equal(stub_dma_live, dma_live_before);
+}
+
 /* An empty frame matches no slot, not even one never filled: a runt, dropped. */
 static void test_tx_empty_frame_dropped(void **s)
 {
@@ -961,6 +993,7 @@ int main(void)
 		cmocka_unit_test(test_tx_hostile_split),
 		cmocka_unit_test(test_tx_hostile_packed),
 		cmocka_unit_test(test_tx_empty_frame_dropped),
+		cmocka_unit_test(test_probe_failure_quiesces_first),
 		cmocka_unit_test(test_interrupts_schedule_the_pair),
 		cmocka_unit_test(test_tx_kick_suppressed_when_device_says_so),
 		cmocka_unit_test(test_mq_two_pairs),

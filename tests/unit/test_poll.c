@@ -645,6 +645,37 @@ static void test_running_context_not_rerun(void **state)
 	assert_false(poll_scheduled());
 }
 
+/*
+ * Scheduled in the same pass as the context that then blocks (a queue's
+ * interrupt and the console's Enter together): the wait's passes run it,
+ * though the pass that began the wait had already taken its bit.
+ */
+static enum poll_step until_t1_ran(void *arg)
+{
+	return t[1].runs ? POLL_DONE : POLL_AGAIN;
+}
+
+static void wait_for_t1(struct test_ctx *c)
+{
+	if (c->runs == 1)
+		assert_true(poll_wait(until_t1_ran, NULL, stub_now + 100000));
+}
+
+static void test_same_pass_runs_inside_a_wait(void **state)
+{
+	static const unsigned int want[] = { 0, 1 };
+
+	stub_idle_hook = time_passes;
+	add(2);
+	t[0].during = wait_for_t1;
+	poll_schedule(&t[0].ctx);
+	poll_schedule(&t[1].ctx);
+	poll_once();
+	assert_int_equal(t[1].runs, 1);
+	assert_order(want, 2); /* and not again after the wait */
+	assert_false(poll_scheduled());
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 int main(void)
@@ -669,6 +700,7 @@ int main(void)
 		T(test_deadline_ends_a_wait),
 		T(test_wait_outside_any_context_holds_nothing),
 		T(test_running_context_not_rerun),
+		T(test_same_pass_runs_inside_a_wait),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

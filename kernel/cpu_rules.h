@@ -16,5 +16,7 @@
 void cpu_rules_init(void);
 /* True on CPU 0; on an AP false, counted and reported. */
 bool cpu_may_print(void);
+/* On an AP: something to say for it (a watchdog finding): CPU 0 looks. */
+void cpu_rules_tell(void);
 
 #endif

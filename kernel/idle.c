@@ -5,6 +5,7 @@
 
 #include "kernel/config.h"
 #include "kernel/cpu.h"
+#include "kernel/cpu_rules.h"
 #include "kernel/idle.h"
 #include "kernel/io.h"
 #include "kernel/lapic.h"
@@ -41,16 +42,15 @@ CONFIG_KEY(cfg_tick) = {
 };
 
 /*
- * The idle watchdog: a CPU halted this long with a context that had work
- * woke for nothing but this timer, so the wake-up that work needed never
- * came. It is looked for (kernel/poll.h, check()), counted and reported,
- * never silent; 0 turns the watchdog off and nothing then bounds such a
- * sleep.
+ * The idle watchdog's period (below): work that waited that long with
+ * nothing scheduled for it is a wake-up that never came. It is looked
+ * for (kernel/poll.h, check()), counted and reported, never silent; 0
+ * turns the watchdog off and nothing then bounds such a wait.
  */
 CONFIG_KEY(cfg_idle_guard) = {
 	.name = "idle_guard",
-	.help = "idle=halt, tick=deadline: the idle watchdog's ms: a CPU halted this long with "
-		"work waiting reports the lost wake-up and does the work (0: no watchdog)",
+	.help = "the idle watchdog's period, ms: work nothing scheduled is found within it, "
+		"reported as a lost wake-up or a missed notification and done (0: no watchdog)",
 	.type = CONFIG_UINT,
 	.min = 0,
 	.max = 60000,
@@ -61,9 +61,9 @@ CONFIG_KEY(cfg_idle_guard) = {
 #define NS_PER_US 1000ULL
 #define NS_PER_MS 1000000ULL
 /*
- * Work found owed by a device gets this long for its notification to
- * arrive after all (one in flight as the guard fired) before it counts
- * as missed; its context is scheduled then either way.
+ * Work found at the watchdog's look is looked at again this much later:
+ * a wake-up in flight (an interrupt, an IPI) has scheduled it by then,
+ * and a notification the device owed still counts when it comes late.
  */
 #define WATCHDOG_GRACE_NS (10 * NS_PER_MS)
 
@@ -76,6 +76,7 @@ CONFIG_KEY(cfg_idle_guard) = {
  */
 static volatile bool halt_on_idle = true; /* the key's default, before idle_init */
 static volatile uint64_t guard_ns = UINT64_MAX; /* idle_guard; UINT64_MAX: none */
+static volatile uint32_t guard_gen = 1; /* moves with idle_guard: each CPU re-times its look */
 
 bool idle_halts(void)
 {
@@ -83,50 +84,165 @@ bool idle_halts(void)
 }
 
 /*
- * When the loop must be awake again: a context's time or the caller's
- * (@asked), else the watchdog's: at its set time (a second look, or the
- * first for a halt that began after it was armed), or a guard from now.
- * UINT64_MAX: only an interrupt.
+ * The watchdog (idle_guard). Every guard it looks at the contexts of
+ * this CPU that are neither scheduled nor running, and asks each one's
+ * check() whether work waits (kernel/poll.h). Work found is looked at
+ * again after the grace: still there, and its context not run in
+ * between, nothing scheduled it: its device owed a notification and
+ * did not send it (a missed notification), or the guest had to and did
+ * not (a wake-up the guest lost). Either is counted, said once per
+ * boot, and the context scheduled. The look costs nothing per pass: it
+ * runs when the CPU is about to halt and its clock says the look is due
+ * (the timer is armed for it), so a lost wake-up is found within a
+ * guard and a grace, whatever else the CPU waits for meanwhile.
  */
-static uint64_t next_wake(struct idle_cpu *ic, uint64_t now, uint64_t asked)
+static uint64_t guard_from(uint64_t now)
 {
-	uint64_t guard = ic->guard_at;
+	uint64_t guard = guard_ns;
 
-	if (!guard)
-		guard = guard_ns != UINT64_MAX ? now + guard_ns : UINT64_MAX;
-	ic->guard_armed = guard < asked;
-	if (ic->guard_armed)
-		ic->guard_at = 0; /* armed: the timer keeps it */
-	return ic->guard_armed ? guard : asked;
+	return guard == UINT64_MAX ? UINT64_MAX : now + guard;
+}
+
+static uint64_t watch_time(struct idle_cpu *ic, uint64_t now)
+{
+	if (ic->watch_gen != guard_gen) {
+		ic->watch_gen = guard_gen;
+		ic->suspects = 0;
+		ic->seen_at = 0;
+		ic->watch_at = guard_from(now);
+	}
+	return ic->watch_at;
+}
+
+/* The contexts the watchdog may blame: added, not scheduled, not inside a wait. */
+static uint32_t watchable(void)
+{
+	return poll_ctx_bits() & ~percpu_read(scheduled) & ~percpu_read(poll.held);
+}
+
+void idle_say(unsigned int cpu, const struct idle_finding *f)
+{
+	char where[24] = "";
+
+	if (cpu)
+		snprintf(where, sizeof(where), "cpu %u: ", cpu);
+	if (f->owed)
+		printf("idle: watchdog: %s%s had work for %llu ms its device owed a notification "
+		       "for and never sent (missed notification: the device did not send it or "
+		       "the host lost it; counted per queue in `virtio`)\n",
+		       where, f->what, (unsigned long long)(f->waited_ns / NS_PER_MS));
+	else
+		printf("idle: watchdog: %s%s had work for %llu ms that nothing scheduled (a "
+		       "wake-up the guest lost; `stats idle`)\n",
+		       where, f->what, (unsigned long long)(f->waited_ns / NS_PER_MS));
+}
+
+/*
+ * Counted, kept, and said once per kind: on CPU 0 at once, an AP's by
+ * CPU 0 (the console is its; kernel/cpu_rules.c reads the counts).
+ */
+static void report(struct idle_cpu *ic, uint32_t bits, bool owed, uint64_t now)
+{
+	uint64_t *count = owed ? &ic->missed : &ic->lost;
+	unsigned int i = (unsigned int)__builtin_ctz(bits);
+	struct poll_ctx *ctx = poll_ctx_at(bits & -bits);
+	const char *what = ctx->name;
+	struct idle_finding *f = &ic->last[owed];
+
+	ctx->check(ctx, false, &what); /* its queue's name, counted already */
+	snprintf(f->ctx, sizeof(f->ctx), "%s", ctx->name);
+	snprintf(f->what, sizeof(f->what), "%s", what);
+	f->waited_ns = now - ic->since[i];
+	f->owed = owed;
+	__atomic_store_n(count, *count + (uint64_t)__builtin_popcount(bits), __ATOMIC_RELEASE);
+	if (percpu_read(index))
+		cpu_rules_tell();
+	else if (*count == (uint64_t)__builtin_popcount(bits))
+		idle_say(0, f);
+}
+
+/* First look: what has work, and since when at least (not run since the last look). */
+static void first_look(struct idle_cpu *ic, uint64_t now)
+{
+	struct poll_finding f;
+
+	ic->looks++;
+	poll_check(watchable(), false, &f);
+	ic->suspects = f.owed | f.lost;
+	for (uint32_t b = poll_ctx_bits(); b; b &= b - 1) {
+		unsigned int i = (unsigned int)__builtin_ctz(b);
+		uint64_t polls = poll_ctx_at(b & -b)->polls;
+		bool not_run = ic->seen_at && polls == ic->seen_polls[i]; /* since the last look */
+
+		if (ic->suspects & (b & -b))
+			ic->since[i] = not_run ? ic->seen_at : now;
+		ic->seen_polls[i] = polls;
+	}
+	ic->seen_at = now;
+	ic->watch_at = ic->suspects ? now + WATCHDOG_GRACE_NS : guard_from(now);
+}
+
+/* Second look: the suspects not run since that still have work. */
+static void second_look(struct idle_cpu *ic, uint64_t now)
+{
+	uint32_t still = 0;
+	struct poll_finding f;
+
+	for (uint32_t b = ic->suspects & watchable(); b; b &= b - 1)
+		if (poll_ctx_at(b & -b)->polls == ic->seen_polls[__builtin_ctz(b)])
+			still |= b & -b;
+	ic->suspects = 0;
+	ic->watch_at = guard_from(now);
+	if (!still)
+		return;
+	poll_check(still, true, &f);
+	if (f.lost)
+		report(ic, f.lost, false, now);
+	if (f.owed)
+		report(ic, f.owed, true, now);
+	for (uint32_t b = f.owed | f.lost; b; b &= b - 1)
+		poll_schedule(poll_ctx_at(b & -b));
+}
+
+static __attribute__((noinline)) void watchdog(struct idle_cpu *ic, uint64_t now)
+{
+	if (ic->suspects)
+		second_look(ic, now);
+	else
+		first_look(ic, now);
 }
 
 /*
  * The common halt between round trips: nobody asked for a time, and the
  * one-shot armed last (or the decision that none is needed) still
- * stands: keep it without reading the clock. Nothing asked for a time
- * then either, so whatever it was armed for is no later than needed now.
+ * stands: keep it without reading the clock. It was armed for the
+ * watchdog's look at the latest, so the look is not late either.
  */
 static bool timer_still_good(uint64_t asked)
 {
 	return asked == UINT64_MAX && percpu_read(idle.armed_until) &&
-	       !percpu_read(idle.guard_at) && lapic_timer_ticks() == percpu_read(idle.armed_ticks);
+	       lapic_timer_ticks() == percpu_read(idle.armed_ticks);
 }
 
 /*
- * Arm the one-shot timer; false if the wake-up is due already. A timer
- * still running that fires no later than needed is kept: writing the
- * LAPIC's timer registers on every halt costs the guest instructions and,
- * under QEMU, a rescheduled host timer per halt, which measurably slowed
- * ping-pong (docs/config.md, tick). With nothing due at all only the
- * watchdog is armed (idle_guard, or no timer when it is 0): an idle
- * guest whose console interrupts wakes about once a second.
+ * Arm the one-shot timer for the earlier of @asked and the watchdog's
+ * look (which runs first when due); false if the loop has work again or
+ * the wake-up is due already. A timer still running that fires no later
+ * than needed is kept: writing the LAPIC's timer registers on every halt
+ * costs the guest instructions and, under QEMU, a host timer rescheduled
+ * per halt. With nothing due at all only the watchdog's look is armed
+ * (none with idle_guard=0): an idle guest wakes about once a guard.
  */
 static __attribute__((noinline)) bool arm_deadline_slow(struct idle_cpu *ic, uint64_t asked)
 {
-	uint64_t now, wake;
+	uint64_t now = now_ns(), wake;
 
-	now = now_ns();
-	wake = next_wake(ic, now, asked);
+	if (watch_time(ic, now) <= now) {
+		watchdog(ic, now);
+		if (poll_scheduled())
+			return false;
+	}
+	wake = asked < ic->watch_at ? asked : ic->watch_at;
 	if (wake <= now) {
 		ic->early_wakes++;
 		return false;
@@ -152,69 +268,19 @@ static inline bool arm_deadline(uint64_t wake_by)
 	return timer_still_good(asked) || arm_deadline_slow(&this_cpu()->idle, asked);
 }
 
-static void report(struct idle_cpu *ic, const struct poll_finding *f, bool owed, uint64_t waited)
-{
-	uint64_t *count = owed ? &ic->missed : &ic->lost;
-
-	ic->last = (struct idle_finding){ f->first->name, f->what, waited, owed };
-	/* each kind once per boot, and only where printing is allowed (CPU 0) */
-	if ((*count)++ || percpu_read(index))
-		return;
-	if (owed)
-		printf("idle: watchdog after %llu ms: %s had work its device owed a notification for "
-		       "and never sent (missed notification: the device did not send it or the "
-		       "host lost it; counted per queue in `virtio`)\n",
-		       (unsigned long long)(waited / NS_PER_MS), f->what);
-	else
-		printf("idle: watchdog after %llu ms: %s had work nothing scheduled (a wake-up the "
-		       "guest lost; `stats idle`)\n",
-		       (unsigned long long)(waited / NS_PER_MS), f->what);
-}
-
 /*
- * The guard's timer ended a halt. First look, once the CPU was halted a
- * whole guard: work nothing scheduled is a wake-up the guest lost, done
- * at once; work a device owed a notification for gets the grace, in
- * which a late notification still schedules it as usual. Second look,
- * after the grace: still owed is a missed notification. A halt shorter
- * than the guard (the timer was armed before it began) is looked at
- * when it has lasted one.
+ * idle=poll and tick=periodic arm no timer for the look: it goes by the
+ * clock at every idle moment instead. Whether the loop has work now.
  */
-static __attribute__((noinline)) void watchdog(struct idle_cpu *ic)
+static __attribute__((noinline)) bool watch_by_clock(void)
 {
-	uint64_t halted = tsc_to_ns(rdtsc() - ic->halted_at), now = now_ns();
-	struct poll_finding f;
+	struct idle_cpu *ic = &this_cpu()->idle;
+	uint64_t now = now_ns();
 
-	ic->guard_wakes++;
-	if (ic->suspects) {
-		poll_check(ic->suspects, true, &f);
-		ic->suspects = 0;
-		if (f.owed | f.lost)
-			report(ic, &f, f.owed != 0, now - ic->suspect_since);
-		for (uint32_t b = f.owed | f.lost; b; b &= b - 1)
-			poll_schedule(poll_ctx_at(b & -b));
-		return;
-	}
-	if (guard_ns == UINT64_MAX)
-		return;
-	if (halted + NS_PER_MS < guard_ns) {
-		ic->guard_at = now + guard_ns - halted;
-		return;
-	}
-	poll_check(poll_ctx_bits(), false, &f);
-	if (f.lost) {
-		struct poll_finding lost = f;
-
-		lost.owed = 0;
-		report(ic, &lost, false, halted);
-		for (uint32_t b = f.lost; b; b &= b - 1)
-			poll_schedule(poll_ctx_at(b & -b));
-	}
-	if (f.owed) {
-		ic->suspects = f.owed;
-		ic->suspect_since = now - halted;
-		ic->guard_at = now + WATCHDOG_GRACE_NS;
-	}
+	if (watch_time(ic, now) > now)
+		return false;
+	watchdog(ic, now);
+	return poll_scheduled();
 }
 
 /*
@@ -228,25 +294,18 @@ void idle_halt(void);
 
 void idle_wait(uint64_t wake_by)
 {
-	struct idle_cpu *ic;
-
-	if (!halt_on_idle)
-		return;
-	irq_disable();
-	if (poll_scheduled()) {
-		irq_enable();
+	if (!halt_on_idle) {
+		watch_by_clock();
 		return;
 	}
-	if (percpu_read(idle.tick_deadline) && !arm_deadline(wake_by)) {
+	irq_disable();
+	if (poll_scheduled() ||
+	    (percpu_read(idle.tick_deadline) ? !arm_deadline(wake_by) : watch_by_clock())) {
 		irq_enable();
 		return;
 	}
 	percpu_inc(idle.halts);
-	percpu_write(idle.halted_at, rdtsc());
 	idle_halt();
-	ic = &this_cpu()->idle;
-	if (__builtin_expect(ic->guard_armed && lapic_timer_ticks() != ic->armed_ticks, 0))
-		watchdog(ic);
 }
 
 /* On the BSP (a key set from the shell): its timer and the shared keys. */
@@ -258,13 +317,14 @@ static void idle_changed(struct config_key *key)
 	ic->tick_deadline = config_get(&cfg_tick) == TICK_DEADLINE;
 	guard_ns = config_get(&cfg_idle_guard) ? config_get(&cfg_idle_guard) * NS_PER_MS :
 						 UINT64_MAX;
+	guard_gen++;
 	ic->armed_until = 0; /* periodic mode or a stop overwrote the one-shot */
 	lapic_timer_periodic(halt_on_idle && !ic->tick_deadline ? TICK_US : 0);
 }
 
 /* Every CPU's counters, read as statistics (another CPU's may be a little stale). */
 struct idle_sums {
-	uint64_t halts, guard_wakes, shadow_breaks, missed, lost;
+	uint64_t halts, watchdog_looks, shadow_breaks, missed, lost;
 };
 
 static void idle_sum(struct idle_sums *t)
@@ -276,7 +336,7 @@ static void idle_sum(struct idle_sums *t)
 		if (!p)
 			continue;
 		t->halts += p->idle.halts;
-		t->guard_wakes += p->idle.guard_wakes;
+		t->watchdog_looks += p->idle.looks;
 		t->shadow_breaks += p->shadow_breaks;
 		t->missed += p->idle.missed;
 		t->lost += p->idle.lost;
@@ -289,22 +349,25 @@ static void idle_stats(void)
 	struct idle_sums t;
 
 	idle_sum(&t);
-	printf("  idle=%s halts %llu timer_ticks %llu tick=%s due_at_sleep %llu guard_wakes %llu "
+	printf("  idle=%s halts %llu timer_ticks %llu tick=%s due_at_sleep %llu watchdog_looks %llu "
 	       "shadow_breaks %llu\n",
 	       config_get(&cfg_idle) == IDLE_HALT ? "halt" : "poll", (unsigned long long)t.halts,
 	       (unsigned long long)lapic_timer_ticks(), tick_choices[config_get(&cfg_tick)],
-	       (unsigned long long)ic->early_wakes, (unsigned long long)t.guard_wakes,
+	       (unsigned long long)ic->early_wakes, (unsigned long long)t.watchdog_looks,
 	       (unsigned long long)t.shadow_breaks);
 	printf("  watchdog: missed_notifications %llu lost_wakeups %llu\n",
 	       (unsigned long long)t.missed, (unsigned long long)t.lost);
 	for (unsigned int i = 0; i < PERCPU_MAX_CPUS; i++) {
 		const struct percpu *p = percpu_of(i);
 
-		if (p && p->idle.last.ctx)
-			printf("  cpu %u last: %s (%s) waited %llu ms: %s\n", i, p->idle.last.what,
-			       p->idle.last.ctx,
-			       (unsigned long long)(p->idle.last.waited_ns / NS_PER_MS),
-			       p->idle.last.owed ? "missed notification" : "lost wake-up");
+		for (unsigned int k = 0; p && k < 2; k++) {
+			const struct idle_finding *f = &p->idle.last[k];
+
+			if (f->ctx[0])
+				printf("  cpu %u last %s: %s (%s) waited %llu ms\n", i,
+				       f->owed ? "missed notification" : "lost wake-up", f->what,
+				       f->ctx, (unsigned long long)(f->waited_ns / NS_PER_MS));
+		}
 	}
 }
 
@@ -319,7 +382,7 @@ static void idle_stats_json(struct json_writer *w)
 	json_put_u64(w, "timer_ticks", lapic_timer_ticks());
 	json_put_string(w, "tick", tick_choices[config_get(&cfg_tick)]);
 	json_put_u64(w, "due_at_sleep", ic->early_wakes);
-	json_put_u64(w, "guard_wakes", t.guard_wakes);
+	json_put_u64(w, "watchdog_looks", t.watchdog_looks);
 	json_put_u64(w, "shadow_breaks", t.shadow_breaks);
 	json_put_u64(w, "missed_notifications", t.missed);
 	json_put_u64(w, "lost_wakeups", t.lost);

@@ -6,9 +6,9 @@
  * 1 ms tick, or with tick=deadline, the default, one-shot to the next
  * thing due), the way an interrupt-driven guest waits.
  *
- * With tick=deadline the timer is also the idle watchdog (idle_guard):
- * a CPU halted that long with a context that had work is a wake-up that
- * never came, looked into and counted (kernel/poll.h, check()).
+ * The idle watchdog (idle_guard) looks once a period for work that
+ * nothing scheduled, a wake-up that never came: counted, said on the
+ * console and done (kernel/poll.h, check()).
  */
 #ifndef KERNEL_IDLE_H
 #define KERNEL_IDLE_H
@@ -25,5 +25,9 @@ void idle_init(void);
 void idle_wait(uint64_t wake_by);
 /* idle=halt: the loop sleeps between passes (else it spins). */
 bool idle_halts(void);
+
+struct idle_finding;
+/* On CPU 0: the console line of a watchdog finding of CPU @cpu (percpu.h). */
+void idle_say(unsigned int cpu, const struct idle_finding *f);
 
 #endif

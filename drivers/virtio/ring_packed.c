@@ -316,6 +316,7 @@ static void packed_update_used_event(struct virtq *vq)
 
 	WRITE_ONCE(p->driver->off_wrap,
 		   (uint16_t)(p->last_used | (uint16_t)p->used_wrap << RING_EVENT_WRAP_SHIFT));
+	vq->irqs_asked = vq->stats.interrupts;
 }
 
 /* Hand buffer @id back: its slots are already skipped. Inline: a call per buffer less. */
@@ -531,6 +532,7 @@ bool virtq_enable_cb_packed(struct virtq *vq)
 		p->event_flags = want;
 		WRITE_ONCE(p->driver->flags, want);
 	}
+	vq->irqs_asked = vq->stats.interrupts;
 	virt_mb();
 	return !virtq_has_used_packed(vq);
 }

@@ -352,6 +352,7 @@ static void split_update_used_event(struct virtq *vq)
 		return;
 	}
 	WRITE_ONCE(*ev, vq->split.last_used);
+	vq->irqs_asked = vq->stats.interrupts;
 	/* Publish before the next used->idx read, or an interrupt is lost. */
 	virt_mb();
 }
@@ -455,6 +456,7 @@ bool virtq_enable_cb_split(struct virtq *vq)
 		s->avail_flags &= ~VIRTQ_AVAIL_F_NO_INTERRUPT;
 		WRITE_ONCE(s->avail->flags, s->avail_flags);
 	}
+	vq->irqs_asked = vq->stats.interrupts;
 	virt_mb();
 	return split_batch_empty(vq) && !virtq_has_used_split(vq);
 }

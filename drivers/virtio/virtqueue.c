@@ -228,7 +228,8 @@ enum poll_verdict virtq_watch(struct virtq *vq, bool interrupts, bool count)
 {
 	if (!virtq_has_used(vq))
 		return POLL_IDLE;
-	if (!interrupts || !virtq_notification_owed(vq))
+	/* owed, and it did interrupt since: the guest took the notice and left the work */
+	if (!interrupts || !virtq_notification_owed(vq) || vq->stats.interrupts != vq->irqs_asked)
 		return POLL_LOST;
 	if (count)
 		vq->stats.missed_notifications++;

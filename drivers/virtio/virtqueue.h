@@ -31,7 +31,7 @@
  * stalling it (virtq_is_broken), and so does losing half the ring's
  * buffers to garbled completions (split or packed) before the device
  * drains it: the transport then resets the device (virtio_pci.c, the
- * virtio-recover poller).
+ * virtio-recover context).
  *
  * VIRTIO_F_IN_ORDER (2.7.9, 2.8.8) is not implemented: a device offering it
  * is not asked for it (3.1.1: the driver accepts the features it knows).
@@ -153,8 +153,9 @@ bool virtq_notification_owed(struct virtq *vq);
 /*
  * The watchdog's verdict on @vq (kernel/poll.h): POLL_IDLE with nothing
  * used; POLL_OWED when its notification (@interrupts: it has them) was
- * owed, counted in stats.missed_notifications when @count; POLL_LOST
- * for any other work waiting.
+ * owed and none came since the driver asked for it, counted in
+ * stats.missed_notifications when @count; POLL_LOST for any other work
+ * waiting (one that did interrupt was left by the guest).
  */
 enum poll_verdict virtq_watch(struct virtq *vq, bool interrupts, bool count);
 
@@ -331,6 +332,11 @@ struct virtq {
 	struct virtq_chain *chain; /* by head index (split) or id (packed) */
 	void *slot_tables; /* indirect tables by head or id (virtq_table_alloc) */
 	struct virtq_stats stats;
+	/*
+	 * stats.interrupts when the driver last asked for one (used_event,
+	 * flags): more since means the device did notify (virtq_watch).
+	 */
+	uint64_t irqs_asked;
 	union {
 		struct virtq_split split;
 		struct virtq_packed packed;

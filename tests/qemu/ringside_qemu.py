@@ -72,8 +72,8 @@ _stopped = []
 
 # What the guest's idle watchdog says once a boot (kernel/idle.c) and the
 # CPU rules' bug line (kernel/cpu_rules.c).
-LOST_WAKEUP = re.compile(r'idle: watchdog after \d+ ms: (.*) had work nothing scheduled')
-MISSED_NOTIFICATION = re.compile(r'idle: watchdog after \d+ ms: (.*) had work its device owed')
+LOST_WAKEUP = re.compile(r'idle: watchdog: (.*) had work for \d+ ms that nothing scheduled')
+MISSED_NOTIFICATION = re.compile(r'idle: watchdog: (.*) had work for \d+ ms its device owed')
 CPU_RULE = re.compile(r'(?m)^BUG: .*$')
 
 

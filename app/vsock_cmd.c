@@ -234,6 +234,8 @@ static int cmd_vsock(int argc, char **argv)
 	uint64_t cid, port, size, n;
 
 	if (argc == 1) {
+		/* the next pass settles the device: a second look sees it quiet */
+		vsock_settle();
 		list_sockets();
 		return 0;
 	}

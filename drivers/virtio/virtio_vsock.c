@@ -341,12 +341,23 @@ static void vsock_check_device(bool first)
 	d->watch_tx_held = st[1].added > st[1].completed || d->txq_head;
 }
 
+/*
+ * The device's context scheduled: a pass that finds nothing received
+ * reclaims what TX finished and tops the RX ring up, work nothing
+ * announces (vsock_dev_poll), for a quiet snapshot (`vsock`).
+ */
+static void vsock_dev_settle(void)
+{
+	poll_schedule(&vsock_dev_ctx);
+}
+
 static const struct vsock_transport virtio_vsock_transport = {
 	.name = "virtio-vsock",
 	.local_cid = vsock_guest_cid,
 	.send_pkt = vsock_send_pkt,
 	.tx_full = vsock_tx_full,
 	.check_device = vsock_check_device,
+	.settle = vsock_dev_settle,
 	.dst_cid_checked = true, /* rx_reap: vsock_hdr_check against guest_cid */
 };
 
@@ -419,9 +430,9 @@ static unsigned int vsock_dev_poll(struct poll_ctx *ctx, unsigned int budget)
 			rx_refill(d);
 	} else if (virtq_free_slots(d->rx)) {
 		/*
-		 * A pass with nothing received tops the ring up: a quiet
-		 * guest has every buffer posted, whatever the batches left
-		 * (the soak compares buffers and heap between quiet moments).
+		 * A pass with nothing received tops the ring up, whatever the
+		 * batches left: a settled guest has every buffer posted (the
+		 * soak compares buffers and heap between settled moments).
 		 */
 		rx_refill(d);
 	}

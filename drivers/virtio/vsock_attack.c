@@ -7,7 +7,7 @@
  * does: it answers (completes what it was given), keeps some buffers
  * for good while completing others, or falls silent, in which case the
  * TX queue is marked broken and the transport resets the device
- * (virtio_pci.c, the virtio-recover poller), as for any device that
+ * (virtio_pci.c, the virtio-recover context), as for any device that
  * stopped answering.
  *
  * Header modes go through the ring API with a descriptor of the length
@@ -21,7 +21,7 @@
  * The virtio-net modes (net_attack.c) run the same way on the virtio-net
  * TX queue: the same command, boot keys, tally and silence watch.
  *
- * Off by default, and nothing here runs on the data path: the poller
+ * Off by default, and nothing here runs on the data path: the context
  * joins the loop with the first attack (the command or the boot key).
  */
 #include <errno.h>
@@ -875,7 +875,7 @@ static int cmd_attack(int argc, char **argv)
 			return r;
 	}
 	if (attack_start(m, every, count))
-		return shell_error("attack: no room for a poller (POLL_MAX)");
+		return shell_error("attack: no room for a poll context (POLL_MAX)");
 	return 0;
 }
 
@@ -898,7 +898,7 @@ static void boot_key_changed(struct config_key *key)
 	if (v && !run.active &&
 	    attack_start(&modes[v - 1], config_get(&cfg_attack_every),
 			 config_get(&cfg_attack_count)))
-		pr_err("attack: no room for a poller (POLL_MAX)\n");
+		pr_err("attack: no room for a poll context (POLL_MAX)\n");
 }
 
 static struct config_hook boot_hook = { .fn = boot_key_changed };

@@ -18,7 +18,7 @@ struct poll_ctx *virtio_vsock_txq_ctx(void);
 struct vsock_pkt;
 int virtio_vsock_post_rx_readonly(struct vsock_pkt *pkt, uint32_t len);
 
-/* The `attack` command, its boot keys and its poller. */
+/* The `attack` command, its boot keys and its poll context. */
 void vsock_attack_init(void);
 
 #endif

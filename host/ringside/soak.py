@@ -302,8 +302,10 @@ class Guest:
         handshakes and TX completions take a few passes). Without `want`
         (the first snapshot), until two answers in a row agree: a pass
         that received packets leaves the RX ring short of up to an eighth
-        (refills go in batches), and the next quiet pass tops it up; so with
-        `want` too, fewer buffers than it had are waited on like more."""
+        (refills go in batches), and `vsock` has the device settle (its
+        next pass tops the ring up and takes sent buffers back), so the
+        answer after it has them; with `want` too, fewer buffers than it
+        had are waited on like more."""
         deadline = time.monotonic() + timeout
         last = None
         while True:

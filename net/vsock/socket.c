@@ -139,6 +139,12 @@ static inline void notify(void)
 	}
 }
 
+void vsock_settle(void)
+{
+	if (transport && transport->settle)
+		transport->settle();
+}
+
 const struct vsock_counters *vsock_counters(void)
 {
 	return &ctr;
@@ -387,16 +393,23 @@ static bool orphan(const struct vsock_sock *s)
 	return !s->owned && !s->listener;
 }
 
+/*
+ * Every new deadline schedules the pass, which asks for its earliest
+ * timer (one may come before the time it asked for, a close behind a
+ * connect), and so does the last one going, which withdraws the time.
+ * Only connects and closes set one: never per packet.
+ */
 static void set_deadline(struct vsock_sock *s, uint64_t ns)
 {
-	if (!s->deadline && ns) {
-		if (!n_timers++)
-			notify(); /* the first timer: the pass must run to fire it */
-	} else if (s->deadline && !ns) {
-		if (!--n_timers)
-			notify(); /* the last: the pass withdraws the time it asked for */
-	}
+	bool had = s->deadline != 0;
+
+	if (!had && ns)
+		n_timers++;
+	else if (had && !ns)
+		n_timers--;
 	s->deadline = ns;
+	if (ns || (had && !n_timers))
+		notify();
 }
 
 static void drop_rx(struct vsock_sock *s)

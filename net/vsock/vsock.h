@@ -53,6 +53,13 @@ struct vsock_transport {
 	 */
 	void (*check_device)(bool first);
 	/*
+	 * Optional. Have the transport look at its device soon, off the
+	 * data path (vsock_settle): the work no interrupt announces done,
+	 * sent buffers taken back and the receive ring topped up, so a
+	 * quiet guest shows every buffer posted.
+	 */
+	void (*settle)(void);
+	/*
 	 * The transport drops every packet whose dst_cid is not local_cid()
 	 * before vsock_rx() (virtio-vsock: vsock_hdr_check), so the socket
 	 * layer does not check it again. False: the socket layer checks.
@@ -128,6 +135,8 @@ void vsock_set_pass(struct poll_ctx *ctx);
 
 /* Puts vsock_poll_pass() into the poll loop (poller.c). */
 void vsock_poller_init(void);
+/* Ask the transport for a look at its device (its settle op), for a quiet snapshot. */
+void vsock_settle(void);
 const struct vsock_counters *vsock_counters(void);
 uint64_t vsock_local_cid(void);
 

@@ -17,8 +17,10 @@
 #include "fake_transport.h"
 #include "host_peer.h"
 #include "kernel/config.h"
+#include "kernel/poll.h"
 #include "kernel/time.h"
 #include "net/vsock/vsock.h"
+#include "stub_kernel.h"
 
 #define HOST_CID HOST_PEER_CID
 #define SEC 1000000000ULL
@@ -142,6 +144,40 @@ static void test_close_times_out(void **state)
 	assert_int_equal(last_op(), VSOCK_OP_RST);
 	assert_null(vsock_next(NULL));
 	assert_int_equal(vsock_counters()->close_timeouts, timeouts + 1);
+}
+
+/*
+ * The pass asks for its earliest timer (net/vsock/poller.c): a deadline
+ * set after that, and earlier (a close behind a connect), schedules the
+ * pass again, so the close times out at its own time, not the connect's.
+ */
+static unsigned int pass_poll(struct poll_ctx *ctx, unsigned int budget)
+{
+	return 0;
+}
+
+static struct poll_ctx pass = { .name = "vsock", .poll = pass_poll };
+
+static void test_earlier_deadline_schedules_the_pass(void **state)
+{
+	struct vsock_sock *c, *s = connect_to_host(VSOCK_TYPE_STREAM);
+	struct vsock_pass p;
+
+	if (!pass.cpu)
+		assert_int_equal(poll_ctx_add(&pass), 0);
+	vsock_set_pass(&pass);
+	c = vsock_connect(HOST_CID, 4001, VSOCK_TYPE_STREAM); /* a 10 s timer */
+	assert_true(stub_scheduled(&pass));
+	stub_unschedule_all();
+	assert_true(vsock_poll_pass(&p));
+	assert_true(p.next_timer == fake_now + 10 * SEC);
+	vsock_close(s); /* a 5 s timer */
+	assert_true(stub_scheduled(&pass));
+	stub_unschedule_all();
+	assert_true(vsock_poll_pass(&p));
+	assert_true(p.next_timer == fake_now + 5 * SEC);
+	vsock_close(c);
+	vsock_set_pass(NULL);
 }
 
 static void test_shutdown_rules(void **state)
@@ -279,6 +315,7 @@ int main(void)
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 	const struct CMUnitTest tests[] = {
 		T(test_connect_times_out),
+		T(test_earlier_deadline_schedules_the_pass),
 		T(test_connecting_gets_wrong_op),
 		T(test_close_while_connecting_sends_rst),
 		T(test_close_times_out),

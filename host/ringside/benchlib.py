@@ -41,10 +41,11 @@ def booted(lopts, accel, log, linux=False):
         yield launch
 
 
-def run_bench(args, timeout, prog):
-    """ringside-bench ARGS --json, parsed; exits with its error otherwise."""
-    proc = subprocess.run([BENCH] + args + ['--json'], capture_output=True, text=True,
-                          timeout=timeout)
+def run_bench(args, timeout, prog, prefix=()):
+    """ringside-bench ARGS --json, parsed; exits with its error otherwise.
+    prefix: an argv it runs under (a network namespace's)."""
+    proc = subprocess.run(list(prefix) + [BENCH] + args + ['--json'], capture_output=True,
+                          text=True, timeout=timeout)
     if proc.returncode != 0:
         raise SystemExit('%s: ringside-bench %s failed (%d): %s'
                          % (prog, ' '.join(args), proc.returncode, proc.stderr.strip()))

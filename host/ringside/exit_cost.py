@@ -19,6 +19,16 @@ notify exit, so the two agree. The Linux guests are Debian's kernels:
 `linux` (6.1, build/linux-guest, `make linux-guest`) and `linux-6.12`
 (`make linux-guest-6.12`), seed 000's before and after:
 `host/nested host/exit-cost --guests linux,linux-6.12`.
+
+--floor measures the notification floor instead (exit_floor.py): 64 B
+round trips with each guest halting and polling against devices that
+sleep and devices that poll (our back end's --poll, vhost-net's poll-us):
+`host/nested host/exit-cost --floor`.
+
+--tail N measures the latency tail instead (exit_tail.py): N 64 B round
+trips per variant, every one kept, with the guest's and (--shadow) the
+host's count of the wake-ups lost on the halt path:
+`host/nested host/exit-cost --tail 100000 --shadow`.
 """
 
 import os
@@ -27,7 +37,7 @@ import time
 
 import ringside as rr
 
-from . import kvm_exits
+from . import exit_floor, exit_tail, kvm_exits
 from .bench_compare import linux_irqs
 from .benchlib import BENCH, Progress, run_bench, wait_vsock_cid
 from .cli import Parser, guest_list, nonneg_int, positive_float, positive_int
@@ -186,7 +196,8 @@ def parse_args(argv):
                    help='which guests, in order (ringside,linux; also linux-6.12)')
     p.add_argument('--count', type=positive_int, default=2000, help='round trips per size (2000)')
     p.add_argument('--warmup', type=nonneg_int, default=20, help='round trips before (20)')
-    p.add_argument('-t', '--time', type=positive_float, default=3.0, help='seconds per stream (3)')
+    p.add_argument('-t', '--time', type=positive_float, default=3.0,
+                   help='seconds per stream and per --floor cell (3)')
     p.add_argument('--idle', type=positive_float, default=5.0, help='seconds idle (5)')
     p.add_argument('--cmdline', default='', help="ringside's keys, e.g. 'idle=poll'")
     p.add_argument('--linux-cmdline', default='', help="the Linux guest's extra kernel "
@@ -194,10 +205,34 @@ def parse_args(argv):
     p.add_argument('--idle-ab', action='store_true',
                    help='boot every guest twice, halting and polling when idle (ringside '
                         'idle=halt|poll, Linux default|idle=poll): latency, exits, host CPU')
+    p.add_argument('--floor', action='store_true',
+                   help='the notification floor: 64 B round trips, each guest halting and '
+                        'polling, against devices that sleep and that poll')
+    p.add_argument('--poll-us', type=exit_floor.windows, default='0,2000',
+                   help="--floor: vhost-net's busy-poll windows, us (0,2000)")
+    p.add_argument('--tail', type=positive_int, metavar='N',
+                   help='the latency tail: N 64 B round trips per --variant')
+    p.add_argument('--variant', action='append', metavar='GUEST[@ELF][:KEYS]',
+                   help='--tail: a guest and its keys, repeatable (ringside, '
+                        'ringside:idle_guard=0, linux)')
+    p.add_argument('--shadow', action='store_true',
+                   help='--tail: the host\'s count of lost halts too (bpftrace)')
     add_options(p)
     opts = p.parse_args(argv)
     if any('=' not in w for w in opts.cmdline.split()):
         p.error('--cmdline takes KEY=VALUE words')
+    if (opts.floor or opts.tail) and (opts.idle_ab or opts.cmdline or opts.linux_cmdline):
+        p.error('--floor and --tail set each guest\'s keys themselves: no --idle-ab, '
+                '--cmdline or --linux-cmdline')
+    if opts.floor and opts.tail:
+        p.error('--floor or --tail, not both')
+    if (opts.variant or opts.shadow) and not opts.tail:
+        p.error('--variant and --shadow go with --tail')
+    for v in opts.variant or ():
+        try:
+            exit_tail.parse_variant(v)
+        except ValueError as e:
+            p.error('--variant %s' % e)
     return opts
 
 
@@ -215,6 +250,16 @@ def main(argv):
     for which in opts.guests:
         if is_linux(which) and linux_missing(which):
             raise SystemExit('%s: error: %s' % (PROG, linux_missing(which)))
+    if opts.tail:
+        publish(PROG, opts, {'tail': exit_tail.run(opts)}, accel='kvm')
+        return 0
+    if opts.floor:
+        try:
+            cells = exit_floor.run(opts)
+        except kvm_exits.ExitsUnavailable as e:
+            raise SystemExit('%s: error: cannot count VM exits: %s' % (PROG, e))
+        publish(PROG, opts, {'floor': cells}, accel='kvm')
+        return 0
     results, configs = {}, {}
     try:
         with kvm_exits.ExitCounter() as counter:

@@ -1,0 +1,576 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The vsock_test peer service (vsock_test.h): the control connection, a
+ * run through every case in vsock_test's order, the poller that drives
+ * it and the `vsock-test` console command.
+ *
+ * Server role: ringside listens on vsock_test_port for the control
+ * connection; the host bridges its vsock_test's TCP control connection
+ * there. Client role (`vsock-test client PORT`): ringside connects to the
+ * host's port PORT, which the host bridges to its vsock_test's control
+ * port. Each case's sockets and the control connection are handed to the
+ * service's poller (vsock_set_owner): a change on any of them runs the
+ * run's next steps; a run also runs every pass (poll_keep) so that its
+ * timeouts and timed waits go by the clock.
+ *
+ * Every wait has a limit: a half that sees nothing happen for
+ * VT_STEP_TIMEOUT_NS fails. A failed case, a control line that is not the
+ * one the protocol wants or the control connection ending all end the
+ * run with one line saying why; the host's vsock_test then sees its
+ * control connection close and exits, as it does when its own half fails.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "app/app.h"
+#include "app/vsock_test.h"
+#include "kernel/config.h"
+#include "kernel/poll.h"
+#include "kernel/shell.h"
+#include "kernel/time.h"
+
+CONFIG_KEY(cfg_vsock_test_port) = {
+	.name = "vsock_test_port",
+	.help = "vsock port the vsock_test peer listens on for the host vsock_test's control "
+		"connection (0: off)",
+	.type = CONFIG_UINT,
+	.max = 0xffffffff,
+	.def = 1238,
+};
+
+CONFIG_KEY(cfg_vsock_test_peer_port) = {
+	.name = "vsock_test_peer_port",
+	.help = "the port vsock_test's cases use (its --peer-port), and the next one",
+	.type = CONFIG_UINT,
+	.max = 0xfffffffe,
+	.def = 1240,
+};
+
+#define VT_STEP_TIMEOUT_NS (30ULL * 1000000000ULL)
+
+/* Where a run is: the barrier before each case, its half, the end. */
+enum vt_phase {
+	PH_IDLE,
+	PH_CONNECT, /* client role: the control connection is being made */
+	PH_SAY, /* write NEXT or SKIP for case_id */
+	PH_HEAR, /* read the peer's NEXT or SKIP */
+	PH_HALF, /* run case_id's half */
+	PH_SAY_COMPLETED,
+	PH_HEAR_COMPLETED,
+};
+
+struct vt_counters {
+	uint64_t runs, completed, aborted, refused;
+	uint64_t ok, failed, na, peer_skipped;
+};
+
+static struct vt_run run;
+static enum vt_phase phase;
+static bool we_skip; /* our half of case_id is not applicable */
+static struct vsock_sock *ctl_listener;
+static uint32_t ctl_port;
+static struct config_hook port_hook;
+static struct vt_counters cnt;
+static const struct poller vt_poller;
+static uint32_t my_bit;
+static const char *const role_names[VT_ROLES] = { "server", "client" };
+
+/* ---- the glue to the loop ---- */
+
+void vt_own(struct vsock_sock *s)
+{
+	vsock_set_owner(s, &vt_poller, &run);
+}
+
+/* A run goes by the clock as well as by its sockets: every pass while on. */
+static void keep_running(bool on)
+{
+	poll_keep(my_bit, on);
+	if (on)
+		poll_raise(my_bit);
+}
+
+enum vt_status vt_sleep(struct vt_run *t, uint64_t ns)
+{
+	poll_wake_at(t->step_start + ns);
+	return VT_WAIT;
+}
+
+/* ---- the control connection ---- */
+
+enum vt_status vt_fail(struct vt_run *t, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(t->err, sizeof(t->err), fmt, ap);
+	va_end(ap);
+	return VT_FAIL;
+}
+
+uint64_t vt_step_ns(const struct vt_run *t)
+{
+	return now_ns() - t->step_start;
+}
+
+/* The control connection ended, or never came up: why, for an error. */
+static enum vt_status ctl_gone(struct vt_run *t)
+{
+	if (vsock_state(t->ctl) == VSOCK_CLOSED && vsock_error(t->ctl))
+		return vt_fail(t, "the control connection was reset (%d)", vsock_error(t->ctl));
+	return vt_fail(t, "the peer closed the control connection");
+}
+
+enum vt_status vt_write(struct vt_run *t, const char *line)
+{
+	ssize_t n;
+
+	if (!t->out_len) {
+		t->out_len = snprintf(t->out, sizeof(t->out), "%s\n", line);
+		t->out_off = 0;
+	}
+	while (t->out_off < t->out_len) {
+		n = vsock_send(t->ctl, t->out + t->out_off, t->out_len - t->out_off, false);
+		if (n == -EAGAIN || n == -ENOMEM)
+			return VT_WAIT;
+		if (n < 0)
+			return ctl_gone(t);
+		t->out_off += n;
+	}
+	t->out_len = 0;
+	return VT_NEXT;
+}
+
+enum vt_status vt_write_ulong(struct vt_run *t, unsigned long v)
+{
+	char num[24];
+
+	snprintf(num, sizeof(num), "%lu", v);
+	return vt_write(t, num);
+}
+
+/*
+ * Gather the next line (vsock_test's control_readln: bytes up to a
+ * newline). VT_NEXT once t->line holds it.
+ */
+static enum vt_status read_line(struct vt_run *t)
+{
+	const uint8_t *data;
+	size_t n, i;
+
+	while (!t->line_ready) {
+		n = vsock_peek(t->ctl, &data, NULL);
+		if (!n)
+			return vsock_done(t->ctl) ? ctl_gone(t) : VT_WAIT;
+		for (i = 0; i < n && data[i] != '\n'; i++) {
+			if (t->line_len == VT_LINE_MAX)
+				return vt_fail(t, "a control line longer than %u bytes",
+					       VT_LINE_MAX);
+			t->line[t->line_len++] = data[i];
+		}
+		if (i < n) {
+			t->line[t->line_len] = '\0';
+			t->line_ready = true;
+			i++;
+		}
+		vsock_consume(t->ctl, i);
+	}
+	return VT_NEXT;
+}
+
+/* The line read is used up: the next read waits for a new one. */
+static void take_line(struct vt_run *t)
+{
+	t->line_ready = false;
+	t->line_len = 0;
+}
+
+/* A line from the peer, shown in an error as it came (no control bytes). */
+static const char *shown(struct vt_run *t)
+{
+	for (size_t i = 0; i < t->line_len; i++)
+		if ((unsigned char)t->line[i] < ' ' || (unsigned char)t->line[i] > '~')
+			t->line[i] = '?';
+	return t->line;
+}
+
+enum vt_status vt_expect(struct vt_run *t, const char *line)
+{
+	enum vt_status r = read_line(t);
+
+	if (r != VT_NEXT)
+		return r;
+	if (strcmp(t->line, line))
+		return vt_fail(t, "expected \"%s\" on the control connection, got \"%s\"", line,
+			       shown(t));
+	take_line(t);
+	return VT_NEXT;
+}
+
+enum vt_status vt_read_ulong(struct vt_run *t, unsigned long *v)
+{
+	enum vt_status r = read_line(t);
+	char *end;
+
+	if (r != VT_NEXT)
+		return r;
+	*v = strtoul(t->line, &end, 10);
+	if (!t->line_len || *end || t->line[0] == '-')
+		return vt_fail(t, "expected a number on the control connection, got \"%s\"",
+			       shown(t));
+	take_line(t);
+	return VT_NEXT;
+}
+
+/* ---- a run ---- */
+
+/* Everything the case left open goes; the control connection stays. */
+static void case_cleanup(struct vt_run *t)
+{
+	if (t->sock)
+		vsock_close(t->sock);
+	if (t->listener)
+		vsock_close(t->listener);
+	for (unsigned int i = 0; i < VT_MULTICONN; i++)
+		if (t->socks[i])
+			vsock_close(t->socks[i]);
+	memset(t->socks, 0, sizeof(t->socks));
+	free(t->buf);
+	t->sock = t->listener = NULL;
+	t->buf = NULL;
+	t->pc = t->sub = t->i = 0;
+	t->len = t->off = 0;
+	t->hash = t->peer_hash = 0;
+	t->err[0] = '\0';
+	t->step_start = now_ns();
+}
+
+static const char *case_name(unsigned int id)
+{
+	return id < vt_n_cases ? vt_cases[id].name : "after the last case";
+}
+
+static void run_end(struct vt_run *t, bool completed)
+{
+	case_cleanup(t);
+	if (t->ctl)
+		vsock_close(t->ctl);
+	t->ctl = NULL;
+	phase = PH_IDLE;
+	keep_running(false);
+	if (completed)
+		cnt.completed++;
+	else
+		cnt.aborted++;
+	printf("vsock-test: %s as %s: %llu ok, %llu n/a, %llu skipped by the peer, "
+	       "%llu failed\n",
+	       completed ? "done" : "aborted", role_names[t->role], (unsigned long long)cnt.ok,
+	       (unsigned long long)cnt.na, (unsigned long long)cnt.peer_skipped,
+	       (unsigned long long)cnt.failed);
+}
+
+/* A case failed, or the protocol broke at its barrier: the run ends. */
+static void run_fail(struct vt_run *t)
+{
+	cnt.failed++;
+	printf("vsock-test: case %u %s: FAIL: %s\n", t->case_id, case_name(t->case_id), t->err);
+	run_end(t, false);
+}
+
+static void run_start(struct vt_run *t, enum vt_role role, struct vsock_sock *ctl)
+{
+	memset(t, 0, sizeof(*t));
+	t->role = role;
+	t->peer_port = config_get(&cfg_vsock_test_peer_port);
+	t->ctl = ctl;
+	t->rng = now_ns() | 1;
+	vt_own(ctl);
+	memset(&cnt.ok, 0, sizeof(cnt) - offsetof(struct vt_counters, ok));
+	cnt.runs++;
+	phase = role == VT_CLIENT ? PH_CONNECT : PH_SAY;
+	case_cleanup(t);
+	keep_running(true);
+	printf("vsock-test: run as %s, cases on port %u\n", role_names[role], t->peer_port);
+}
+
+static void next_step(struct vt_run *t, enum vt_phase next)
+{
+	phase = next;
+	t->step_start = now_ns();
+}
+
+/* The half of case_id, step by step (vsock_test.h): VT_END when over. */
+static enum vt_status run_half(struct vt_run *t)
+{
+	enum vt_status (*half)(struct vt_run *) = vt_cases[t->case_id].half[t->role];
+	enum vt_status r;
+
+	if (!half)
+		return VT_END; /* vsock_test has nothing for this role either */
+	for (;;) {
+		r = half(t);
+		if (r == VT_NEXT)
+			t->pc++;
+		if (r != VT_NEXT && r != VT_JUMP)
+			break;
+		t->sub = 0;
+		t->step_start = now_ns();
+	}
+	if (r == VT_WAIT && vt_step_ns(t) > VT_STEP_TIMEOUT_NS)
+		return vt_fail(t, "step %u: nothing happened for %llu s", t->pc,
+			       VT_STEP_TIMEOUT_NS / 1000000000ULL);
+	return r;
+}
+
+static void case_done(struct vt_run *t, const char *how, const char *why)
+{
+	printf("vsock-test: case %u %s: %s%s%s\n", t->case_id, vt_cases[t->case_id].name, how,
+	       why ? ": " : "", why ? why : "");
+	case_cleanup(t);
+	t->case_id++;
+	next_step(t, t->case_id < vt_n_cases ? PH_SAY : PH_SAY_COMPLETED);
+}
+
+static enum vt_status say_barrier(struct vt_run *t)
+{
+	we_skip = vt_cases[t->case_id].na[t->role];
+	return vt_write(t, we_skip ? "SKIP" : "NEXT");
+}
+
+/* run_tests() in vsock_test's util.c: either side's SKIP skips the case. */
+static enum vt_status hear_barrier(struct vt_run *t)
+{
+	enum vt_status r = read_line(t);
+	const struct vt_case *c = &vt_cases[t->case_id];
+	bool peer_skips;
+
+	if (r != VT_NEXT)
+		return r;
+	peer_skips = !strcmp(t->line, "SKIP");
+	if (!peer_skips && strcmp(t->line, "NEXT"))
+		return vt_fail(t, "expected NEXT or SKIP on the control connection, got \"%s\"",
+			       shown(t));
+	take_line(t);
+	if (we_skip) {
+		cnt.na++;
+		case_done(t, "n/a", c->na[t->role]);
+	} else if (peer_skips) {
+		cnt.peer_skipped++;
+		case_done(t, "skipped by the peer", NULL);
+	} else {
+		next_step(t, PH_HALF);
+	}
+	return VT_NEXT;
+}
+
+static enum vt_status connect_ctl(struct vt_run *t)
+{
+	switch (vsock_state(t->ctl)) {
+	case VSOCK_CONNECTING:
+		return VT_WAIT;
+	case VSOCK_CONNECTED:
+		next_step(t, PH_SAY);
+		return VT_NEXT;
+	default:
+		return vt_fail(t, "the control connection to the host failed (%d)",
+			       vsock_error(t->ctl));
+	}
+}
+
+/* One phase of the run; VT_NEXT when it moved on to another. */
+static enum vt_status run_phase(struct vt_run *t)
+{
+	enum vt_status r;
+
+	switch (phase) {
+	case PH_CONNECT:
+		return connect_ctl(t);
+	case PH_SAY:
+		r = say_barrier(t);
+		if (r == VT_NEXT)
+			next_step(t, PH_HEAR);
+		return r;
+	case PH_HEAR:
+		return hear_barrier(t);
+	case PH_HALF:
+		r = run_half(t);
+		if (r != VT_END)
+			return r;
+		cnt.ok++;
+		case_done(t, "ok", vt_cases[t->case_id].note[t->role]);
+		return VT_NEXT;
+	case PH_SAY_COMPLETED:
+		r = vt_write(t, "COMPLETED");
+		if (r == VT_NEXT)
+			next_step(t, PH_HEAR_COMPLETED);
+		return r;
+	case PH_HEAR_COMPLETED:
+		r = vt_expect(t, "COMPLETED");
+		if (r == VT_NEXT)
+			run_end(t, true);
+		return r;
+	default:
+		return VT_WAIT;
+	}
+}
+
+static void run_advance(struct vt_run *t)
+{
+	enum vt_status r;
+
+	do {
+		r = run_phase(t);
+	} while (r == VT_NEXT && phase != PH_IDLE);
+	if (r == VT_WAIT && phase != PH_HALF && vt_step_ns(t) > VT_STEP_TIMEOUT_NS)
+		r = vt_fail(t, "no control line for %llu s", VT_STEP_TIMEOUT_NS / 1000000000ULL);
+	if (r == VT_FAIL)
+		run_fail(t);
+	else if (phase != PH_IDLE)
+		poll_wake_at(t->step_start + VT_STEP_TIMEOUT_NS);
+}
+
+/* ---- the poller: control connections and the run ---- */
+
+static void accept_ctl(void)
+{
+	struct vsock_sock *c;
+
+	while ((c = vsock_accept(ctl_listener))) {
+		if (phase != PH_IDLE) {
+			cnt.refused++;
+			printf("vsock-test: a second control connection refused: a run is on\n");
+			vsock_close(c);
+			continue;
+		}
+		run_start(&run, VT_SERVER, c);
+	}
+}
+
+static unsigned int vt_poll(unsigned int budget)
+{
+	struct vsock_sock *s;
+
+	while ((s = vsock_take_ready(&vt_poller, NULL)))
+		if (s == ctl_listener)
+			accept_ctl();
+	if (phase != PH_IDLE)
+		run_advance(&run);
+	return 0;
+}
+
+static const struct poller vt_poller = {
+	.name = "vsock-test",
+	.poll = vt_poll,
+	.on_raise = true,
+};
+
+static void listen_ctl(void)
+{
+	if (ctl_listener)
+		vsock_close(ctl_listener);
+	ctl_listener = NULL;
+	ctl_port = config_get(&cfg_vsock_test_port);
+	if (!ctl_port)
+		return;
+	ctl_listener = vsock_listen(ctl_port, VSOCK_TYPE_STREAM, 1);
+	if (!ctl_listener) {
+		printf("vsock-test: cannot listen on port %u\n", ctl_port);
+		return;
+	}
+	vsock_set_owner(ctl_listener, &vt_poller, NULL);
+}
+
+static void port_changed(struct config_key *key)
+{
+	listen_ctl();
+}
+
+/* ---- the console command ---- */
+
+static void list_cases(void)
+{
+	printf("ID\tTest name\tserver\tclient\n");
+	for (unsigned int id = 0; id < vt_n_cases; id++) {
+		const struct vt_case *c = &vt_cases[id];
+
+		printf("%u\t%s", id, c->name);
+		for (int r = 0; r < VT_ROLES; r++)
+			printf("\t%s%s", c->na[r] ? "n/a: " : "", c->na[r] ? c->na[r] : "runs");
+		printf("\n");
+	}
+}
+
+static void show_status(void)
+{
+	printf("vsock-test: control port %u (%s), cases on port %u, %s\n", ctl_port,
+	       ctl_listener ? "listening" : "off",
+	       (unsigned int)config_get(&cfg_vsock_test_peer_port),
+	       phase == PH_IDLE ? "no run" : "a run is on");
+	printf("  runs %llu completed %llu aborted %llu refused %llu\n",
+	       (unsigned long long)cnt.runs, (unsigned long long)cnt.completed,
+	       (unsigned long long)cnt.aborted, (unsigned long long)cnt.refused);
+	printf("  last run: ok %llu failed %llu n/a %llu skipped by the peer %llu\n",
+	       (unsigned long long)cnt.ok, (unsigned long long)cnt.failed,
+	       (unsigned long long)cnt.na, (unsigned long long)cnt.peer_skipped);
+}
+
+static int start_client(const char *port_arg)
+{
+	struct vsock_sock *ctl;
+	unsigned long port;
+	char *end;
+
+	port = strtoul(port_arg, &end, 10);
+	if (*end || !*port_arg || port > 0xffffffffUL)
+		return shell_error("vsock-test client: bad port \"%s\"", port_arg);
+	if (phase != PH_IDLE)
+		return shell_error("vsock-test client: a run is on");
+	ctl = vsock_connect(VSOCK_CID_HOST, port, VSOCK_TYPE_STREAM);
+	if (!ctl)
+		return shell_error("vsock-test client: no socket for the control connection");
+	run_start(&run, VT_CLIENT, ctl);
+	return 0;
+}
+
+static int vt_cmd(int argc, char **argv)
+{
+	if (argc == 1) {
+		show_status();
+		return 0;
+	}
+	if (argc == 2 && !strcmp(argv[1], "list")) {
+		list_cases();
+		return 0;
+	}
+	if (argc == 3 && !strcmp(argv[1], "client"))
+		return start_client(argv[2]);
+	if (argc == 2 && !strcmp(argv[1], "stop")) {
+		if (phase == PH_IDLE)
+			return shell_error("vsock-test stop: no run is on");
+		vt_fail(&run, "stopped from the console");
+		run_fail(&run);
+		return 0;
+	}
+	return shell_error("vsock-test: usage: vsock-test [list | client PORT | stop]");
+}
+
+static const struct shell_cmd vt_shell_cmd = {
+	.name = "vsock-test",
+	.usage = "[list | client PORT | stop]",
+	.help = "the kernel's vsock_test, ringside's half: status; the cases; a run as client "
+		"to host PORT (as server: vsock_test_port); stop the run",
+	.run = vt_cmd,
+};
+
+void vsock_test_init(void)
+{
+	poll_register(&vt_poller);
+	my_bit = poll_bit(&vt_poller);
+	listen_ctl();
+	port_hook.fn = port_changed;
+	config_on_change(&cfg_vsock_test_port, &port_hook);
+	shell_register(&vt_shell_cmd);
+}

@@ -319,7 +319,7 @@ static enum vt_status run_half(struct vt_run *t)
 		t->sub = 0;
 		t->step_start = now_ns();
 	}
-	if (r == VT_WAIT && vt_step_ns(t) > VT_STEP_TIMEOUT_NS)
+	if (r == VT_WAIT && vt_step_ns(t) >= VT_STEP_TIMEOUT_NS)
 		return vt_fail(t, "step %u: nothing happened for %llu s", t->pc,
 			       VT_STEP_TIMEOUT_NS / 1000000000ULL);
 	return r;
@@ -424,7 +424,7 @@ static void run_advance(struct vt_run *t)
 	do {
 		r = run_phase(t);
 	} while (r == VT_NEXT && phase != PH_IDLE);
-	if (r == VT_WAIT && phase != PH_HALF && vt_step_ns(t) > VT_STEP_TIMEOUT_NS)
+	if (r == VT_WAIT && phase != PH_HALF && vt_step_ns(t) >= VT_STEP_TIMEOUT_NS)
 		r = vt_fail(t, "no control line for %llu s", VT_STEP_TIMEOUT_NS / 1000000000ULL);
 	if (r == VT_FAIL)
 		run_fail(t);

@@ -36,27 +36,33 @@ import re
 import socket
 import subprocess
 import sys
+import threading
 import time
 
 import ringside as rr
 
-from .benchlib import booted, wait_vsock_cid
+from .benchlib import wait_vsock_cid
 from .cli import Parser, guest_list
 from .images import is_linux, linux_guest, linux_missing, repo_path
+from .machine import Launch
 from .process import Children
 from .results import add_options, publish
 
 PROG = 'vsock-test'
+LOG_DIR = repo_path('build', 'vsock-test')   # per guest: its console, vsock_test's output
 VSOCK_TEST = repo_path('build', 'vsock-tools', 'vsock_test')
 VSOCK_TEST_VERSION = repo_path('build', 'vsock-tools', 'VERSION')
 CONTROL_VPORT = 1238   # the guest's control port: ringside's vsock_test_port, the bridge's
 PEER_PORT = 1240       # the cases' port (and the next): ringside's vsock_test_peer_port
 ROLES = ('server', 'client')
 RESULTS = ('pass', 'fail', 'n/a')
-IDLE_LIMIT = 120       # s without a line from either side: the run is stuck
+IDLE_LIMIT = 90        # s without a line from either side: the run is stuck
 LISTEN_TIMEOUT = 60
 
-CASE_RE = re.compile(r'^(\d+) - (.*?)\.\.\.(ok|skipped)?(?=\r?\n|$)', re.M)
+# run_tests(): "ID - NAME..." then "ok" or "skipped"; a case that fails
+# prints its error (stderr) and exits, so on a console the error follows
+# the dots on the same line
+CASE_RE = re.compile(r'^(\d+) - ([^\r\n]*?)\.\.\.([^\r\n]*)', re.M)
 RINGSIDE_CASE_RE = re.compile(
     r'^vsock-test: case (\d+) (.*?): (ok|n/a|skipped by the peer|FAIL)(?:: ([^\r\n]*))?\r?$', re.M)
 RINGSIDE_END_RE = re.compile(r'vsock-test: (done|aborted) as (server|client)')
@@ -106,22 +112,82 @@ def last_words(text, n=3):
     return '; '.join(lines[-n:])
 
 
+class Watched:
+    """A child whose output (stdout and stderr in one pipe, in the order it
+    wrote them) is read as it comes, so a wait can look for a line and see
+    it go quiet."""
+
+    def __init__(self, children, name, argv):
+        self.children, self.name = children, name
+        self.proc = children.spawn(name, argv, stdout=subprocess.PIPE,
+                                   stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                   text=True)
+        self.text = ''
+        self.last = time.monotonic()   # when it last printed
+        self._cond = threading.Condition()
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self):
+        for line in iter(self.proc.stdout.readline, ''):
+            with self._cond:
+                self.text += line
+                self.last = time.monotonic()
+                self._cond.notify_all()
+
+    def wait_for(self, text, timeout=LISTEN_TIMEOUT):
+        """Until it printed `text`."""
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while text not in self.text:
+                left = deadline - time.monotonic()
+                if self.proc.poll() is not None or left <= 0:
+                    raise RunError('%s %s before it said %r: %s' % (
+                        self.name, 'exited' if self.proc.poll() is not None else
+                        'waited %d s' % timeout, text, last_words(self.text)))
+                self._cond.wait(min(left, 1.0))
+
+    def wait_exit(self, activity):
+        """Until it exits, stopped once neither it nor the other side (a
+        number `activity()` that grows as the guest prints) moved for
+        IDLE_LIMIT s: a case that waits forever (poll() without a timeout)."""
+        seen, since = activity(), time.monotonic()
+        while self.proc.poll() is None:
+            time.sleep(0.5)
+            now = activity()
+            if now != seen:
+                seen, since = now, time.monotonic()
+            if time.monotonic() - max(since, self.last) > IDLE_LIMIT:
+                self.children.stop(self.proc)
+                self._reader.join(5)
+                self.text += 'stopped: nothing from either side for %d s\n' % IDLE_LIMIT
+        self._reader.join(5)
+
+
 class Side:
-    """What one end printed in one attempt: the cases it finished (id ->
-    'ok' or 'skipped'), the one it was in when it stopped, its error."""
+    """What one end's vsock_test printed in one attempt (its stdout and
+    stderr as they came, on a pipe or a console): the cases it finished
+    (id -> 'ok' or 'skipped'), what it said about one on the way (id ->
+    message, e.g. "Test skipped, SIOCOUTQ not supported."), the case it
+    was in when it stopped and why."""
 
     def __init__(self):
-        self.done, self.failed_in, self.error = {}, None, ''
+        self.done, self.said, self.failed_in, self.error = {}, {}, None, ''
 
     @classmethod
-    def from_vsock_test(cls, out, err):
+    def from_vsock_test(cls, text):
         s = cls()
-        for m in CASE_RE.finditer(out):
-            if m.group(3):
-                s.done[int(m.group(1))] = m.group(3)
+        text = text.replace('\r', '')
+        for m in CASE_RE.finditer(text):
+            cid, rest = int(m.group(1)), m.group(3).strip()
+            after = text[m.end():].lstrip('\n').split('\n', 1)[0].strip()
+            if rest in ('ok', 'skipped'):
+                s.done[cid] = rest
+            elif rest and after in ('ok', 'skipped'):
+                s.done[cid], s.said[cid] = after, rest
             else:
-                s.failed_in = int(m.group(1))
-        s.error = last_words(err) or last_words(out, 1)
+                s.failed_in = cid
+                s.error = last_words(text[m.start(3):]) or 'it stopped'
         return s
 
 
@@ -139,17 +205,27 @@ class Attempt:
         out = {}
         guest_failed = self._guest_failed()
         failed = [c for c in (guest_failed, self.here.failed_in) if c is not None]
+        first = min(failed) if failed else None
         for cid in todo:
             word, why = self.ours.get(cid, (None, None))
-            if cid in failed:
+            if first is not None and cid > first:
+                break   # after the first failure: never ran, or ran against a gone peer
+            if cid == first:
                 out[cid] = ('fail', self._why_failed(cid, guest_failed))
-            elif failed and cid > min(failed):
-                break   # after a failure: never ran, or ran against a gone peer
             elif word == 'n/a':
                 out[cid] = ('n/a', why)
+            elif self.untested(cid):
+                out[cid] = ('n/a', self.untested(cid))
             elif self.here.done.get(cid) == 'ok':
                 out[cid] = ('pass', why or '')
         return out
+
+    def untested(self, cid):
+        """vsock_test's own "Test skipped": a check its kernel could not make."""
+        for who, side in (('vsock_test here', self.here), (self.guest_name, self.guest)):
+            if side and 'skipped' in side.said.get(cid, ''):
+                return '%s: %s' % (who, side.said[cid])
+        return None
 
     def _why_failed(self, cid, guest_failed):
         """Each side's message, the one that saw the fault first (not the
@@ -200,7 +276,13 @@ class Runner:
     def run(self):
         lopts = self.boot_args()
         linux = is_linux(self.which)
-        with booted(lopts, self.accel, 'vsock-test-' + self.which, linux=linux) as launch:
+        os.makedirs(LOG_DIR, exist_ok=True)
+        self.log_path = os.path.join(LOG_DIR, self.which)
+        open(self.log_path + '.vsock_test.log', 'w').close()
+        with open(self.log_path + '.stderr.log', 'wb') as err, \
+                open(self.log_path + '.serial.log', 'wb') as ser, \
+                Launch(lopts, self.accel, qemu_stderr=err, log=ser) as launch:
+            launch.wait_ready(linux=linux)
             self.launch, self.cid = launch, lopts.vsock_cid
             wait_vsock_cid(self.cid, prog=PROG)
             if not linux:
@@ -267,30 +349,31 @@ class Runner:
                 here = self.vsock_test(mode, tcp_port, todo)
             else:
                 here = self.vsock_test(mode, tcp_port, todo)
-                self.wait_line(here.stdout, 'Control socket listening', 'vsock_test')
+                here.wait_for('Control socket listening')
                 self.socat(['VSOCK-LISTEN:%d,reuseaddr' % CONTROL_VPORT,
                             'TCP:127.0.0.1:%d' % tcp_port])
                 self.guest_connects(todo)
-            out, err = self.wait_exit(here)
-            if not CASE_RE.search(out):
+            here.wait_exit(lambda: len(console.text))
+            self.log('vsock_test --mode=%s, from case %d' % (mode, todo[0]), here)
+            if not CASE_RE.search(here.text):
                 raise RunError('vsock_test here (--mode=%s) ran no case: %s'
-                               % (mode, last_words(err + out)))
+                               % (mode, last_words(here.text)))
             guest_text = self.wait_guest_end(start)
         finally:
             self.children.stop_all()
-        return self.decide(Side.from_vsock_test(out, err), guest_text, todo)
+        return self.decide(Side.from_vsock_test(here.text), guest_text, todo)
 
     def vsock_test(self, mode, tcp_port, todo):
-        return self.children.spawn('vsock_test', self.vsock_test_argv(mode, tcp_port, todo),
-                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                   stdin=subprocess.DEVNULL, text=True)
+        return Watched(self.children, 'vsock_test', self.vsock_test_argv(mode, tcp_port, todo))
 
     def guest_serves(self, todo):
         if is_linux(self.which):
             self.launch.console.send('vsocktest server %d --peer-port=%d %s\n'
                                      % (CONTROL_VPORT, PEER_PORT, ' '.join(self.skips(todo))))
-            self.launch.console.wait_for(r'vsocktest (listening|error: [^\r\n]*)\r?\n',
-                                         LISTEN_TIMEOUT, what='the guest\'s vsocktest')
+            m = self.launch.console.wait_for(r'vsocktest (listening|error: [^\r\n]*)\r?\n',
+                                             LISTEN_TIMEOUT, what='the guest\'s vsocktest')
+            if m.group(1) != 'listening':
+                raise RunError('the guest\'s vsocktest: %s' % m.group(1))
 
     def guest_connects(self, todo):
         if is_linux(self.which):
@@ -299,36 +382,17 @@ class Runner:
         else:
             out = self.launch.console.command('vsock-test client %d' % CONTROL_VPORT, 60)
             if 'error' in out:
-                raise SystemExit('%s: ringside: %s' % (PROG, out))
+                raise RunError('ringside: %s' % out)
 
     def socat(self, addresses):
         """socat between the two, one connection; back once it listens."""
-        proc = self.children.spawn('socat', ['socat', '-d', '-d'] + addresses,
-                                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                   stdin=subprocess.DEVNULL, text=True)
-        self.wait_line(proc.stderr, 'listening on', 'socat')
+        Watched(self.children, 'socat', ['socat', '-d', '-d'] + addresses).wait_for(
+                'listening on')
 
-    def wait_line(self, stream, text, who):
-        deadline = time.monotonic() + LISTEN_TIMEOUT
-        seen = ''
-        while time.monotonic() < deadline:
-            line = stream.readline()
-            if not line:
-                break
-            seen += line
-            if text in line:
-                return
-        raise SystemExit('%s: %s never said %r: %s' % (PROG, who, text, last_words(seen)))
-
-    def wait_exit(self, proc):
-        """vsock_test's output once it exits; killed if it goes quiet too long."""
-        try:
-            out, err = proc.communicate(timeout=IDLE_LIMIT * max(1, len(self.selected)))
-        except subprocess.TimeoutExpired:
-            self.children.stop(proc)
-            out, err = proc.communicate()
-            err += '\n(stopped: no end after %d s)' % (IDLE_LIMIT * len(self.selected))
-        return out, err
+    def log(self, what, proc):
+        """What vsock_test here printed, beside the guest's console log."""
+        with open(self.log_path + '.vsock_test.log', 'a') as f:
+            f.write('== %s: exit %s\n%s\n' % (what, proc.proc.returncode, proc.text))
 
     def wait_guest_end(self, start):
         """The guest's part of the console since `start`, once its run ended."""
@@ -341,20 +405,12 @@ class Runner:
 
     def decide(self, here, guest_text, todo):
         if is_linux(self.which):
-            guest = Side.from_vsock_test(guest_text, guest_text)
-            guest.error = linux_error(guest_text)
+            end = LINUX_END_RE.search(guest_text)   # the bridge's last word, not vsock_test's
+            guest = Side.from_vsock_test(guest_text[:end.start()] if end else guest_text)
             return Attempt(here, guest, guest_name=self.which).decide(todo)
         ours = {int(m.group(1)): (m.group(3), m.group(4))
                 for m in RINGSIDE_CASE_RE.finditer(guest_text)}
         return Attempt(here, None, ours, 'ringside').decide(todo)
-
-
-def linux_error(text):
-    """The Linux guest's vsock_test error: its lines after its last case line."""
-    ms = list(CASE_RE.finditer(text))
-    rest = text[ms[-1].end():] if ms else text
-    rest = LINUX_END_RE.sub('', rest)
-    return last_words(rest) or 'vsock_test in the guest stopped'
 
 
 def print_table(cells, guests, roles, names):

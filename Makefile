@@ -211,12 +211,12 @@ mutants:
 test-deps:
 	tests/build/test-deps
 
-qemu-test: all linux-guest linux-guest-6.12 nested-host vsock-perf vsock-test
+qemu-test: all linux-guest linux-guest-6.12 nested-host nested-host-6.12 vsock-perf vsock-test
 	$(PYTHON) -m pytest -v --durations=25 tests/qemu $(PYTEST_ARGS)
 
 # The nested host's tests alone (make test runs them too), the KVM suite
 # (tests/kvm) inside it among them.
-test-nested: all linux-guest linux-guest-6.12 nested-host vsock-perf vsock-test
+test-nested: all linux-guest linux-guest-6.12 nested-host nested-host-6.12 vsock-perf vsock-test
 	$(PYTHON) -m pytest -v tests/qemu/test_nested.py $(PYTEST_ARGS)
 
 # libFuzzer targets (clang, ASan + UBSan), each run for a bounded time by

@@ -23,15 +23,17 @@ pytestmark = pytest.mark.slow     # every test but one boots L1 under TCG
 
 NESTED = os.path.join(REPO, 'host', 'nested')
 L1 = os.path.join(REPO, 'build', 'nested-host', 'initrd')
+L1_6_12 = os.path.join(REPO, 'build', 'nested-host-6.12', 'initrd')
 # The KVM suite's tests (tests/kvm): all must run and pass inside L1.
 KVM_SUITE_MIN_TESTS = 32
 
 
 @pytest.fixture(autouse=True, scope='module')
 def l1_built():
-    if not os.path.exists(L1):
-        pytest.fail('%s missing: run make nested-host' % os.path.relpath(L1, REPO),
-                    pytrace=False)
+    for path, target in ((L1, 'nested-host'), (L1_6_12, 'nested-host-6.12')):
+        if not os.path.exists(path):
+            pytest.fail('%s missing: run make %s' % (os.path.relpath(path, REPO), target),
+                        pytrace=False)
 
 
 def nested(*args, timeout=900, env=None):
@@ -110,13 +112,23 @@ def kvm_files():
                   if f.startswith('test_') and f.endswith('.py'))
 
 
+def l1_kernel(path):
+    """The L1 kernel a file of the suite names (a line L1_KERNEL = 'SERIES',
+    host/nested --kernel), else None: this machine's."""
+    with open(os.path.join(REPO, path)) as f:
+        m = re.search(r"^L1_KERNEL = '([^']+)'$", f.read(), re.M)
+    return m.group(1) if m else None
+
+
 def kvm_run(path, timeout):
     """One file of tests/kvm in its own L1: (completed process, counts or
     None without a report, [(node id, failure text)])."""
     report = os.path.join(REPO, 'build', 'nested-kvm-suite.xml')
     if os.path.exists(report):
         os.unlink(report)
-    out = nested('--timeout', '%d' % timeout, '/usr/bin/python3', '-m', 'pytest', '-q',
+    kernel = l1_kernel(path)
+    out = nested(*(['--kernel', kernel] if kernel else []), '--timeout', '%d' % timeout,
+                 '/usr/bin/python3', '-m', 'pytest', '-q',
                  '-p', 'no:cacheprovider', path, '--junitxml', report, timeout=timeout + 120)
     if not os.path.exists(report):
         return out, None, []

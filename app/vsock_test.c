@@ -272,11 +272,19 @@ static void run_end(struct vt_run *t, bool completed)
 	       (unsigned long long)cnt.failed);
 }
 
-/* A case failed, or the protocol broke at its barrier: the run ends. */
+/*
+ * A case failed, or the protocol broke at its barrier: the run ends. A
+ * control connection that never came up is no case's.
+ */
 static void run_fail(struct vt_run *t)
 {
-	cnt.failed++;
-	printf("vsock-test: case %u %s: FAIL: %s\n", t->case_id, case_name(t->case_id), t->err);
+	if (phase == PH_CONNECT) {
+		printf("vsock-test: no run: %s\n", t->err);
+	} else {
+		cnt.failed++;
+		printf("vsock-test: case %u %s: FAIL: %s\n", t->case_id, case_name(t->case_id),
+		       t->err);
+	}
 	run_end(t, false);
 }
 
@@ -375,8 +383,10 @@ static enum vt_status connect_ctl(struct vt_run *t)
 		next_step(t, PH_SAY);
 		return VT_NEXT;
 	default:
-		return vt_fail(t, "the control connection to the host failed (%d)",
-			       vsock_error(t->ctl));
+		return vt_fail(t, "the control connection to the host failed: %s",
+			       vsock_error(t->ctl) == -ECONNREFUSED ? "refused (RST)" :
+			       vsock_error(t->ctl) == -ETIMEDOUT    ? "no answer" :
+								      "reset");
 	}
 }
 

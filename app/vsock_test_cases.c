@@ -183,7 +183,7 @@ static enum vt_status send_all(struct vt_run *t, struct vsock_sock *s, const voi
 {
 	ssize_t n;
 
-	while (t->off < len || (!len && !t->off)) {
+	while (t->off < len) {
 		n = vsock_send(s, (const uint8_t *)buf + t->off, len - t->off, eor);
 		if (n == -EAGAIN || n == -ENOMEM)
 			return VT_WAIT;
@@ -192,8 +192,6 @@ static enum vt_status send_all(struct vt_run *t, struct vsock_sock *s, const voi
 				       t->off);
 		t->off += n;
 		t->step_start = now_ns(); /* progress: the step's limit starts again */
-		if (!len)
-			break;
 	}
 	t->off = 0;
 	return VT_NEXT;
@@ -204,10 +202,11 @@ static enum vt_status send_byte(struct vt_run *t, struct vsock_sock *s)
 	return send_all(t, s, "A", 1, false);
 }
 
-/* A send that must fail at once with @err. */
-static enum vt_status send_fails(struct vt_run *t, struct vsock_sock *s, long err, size_t len)
+/* A send of @len bytes of @buf that must fail at once with @err. */
+static enum vt_status send_fails(struct vt_run *t, struct vsock_sock *s, long err, const void *buf,
+				 size_t len)
 {
-	ssize_t n = vsock_send(s, t->buf ? t->buf : (uint8_t *)"A", len, false);
+	ssize_t n = vsock_send(s, buf, len, false);
 
 	if (n != err)
 		return vt_fail(t, "send of %zu bytes returned %zd (%s), expected %s", len, n,
@@ -373,7 +372,7 @@ static enum vt_status see_close(struct vt_run *t, bool accept)
 	case 1:
 		return remote_closed(t, t->sock);
 	case 2:
-		return send_fails(t, t->sock, -EPIPE, 1);
+		return send_fails(t, t->sock, -EPIPE, "A", 1);
 	case 3:
 		return recv_byte(t, t->sock);
 	case 4:
@@ -848,7 +847,7 @@ static enum vt_status bigmsg_client(struct vt_run *t)
 		vsock_get_info(t->sock, &in);
 		return alloc_buf(t, (size_t)in.buf_alloc + 1);
 	case 2:
-		return send_fails(t, t->sock, -EMSGSIZE, t->len);
+		return send_fails(t, t->sock, -EMSGSIZE, t->buf, t->len);
 	case 3:
 		return vt_write(t, "CLISENT");
 	case 4:
@@ -964,7 +963,7 @@ static enum vt_status shutwr_client(struct vt_run *t)
 			return vt_fail(t, "shutdown failed");
 		return VT_NEXT;
 	case 2:
-		return send_fails(t, t->sock, -EPIPE, 1);
+		return send_fails(t, t->sock, -EPIPE, "A", 1);
 	case 3:
 		return vt_write(t, "CLIENTDONE");
 	case 4:
@@ -986,7 +985,7 @@ static enum vt_status shutrd_client(struct vt_run *t)
 	case 1:
 		return vt_expect(t, "SHUTRDDONE");
 	case 2:
-		return send_fails(t, t->sock, -EPIPE, 1);
+		return send_fails(t, t->sock, -EPIPE, "A", 1);
 	case 3:
 		return vt_write(t, "CLIENTDONE");
 	case 4:

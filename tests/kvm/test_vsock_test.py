@@ -27,7 +27,7 @@ RINGSIDE_NA = {'server': {9}, 'client': {12, 13, 18, 19, 20, 24, 25}}
 # what the Linux 6.1 guest's own kernel fails, and the one check its
 # vsock_test skips there (docs/results/vsock-test.md)
 LINUX_6_1_FAILS = {'server': {9, 15, 22}, 'client': {11, 12, 13, 16, 17, 18, 19}}
-LINUX_6_1_NA = {'server': set(), 'client': {25}}
+LINUX_6_1_NA = {'server': set(), 'client': {24, 25}}
 
 
 @pytest.fixture(scope='module')

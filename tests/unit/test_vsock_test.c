@@ -1407,6 +1407,20 @@ static void test_second_control_connection_refused(void **state)
 	assert_int_equal(cnt.runs, 2);
 }
 
+/* Client role, nobody listening on the host's control port: no run, one line. */
+static void test_control_refused(void **state)
+{
+	char *argv[] = { "vsock-test", "client", "7777" };
+
+	assert_int_equal(vt_cmd(3, argv), 0);
+	pump();
+	assert_int_equal(phase, PH_IDLE);
+	assert_non_null(strstr(output(), "vsock-test: no run: the control connection to the host "
+					 "failed: refused (RST)\n"));
+	assert_int_equal(cnt.failed, 0);
+	assert_int_equal(cnt.aborted, 1);
+}
+
 static void test_commands(void **state)
 {
 	char *bad_port[] = { "vsock-test", "client", "12x" };
@@ -1504,6 +1518,7 @@ int main(void)
 		T(test_silent_peer_times_out),
 		T(test_silent_case_times_out),
 		T(test_second_control_connection_refused),
+		T(test_control_refused),
 		T(test_commands),
 	};
 

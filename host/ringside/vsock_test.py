@@ -43,6 +43,7 @@ import ringside as rr
 
 from .benchlib import wait_vsock_cid
 from .cli import Parser, guest_list
+from .guest_stats import guest_stats
 from .images import is_linux, linux_guest, linux_missing, repo_path
 from .machine import Launch
 from .process import Children
@@ -263,6 +264,7 @@ class Runner:
                          and (not opts.pick or c in opts.pick)]
         self.children = Children()
         self.cells = []
+        self.counters = {}   # ringside: role -> its vsock counters' change over the role
 
     def boot_args(self):
         args = ['--boot', 'elf', '--vsock', '--accel', self.accel,
@@ -306,6 +308,7 @@ class Runner:
 
     def run_role(self, role):
         todo = list(self.selected)
+        before = self.vsock_counters()
         while todo:
             print('%s: %s as %s, from case %d (%d to go)'
                   % (PROG, self.which, role, todo[0], len(todo)), file=sys.stderr, flush=True)
@@ -323,6 +326,20 @@ class Runner:
                                    'name': self.names[cid], 'result': result,
                                    'reason': reason})
             todo = [c for c in todo if c not in decided]
+        if before is not None:
+            after = self.vsock_counters()
+            self.counters[role] = {k: after[k] - before[k] for k in after}
+
+    def vsock_counters(self):
+        """ringside's socket layer counters (`stats json vsock`), flat; None
+        for a Linux guest."""
+        if is_linux(self.which):
+            return None
+        v = guest_stats(self.launch.console, 60, 'vsock')['vsock']
+        flat = {k: x for k, x in v.items() if not isinstance(x, dict)}
+        for group in ('drop', 'credit'):
+            flat.update(('%s_%s' % (group, k), x) for k, x in v.get(group, {}).items())
+        return flat
 
     def skips(self, todo):
         return ['--skip=%d' % c for c in sorted(self.names) if c not in todo]
@@ -489,15 +506,22 @@ def main(argv):
         raise SystemExit('%s: %s' % (PROG, why))
     base = rr.parse_args(['--vsock', '--boot', 'elf'] + opts.launcher_args)
     accel = 'kvm' if rr.probe_kvm(base) else 'tcg'
-    cells = []
+    cells, counters = [], {}
     for w in opts.guests:
         print('%s: %s' % (PROG, w), file=sys.stderr, flush=True)
-        cells += Runner(w, opts, accel, cases).run()
+        runner = Runner(w, opts, accel, cases)
+        cells += runner.run()
+        if runner.counters:
+            counters[w] = runner.counters
     version = open(VSOCK_TEST_VERSION).read().strip() if os.path.exists(VSOCK_TEST_VERSION) \
         else 'unknown'
     print('vsock_test from %s; roles are the guest\'s (server: vsock_test --mode=client here); '
           'accel %s, the kernel\'s vhost-vsock' % (version, accel))
     ran = {c['case'] for c in cells}
     print_table(cells, opts.guests, opts.roles, {c: n for c, n in cases if c in ran})
-    publish(PROG, opts, {'vsock_test': version, 'accel': accel, 'cells': cells})
+    for role, c in counters.get('ringside', {}).items():
+        print('ringside as %s, its socket layer: %s' % (role, ', '.join(
+            '%s %d' % (k, v) for k, v in sorted(c.items()) if v and not k.endswith('bytes'))))
+    publish(PROG, opts, {'vsock_test': version, 'accel': accel, 'cells': cells,
+                         'counters': counters})
     return 1 if any(c['result'] == 'fail' for c in cells) else 0

@@ -46,6 +46,7 @@ def cells(tmp_path_factory):
         doc = json.load(f)
     got = {(c['guest'], c['role'], c['case']): c for c in doc['cells']}
     assert set(got) == {(g, r, c) for g in GUESTS for r in ('server', 'client') for c in CASES}
+    got['counters'] = doc['counters']['ringside']
     return got
 
 
@@ -62,6 +63,21 @@ def test_ringside_passes_every_case_it_plays(cells, role):
     for c in na:
         assert cells[('ringside', role, c)]['reason'].startswith('ringside '), c
     assert len(CASES) - len(na) > 18
+
+
+# what a correct peer never makes ringside's socket layer count: data past
+# its credit, ops out of place, a wrong type, a full backlog or table, a
+# handshake or a close that never finished
+NEVER = ('drop_rx_over_credit', 'drop_rx_bad_op', 'drop_rx_bad_type', 'drop_backlog_full',
+         'drop_request_no_socket', 'drop_rx_bad_dst_cid', 'drop_rx_bad_src_cid',
+         'connect_timeouts', 'close_timeouts')
+
+
+@pytest.mark.parametrize('role', ['server', 'client'])
+def test_ringside_counted_nothing_wrong(cells, role):
+    counted = cells['counters'][role]
+    assert counted['rx_pkts'] > 0 and counted['tx_pkts'] > 0, counted
+    assert {k: counted[k] for k in NEVER} == dict.fromkeys(NEVER, 0), counted
 
 
 @pytest.mark.parametrize('role', ['server', 'client'])

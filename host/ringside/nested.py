@@ -80,14 +80,13 @@ def parse_args(argv):
                    help="L1's memory (3G)")
     p.add_argument('--smp', type=positive_int, default=2, metavar='N', help="L1's vCPUs (2)")
     p.add_argument('--cpu', default='max', metavar='MODEL',
-                   help="L1's CPU model (max: SVM with nested paging; qemu64,-svm: none)")
+                   help="L1's CPU (max: SVM with nested paging; qemu64,-svm: none)")
     p.add_argument('--stuck', type=nonneg_int, default=60, metavar='S',
                    help="stop L1 when its kernel reports a CPU stuck for S seconds or it "
                         "does nothing for S seconds, exit status %d (60; 0: never)"
                    % EXIT_L1_STUCK)
     p.add_argument('--kernel', choices=[k for k in L1_KERNELS if k], metavar='SERIES',
-                   help="L1's kernel: Debian's SERIES (6.12: make nested-host-6.12) instead "
-                        "of this machine's")
+                   help="L1 on Debian's SERIES (6.12: make nested-host-6.12)")
     p.add_argument('--log', metavar='PATH',
                    help="L1's serial console (build/nested-host/console.log)")
     p.add_argument('-v', '--verbose', action='store_true',

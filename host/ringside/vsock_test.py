@@ -57,7 +57,7 @@ CONTROL_VPORT = 1238   # the guest's control port: ringside's vsock_test_port, t
 PEER_PORT = 1240       # the cases' port (and the next): ringside's vsock_test_peer_port
 ROLES = ('server', 'client')
 RESULTS = ('pass', 'fail', 'n/a')
-IDLE_LIMIT = 90        # s without a line from either side: the run is stuck
+IDLE_LIMIT = 45   # s without a line from either side: stuck (timed waits in vsock_test: 10 s)
 LISTEN_TIMEOUT = 60
 
 # run_tests(): "ID - NAME..." then "ok" or "skipped"; a case that fails

@@ -30,23 +30,6 @@ uint64_t now_ns(void)
 	return 1000;
 }
 
-static void host_pkt(struct vsock_sock *s, uint16_t op, uint32_t flags, const void *data,
-		     uint32_t len)
-{
-	struct vsock_info in;
-
-	vsock_get_info(s, &in);
-	host_pkt_deliver(&(struct host_pkt){ .src_port = in.peer_port,
-					     .dst_port = in.local_port,
-					     .type = in.type,
-					     .op = op,
-					     .flags = flags,
-					     .data = data,
-					     .len = len,
-					     .buf_alloc = 256 * KIB,
-					     .room = 4096 });
-}
-
 static unsigned int count_op(uint16_t op)
 {
 	unsigned int n = 0;
@@ -91,7 +74,7 @@ static struct vsock_sock *connect_to_host(enum vsock_type type)
 	struct vsock_sock *s = vsock_connect(HOST_CID, 4000, type);
 
 	assert_non_null(s);
-	host_pkt(s, VSOCK_OP_RESPONSE, 0, NULL, 0);
+	host_pkt_on(s, VSOCK_OP_RESPONSE, 0, NULL, 0);
 	assert_int_equal(vsock_state(s), VSOCK_CONNECTED);
 	clear_sent();
 	return s;
@@ -135,9 +118,9 @@ static void test_buf_size_bounds_rx(void **state)
 	uint64_t over = vsock_counters()->rx_over_credit;
 
 	assert_int_equal(vsock_set_buf_size(s, 8000), 0);
-	host_pkt(s, VSOCK_OP_RW, 0, data, 4000);
-	host_pkt(s, VSOCK_OP_RW, 0, data, 4000);
-	host_pkt(s, VSOCK_OP_RW, 0, data, 1);
+	host_pkt_on(s, VSOCK_OP_RW, 0, data, 4000);
+	host_pkt_on(s, VSOCK_OP_RW, 0, data, 4000);
+	host_pkt_on(s, VSOCK_OP_RW, 0, data, 1);
 	assert_int_equal(vsock_rx_queued(s), 8000);
 	assert_int_equal(vsock_counters()->rx_over_credit, over + 1);
 }
@@ -153,7 +136,7 @@ static void test_rcvlowat_set_sends_update(void **state)
 
 	assert_int_equal(vsock_set_buf_size(s, 128 * KIB), 0);
 	for (int i = 0; i < 32; i++)
-		host_pkt(s, VSOCK_OP_RW, 0, data, 4096);
+		host_pkt_on(s, VSOCK_OP_RW, 0, data, 4096);
 	clear_sent();
 	assert_int_equal(vsock_recv(s, out, sizeof(out), NULL), sizeof(out));
 	assert_int_equal(n_sent, 0);
@@ -180,7 +163,7 @@ static void test_rcvlowat_low_rx_bytes_sends_update(void **state)
 	vsock_get_info(s, &in);
 	assert_int_equal(in.rcvlowat, 64 * KIB + 1);
 	for (int i = 0; i < 32; i++)
-		host_pkt(s, VSOCK_OP_RW, 0, data, 4096);
+		host_pkt_on(s, VSOCK_OP_RW, 0, data, 4096);
 	clear_sent();
 	assert_int_equal(vsock_recv(s, out, 4096, NULL), 4096);
 	assert_int_equal(n_sent, 0); /* 124 KiB still queued */
@@ -197,7 +180,7 @@ static void test_no_rcvlowat_stays_lazy(void **state)
 
 	assert_int_equal(vsock_set_buf_size(s, 128 * KIB), 0);
 	for (int i = 0; i < 32; i++)
-		host_pkt(s, VSOCK_OP_RW, 0, data, 4096);
+		host_pkt_on(s, VSOCK_OP_RW, 0, data, 4096);
 	clear_sent();
 	assert_int_equal(vsock_recv(s, out, sizeof(out), NULL), sizeof(out));
 	assert_int_equal(vsock_recv(s, out, sizeof(out), NULL), sizeof(out));
@@ -212,8 +195,8 @@ static void test_peek_stream(void **state)
 	uint8_t out[16];
 
 	assert_int_equal(vsock_peek_copy(s, out, sizeof(out), &m), -EAGAIN);
-	host_pkt(s, VSOCK_OP_RW, 0, "HELLO", 5);
-	host_pkt(s, VSOCK_OP_RW, 0, "WORLD", 5);
+	host_pkt_on(s, VSOCK_OP_RW, 0, "HELLO", 5);
+	host_pkt_on(s, VSOCK_OP_RW, 0, "WORLD", 5);
 	assert_int_equal(vsock_peek_copy(s, out, 2, &m), 2);
 	assert_int_equal(m.len, 2);
 	assert_int_equal(vsock_peek_copy(s, out, sizeof(out), &m), 10);
@@ -224,7 +207,7 @@ static void test_peek_stream(void **state)
 	assert_int_equal(vsock_peek_copy(s, out, sizeof(out), NULL), 7);
 	assert_memory_equal(out, "LOWORLD", 7);
 	/* EOF once everything is read */
-	host_pkt(s, VSOCK_OP_SHUTDOWN, VSOCK_SHUTDOWN_SEND, NULL, 0);
+	host_pkt_on(s, VSOCK_OP_SHUTDOWN, VSOCK_SHUTDOWN_SEND, NULL, 0);
 	assert_int_equal(vsock_recv_msg(s, out, sizeof(out), &m), 7);
 	assert_int_equal(vsock_peek_copy(s, out, sizeof(out), &m), 0);
 	assert_int_equal(vsock_recv_msg(s, out, sizeof(out), &m), 0);
@@ -241,11 +224,11 @@ static void test_seqpacket_peek_trunc_eor(void **state)
 	struct vsock_msg m;
 	uint8_t out[32];
 
-	host_pkt(s, VSOCK_OP_RW, 0, "0123", 4);
+	host_pkt_on(s, VSOCK_OP_RW, 0, "0123", 4);
 	assert_int_equal(vsock_peek_copy(s, out, sizeof(out), &m), -EAGAIN); /* not whole yet */
 	assert_int_equal(vsock_recv_msg(s, out, sizeof(out), &m), -EAGAIN);
-	host_pkt(s, VSOCK_OP_RW, VSOCK_SEQ_EOM, "4567", 4);
-	host_pkt(s, VSOCK_OP_RW, VSOCK_SEQ_EOM | VSOCK_SEQ_EOR, "record", 6);
+	host_pkt_on(s, VSOCK_OP_RW, VSOCK_SEQ_EOM, "4567", 4);
+	host_pkt_on(s, VSOCK_OP_RW, VSOCK_SEQ_EOM | VSOCK_SEQ_EOR, "record", 6);
 	assert_int_equal(vsock_peek_copy(s, out, 2, &m), 2);
 	assert_int_equal(m.len, 8);
 	assert_false(m.eor);
@@ -269,7 +252,7 @@ static void test_seqpacket_empty_message(void **state)
 	struct vsock_msg m;
 	uint8_t out[4];
 
-	host_pkt(s, VSOCK_OP_RW, VSOCK_SEQ_EOM | VSOCK_SEQ_EOR, NULL, 0);
+	host_pkt_on(s, VSOCK_OP_RW, VSOCK_SEQ_EOM | VSOCK_SEQ_EOR, NULL, 0);
 	assert_int_equal(vsock_peek_copy(s, out, sizeof(out), &m), 0);
 	assert_int_equal(vsock_recv_msg(s, out, sizeof(out), &m), 0);
 	assert_true(m.eor);
@@ -286,8 +269,8 @@ static void test_connect_from(void **state)
 	assert_int_equal(last_sent()->hdr.op, VSOCK_OP_REQUEST);
 	assert_int_equal(last_sent()->hdr.src_port, 4001);
 	assert_null(vsock_connect_from(HOST_CID, 4000, VSOCK_TYPE_STREAM, 4001));
-	host_pkt(a, VSOCK_OP_RESPONSE, 0, NULL, 0);
-	host_pkt(a, VSOCK_OP_SHUTDOWN, VSOCK_SHUTDOWN_SEND, NULL, 0);
+	host_pkt_on(a, VSOCK_OP_RESPONSE, 0, NULL, 0);
+	host_pkt_on(a, VSOCK_OP_SHUTDOWN, VSOCK_SHUTDOWN_SEND, NULL, 0);
 	vsock_get_info(a, &in);
 	assert_int_equal(in.peer_shutdown, VSOCK_SHUTDOWN_SEND);
 	vsock_close(a);

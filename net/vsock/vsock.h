@@ -227,10 +227,11 @@ ssize_t vsock_recv_msg(struct vsock_sock *s, void *buf, size_t len, struct vsock
  */
 int vsock_set_buf_size(struct vsock_sock *s, uint32_t bytes);
 /*
- * SO_RCVLOWAT: the reader waits for @bytes at once. While fewer are queued,
- * reads send the peer a credit update whatever the credit key says, and
- * setting it sends one if the peer has not heard of every byte read
- * (Linux's rule, so a sender waiting for credit sends the rest). 0: unset.
+ * SO_RCVLOWAT: the reader waits for @bytes at once. A read that leaves
+ * fewer queued, and setting it while fewer are, send the peer a credit
+ * update when it has not heard of every byte read, whatever the credit
+ * key says (Linux's rule: a sender waiting for credit sends the rest).
+ * 0: unset.
  */
 void vsock_set_rcvlowat(struct vsock_sock *s, uint32_t bytes);
 /* The peer will send no more and everything it sent was read. */

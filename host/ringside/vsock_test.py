@@ -414,8 +414,10 @@ class Runner:
     def wait_guest_end(self, start):
         """The guest's part of the console since `start`, once its run ended."""
         end = RINGSIDE_END_RE if not is_linux(self.which) else LINUX_END_RE
+        console = self.launch.console
+        console.pos = max(console.pos, start)   # not an earlier run's end line
         try:
-            self.launch.console.wait_for(end, IDLE_LIMIT, what='the end of the guest\'s run')
+            console.wait_for(end, IDLE_LIMIT, what='the end of the guest\'s run')
         except rr.GuestTimeout as e:
             print('%s: %s' % (PROG, e), file=sys.stderr)
         return self.launch.console.text[start:]

@@ -13,6 +13,7 @@
 #   make coverage   unit-test line and branch coverage (lcov), build/coverage/
 #   make mutants    mutation probe of the tests (tests/mutants/mutations.txt)
 #   make vsock-perf the kernel's vsock_perf (build/vsock-tools/, from Debian's linux-source)
+#   make vsock-test the kernel's vsock_test and vsock_diag_test (build/vsock-tools/, the same)
 #   make run        boot the ISO with vsock (build/vsock), serial console on stdio
 #   make bench      the main job: boot the appliance and print benchmark tables
 #   make clean      remove build/ (the newlib build is kept: make distclean)
@@ -138,9 +139,10 @@ $(BUILD)/host/ringside-%: $$(wildcard host/%/*.c) $$(wildcard host/%/*.h) $$(HOS
 	@echo "  CC      $@"
 	@$(HOSTCC) $(HOST_CFLAGS) -o $@ $(filter %.c,$^) -lm -lpthread
 
+# vsock-tools first: the Linux guests' initrds carry its vsock_test.
+-include host/vsock-tools/vsock-tools.mk
 -include host/linux-guest/linux-guest.mk
 -include host/nested-host/nested-host.mk
--include host/vsock-tools/vsock-tools.mk
 
 # ---------------------------------------------------------------- tests
 # tests/unit/test_NAME.c links with the kernel sources that
@@ -209,12 +211,12 @@ mutants:
 test-deps:
 	tests/build/test-deps
 
-qemu-test: all linux-guest linux-guest-6.12 nested-host vsock-perf
+qemu-test: all linux-guest linux-guest-6.12 nested-host nested-host-6.12 vsock-perf vsock-test
 	$(PYTHON) -m pytest -v --durations=25 tests/qemu $(PYTEST_ARGS)
 
 # The nested host's tests alone (make test runs them too), the KVM suite
 # (tests/kvm) inside it among them.
-test-nested: all linux-guest linux-guest-6.12 nested-host vsock-perf
+test-nested: all linux-guest linux-guest-6.12 nested-host nested-host-6.12 vsock-perf vsock-test
 	$(PYTHON) -m pytest -v tests/qemu/test_nested.py $(PYTEST_ARGS)
 
 # libFuzzer targets (clang, ASan + UBSan), each run for a bounded time by

@@ -26,5 +26,7 @@ extern struct config_key cfg_udp_echo_port;
 void iperf3_init(void);
 /* sockperf's TCP server protocol on sockperf_port (sockperf.c). */
 void sockperf_init(void);
+/* The kernel's vsock_test, ringside's half: the `vsock-test` peer (vsock_test.c). */
+void vsock_test_init(void);
 
 #endif

@@ -30,6 +30,7 @@ void app_init(void)
 	services_init();
 	iperf3_init();
 	sockperf_init();
+	vsock_test_init();
 	vsock_cmd_init();
 	vsock_attack_init(); /* off unless `attack` or the attack= key */
 }

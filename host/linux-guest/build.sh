@@ -8,22 +8,31 @@
 #                               console)
 #   build/linux-guest-6.12/...  the same from linux-image-6.12-amd64
 #                               (make linux-guest-6.12, --kernel 6.12)
-# Usage: host/linux-guest/build.sh [--kernel SERIES] [OUTDIR]
+# Usage: host/linux-guest/build.sh [--kernel SERIES] [--vsock-test FILE] [OUTDIR]
 #   (default: this machine's kernel, build/linux-guest)
 # --kernel SERIES (e.g. 6.12) takes the kernel and modules from the image
 # package that Debian's linux-image-SERIES-amd64 depends on, downloaded and
 # unpacked into OUTDIR (apt-get download, dpkg-deb -x), not installed.
+# --vsock-test FILE puts the kernel's vsock_test (make vsock-test, static)
+# in /bin for the `vsocktest` command.
 # Needs: linux-image-amd64 busybox-static cpio gzip xz-utils kmod (modinfo)
 # gcc (libc static).
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
 series=
-if [ "${1:-}" = --kernel ]; then
-	[ $# -ge 2 ] || { echo "build.sh: --kernel needs a series, e.g. 6.12" >&2; exit 2; }
-	series=$2
+vsock_test=
+while [ $# -ge 2 ]; do
+	case "$1" in
+	--kernel) series=$2 ;;
+	--vsock-test) vsock_test=$2 ;;
+	*) break ;;
+	esac
 	shift 2
-fi
+done
+case "${1:-}" in
+--*) echo "build.sh: $1 needs a value" >&2; exit 2 ;;
+esac
 out=${1:-build/linux-guest}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
@@ -70,7 +79,10 @@ for m in $mods; do
 done
 
 gcc -static -O2 -Wall -Wextra -Werror -o "$root/bin/ringside-guest-server" \
-	"$here/guest-server.c"
+	"$here/guest-server.c" "$here/vsock_test_bridge.c"
+if [ -n "$vsock_test" ]; then
+	cp "$vsock_test" "$root/bin/vsock_test"
+fi
 
 cat >"$root/init" <<INIT
 #!/bin/sh

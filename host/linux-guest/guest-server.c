@@ -40,6 +40,11 @@
  *                        (/sys/class/net/eth0/queues: virtio-net enables
  *                        min(device pairs, CPUs) pairs): "queues rx N tx M"
  *                        or "queues error: ..."
+ *   vsocktest server|client VPORT [ARGS]
+ *                        the kernel's vsock_test against the host's, its
+ *                        control connection over vsock port VPORT
+ *                        (vsock_test_bridge.c); prints vsock_test's lines,
+ *                        then "vsocktest exit STATUS"
  *   reboot               restart the guest (tests: the back end survives)
  *   kallsyms             the kernel's and modules' text symbols from
  *                        /proc/kallsyms between "kallsyms-begin" and
@@ -68,6 +73,8 @@
 #include <time.h>
 #include <unistd.h>
 #include <linux/vm_sockets.h>
+
+#include "vsock_test_bridge.h"
 
 #define PORT_ECHO 1234
 #define PORT_SINK 1235
@@ -839,7 +846,7 @@ static void start_sink(int port)
 
 int main(void)
 {
-	char line[256];
+	char line[1024]; /* vsocktest: a --skip for each of vsock_test's cases */
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	signal(SIGPIPE, SIG_IGN);
@@ -874,13 +881,21 @@ int main(void)
 			print_queues();
 		} else if (!strcmp(line, "udpecho\n")) {
 			do_udpecho();
+		} else if (!strncmp(line, "vsocktest ", 10)) {
+			char *argv[48], *save = NULL;
+			int argc = 0;
+
+			for (char *w = strtok_r(line + 10, " \n", &save); w && argc < 48;
+			     w = strtok_r(NULL, " \n", &save))
+				argv[argc++] = w;
+			do_vsocktest(argc, argv);
 		} else if (!strcmp(line, "reboot\n")) {
 			sync();
 			reboot(RB_AUTOBOOT);
 		} else if (line[0] != '\n')
 			printf("commands: connect|sconnect PORT BYTES | send PORT BYTES SIZE | pktgen "
 			       "DSTIP DSTMAC COUNT SIZE BURST [QUEUES] | udpecho | kallsyms | "
-			       "interrupts | rxcount | queues | "
+			       "interrupts | rxcount | queues | vsocktest server|client VPORT [ARGS] | "
 			       "reboot\n");
 	}
 	for (;;)

@@ -6,17 +6,31 @@
 #   OUTDIR/bzImage   the kernel of package linux-image-amd64
 #   OUTDIR/initrd    busybox-static, the modules below and their
 #                    dependencies (in load order), init
-# Usage: host/nested-host/build.sh [OUTDIR]   (default build/nested-host)
+# Usage: host/nested-host/build.sh [--kernel SERIES] [OUTDIR]
+#   (default: this machine's kernel, build/nested-host)
+# --kernel SERIES (e.g. 6.12) takes the kernel and modules from the image
+# package Debian's linux-image-SERIES-amd64 depends on, downloaded and
+# unpacked into OUTDIR, not installed (as host/linux-guest/build.sh does).
 # Needs: linux-image-amd64 busybox-static cpio gzip kmod (modinfo).
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
+series=
+if [ "${1:-}" = --kernel ]; then
+	[ $# -ge 2 ] || { echo "build.sh: --kernel needs a series, e.g. 6.12" >&2; exit 2; }
+	series=$2
+	shift 2
+fi
 out=${1:-build/nested-host}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 
 . "$here/../linux-guest/initrd.sh"
-debian_kernel
+if [ -n "$series" ]; then
+	debian_kernel_package "$series" "$out"
+else
+	debian_kernel
+fi
 
 # What L1 needs: its own devices (virtio-pci, 9p, the console ports), KVM,
 # and the back ends under test. kvm_amd is last: it fails without SVM and
@@ -33,11 +47,25 @@ ln -s usr/lib "$root/lib"
 ln -s usr/lib64 "$root/lib64"
 ln -s usr/sbin "$root/sbin"
 
-# Each module after the modules it depends on (modinfo -F depends).
+# Each module after the modules it depends on (modinfo -F depends of the
+# module's file: an unpacked package has no modules.dep to look names up
+# in); one the kernel has built in is skipped. A module's name has _ where
+# its file may have - (kvm_amd is kvm-amd.ko).
 order=""
+name_glob() {
+	echo "$1" | sed 's/[-_]/[-_]/g'
+}
+module_file() {
+	find "$moddir" -name "$(name_glob "$1").ko*" | head -1
+}
 add() {
 	case " $order " in *" $1 "*) return ;; esac
-	for d in $(modinfo -k "$kver" -F depends "$1" | tr ',' ' '); do
+	grep -q "/$(name_glob "$1")\.ko\$" "$moddir/modules.builtin" && return
+	[ -n "$(module_file "$1")" ] || {
+		echo "build.sh: module $1 missing in $moddir" >&2
+		exit 1
+	}
+	for d in $(modinfo -F depends "$(module_file "$1")" | tr ',' ' '); do
 		add "$d"
 	done
 	order="$order $1"
@@ -46,11 +74,12 @@ for m in $wanted; do
 	add "$m"
 done
 for m in $order; do
-	copy_module "$(modinfo -k "$kver" -n "$m")" "$root/modules/$m.ko"
+	copy_module "$(module_file "$m")" "$root/modules/$m.ko"
 done
 echo $order >"$root/modules/order"
 
 cp "$here/init" "$root/init"
 chmod +x "$root/init"
 pack_initrd "$root" "$out"
+[ -z "$series" ] || rm -rf "$out/pkg"
 echo "build.sh: $out/bzImage $out/initrd ($kver:$order)"

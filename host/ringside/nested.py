@@ -34,7 +34,9 @@ from .options import _memory, _seconds
 from .process import die_with_parent, read_text
 
 PROG = 'nested'
-L1_DIR = repo_path('build', 'nested-host')
+# L1's kernel: this machine's (Debian's 6.1, `make nested-host`), or with
+# --kernel SERIES Debian's linux-image-SERIES-amd64 (`make nested-host-6.12`)
+L1_KERNELS = {None: 'nested-host', '6.12': 'nested-host-6.12'}
 EXIT_L1 = 125  # L1 did not run CMD to its end (like env(1)'s 125)
 # L1 is stuck for --stuck seconds: its own kernel says one of its CPUs is
 # (running an L2 vCPU that KVM cannot get back from: the emulated SVM's
@@ -78,12 +80,14 @@ def parse_args(argv):
                    help="L1's memory (3G)")
     p.add_argument('--smp', type=positive_int, default=2, metavar='N', help="L1's vCPUs (2)")
     p.add_argument('--cpu', default='max', metavar='MODEL',
-                   help="L1's CPU model (max: SVM with nested paging; qemu64,-svm: none)")
+                   help="L1's CPU (max: SVM with nested paging; qemu64,-svm: none)")
     p.add_argument('--stuck', type=nonneg_int, default=60, metavar='S',
                    help="stop L1 when its kernel reports a CPU stuck for S seconds or it "
                         "does nothing for S seconds, exit status %d (60; 0: never)"
                    % EXIT_L1_STUCK)
-    p.add_argument('--log', metavar='PATH', default=os.path.join(L1_DIR, 'console.log'),
+    p.add_argument('--kernel', choices=[k for k in L1_KERNELS if k], metavar='SERIES',
+                   help="L1 on Debian's SERIES (6.12: make nested-host-6.12)")
+    p.add_argument('--log', metavar='PATH',
                    help="L1's serial console (build/nested-host/console.log)")
     p.add_argument('-v', '--verbose', action='store_true',
                    help='say what happens; L1 console on stderr at the end')
@@ -93,7 +97,13 @@ def parse_args(argv):
         opts.cmd = opts.cmd[1:]
     if not opts.cmd:
         p.error('no CMD to run')
+    opts.l1_dir = l1_dir(opts.kernel)
+    opts.log = opts.log or os.path.join(opts.l1_dir, 'console.log')
     return opts
+
+
+def l1_dir(series=None):
+    return repo_path('build', L1_KERNELS[series])
 
 
 def job_script(cmd, cwd, env):
@@ -122,8 +132,8 @@ def l1_argv(opts, job, out_fd, err_fd):
     return ([qemu, '-accel', 'tcg', '-cpu', opts.cpu, '-smp', str(opts.smp),
              '-m', opts.memory, '-machine', 'q35', '-display', 'none', '-monitor', 'none',
              '-nic', 'none', '-no-reboot',
-             '-kernel', os.path.join(L1_DIR, 'bzImage'),
-             '-initrd', os.path.join(L1_DIR, 'initrd'),
+             '-kernel', os.path.join(opts.l1_dir, 'bzImage'),
+             '-initrd', os.path.join(opts.l1_dir, 'initrd'),
              '-append', 'console=ttyS0 quiet panic=-1 nested.repo=%s' % REPO,
              '-serial', 'file:%s' % opts.log,
              '-device', 'virtio-serial-pci',
@@ -159,8 +169,9 @@ def say(msg):
 def run(opts):
     """Boot L1, run opts.cmd in it; CMD's exit status, or EXIT_L1/EXIT_TIMEOUT."""
     for f in ('bzImage', 'initrd'):
-        if not os.path.exists(os.path.join(L1_DIR, f)):
-            say('error: %s missing (run make nested-host)' % os.path.join(L1_DIR, f))
+        if not os.path.exists(os.path.join(opts.l1_dir, f)):
+            say('error: %s missing (run make %s)' % (os.path.join(opts.l1_dir, f),
+                                                     os.path.basename(opts.l1_dir)))
             return EXIT_L1
     os.makedirs(os.path.dirname(os.path.abspath(opts.log)), exist_ok=True)
     try:

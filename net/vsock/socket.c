@@ -86,6 +86,7 @@ struct vsock_sock {
 	uint32_t rx_cnt; /* payload bytes accepted */
 	uint32_t fwd_cnt; /* payload bytes the application consumed */
 	uint32_t last_fwd_cnt; /* fwd_cnt the peer last heard */
+	uint32_t rcvlowat; /* vsock_set_rcvlowat; 0: not set */
 	uint64_t rx_mem; /* buffer bytes (cap) of the packets queued */
 
 	/* send side */
@@ -812,11 +813,34 @@ static void maybe_credit_update(struct vsock_sock *s)
 
 	if (!unseen)
 		return;
-	/* lazy (Linux's rule): only when the peer's view of free space gets small */
+	/*
+	 * lazy (Linux's rule): only when the peer's view of free space gets
+	 * small, or fewer bytes are queued than the reader waits for
+	 * (rcvlowat): the sender may be waiting for credit to send them
+	 */
 	if (config_get(&cfg_credit) == CREDIT_LAZY && s->buf_alloc > unseen &&
-	    s->buf_alloc - unseen >= LAZY_CREDIT_THRESHOLD)
+	    s->buf_alloc - unseen >= LAZY_CREDIT_THRESHOLD && rx_queued(s) >= s->rcvlowat)
 		return;
 	send_ctrl(s, VSOCK_OP_CREDIT_UPDATE, 0);
+}
+
+int vsock_set_buf_size(struct vsock_sock *s, uint32_t bytes)
+{
+	if (bytes < cfg_vsock_buf.min || bytes > cfg_vsock_buf.max)
+		return -EINVAL;
+	s->buf_alloc = bytes;
+	/* the peer may be waiting for the room: tell it now, as Linux does */
+	if (s->state == VSOCK_CONNECTED)
+		send_ctrl(s, VSOCK_OP_CREDIT_UPDATE, 0);
+	return 0;
+}
+
+void vsock_set_rcvlowat(struct vsock_sock *s, uint32_t bytes)
+{
+	s->rcvlowat = bytes;
+	/* fewer queued than the reader now waits for: the sender may lack the credit */
+	if (s->state == VSOCK_CONNECTED && rx_queued(s) < bytes && s->fwd_cnt != s->last_fwd_cnt)
+		send_ctrl(s, VSOCK_OP_CREDIT_UPDATE, 0);
 }
 
 size_t vsock_peek(struct vsock_sock *s, const uint8_t **data, bool *eor)
@@ -921,6 +945,76 @@ ssize_t vsock_recv(struct vsock_sock *s, void *buf, size_t len, bool *eor)
 	return done;
 }
 
+/*
+ * SEQPACKET: the first queued message's length and whether it ends a
+ * record; 0 and false when no whole message is queued.
+ */
+static size_t first_msg(const struct vsock_sock *s, bool *eor)
+{
+	size_t n = 0;
+
+	*eor = false;
+	if (!s->rx_msgs)
+		return 0;
+	for (const struct vsock_pkt *p = s->rx_head; p; p = p->next) {
+		n += p->hdr.len - p->off;
+		if (p->hdr.flags & VSOCK_SEQ_EOM) {
+			*eor = p->hdr.flags & VSOCK_SEQ_EOR;
+			break;
+		}
+	}
+	return n;
+}
+
+/* Nothing to hand out: -EAGAIN, or 0 at EOF (a read returning 0 is the end). */
+static ssize_t nothing_queued(const struct vsock_sock *s)
+{
+	return vsock_eof(s) ? 0 : -EAGAIN;
+}
+
+ssize_t vsock_peek_copy(const struct vsock_sock *s, void *buf, size_t len, struct vsock_msg *m)
+{
+	bool seq = s->type == VSOCK_TYPE_SEQPACKET;
+	size_t done = 0, msg_len;
+	bool eor;
+
+	msg_len = first_msg(s, &eor);
+	if (seq ? !s->rx_msgs : !s->rx_head)
+		return nothing_queued(s);
+	for (const struct vsock_pkt *p = s->rx_head; p && done < len; p = p->next) {
+		size_t n = p->hdr.len - p->off;
+
+		n = n < len - done ? n : len - done;
+		memcpy((uint8_t *)buf + done, p->data + p->off, n);
+		done += n;
+		if (seq && (p->hdr.flags & VSOCK_SEQ_EOM))
+			break;
+	}
+	if (m) {
+		m->len = seq ? msg_len : done;
+		m->eor = eor;
+	}
+	return done;
+}
+
+ssize_t vsock_recv_msg(struct vsock_sock *s, void *buf, size_t len, struct vsock_msg *m)
+{
+	bool seq = s->type == VSOCK_TYPE_SEQPACKET;
+	size_t msg_len;
+	ssize_t n;
+	bool eor;
+
+	msg_len = first_msg(s, &eor);
+	if (seq ? !s->rx_msgs : !s->rx_head)
+		return nothing_queued(s);
+	n = vsock_recv(s, buf, len, NULL);
+	if (m) {
+		m->len = seq ? msg_len : (size_t)n;
+		m->eor = eor;
+	}
+	return n;
+}
+
 bool vsock_eof(const struct vsock_sock *s)
 {
 	if (s->rx_head)
@@ -959,6 +1053,7 @@ static void handle_request(struct vsock_sock *l, const struct virtio_vsock_hdr *
 	c->peer_buf_alloc = h->buf_alloc;
 	c->peer_fwd_cnt = h->fwd_cnt;
 	c->listener = l;
+	c->buf_alloc = l->buf_alloc; /* vsock_set_buf_size on the listener */
 	hash_add(c);
 	if (l->accept_tail)
 		l->accept_tail->accept_next = c;
@@ -1176,12 +1271,12 @@ static uint32_t ephemeral_port(void)
 	return 0;
 }
 
-struct vsock_sock *vsock_connect(uint64_t cid, uint32_t port, enum vsock_type type)
+static struct vsock_sock *connect_from(uint64_t cid, uint32_t port, enum vsock_type type,
+				       uint32_t local)
 {
-	struct vsock_sock *s;
-	uint32_t local = ephemeral_port();
+	struct vsock_sock *s = sock_alloc();
 
-	if (!local || !(s = sock_alloc()))
+	if (!s)
 		return NULL;
 	s->state = VSOCK_CONNECTING;
 	s->type = type;
@@ -1194,6 +1289,19 @@ struct vsock_sock *vsock_connect(uint64_t cid, uint32_t port, enum vsock_type ty
 	set_deadline(s, now_ns() + CONNECT_TIMEOUT_NS);
 	send_ctrl(s, VSOCK_OP_REQUEST, 0);
 	return s;
+}
+
+struct vsock_sock *vsock_connect(uint64_t cid, uint32_t port, enum vsock_type type)
+{
+	uint32_t local = ephemeral_port();
+
+	return local ? connect_from(cid, port, type, local) : NULL;
+}
+
+struct vsock_sock *vsock_connect_from(uint64_t cid, uint32_t port, enum vsock_type type,
+				      uint32_t local)
+{
+	return port_in_use(local) ? NULL : connect_from(cid, port, type, local);
 }
 
 int vsock_shutdown(struct vsock_sock *s, uint32_t how)
@@ -1391,6 +1499,8 @@ void vsock_get_info(const struct vsock_sock *s, struct vsock_info *in)
 	in->rx_bytes = s->rx_bytes;
 	in->tx_bytes = s->tx_bytes;
 	in->accept_queue = s->n_pending;
+	in->peer_shutdown = s->shutdown_peer;
+	in->rcvlowat = s->rcvlowat;
 	in->owner = s->owner;
 	in->on_ready = s->on_ready;
 	in->on_tx_wait = s->on_tx_wait;

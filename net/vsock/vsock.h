@@ -146,6 +146,9 @@ struct vsock_sock *vsock_accept(struct vsock_sock *listener);
 unsigned int vsock_accept_queued(void);
 /* Starts the handshake; check vsock_state() until CONNECTED or CLOSED. */
 struct vsock_sock *vsock_connect(uint64_t cid, uint32_t port, enum vsock_type type);
+/* The same from local port @local (bind, then connect); NULL while @local is in use. */
+struct vsock_sock *vsock_connect_from(uint64_t cid, uint32_t port, enum vsock_type type,
+				      uint32_t local);
 
 /*
  * Send up to @len bytes as far as the peer's credit and the transport
@@ -188,6 +191,37 @@ void vsock_consume(struct vsock_sock *s, size_t n);
  */
 ssize_t vsock_recv(struct vsock_sock *s, void *buf, size_t len, bool *eor);
 size_t vsock_rx_queued(const struct vsock_sock *s);
+
+/* What a receive says about the message (SEQPACKET) it read or peeked. */
+struct vsock_msg {
+	size_t len; /* its whole length, more than returned when it did not fit (MSG_TRUNC) */
+	bool eor; /* it ends a record: the sender's MSG_EOR */
+};
+
+/*
+ * MSG_PEEK: copy up to @len received bytes without reading them. STREAM:
+ * what is queued, across packets. SEQPACKET: the start of the first whole
+ * message. Returns the bytes copied, -EAGAIN when nothing is queued yet,
+ * 0 at EOF (vsock_eof). @m (may be NULL): the message's length and EOR.
+ */
+ssize_t vsock_peek_copy(const struct vsock_sock *s, void *buf, size_t len, struct vsock_msg *m);
+/* vsock_recv with vsock_peek_copy's returns and @m. */
+ssize_t vsock_recv_msg(struct vsock_sock *s, void *buf, size_t len, struct vsock_msg *m);
+
+/*
+ * SO_VM_SOCKETS_BUFFER_SIZE: the receive space @s advertises (buf_alloc),
+ * within the vsock_buf key's bounds (else -EINVAL); the peer hears of it
+ * at once. A listener's passes to the connections it accepts.
+ */
+int vsock_set_buf_size(struct vsock_sock *s, uint32_t bytes);
+/*
+ * SO_RCVLOWAT: the reader waits for @bytes at once. A read that leaves
+ * fewer queued, and setting it while fewer are, send the peer a credit
+ * update when it has not heard of every byte read, whatever the credit
+ * key says (Linux's rule: a sender waiting for credit sends the rest).
+ * 0: unset.
+ */
+void vsock_set_rcvlowat(struct vsock_sock *s, uint32_t bytes);
 /* The peer will send no more and everything it sent was read. */
 bool vsock_eof(const struct vsock_sock *s);
 /* Nothing more will happen on @s: CLOSED, or vsock_eof(); one call for both. */
@@ -241,6 +275,8 @@ struct vsock_info {
 	uint32_t peer_buf_alloc, peer_fwd_cnt, tx_cnt, peer_free;
 	uint64_t rx_bytes, tx_bytes;
 	uint32_t accept_queue;
+	uint32_t peer_shutdown; /* VSOCK_SHUTDOWN_* the peer sent */
+	uint32_t rcvlowat;
 	const struct vsock_owner *owner; /* the owner it is handed to; NULL: nobody's */
 	bool on_ready, on_tx_wait; /* queued for its owner, for TX room */
 };

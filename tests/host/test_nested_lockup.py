@@ -1,10 +1,11 @@
 # SPDX-License-Identifier: MIT
 """host/nested's lockup watch: L1's console is read as it grows, and only
-a CPU stuck at least the limit stops L1."""
+a CPU stuck at least the limit stops L1; and its choice of L1's kernel."""
 
 import os
 import time
 
+from conftest import usage_error
 from ringside import nested
 
 # as Linux 6.1 prints it on L1's console (a nested run of this project)
@@ -56,3 +57,14 @@ def test_the_job_script_starts_the_heartbeat():
     assert '(while :; do echo >/job/alive; sleep 5; done) </dev/null >/dev/null 2>&1 &' \
         in script.splitlines()
     assert script.splitlines()[-1] == 'exec true'
+
+
+def test_l1_kernel_choice(capsys):
+    """--kernel picks L1's images (and its console log beside them); a
+    series without an L1 build is refused in one line."""
+    assert nested.parse_args(['true']).l1_dir == nested.l1_dir()
+    opts = nested.parse_args(['--kernel', '6.12', 'true'])
+    assert opts.l1_dir.endswith(os.path.join('build', 'nested-host-6.12'))
+    assert opts.log == os.path.join(opts.l1_dir, 'console.log')
+    err = usage_error(capsys, nested.parse_args, ['--kernel', '5.10', 'true'])
+    assert "--kernel: invalid choice: '5.10'" in err and err.count('\n') == 1, err

@@ -23,3 +23,19 @@ void host_pkt_deliver(const struct host_pkt *p)
 		memcpy(pkt->data, p->data, p->len);
 	vsock_rx(pkt);
 }
+
+void host_pkt_on(struct vsock_sock *s, uint16_t op, uint32_t flags, const void *data, uint32_t len)
+{
+	struct vsock_info in;
+
+	vsock_get_info(s, &in);
+	host_pkt_deliver(&(struct host_pkt){ .src_port = in.peer_port,
+					     .dst_port = in.local_port,
+					     .type = in.type,
+					     .op = op,
+					     .flags = flags,
+					     .data = data,
+					     .len = len,
+					     .buf_alloc = 256u << 10,
+					     .room = 4096 });
+}

@@ -25,4 +25,11 @@ struct host_pkt {
 /* Build @p in a packet buffer and deliver it through vsock_rx(). */
 void host_pkt_deliver(const struct host_pkt *p);
 
+struct vsock_sock;
+/*
+ * One packet from the host on @s's connection (its ports and type), with
+ * 256 KiB of host buffer and nothing consumed, in a 4 KiB RX buffer.
+ */
+void host_pkt_on(struct vsock_sock *s, uint16_t op, uint32_t flags, const void *data, uint32_t len);
+
 #endif

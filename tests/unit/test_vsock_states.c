@@ -38,23 +38,6 @@ static uint16_t last_op(void)
 	return sent[n_sent - 1]->hdr.op;
 }
 
-static void host_pkt(struct vsock_sock *s, uint16_t op, uint32_t flags, const void *data,
-		     uint32_t len)
-{
-	struct vsock_info in;
-
-	vsock_get_info(s, &in);
-	host_pkt_deliver(&(struct host_pkt){ .src_port = in.peer_port,
-					     .dst_port = in.local_port,
-					     .type = in.type,
-					     .op = op,
-					     .flags = flags,
-					     .data = data,
-					     .len = len,
-					     .buf_alloc = 256u << 10,
-					     .room = 4096 });
-}
-
 static int setup(void **state)
 {
 	config_reset();
@@ -84,7 +67,7 @@ static struct vsock_sock *connect_to_host(enum vsock_type type)
 
 	assert_non_null(s);
 	assert_int_equal(last_op(), VSOCK_OP_REQUEST);
-	host_pkt(s, VSOCK_OP_RESPONSE, 0, NULL, 0);
+	host_pkt_on(s, VSOCK_OP_RESPONSE, 0, NULL, 0);
 	assert_int_equal(vsock_state(s), VSOCK_CONNECTED);
 	clear_sent();
 	return s;
@@ -112,7 +95,7 @@ static void test_connecting_gets_wrong_op(void **state)
 	struct vsock_sock *s = vsock_connect(HOST_CID, 4000, VSOCK_TYPE_STREAM);
 	uint64_t bad = vsock_counters()->rx_bad_op;
 
-	host_pkt(s, VSOCK_OP_RW, 0, "x", 1);
+	host_pkt_on(s, VSOCK_OP_RW, 0, "x", 1);
 	assert_int_equal(vsock_state(s), VSOCK_CLOSED);
 	assert_int_equal(vsock_error(s), -EPROTO);
 	assert_int_equal(last_op(), VSOCK_OP_RST);
@@ -185,7 +168,7 @@ static void test_shutdown_rules(void **state)
 	struct vsock_sock *s = vsock_connect(HOST_CID, 4000, VSOCK_TYPE_STREAM);
 
 	assert_int_equal(vsock_shutdown(s, VSOCK_SHUTDOWN_SEND), -ENOTCONN);
-	host_pkt(s, VSOCK_OP_RESPONSE, 0, NULL, 0);
+	host_pkt_on(s, VSOCK_OP_RESPONSE, 0, NULL, 0);
 	clear_sent();
 	assert_int_equal(vsock_shutdown(s, 0), 0); /* nothing asked: nothing sent */
 	assert_int_equal(n_sent, 0);
@@ -205,8 +188,8 @@ static void test_connected_gets_request(void **state)
 	struct vsock_sock *s = connect_to_host(VSOCK_TYPE_STREAM);
 	uint64_t bad = vsock_counters()->rx_bad_op;
 
-	host_pkt(s, VSOCK_OP_REQUEST, 0, NULL, 0);
-	host_pkt(s, VSOCK_OP_RESPONSE, 0, NULL, 0);
+	host_pkt_on(s, VSOCK_OP_REQUEST, 0, NULL, 0);
+	host_pkt_on(s, VSOCK_OP_RESPONSE, 0, NULL, 0);
 	assert_int_equal(vsock_counters()->rx_bad_op, bad + 2);
 	assert_int_equal(vsock_state(s), VSOCK_CONNECTED);
 	assert_int_equal(n_sent, 0);
@@ -218,9 +201,9 @@ static void test_peer_done_after_last_read(void **state)
 	struct vsock_sock *s = connect_to_host(VSOCK_TYPE_STREAM);
 	uint8_t out[8];
 
-	host_pkt(s, VSOCK_OP_RW, 0, "abcd", 4);
-	host_pkt(s, VSOCK_OP_SHUTDOWN, 0, NULL, 0); /* no flags: nothing changes */
-	host_pkt(s, VSOCK_OP_SHUTDOWN, VSOCK_SHUTDOWN_RCV | VSOCK_SHUTDOWN_SEND, NULL, 0);
+	host_pkt_on(s, VSOCK_OP_RW, 0, "abcd", 4);
+	host_pkt_on(s, VSOCK_OP_SHUTDOWN, 0, NULL, 0); /* no flags: nothing changes */
+	host_pkt_on(s, VSOCK_OP_SHUTDOWN, VSOCK_SHUTDOWN_RCV | VSOCK_SHUTDOWN_SEND, NULL, 0);
 	assert_int_equal(vsock_state(s), VSOCK_CONNECTED);
 	assert_int_equal(n_sent, 0);
 	assert_int_equal(vsock_recv(s, out, 2, NULL), 2);
@@ -237,8 +220,8 @@ static void test_close_after_peer_done(void **state)
 {
 	struct vsock_sock *s = connect_to_host(VSOCK_TYPE_STREAM);
 
-	host_pkt(s, VSOCK_OP_RW, 0, "abcd", 4);
-	host_pkt(s, VSOCK_OP_SHUTDOWN, VSOCK_SHUTDOWN_RCV | VSOCK_SHUTDOWN_SEND, NULL, 0);
+	host_pkt_on(s, VSOCK_OP_RW, 0, "abcd", 4);
+	host_pkt_on(s, VSOCK_OP_SHUTDOWN, VSOCK_SHUTDOWN_RCV | VSOCK_SHUTDOWN_SEND, NULL, 0);
 	vsock_close(s);
 	assert_int_equal(last_op(), VSOCK_OP_RST);
 	assert_null(vsock_next(NULL));
@@ -255,10 +238,10 @@ static void test_seqpacket_discard_spans_packets(void **state)
 	/* packets stay apart (no smallcopy merging) */
 	assert_int_equal(config_set("smallcopy", "0", err, sizeof(err)), 0);
 	s = connect_to_host(VSOCK_TYPE_SEQPACKET);
-	host_pkt(s, VSOCK_OP_RW, 0, "0123", 4);
-	host_pkt(s, VSOCK_OP_RW, 0, "4567", 4);
-	host_pkt(s, VSOCK_OP_RW, VSOCK_SEQ_EOM, "89", 2);
-	host_pkt(s, VSOCK_OP_RW, VSOCK_SEQ_EOM, "next", 4);
+	host_pkt_on(s, VSOCK_OP_RW, 0, "0123", 4);
+	host_pkt_on(s, VSOCK_OP_RW, 0, "4567", 4);
+	host_pkt_on(s, VSOCK_OP_RW, VSOCK_SEQ_EOM, "89", 2);
+	host_pkt_on(s, VSOCK_OP_RW, VSOCK_SEQ_EOM, "next", 4);
 	assert_int_equal(vsock_recv(s, out, 2, &eor), 2);
 	assert_true(eor);
 	assert_memory_equal(out, "01", 2);

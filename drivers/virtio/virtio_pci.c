@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "drivers/virtio/virtio_pci.h"
+#include "drivers/virtio/virtio_pci_regs.h"
 #include "kernel/barrier.h"
 #include "kernel/config.h"
 #include "kernel/cpu.h"
@@ -78,33 +79,6 @@ CONFIG_KEY(cfg_irq) = {
 #define CAP_NOTIFY_CFG 2
 #define CAP_ISR_CFG 3
 #define CAP_DEVICE_CFG 4
-
-/* 4.1.4.3 struct virtio_pci_common_cfg */
-#define COMMON_DFSELECT 0
-#define COMMON_DF 4
-#define COMMON_GFSELECT 8
-#define COMMON_GF 12
-#define COMMON_MSIX 16
-#define COMMON_NUMQ 18
-#define COMMON_STATUS 20
-#define COMMON_CFGGENERATION 21
-#define COMMON_Q_SELECT 22
-#define COMMON_Q_SIZE 24
-#define COMMON_Q_MSIX 26
-#define COMMON_Q_ENABLE 28
-#define COMMON_Q_NOFF 30
-#define COMMON_Q_DESC 32
-#define COMMON_Q_DRIVER 40
-#define COMMON_Q_DEVICE 48
-#define COMMON_LEN 56
-
-/* 2.1 Device Status Field */
-#define STATUS_ACKNOWLEDGE 1
-#define STATUS_DRIVER 2
-#define STATUS_DRIVER_OK 4
-#define STATUS_FEATURES_OK 8
-#define STATUS_NEEDS_RESET 64
-#define STATUS_FAILED 128
 
 static const struct virtio_driver *drivers[MAX_DRIVERS];
 static unsigned int n_drivers;
@@ -246,6 +220,7 @@ static int find_caps(struct virtio_device *v)
 				v->common = map_cap(v, cap, &len);
 				if (v->common && len < COMMON_LEN)
 					v->common = NULL;
+				v->common_len = len;
 			}
 			break;
 		case CAP_NOTIFY_CFG:
@@ -474,9 +449,13 @@ static uint64_t transport_features(void)
 	return f;
 }
 
+/* Bits a hostile restart asks for on top (virtio_restart). */
+static uint64_t restart_features;
+
 static uint64_t driver_features(const struct virtio_driver *drv)
 {
-	return drv->features | (drv->config_features ? drv->config_features() : 0);
+	return drv->features | (drv->config_features ? drv->config_features() : 0) |
+	       restart_features;
 }
 
 static int fail(struct virtio_device *v, const char *why)
@@ -554,6 +533,43 @@ void virtio_reprobe_all(void)
 		if (devices[i].driver && devices[i].common)
 			device_start(&devices[i]);
 	}
+}
+
+/* ---- The hostile driver (fuzz_transport.c), never on a data path ---- */
+
+uint32_t virtio_common_read(struct virtio_device *v, unsigned int off, unsigned int width)
+{
+	if (!v->common || off + width > v->common_len)
+		return 0;
+	if (width == 1)
+		return c_read8(v, off);
+	return width == 2 ? c_read16(v, off) : c_read32(v, off);
+}
+
+void virtio_common_write(struct virtio_device *v, unsigned int off, unsigned int width,
+			 uint32_t val)
+{
+	if (!v->common || off + width > v->common_len)
+		return;
+	if (width == 1)
+		c_write8(v, off, (uint8_t)val);
+	else if (width == 2)
+		c_write16(v, off, (uint16_t)val);
+	else
+		c_write32(v, off, val);
+}
+
+int virtio_restart(struct virtio_device *v, uint64_t extra_features)
+{
+	int ret;
+
+	if (!v->driver || !v->common)
+		return -ENODEV;
+	device_stop(v);
+	restart_features = extra_features;
+	ret = device_start(v);
+	restart_features = 0;
+	return ret;
 }
 
 static bool device_broken(const struct virtio_device *v)

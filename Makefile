@@ -120,6 +120,8 @@ VRING_SRCS := $(wildcard host/vring/*.c)
 RING_SRCS := drivers/virtio/virtqueue.c drivers/virtio/ring_split.c drivers/virtio/ring_packed.c
 HOST_LIBS_vhost-vsock := $(VRING_SRCS) $(wildcard host/vring/*.h)
 HOST_LIBS_bench := host/cost/cost_shm.h
+# the guest fuzzer's generator, one source for both sides
+HOST_LIBS_fuzz-gen := drivers/virtio/fuzz_gen.c drivers/virtio/fuzz_gen.h
 HOST_PROGS := $(sort $(patsubst host/%,$(BUILD)/host/ringside-%,$(HOST_DIRS)))
 HOST_CFLAGS := -std=gnu11 -O2 -g $(WARN) -D_GNU_SOURCE -I.
 COST_PLUGIN := $(BUILD)/host/ringside-cost.so

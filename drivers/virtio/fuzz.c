@@ -1,0 +1,638 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The guest-side virtio fuzzer (fuzz.h): runs a seed's steps, or steps
+ * given on the console, against the live devices while the services run
+ * beside them, a batch at a time.
+ *
+ *   fuzz SEED [steps=N] [target=vsock|net|transport] [from=I] [batch=B] [v=1]
+ *   fuzz replay TOKEN...      the steps given, as one batch
+ *   fuzz show SEED [from=I] [steps=N] [target=T]   the tokens, not run
+ *   fuzz stop | fuzz          end the run | what runs, and the tally
+ *
+ * After a batch of vsock or net steps the guest waits for the device's
+ * answer as the attack modes do (hostile.h): a harmless last packet
+ * (vsock), then every buffer of the batch completed (answered), some
+ * kept for good while others completed (keeps K; past a quarter of the
+ * ring the guest resets the device), or nothing completed for 3 s
+ * (silent: the queue is marked broken and virtio-recover resets and
+ * probes the device again). After a batch of transport steps every
+ * device they touched is reset and probed again. Then one line:
+ *
+ *   fuzz SEED TARGET FROM+N: VERDICT; well-formed W/N, skipped S; digest D
+ *   fuzz replay N: VERDICT; well-formed W/N, skipped S; digest D
+ *
+ * W counts the steps whose rings and transport writes were well formed
+ * (fuzz.h); D is fuzz_digest over the batch's steps. The host's oracles
+ * (host/ringside/fuzz.py) read the line and check the back end, the
+ * host's logs and the bystander connection.
+ *
+ * Off by default, and nothing here runs on the data path: the poller
+ * joins the loop with the first run (the command or the boot key).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "drivers/virtio/fuzz.h"
+#include "drivers/virtio/hostile.h"
+#include "drivers/virtio/virtio_pci.h"
+#include "kernel/config.h"
+#include "kernel/dma.h"
+#include "kernel/mm.h"
+#include "kernel/poll.h"
+#include "kernel/printk.h"
+#include "kernel/shell.h"
+#include "kernel/time.h"
+
+#define NS_PER_MS 1000000ULL
+#define ZEROS_LEN (64u << 10)
+/* A console line holds 16 words: `fuzz replay` and 14 tokens. */
+#define REPLAY_MAX 14
+/* How long a run waits for its device (the boot key, a device restarting). */
+#define DEVICE_WAIT_NS (60000ULL * NS_PER_MS)
+
+static const char *const target_choices[FUZZ_TARGETS + 1] = {
+	[FUZZ_VSOCK] = "vsock",
+	[FUZZ_NET] = "net",
+	[FUZZ_TRANSPORT] = "transport",
+};
+
+CONFIG_KEY(cfg_fuzz) = {
+	.name = "fuzz",
+	.help = "fuzzer: run this seed's steps from boot (0: off; `fuzz` on the console)",
+	.type = CONFIG_UINT,
+	.min = 0,
+	.max = ~0ULL,
+	.def = 0,
+};
+
+CONFIG_KEY(cfg_fuzz_steps) = {
+	.name = "fuzz_steps",
+	.help = "fuzzer: steps a run takes",
+	.type = CONFIG_UINT,
+	.min = 1,
+	.max = 1000000000,
+	.def = 256,
+};
+
+CONFIG_KEY(cfg_fuzz_target) = {
+	.name = "fuzz_target",
+	.help = "fuzzer: what the steps drive (vsock headers and rings, virtio-net, the transport)",
+	.type = CONFIG_ENUM,
+	.choices = target_choices,
+	.def = FUZZ_VSOCK,
+};
+
+CONFIG_KEY(cfg_fuzz_batch) = {
+	.name = "fuzz_batch",
+	.help = "fuzzer: steps between two looks at the device's answer",
+	.type = CONFIG_UINT,
+	.min = 1,
+	.max = 4096,
+	.def = 32,
+};
+
+struct fuzz_run {
+	bool active, settling, replay;
+	enum fuzz_target target;
+	uint64_t seed;
+	uint64_t next, end; /* step indices: the next to run, one past the last */
+	uint64_t batch_from;
+	uint32_t batch;
+	bool verbose;
+	struct fuzz_step steps[REPLAY_MAX]; /* a replay's */
+	/* this batch */
+	unsigned int ran, well_formed, skipped, refused;
+	uint64_t digest;
+	bool broken; /* the queue broke during the batch */
+	bool reprobed; /* a second probe went out after buffers looked kept */
+	uint64_t kept_before; /* buffers kept when it did */
+	uint64_t wait_until; /* for the device to be there */
+	struct tx_watch watch;
+};
+
+struct fuzz_tally {
+	uint64_t runs, steps, skipped, batches, answered, kept, silent, resets, restarts;
+};
+
+static struct fuzz_run run;
+static struct fuzz_tally tally;
+static struct fuzz_mem mem;
+static const struct poller fuzz_poller;
+
+const struct fuzz_mem *fuzz_mem(void)
+{
+	return mem.scratch ? &mem : NULL;
+}
+
+static int mem_init(void)
+{
+	const struct mem_region *r;
+	unsigned int n;
+	uint8_t *zeros;
+
+	if (mem.scratch)
+		return 0;
+	r = mm_regions(&n);
+	zeros = dma_alloc(ZEROS_LEN, 4096);
+	mem.scratch = dma_alloc(FUZZ_SCRATCH_LEN, 4096);
+	if (!zeros || !mem.scratch || !n)
+		return -ENOMEM;
+	mem.scratch_pa = virt_to_phys(mem.scratch);
+	mem.zeros_pa = virt_to_phys(zeros);
+	for (unsigned int i = 0; i < n; i++)
+		if (r[i].end > mem.ram_end)
+			mem.ram_end = r[i].end;
+	return 0;
+}
+
+/* The TX queue a batch of @target is watched on (none for the transport). */
+static struct virtq *target_txq(enum fuzz_target target)
+{
+	if (target == FUZZ_VSOCK)
+		return virtio_vsock_txq();
+	return target == FUZZ_NET ? virtio_net_txq() : NULL;
+}
+
+static struct fuzz_step current(void)
+{
+	if (run.replay)
+		return run.steps[run.next];
+	return fuzz_step_at(run.seed, run.target, run.next);
+}
+
+static int run_step(const struct fuzz_step *s, struct fuzz_outcome *o)
+{
+	o->well_formed = true;
+	if (run.target == FUZZ_TRANSPORT)
+		return fuzz_transport_step(s, o);
+	if (run.target == FUZZ_NET)
+		return fuzz_net_step(s, o);
+	return fuzz_vsock_step(s, o);
+}
+
+static void batch_begin(void)
+{
+	run.batch_from = run.next;
+	run.ran = run.well_formed = run.skipped = run.refused = 0;
+	run.digest = FUZZ_DIGEST_INIT;
+	run.broken = false;
+	run.reprobed = false;
+	run.settling = false;
+	tx_watch_begin(&run.watch, target_txq(run.target), now_ns());
+}
+
+static void fuzz_stop(const char *how)
+{
+	if (run.replay)
+		pr_warn("fuzz replay: %s\n", how);
+	else
+		pr_warn("fuzz %#llx %s: %s\n", (unsigned long long)run.seed,
+			fuzz_target_name(run.target), how);
+	run.active = false;
+	poll_keep(poll_bit(&fuzz_poller), false);
+}
+
+/* The batch's line, then the next batch or the end of the run. */
+static void batch_end(const char *verdict)
+{
+	unsigned int n = run.ran + run.skipped + run.refused;
+	char where[64];
+
+	tally.batches++;
+	if (run.replay)
+		snprintf(where, sizeof(where), "replay %u", n);
+	else
+		snprintf(where, sizeof(where), "%#llx %s %llu+%u", (unsigned long long)run.seed,
+			 fuzz_target_name(run.target), (unsigned long long)run.batch_from, n);
+	pr_warn("fuzz %s: %s; well-formed %u/%u, skipped %u; digest %016llx\n", where, verdict,
+		run.well_formed, run.ran, run.skipped + run.refused,
+		(unsigned long long)run.digest);
+	if (run.next >= run.end) {
+		run.active = false;
+		poll_keep(poll_bit(&fuzz_poller), false);
+		return;
+	}
+	batch_begin();
+}
+
+static bool needs_reset(struct virtq *vq)
+{
+	const struct virtio_queue *q = virtq_priv(vq);
+
+	return q && q->vdev && !virtio_device_ok(q->vdev);
+}
+
+/* A harmless last buffer: the device answers it only if it still takes buffers. */
+static void probe(void)
+{
+	if (run.target == FUZZ_VSOCK)
+		hostile_probe();
+	else
+		fuzz_net_probe();
+}
+
+static void settle_start(uint64_t now)
+{
+	struct virtq *vq = target_txq(run.target);
+	char verdict[48];
+	int ret;
+
+	run.settling = true;
+	if (run.target == FUZZ_TRANSPORT) {
+		ret = fuzz_transport_restart();
+		tally.restarts += ret > 0 ? (unsigned int)ret : 0;
+		if (ret < 0)
+			snprintf(verdict, sizeof(verdict), "restart failed: %d", ret);
+		else
+			snprintf(verdict, sizeof(verdict), "restarted %d", ret);
+		batch_end(verdict);
+		return;
+	}
+	if (run.broken || (vq && virtq_is_broken(vq))) {
+		tally.resets++;
+		batch_end("queue broken: reset");
+		return;
+	}
+	probe();
+	tx_watch_settle(&run.watch, vq, now);
+}
+
+static void silent(struct virtq *vq)
+{
+	char verdict[48];
+
+	tally.silent++;
+	tally.resets++;
+	snprintf(verdict, sizeof(verdict), "silent%s: reset",
+		 needs_reset(vq) ? ", needs reset" : "");
+	virtq_mark_broken(vq); /* virtio-recover resets the device */
+	batch_end(verdict);
+}
+
+/*
+ * Buffers kept: the device went on completing after the probe went out,
+ * but that may have been buffers before it, and then it stopped. A
+ * second probe tells: a device that still takes buffers answers it, and
+ * keeps no more than before.
+ */
+static void kept(struct virtq *vq, uint64_t now)
+{
+	uint64_t kept = tx_watch_kept(&run.watch, vq);
+	char verdict[48];
+
+	if (!run.reprobed) {
+		run.reprobed = true;
+		run.kept_before = kept;
+		probe();
+		tx_watch_settle(&run.watch, vq, now);
+		return;
+	}
+	if (kept > run.kept_before) {
+		silent(vq);
+		return;
+	}
+	tally.kept++;
+	/* buffers a device keeps are lost until a reset: not a quarter of the ring */
+	if (kept + run.watch.out0 > virtq_size(vq) / 4u) {
+		tally.resets++;
+		virtq_mark_broken(vq);
+		snprintf(verdict, sizeof(verdict), "keeps %llu: reset", (unsigned long long)kept);
+	} else {
+		snprintf(verdict, sizeof(verdict), "keeps %llu", (unsigned long long)kept);
+	}
+	batch_end(verdict);
+}
+
+static void settle(uint64_t now)
+{
+	struct virtq *vq = target_txq(run.target);
+
+	switch (tx_watch_verdict(&run.watch, vq, now)) {
+	case TXW_WAIT:
+		return;
+	case TXW_ANSWERED:
+		tally.answered++;
+		batch_end("answered");
+		return;
+	case TXW_KEPT:
+		kept(vq, now);
+		return;
+	case TXW_SILENT:
+		silent(vq);
+		return;
+	case TXW_BUSY:
+		batch_end("busy");
+		return;
+	case TXW_NO_DEVICE:
+		fuzz_stop("no device");
+		return;
+	}
+}
+
+static void one_step(uint64_t now)
+{
+	struct fuzz_step s = current();
+	struct virtq *vq = target_txq(run.target);
+	struct fuzz_outcome o;
+	char tok[FUZZ_TOKEN_MAX];
+	int ret = run_step(&s, &o);
+
+	if (ret == -ENOSPC && !tx_watch_silent(&run.watch, vq, now))
+		return; /* the ring is full: again next pass */
+	if (ret == -ENODEV && run.next == run.batch_from && now < run.wait_until)
+		return; /* the boot key waits for its device */
+	if (ret == -ENODEV && run.next != run.batch_from) {
+		fuzz_stop("no device");
+		return;
+	}
+	run.digest = fuzz_digest(run.digest, &s);
+	run.next++;
+	tally.steps++;
+	if (ret == -ENOSPC || ret == -ENOMEM || ret == -ENODEV)
+		run.refused++;
+	else if (ret == -EOPNOTSUPP)
+		run.skipped++, tally.skipped++;
+	else
+		run.ran++, run.well_formed += o.well_formed;
+	if (ret == -EIO || (vq && virtq_is_broken(vq)))
+		run.broken = true;
+	if (vq && !virtq_is_broken(vq))
+		virtq_kick(vq);
+	if (run.verbose)
+		printf("fuzz step %llu: %s -> %d%s\n", (unsigned long long)(run.next - 1),
+		       fuzz_token(&s, tok), ret, o.well_formed ? "" : " (malformed)");
+	/* a full ring the device takes nothing from ends the batch: settle says why */
+	if (run.broken || ret == -ENOSPC || run.next >= run.end ||
+	    run.next - run.batch_from >= run.batch)
+		settle_start(now);
+	else
+		poll_raise(poll_bit(&fuzz_poller)); /* the next step without a halt between */
+}
+
+static unsigned int fuzz_poll(unsigned int budget)
+{
+	uint64_t now = now_ns();
+
+	(void)budget;
+	if (!run.active)
+		return 0;
+	poll_wake_at(now + NS_PER_MS);
+	if (run.settling)
+		settle(now);
+	else
+		one_step(now);
+	return 1;
+}
+
+static const struct poller fuzz_poller = {
+	.name = "fuzz",
+	.poll = fuzz_poll,
+	.on_raise = true, /* between runs: a bit test per pass, no call */
+};
+
+/*
+ * The poller joins the loop with the first run, not at boot: a guest
+ * that never fuzzes runs exactly the pollers it ran before.
+ */
+static int fuzz_start(void)
+{
+	int ret = mem_init();
+
+	if (ret)
+		return ret;
+	ret = poll_register(&fuzz_poller);
+	if (ret)
+		return ret;
+	tally.runs++;
+	run.active = true;
+	run.wait_until = now_ns() + DEVICE_WAIT_NS;
+	batch_begin();
+	poll_keep(poll_bit(&fuzz_poller), true);
+	poll_raise(poll_bit(&fuzz_poller));
+	return 0;
+}
+
+static int start_seed(uint64_t seed, enum fuzz_target target, uint64_t from, uint64_t steps,
+		      uint32_t batch, bool verbose)
+{
+	memset(&run, 0, sizeof(run));
+	run.seed = seed;
+	run.target = target;
+	run.next = from;
+	run.end = from + steps;
+	run.batch = batch;
+	run.verbose = verbose;
+	pr_warn("fuzz %#llx %s: steps %llu..%llu, batches of %u\n", (unsigned long long)seed,
+		fuzz_target_name(target), (unsigned long long)from,
+		(unsigned long long)(from + steps - 1), batch);
+	return fuzz_start();
+}
+
+/* ---- console and boot keys ---- */
+
+static int parse_u64(const char *s, uint64_t *out)
+{
+	char *end;
+
+	if (!*s || *s == '-')
+		return -1;
+	*out = strtoull(s, &end, 0);
+	return *end ? -1 : 0;
+}
+
+struct run_opts {
+	uint64_t from, steps;
+	uint32_t batch;
+	enum fuzz_target target;
+	bool verbose;
+};
+
+/* KEY=VALUE words from argv[2] on; a clear line and -1 on anything else. */
+static int parse_opts(int argc, char **argv, struct run_opts *o)
+{
+	for (int i = 2; i < argc; i++) {
+		char *eq = strchr(argv[i], '=');
+		uint64_t v = 0;
+
+		if (!eq)
+			return shell_error("fuzz: '%s' is not KEY=VALUE", argv[i]);
+		*eq = 0;
+		if (!strcmp(argv[i], "target")) {
+			o->target = fuzz_target_parse(eq + 1);
+			if (o->target == FUZZ_TARGETS)
+				return shell_error("fuzz: target must be vsock, net or transport, "
+						   "got '%s'",
+						   eq + 1);
+			continue;
+		}
+		if (parse_u64(eq + 1, &v))
+			return shell_error("fuzz: %s must be a number, got '%s'", argv[i], eq + 1);
+		if (!strcmp(argv[i], "from"))
+			o->from = v;
+		else if (!strcmp(argv[i], "steps") && v >= 1 && v <= cfg_fuzz_steps.max)
+			o->steps = v;
+		else if (!strcmp(argv[i], "batch") && v >= 1 && v <= cfg_fuzz_batch.max)
+			o->batch = (uint32_t)v;
+		else if (!strcmp(argv[i], "v") && v <= 1)
+			o->verbose = v;
+		else
+			return shell_error("fuzz: unknown option or value out of range: %s=%s",
+					   argv[i], eq + 1);
+	}
+	return 0;
+}
+
+static void show(uint64_t seed, const struct run_opts *o)
+{
+	uint64_t digest = FUZZ_DIGEST_INIT;
+	char tok[FUZZ_TOKEN_MAX];
+
+	for (uint64_t i = 0; i < o->steps; i++) {
+		struct fuzz_step s = fuzz_step_at(seed, o->target, o->from + i);
+
+		digest = fuzz_digest(digest, &s);
+		printf("%s%s", fuzz_token(&s, tok), (i + 1) % 8 && i + 1 < o->steps ? " " : "\n");
+	}
+	printf("digest %016llx\n", (unsigned long long)digest);
+}
+
+/* The target of steps given without one: the transport's, virtio-net's, or vsock's. */
+static enum fuzz_target replay_target(const struct fuzz_step *steps, int n)
+{
+	if (steps[0].kind >= FK_STATUS)
+		return FUZZ_TRANSPORT;
+	for (int i = 0; i < n; i++)
+		if (steps[i].kind == FK_NET_HDR)
+			return FUZZ_NET;
+	return !virtio_vsock_txq() && virtio_net_txq() ? FUZZ_NET : FUZZ_VSOCK;
+}
+
+static int cmd_replay(int argc, char **argv)
+{
+	struct fuzz_step steps[REPLAY_MAX];
+	enum fuzz_target target = FUZZ_TARGETS;
+	int first = 2, n;
+
+	if (argc > 2 && !strncmp(argv[2], "target=", 7)) {
+		target = fuzz_target_parse(argv[2] + 7);
+		if (target == FUZZ_TARGETS)
+			return shell_error("fuzz: target must be vsock, net or transport, got '%s'",
+					   argv[2] + 7);
+		first = 3;
+	}
+	n = argc - first;
+	if (n < 1 || n > REPLAY_MAX)
+		return shell_error("fuzz: replay takes 1 to %d steps (tokens like hd.4a0012)",
+				   REPLAY_MAX);
+	for (int i = 0; i < n; i++)
+		if (fuzz_token_parse(argv[first + i], &steps[i]))
+			return shell_error("fuzz: '%s' is not a step (KIND.HEX)", argv[first + i]);
+	if (target == FUZZ_TARGETS)
+		target = replay_target(steps, n);
+	for (int i = 0; i < n; i++)
+		if (!fuzz_kind_in(steps[i].kind, target))
+			return shell_error("fuzz: %s is no %s step", argv[first + i],
+					   fuzz_target_name(target));
+	memset(&run, 0, sizeof(run));
+	run.replay = true;
+	memcpy(run.steps, steps, sizeof(steps[0]) * (unsigned int)n);
+	run.end = (uint64_t)n;
+	run.batch = (uint32_t)n;
+	run.target = target;
+	if (fuzz_start())
+		return shell_error("fuzz: no memory or no room for a poller");
+	return 0;
+}
+
+static int cmd_fuzz(int argc, char **argv)
+{
+	struct run_opts o = { 0, config_get(&cfg_fuzz_steps), (uint32_t)config_get(&cfg_fuzz_batch),
+			      (enum fuzz_target)config_get(&cfg_fuzz_target), false };
+	uint64_t seed;
+
+	if (argc < 2) {
+		if (run.active && run.replay)
+			printf("fuzz replay: running, step %llu of %llu\n",
+			       (unsigned long long)run.next, (unsigned long long)run.end);
+		else if (run.active)
+			printf("fuzz %#llx %s: running, step %llu of %llu..%llu\n",
+			       (unsigned long long)run.seed, fuzz_target_name(run.target),
+			       (unsigned long long)run.next, (unsigned long long)run.batch_from,
+			       (unsigned long long)(run.end - 1));
+		else
+			printf("no fuzz run\n");
+		printf("runs %llu steps %llu skipped %llu batches %llu answered %llu kept %llu "
+		       "silent %llu resets %llu restarts %llu\n",
+		       (unsigned long long)tally.runs, (unsigned long long)tally.steps,
+		       (unsigned long long)tally.skipped, (unsigned long long)tally.batches,
+		       (unsigned long long)tally.answered, (unsigned long long)tally.kept,
+		       (unsigned long long)tally.silent, (unsigned long long)tally.resets,
+		       (unsigned long long)tally.restarts);
+		return 0;
+	}
+	if (!strcmp(argv[1], "stop")) {
+		if (run.active)
+			fuzz_stop("stopped");
+		return 0;
+	}
+	if (run.active)
+		return shell_error("fuzz: a run is on (fuzz stop)");
+	if (!strcmp(argv[1], "replay"))
+		return cmd_replay(argc, argv);
+	if (!strcmp(argv[1], "show")) {
+		if (argc < 3 || parse_u64(argv[2], &seed))
+			return shell_error("fuzz: show needs a SEED");
+		o.steps = 16;
+		if (parse_opts(argc - 1, argv + 1, &o))
+			return -1;
+		show(seed, &o);
+		return 0;
+	}
+	if (parse_u64(argv[1], &seed))
+		return shell_error("fuzz: '%s' is not a seed (a number; fuzz replay, show, stop)",
+				   argv[1]);
+	if (parse_opts(argc, argv, &o))
+		return -1;
+	if (o.target == FUZZ_NET && !virtio_net_txq())
+		return shell_error("fuzz: target=net needs a virtio-net device");
+	if (o.target == FUZZ_VSOCK && !virtio_vsock_txq())
+		return shell_error("fuzz: target=vsock needs a vsock device");
+	if (start_seed(seed, o.target, o.from, o.steps, o.batch, o.verbose))
+		return shell_error("fuzz: no memory or no room for a poller");
+	return 0;
+}
+
+static const struct shell_cmd fuzz_cmd = {
+	.name = "fuzz",
+	.usage = "SEED [steps=N] [target=vsock|net|transport] [from=I] [batch=B] [v=1] | "
+		 "replay [target=T] STEP... | show SEED | stop",
+	.help = "seeded virtio fuzzer: steps against the live devices, batch verdicts",
+	.run = cmd_fuzz,
+};
+
+static bool fuzz_ready; /* fuzz_init ran */
+
+static void boot_key_changed(struct config_key *key)
+{
+	uint64_t seed = config_get(&cfg_fuzz);
+
+	(void)key;
+	/* parsed before fuzz_init: it calls again once the drivers are there */
+	if (!fuzz_ready || !seed || run.active)
+		return;
+	if (start_seed(seed, (enum fuzz_target)config_get(&cfg_fuzz_target), 0,
+		       config_get(&cfg_fuzz_steps), (uint32_t)config_get(&cfg_fuzz_batch), false))
+		pr_err("fuzz: no memory or no room for a poller\n");
+}
+
+static struct config_hook boot_hook = { .fn = boot_key_changed };
+
+void fuzz_init(void)
+{
+	fuzz_ready = true;
+	shell_register(&fuzz_cmd);
+	config_on_change(&cfg_fuzz, &boot_hook);
+	boot_key_changed(&cfg_fuzz);
+}

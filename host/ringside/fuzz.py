@@ -1,0 +1,600 @@
+# SPDX-License-Identifier: MIT
+"""fuzz: a campaign of the guest-side virtio fuzzer against one back end.
+
+ringside's `fuzz SEED` (drivers/virtio/fuzz.c) drives the devices it has
+with a seed's steps: vsock headers, descriptor chains, indirect tables,
+ring indices, virtio-net headers and frames, the transport itself. A
+campaign boots guests behind one back end (fuzz_backends.py), one after
+the other, and runs the seed's steps a batch at a time; after every
+batch the host checks its oracles:
+
+  crash        the back end or QEMU exited
+  host-kernel  the host kernel logged an oops, BUG, WARNING, a hung task
+               or a vhost error (under KVM)
+  guest        the guest took an exception, or stopped answering
+  silent       the device stopped answering after well-formed steps only,
+               without saying it needs a reset (virtio 1.2 2.1.2)
+  kept         it kept buffers of well-formed chains for good
+  garbled      it wrote completions the ring could not follow, after
+               well-formed steps only
+  dead         after the guest's reset the device does not serve again
+  bystander    the bystander connection got a wrong byte, or lost its
+               connection with no reset to excuse it
+  resources    the back end's (or QEMU's) anonymous memory or open
+               descriptors grew past a bound
+
+A device that stops after a malformed step (a looping chain, an avail
+index past the ring) has the spec on its side: that is counted (resets),
+not a failure. The nested hypervisor's own faults (vcpu_watch.py) are
+counted apart and the campaign boots a new guest.
+
+A failure is replayed on a fresh guest (`fuzz replay TOKEN...`, the
+failing batch alone, else the guest's whole run to it) and shrunk
+(fuzz_minimise.py) to the shortest sequence that still fails the same
+oracle: the one-line reproducer. Failures are told apart by oracle and
+the kind of the reproducer's last step; each distinct one is saved with
+its reproducer, the logs and the versions under build/fuzz/.
+"""
+
+import argparse
+import datetime
+import json
+import os
+import random
+import re
+import shutil
+import sys
+import time
+
+from . import fuzz_steps
+from .cli import Parser, positive_int
+from .errors import GuestExited, GuestTimeout, LaunchError
+from .fuzz_backends import RSS_BOUND, FD_BOUND, backends, custom, nested_fault
+from .fuzz_minimise import Minimiser
+from .images import REPO
+from .results import metadata
+from .table import Column, Table
+
+PROG = 'fuzz'
+SAVE_DIR = os.path.join(REPO, 'build', 'fuzz')
+BATCH = 32
+BATCH_TIMEOUT = 300        # s for one batch's line: 60 s of settling at most, under TCG
+BOOT_RETRIES = 3
+# every fourth batch drives the transport (it restarts the devices after)
+TARGET_ROTATION = 4
+
+BATCH_LINE = re.compile(
+    r'fuzz (?:replay (?P<rn>\d+)|0x(?P<seed>[0-9a-f]+) (?P<target>[a-z]+) (?P<start>\d+)'
+    r'\+(?P<n>\d+)): (?P<verdict>[^;\r\n]*); well-formed (?P<wf>\d+)/(?P<ran>\d+), '
+    r'skipped (?P<skipped>\d+); digest (?P<digest>[0-9a-f]{16})\r?\n')
+STOP_LINE = re.compile(r'fuzz (?:replay|0x[0-9a-f]+ [a-z]+): (?P<verdict>no device|stopped)'
+                       r'\r?\n')
+EXCEPTION = re.compile(r'\*\*\* exception[^\n]*')
+ORACLES = ('crash', 'host-kernel', 'guest', 'silent', 'kept', 'garbled', 'dead', 'bystander',
+           'resources')
+
+
+class Failure:
+    def __init__(self, oracle, evidence):
+        self.oracle, self.evidence = oracle, evidence
+
+    def __repr__(self):
+        return '%s: %s' % (self.oracle, self.evidence)
+
+
+class Batch:
+    """What one batch did: the guest's line, the bystander, the verdict."""
+
+    def __init__(self, command):
+        self.command = command
+        self.line = None          # the guest's batch line (a match), or None
+        self.verdict = ''
+        self.ran = self.well_formed = self.skipped = 0
+        self.bystander = ''       # what went wrong for the bystander ('' = exact)
+        self.exchanges = 0
+        self.failure = None       # a Failure, or None
+        self.nested = None        # the nested hypervisor's fault, or None
+        self.reset = False        # the device was reset (or restarted) after it
+
+    @property
+    def n(self):
+        return self.ran + self.skipped
+
+
+def run_batch(guest, command, timeout=BATCH_TIMEOUT):
+    """Send one fuzz command and wait for its batch line, exchanging
+    bystander data meanwhile; the Batch, judged by the oracles."""
+    b = Batch(command)
+    console = guest.console
+    mark = len(console.text)
+    try:
+        out = console.command(command, 60)
+    except (GuestTimeout, GuestExited) as e:
+        return _judge(guest, b, mark, str(e))
+    if out.startswith('error:'):
+        raise RuntimeError('the guest refused %r: %s' % (command, out))
+    deadline = time.monotonic() + timeout
+    n = 0
+    while True:
+        text = console.text
+        m = BATCH_LINE.search(text, mark) or STOP_LINE.search(text, mark)
+        if m or EXCEPTION.search(text, mark) or not guest.alive() or console.eof:
+            b.line = m
+            break
+        if time.monotonic() > deadline:
+            return _judge(guest, b, mark, 'no batch line after %d s%s' % (
+                timeout, console.diagnose() if console.diagnose else ''))
+        guest.feed()
+        if guest.live_bystander and not b.bystander:
+            b.bystander = guest.exchange(n)
+            n += 1
+            b.exchanges += not b.bystander
+        else:
+            time.sleep(0.05)  # the console line has no event the loop can wait on here
+    return _judge(guest, b, mark, '')
+
+
+def _judge(guest, b, mark, timeout):
+    """The oracles, in the order a cause comes before its effects."""
+    text = guest.console.text
+    exc = EXCEPTION.search(text, mark)
+    if b.line is not None:
+        g = b.line.groupdict()
+        b.verdict = g['verdict']
+        if g.get('ran') is not None:
+            b.ran, b.well_formed = int(g['ran']), int(g['wf'])
+            b.skipped = int(g['skipped'])
+        b.reset = 'reset' in b.verdict or b.verdict.startswith('restart')
+    malformed = b.well_formed < b.ran
+    if not guest.alive():
+        b.failure = Failure('crash', guest.why_dead())
+    elif guest.host_broke():
+        b.failure = Failure('host-kernel', guest.host_broke())
+    elif exc:
+        b.failure = Failure('guest', exc.group(0).strip())
+    elif timeout:
+        b.nested = nested_fault(timeout)
+        if not b.nested:
+            b.failure = Failure('guest', timeout[:300])
+    elif b.verdict.startswith(('restart failed', 'no device')):
+        b.failure = Failure('dead', b.verdict)
+    elif b.verdict.startswith('silent') and not malformed and 'needs reset' not in b.verdict:
+        b.failure = Failure('silent', b.verdict)
+    elif b.verdict.startswith('keeps') and not malformed:
+        b.failure = Failure('kept', b.verdict)
+    elif b.verdict.startswith('queue broken') and not malformed:
+        b.failure = Failure('garbled', b.verdict)
+    elif b.bystander and ('mismatch' in b.bystander or not b.reset):
+        b.failure = Failure('bystander', b.bystander)
+    elif b.reset or not guest.live_bystander:
+        err = guest.after()
+        if err:
+            b.failure = Failure('dead', err)
+    return b
+
+
+class Usage:
+    """The watched processes' memory and descriptors against the first look."""
+
+    def __init__(self):
+        self.base = None
+
+    def check(self, guest):
+        now = guest.usage()
+        if self.base is None:
+            self.base = now
+            return None
+        for name, (rss, fds) in now.items():
+            rss0, fds0 = self.base.get(name, (rss, fds))
+            if rss - rss0 > RSS_BOUND.get(name, RSS_BOUND['qemu']):
+                return Failure('resources', '%s: anonymous memory %d MiB, %d MiB at the start'
+                               % (name, rss >> 20, rss0 >> 20))
+            if fds - fds0 > FD_BOUND:
+                return Failure('resources', '%s: %d open descriptors, %d at the start'
+                               % (name, fds, fds0))
+        return None
+
+
+class Reproducer:
+    """Runs a token sequence on a fresh guest: does the same oracle fire?"""
+
+    def __init__(self, backend, ring, log_dir, base, verbose=False):
+        self.backend, self.ring, self.log_dir = backend, ring, log_dir
+        self.base, self.runs, self.verbose = base, 0, verbose
+        self.last = None   # the Failure of the last run that failed
+
+    def run(self, tokens):
+        """The first Failure of a fresh guest replaying tokens, or None."""
+        self.runs += 1
+        name = '%s-replay-%d' % (self.base, self.runs)
+        for attempt in range(BOOT_RETRIES):
+            try:
+                guest = self.backend.boot(self.ring, self.log_dir, name)
+                break
+            except LaunchError as e:
+                if not nested_fault(str(e)) or attempt + 1 == BOOT_RETRIES:
+                    raise
+        try:
+            usage = Usage()
+            for line in replay_lines(tokens, guest.main_target):
+                b = run_batch(guest, line)
+                if b.nested:
+                    raise NestedFault(b.nested)
+                f = b.failure or usage.check(guest)
+                if f:
+                    return f
+            return None
+        finally:
+            guest.stop()
+
+    def fails_as(self, oracle):
+        def fails(tokens):
+            f = self.run(tokens)
+            if self.verbose:
+                print('  replay %d steps: %s' % (len(tokens), f or 'passes'), flush=True)
+            if f is not None and f.oracle == oracle:
+                self.last = f
+                return True
+            return False
+        return fails
+
+
+class NestedFault(Exception):
+    pass
+
+
+def replay_lines(tokens, main_target):
+    """Console lines for tokens: runs of transport steps and of the rest apart."""
+    lines, run, run_target = [], [], None
+    for tok in tokens:
+        t = 'transport' if fuzz_steps.kind(tok) in fuzz_steps.TRANSPORT_KINDS else main_target
+        if run and t != run_target:
+            lines += fuzz_steps.replay_lines(run, run_target)
+            run = []
+        run.append(tok)
+        run_target = t
+    if run:
+        lines += fuzz_steps.replay_lines(run, run_target)
+    return lines
+
+
+class Found:
+    """A distinct failure: its oracle, the kind of its reproducer's last step."""
+
+    def __init__(self, failure, batch_tokens, history, ring):
+        self.oracle = failure.oracle
+        self.evidence = failure.evidence
+        self.batch_tokens = batch_tokens
+        self.history = history
+        self.ring = ring
+        self.reproducer = None     # minimised tokens, or None
+        self.reproduced = None     # True, False (flaky), None (not tried)
+        self.count = 1
+        self.kind = fuzz_steps.kind(batch_tokens[-1]) if batch_tokens else '-'
+        self.replays = 0
+        self.saved = None
+
+    def key(self):
+        return self.oracle, self.kind
+
+    def line(self, main_target):
+        toks = self.reproducer or self.batch_tokens
+        return ' ; '.join(replay_lines(toks, main_target))
+
+
+def minimise(found, backend, log_dir, base, budget, verbose):
+    """Reproduce found on fresh guests and shrink it; sets its reproducer."""
+    rep = Reproducer(backend, found.ring, log_dir, base, verbose)
+    deadline = time.monotonic() + budget
+    m = Minimiser(rep.fails_as(found.oracle), deadline)
+    start = None
+    try:
+        for candidate in (found.batch_tokens, found.history):
+            if candidate and m.fails(candidate):
+                start = candidate
+                break
+        found.reproduced = start is not None
+        if start is not None:
+            found.reproducer = m.minimise(start)
+            found.kind = fuzz_steps.kind(found.reproducer[-1])
+            if rep.last:
+                found.evidence = rep.last.evidence
+    except NestedFault as e:
+        found.reproduced = None
+        if verbose:
+            print('  minimising stopped by the nested hypervisor: %s' % e, flush=True)
+    found.replays = rep.runs
+
+
+class Campaign:
+    """One back end, one seed: guests one after the other until the time or
+    the steps run out."""
+
+    def __init__(self, backend, seed, opts, save_dir):
+        self.backend, self.seed, self.opts = backend, seed, opts
+        self.save_dir = save_dir
+        self.log_dir = os.path.join(save_dir or os.path.join(SAVE_DIR, 'scratch'), 'logs')
+        self.next = {t: 0 for t in backend.targets}
+        self.tokens = []           # every step run, in order: the digest
+        self.steps = self.batches = self.guests = self.resets = 0
+        self.nested = 0
+        self.failures = 0
+        self.found = {}            # key -> Found
+        self.fuzz_s = 0.0
+        self.started = time.monotonic()
+        self.rings = [r for r in backend.rings if r in opts.rings]
+        self.env = None
+
+    def over(self):
+        if self.opts.steps is not None:
+            return self.steps >= self.opts.steps
+        return time.monotonic() - self.started >= self.opts.time
+
+    def target_of(self, batch):
+        targets = [t for t in self.backend.targets if t in self.opts.targets]
+        if len(targets) == 1:
+            return targets[0]
+        return targets[1] if batch % TARGET_ROTATION == TARGET_ROTATION - 1 else targets[0]
+
+    def run(self):
+        while not self.over():
+            ring = self.rings[self.guests % len(self.rings)]
+            self.guests += 1
+            name = '%s-%d' % (self.backend.name, self.guests)
+            try:
+                guest = self.backend.boot(ring, self.log_dir, name)
+            except LaunchError as e:
+                if nested_fault(str(e)):
+                    self.nested += 1
+                    continue
+                raise
+            try:
+                failed = self.run_guest(guest, ring, name)
+            finally:
+                guest.stop()
+            if failed:
+                self.failed(*failed)
+            self.save()
+        return self
+
+    def run_guest(self, guest, ring, name):
+        """Batches on one guest until a failure, a nested fault or the end:
+        (failure, its batch's tokens, the guest's, ring, name) or None."""
+        history = []
+        usage = Usage()
+        t0 = time.monotonic()
+        while not self.over():
+            target = self.target_of(self.batches)
+            start = self.next[target]
+            count = BATCH
+            if self.opts.steps is not None:
+                count = min(count, self.opts.steps - self.steps)
+            b = run_batch(guest, 'fuzz %#x from=%d steps=%d batch=%d target=%s'
+                          % (self.seed, start, count, count, target))
+            self.batches += 1
+            line = b.line.groupdict() if b.line is not None else {}
+            n = b.n if line.get('start') else count
+            toks, dig = fuzz_steps.steps(self.seed, target, start, n)
+            if line.get('digest') and line['digest'] != dig:
+                raise RuntimeError('the guest ran other steps than the generator draws: '
+                                   'digest %s, expected %s (%s)'
+                                   % (line['digest'], dig, b.command))
+            self.next[target] += n
+            self.steps += n
+            self.tokens += toks
+            history += toks
+            self.resets += b.reset
+            if self.opts.verbose >= 2:
+                print('%s: %s -> %s%s' % (name, b.command, b.verdict or '-',
+                                          ' [%s]' % b.failure if b.failure else ''),
+                      flush=True)
+            if b.nested:
+                self.nested += 1
+                self.note('%s: the nested hypervisor lost the guest: %s' % (name, b.nested))
+                break
+            failure = b.failure or usage.check(guest)
+            if failure:
+                self.fuzz_s += time.monotonic() - t0
+                return failure, toks, history, ring, name
+        self.fuzz_s += time.monotonic() - t0
+        return None
+
+    def note(self, text):
+        if self.opts.verbose:
+            print(text, flush=True)
+
+    def failed(self, failure, toks, history, ring, name):
+        self.failures += 1
+        self.note('%s: %s after %s' % (name, failure, ' '.join(toks)))
+        found = Found(failure, toks, history[-8 * BATCH:], ring)
+        # a failure of an oracle already shrunk to a step kind this batch has: the same
+        for f in self.found.values():
+            if f.oracle == failure.oracle and f.kind in {fuzz_steps.kind(t) for t in toks}:
+                f.count += 1
+                return
+        if not self.opts.no_minimise:
+            minimise(found, self.backend, self.log_dir, name, self.opts.minimise_time,
+                     self.opts.verbose)
+        key = found.key()
+        if key in self.found:
+            self.found[key].count += 1
+            return
+        self.found[key] = found
+        found.saved = self.save_failure(found, name)
+        self.note('%s: %s/%s, reproducer: %s'
+                  % (name, found.oracle, found.kind, found.line(self.backend.targets[0])))
+
+    def save_failure(self, found, name):
+        if not self.save_dir:
+            return None
+        d = os.path.join(self.save_dir, 'failure-%d-%s-%s' % (len(self.found), found.oracle,
+                                                              found.kind))
+        os.makedirs(d, exist_ok=True)
+        with open(os.path.join(d, 'reproducer.txt'), 'w') as f:
+            f.write(found.line(self.backend.targets[0]).replace(' ; ', '\n') + '\n')
+        for suffix in ('serial.log', 'stderr.log'):
+            src = os.path.join(self.log_dir, '%s.%s' % (name, suffix))
+            if os.path.exists(src):
+                shutil.copy(src, os.path.join(d, 'failing-guest.' + suffix))
+        with open(os.path.join(d, 'failure.json'), 'w') as f:
+            json.dump(self.failure_doc(found), f, indent=1)
+        return os.path.relpath(d, REPO)
+
+    def failure_doc(self, found):
+        return {'oracle': found.oracle, 'kind': found.kind, 'evidence': found.evidence,
+                'ring': found.ring, 'count': found.count, 'reproduced': found.reproduced,
+                'replays': found.replays, 'reproducer': found.reproducer,
+                'reproducer_lines': replay_lines(found.reproducer or found.batch_tokens,
+                                                 self.backend.targets[0]),
+                'failing_batch': found.batch_tokens, 'environment': self.environment()}
+
+    def environment(self):
+        if self.env is None:
+            self.env = dict(self.backend.guest.environment(), accel=self.backend.accel,
+                            backend=self.backend.name, backend_label=self.backend.label)
+        return self.env
+
+    def summary(self):
+        elapsed = time.monotonic() - self.started
+        return {'backend': self.backend.name, 'label': self.backend.label,
+                'seed': '%#x' % self.seed, 'digest': fuzz_steps.run_digest(self.tokens),
+                'rings': self.rings, 'targets': list(self.backend.targets),
+                'steps': self.steps, 'batches': self.batches, 'guests': self.guests,
+                'seconds': round(elapsed, 1), 'fuzz_seconds': round(self.fuzz_s, 1),
+                'steps_per_s': round(self.steps / self.fuzz_s, 2) if self.fuzz_s else 0,
+                'resets': self.resets, 'nested_faults': self.nested,
+                'failures': self.failures, 'distinct': len(self.found),
+                'found': [dict(self.failure_doc(f), saved=f.saved)
+                          for f in self.found.values()],
+                'next': self.next}
+
+    def save(self):
+        if not self.save_dir:
+            return
+        doc = dict(self.summary(), meta=metadata(PROG, getattr(self.opts, 'argv', sys.argv[1:]),
+                                                 accel=self.backend.accel))
+        with open(os.path.join(self.save_dir, 'summary.json'), 'w') as f:
+            json.dump(doc, f, indent=1)
+
+
+def print_tables(c):
+    s = c.summary()
+    print('fuzz: backend %s (%s), seed %s, digest %s'
+          % (s['backend'], s['label'], s['seed'], s['digest']))
+    t = Table([Column('backend', left=True), Column('rings', left=True), Column('time s'),
+               Column('steps'), Column('steps/s'), Column('batches'), Column('guests'),
+               Column('resets'), Column('failures'), Column('distinct'),
+               Column('nested faults')])
+    t.row(s['backend'], ','.join(s['rings']), s['seconds'], s['steps'], s['steps_per_s'],
+          s['batches'], s['guests'], s['resets'], s['failures'], s['distinct'],
+          s['nested_faults'])
+    t.print()
+    if c.found:
+        print()
+        t = Table([Column('oracle', left=True), Column('first failing step kind', left=True),
+                   Column('count'), Column('reproduced', left=True),
+                   Column('reproducer', left=True)])
+        for f in c.found.values():
+            t.row(f.oracle, f.kind, f.count, {True: 'yes', False: 'no', None: '-'}[f.reproduced],
+                  f.line(c.backend.targets[0]))
+        t.print()
+
+
+# ------------------------------------------------------------------ the command
+
+def duration(text):
+    """90, 90s, 30m, 1h: seconds."""
+    m = re.fullmatch(r'(\d+(?:\.\d+)?)([smh]?)', text)
+    if not m or float(m.group(1)) <= 0:
+        raise ValueError
+    return float(m.group(1)) * {'': 1, 's': 1, 'm': 60, 'h': 3600}[m.group(2)]
+
+
+def seed_value(text):
+    value = int(text, 0)
+    if not 0 < value < 1 << 64:
+        raise ValueError
+    return value
+
+
+def _typed(fn, what):
+    def check(text):
+        try:
+            return fn(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError('expected %s, got %r' % (what, text))
+    return check
+
+
+def parse_args(argv):
+    names = sorted(backends())
+    p = Parser(prog=PROG, description=__doc__.split('\n')[0],
+               usage='%(prog)s --backend NAME|CMD [--time T | --steps N] [--seed S] '
+                     '[options]')
+    p.add_argument('--backend', required=True, metavar='NAME|CMD',
+                   help='%s, or a vhost-user-vsock back end command of your own '
+                        '({socket} {uds} {cid}); kernel and net-vhost need KVM '
+                        '(host/nested on these machines)' % ', '.join(names))
+    g = p.add_mutually_exclusive_group()
+    g.add_argument('--time', type=_typed(duration, 'a duration like 90, 30m, 1h'),
+                   help='run this long, minimising included (default 10m)')
+    g.add_argument('--steps', type=positive_int, help='run this many steps')
+    p.add_argument('--seed', type=_typed(seed_value, 'a number 1..2^64-1'),
+                   help='the seed (default: a random one, printed)')
+    p.add_argument('--rings', default='split,packed', help='split,packed (those the back end has)')
+    p.add_argument('--targets', help='vsock,net,transport: the step targets to draw from '
+                                     '(default: all the back end has)')
+    p.add_argument('--minimise-time', type=_typed(duration, 'a duration'), default=600.0,
+                   metavar='T', help='at most this long shrinking one failure (600)')
+    p.add_argument('--no-minimise', action='store_true',
+                   help='keep failing batches as they are (no replay)')
+    p.add_argument('--no-save', action='store_true',
+                   help='keep nothing under build/fuzz/ (logs go to build/fuzz/scratch)')
+    p.add_argument('-v', '--verbose', action='count', default=0,
+                   help='a line per failure and replay (-vv: per batch)')
+    opts = p.parse_args(argv)
+    opts.argv = argv
+    if opts.time is None and opts.steps is None:
+        opts.time = 600.0
+    opts.rings = [r for r in opts.rings.split(',') if r]
+    if not opts.rings or any(r not in ('split', 'packed') for r in opts.rings):
+        p.error('--rings takes split,packed')
+    table = backends()
+    opts.backend_obj = table.get(opts.backend) or custom(opts.backend)
+    b = opts.backend_obj
+    if b.name != 'custom' and not any(r in b.rings for r in opts.rings):
+        p.error('--backend %s has %s rings only' % (b.name, ','.join(b.rings)))
+    why = b.why_not_here()
+    if why:
+        p.error('--backend %s: %s' % (opts.backend, why))
+    if opts.targets:
+        opts.targets = [t for t in opts.targets.split(',') if t]
+        if not opts.targets or any(t not in b.targets for t in opts.targets):
+            p.error('--targets takes %s for --backend %s' % (','.join(b.targets), b.name))
+    else:
+        opts.targets = list(b.targets)
+    if not os.path.exists(fuzz_steps.GEN):
+        p.error('%s missing: run make' % os.path.relpath(fuzz_steps.GEN, REPO))
+    return opts
+
+
+def main(argv):
+    opts = parse_args(argv)
+    seed = opts.seed or random.SystemRandom().randrange(1, 1 << 64)
+    save_dir = None
+    if not opts.no_save:
+        stamp = datetime.datetime.now(datetime.timezone.utc).strftime('%Y%m%dT%H%M%SZ')
+        save_dir = os.path.join(SAVE_DIR, 'campaign-%s-%s' % (opts.backend_obj.name, stamp))
+        os.makedirs(save_dir, exist_ok=True)
+    print('fuzz: backend %s, seed %#x, %s' % (
+        opts.backend_obj.name, seed, '%d steps' % opts.steps if opts.steps
+        else '%g s' % opts.time), flush=True)
+    c = Campaign(opts.backend_obj, seed, opts, save_dir)
+    try:
+        c.run()
+    finally:
+        c.save()
+    print_tables(c)
+    if save_dir:
+        print('fuzz: saved in %s' % os.path.relpath(save_dir, REPO), file=sys.stderr)
+    return 1 if c.found else 0

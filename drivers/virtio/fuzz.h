@@ -34,6 +34,13 @@
  */
 struct fuzz_outcome {
 	bool well_formed;
+	/*
+	 * Available ring entries naming no chain of the driver's (split): the
+	 * ring counts each as a buffer out until the device's completion of
+	 * it, which names no buffer in flight, is counted as garbled; it is
+	 * never "kept" by the device.
+	 */
+	unsigned int phantoms;
 };
 
 /* Memory the steps point the device at (fuzz.c). */

@@ -646,13 +646,13 @@ void virtq_forge_avail_idx_split(struct virtq *vq, uint16_t ahead)
 /*
  * An available ring entry naming @head, whatever it holds (the hostile
  * driver, hostile.h): a head beyond the ring, or one already in flight.
- * No chain is tracked for it; what the device makes of it comes back as
- * a completion the ring counts as garbled.
+ * No chain is tracked for it, but it is one more entry the device owes
+ * a used entry for (in_flight); that completion names no chain in
+ * flight and is counted as garbled, and the entry stays in in_flight.
  */
 void virtq_forge_publish_split(struct virtq *vq, uint16_t head)
 {
 	split_publish(vq, head);
-	vq->num_added++;
 }
 
 /*

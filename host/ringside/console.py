@@ -170,6 +170,19 @@ class Console:
                                           self.diagnose() if self.diagnose else ''))
                 self._cond.wait(left)
 
+    def search(self, pattern, start, timeout):
+        """The first match of `pattern` (compiled) at or after offset `start`,
+        waiting up to `timeout` s for it to arrive; None if it did not (or
+        the line closed). The cursor stays where it is."""
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while True:
+                m = pattern.search(self.text, start)
+                left = deadline - time.monotonic()
+                if m or self.eof or left <= 0:
+                    return m
+                self._cond.wait(left)
+
     def wait_eof(self, timeout):
         deadline = time.monotonic() + timeout
         with self._cond:

@@ -14,7 +14,8 @@ batch the host checks its oracles:
   guest        the guest took an exception, or stopped answering
   silent       the device stopped answering after well-formed steps only,
                without saying it needs a reset (virtio 1.2 2.1.2)
-  kept         it kept buffers of well-formed chains for good
+  kept         it kept buffers of well-formed chains for good (our back
+               end: any buffer, its own rule, docs/attacks.md)
   garbled      it wrote completions the ring could not follow, after
                well-formed steps only
   dead         after the guest's reset the device does not serve again
@@ -70,6 +71,13 @@ BATCH_LINE = re.compile(
 STOP_LINE = re.compile(r'fuzz (?:replay|0x[0-9a-f]+ [a-z]+): (?P<verdict>no device|stopped)'
                        r'\r?\n')
 EXCEPTION = re.compile(r'\*\*\* exception[^\n]*')
+# the batch's end, whichever way it comes
+BATCH_END = re.compile('|'.join(
+    re.sub(r'\?P<\w+>', '', r.pattern) for r in (BATCH_LINE, STOP_LINE, EXCEPTION)))
+# the guest waits for the device's answer: the host's traffic holds meanwhile
+SETTLE = re.compile(r'fuzz settle\r?\n')
+# between two bystander exchanges: the guest's loop shares the CPUs with them
+EXCHANGE_GAP = 0.05
 ORACLES = ('crash', 'host-kernel', 'guest', 'silent', 'kept', 'garbled', 'dead', 'bystander',
            'resources')
 
@@ -106,6 +114,10 @@ def run_batch(guest, command, timeout=BATCH_TIMEOUT):
     bystander data meanwhile; the Batch, judged by the oracles."""
     b = Batch(command)
     console = guest.console
+    if guest.live_bystander:
+        # once before, as a batch may end before the loop below gets to it
+        b.bystander = guest.exchange(0)
+        b.exchanges += not b.bystander
     mark = len(console.text)
     try:
         out = console.command(command, 60)
@@ -116,21 +128,19 @@ def run_batch(guest, command, timeout=BATCH_TIMEOUT):
     deadline = time.monotonic() + timeout
     n = 0
     while True:
-        text = console.text
-        m = BATCH_LINE.search(text, mark) or STOP_LINE.search(text, mark)
-        if m or EXCEPTION.search(text, mark) or not guest.alive() or console.eof:
-            b.line = m
+        settling = SETTLE.search(console.text, mark)
+        if not settling:
+            guest.feed()
+            if guest.live_bystander and not b.bystander:
+                b.bystander = guest.exchange(n)
+                n += 1
+                b.exchanges += not b.bystander
+        if console.search(BATCH_END, mark, EXCHANGE_GAP) or not guest.alive() or console.eof:
+            b.line = BATCH_LINE.search(console.text, mark) or STOP_LINE.search(console.text, mark)
             break
         if time.monotonic() > deadline:
             return _judge(guest, b, mark, 'no batch line after %d s%s' % (
                 timeout, console.diagnose() if console.diagnose else ''))
-        guest.feed()
-        if guest.live_bystander and not b.bystander:
-            b.bystander = guest.exchange(n)
-            n += 1
-            b.exchanges += not b.bystander
-        else:
-            time.sleep(0.05)  # the console line has no event the loop can wait on here
     return _judge(guest, b, mark, '')
 
 
@@ -160,7 +170,7 @@ def _judge(guest, b, mark, timeout):
         b.failure = Failure('dead', b.verdict)
     elif b.verdict.startswith('silent') and not malformed and 'needs reset' not in b.verdict:
         b.failure = Failure('silent', b.verdict)
-    elif b.verdict.startswith('keeps') and not malformed:
+    elif b.verdict.startswith('keeps') and (not malformed or guest.keeps_nothing):
         b.failure = Failure('kept', b.verdict)
     elif b.verdict.startswith('queue broken') and not malformed:
         b.failure = Failure('garbled', b.verdict)
@@ -369,6 +379,7 @@ class Campaign:
             count = BATCH
             if self.opts.steps is not None:
                 count = min(count, self.opts.steps - self.steps)
+            t_batch = time.monotonic()
             b = run_batch(guest, 'fuzz %#x from=%d steps=%d batch=%d target=%s'
                           % (self.seed, start, count, count, target))
             self.batches += 1
@@ -385,9 +396,9 @@ class Campaign:
             history += toks
             self.resets += b.reset
             if self.opts.verbose >= 2:
-                print('%s: %s -> %s%s' % (name, b.command, b.verdict or '-',
-                                          ' [%s]' % b.failure if b.failure else ''),
-                      flush=True)
+                print('%s: %s -> %s%s (%.1f s, %d exchanges)'
+                      % (name, b.command, b.verdict or '-', ' [%s]' % b.failure if b.failure
+                         else '', time.monotonic() - t_batch, b.exchanges), flush=True)
             if b.nested:
                 self.nested += 1
                 self.note('%s: the nested hypervisor lost the guest: %s' % (name, b.nested))

@@ -74,6 +74,8 @@ class FuzzGuest:
 
     targets = VSOCK_TARGETS
     live_bystander = True
+    # hands every buffer back, malformed or not (ours says so: docs/attacks.md)
+    keeps_nothing = False
 
     def __init__(self, sess):
         self.sess = sess
@@ -227,6 +229,8 @@ class VsockGuest(FuzzGuest):
 
 
 class OursGuest(VsockGuest):
+    keeps_nothing = True
+
     def processes(self):
         return [('back end', self.sess.backend())] + super().processes()
 
@@ -249,6 +253,7 @@ class CustomSession(Session):
 
 class CustomGuest(OursGuest):
     seqpacket = False   # no SEQPACKET socket is asked of it
+    keeps_nothing = False
 
     @staticmethod
     def backend_version():

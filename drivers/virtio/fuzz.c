@@ -109,6 +109,7 @@ struct fuzz_run {
 	uint64_t digest;
 	bool broken; /* the queue broke during the batch */
 	bool reprobed; /* a second probe went out after buffers looked kept */
+	uint64_t recoveries0; /* devices reset after a broken queue, before the batch */
 	uint64_t kept_before; /* buffers kept when it did */
 	uint64_t wait_until; /* for the device to be there */
 	struct tx_watch watch;
@@ -175,6 +176,16 @@ static int run_step(const struct fuzz_step *s, struct fuzz_outcome *o)
 	return fuzz_vsock_step(s, o);
 }
 
+/* Resets of any device after a queue broke (virtio-recover), so far. */
+static uint64_t recoveries(void)
+{
+	uint64_t n = 0;
+
+	for (unsigned int i = 0; i < virtio_device_count(); i++)
+		n += virtio_device_get(i)->recoveries;
+	return n;
+}
+
 static void batch_begin(void)
 {
 	run.batch_from = run.next;
@@ -183,6 +194,7 @@ static void batch_begin(void)
 	run.broken = false;
 	run.reprobed = false;
 	run.settling = false;
+	run.recoveries0 = recoveries();
 	tx_watch_begin(&run.watch, target_txq(run.target), now_ns());
 }
 
@@ -197,10 +209,14 @@ static void fuzz_stop(const char *how)
 	poll_keep(poll_bit(&fuzz_poller), false);
 }
 
-/* The batch's line, then the next batch or the end of the run. */
-static void batch_end(const char *verdict)
+/*
+ * The batch's line, then the next batch or the end of the run. @reset:
+ * the verdict says the device is reset.
+ */
+static void batch_end(const char *verdict, bool reset)
 {
 	unsigned int n = run.ran + run.skipped + run.refused;
+	const char *also = "";
 	char where[64];
 
 	tally.batches++;
@@ -209,8 +225,11 @@ static void batch_end(const char *verdict)
 	else
 		snprintf(where, sizeof(where), "%#llx %s %llu+%u", (unsigned long long)run.seed,
 			 fuzz_target_name(run.target), (unsigned long long)run.batch_from, n);
-	pr_warn("fuzz %s: %s; well-formed %u/%u, skipped %u; digest %016llx\n", where, verdict,
-		run.well_formed, run.ran, run.skipped + run.refused,
+	/* another queue of a device broke meanwhile (RX, say): it was reset too */
+	if (!reset && recoveries() != run.recoveries0)
+		also = ", queue broken: reset";
+	pr_warn("fuzz %s: %s%s; well-formed %u/%u, skipped %u; digest %016llx\n", where, verdict,
+		also, run.well_formed, run.ran, run.skipped + run.refused,
 		(unsigned long long)run.digest);
 	if (run.next >= run.end) {
 		run.active = false;
@@ -250,12 +269,12 @@ static void settle_start(uint64_t now)
 			snprintf(verdict, sizeof(verdict), "restart failed: %d", ret);
 		else
 			snprintf(verdict, sizeof(verdict), "restarted %d", ret);
-		batch_end(verdict);
+		batch_end(verdict, true);
 		return;
 	}
 	if (run.broken || (vq && virtq_is_broken(vq))) {
 		tally.resets++;
-		batch_end("queue broken: reset");
+		batch_end("queue broken: reset", true);
 		return;
 	}
 	/* the host holds its own traffic now, so a device that keeps buffers falls quiet */
@@ -273,7 +292,7 @@ static void silent(struct virtq *vq)
 	snprintf(verdict, sizeof(verdict), "silent%s: reset",
 		 needs_reset(vq) ? ", needs reset" : "");
 	virtq_mark_broken(vq); /* virtio-recover resets the device */
-	batch_end(verdict);
+	batch_end(verdict, true);
 }
 
 /*
@@ -286,6 +305,7 @@ static void kept(struct virtq *vq, uint64_t now)
 {
 	uint64_t kept = tx_watch_kept(&run.watch, vq);
 	char verdict[48];
+	bool reset;
 
 	if (!run.reprobed) {
 		run.reprobed = true;
@@ -300,14 +320,14 @@ static void kept(struct virtq *vq, uint64_t now)
 	}
 	tally.kept++;
 	/* buffers a device keeps are lost until a reset: not a quarter of the ring */
-	if (kept + run.watch.out0 > virtq_size(vq) / 4u) {
+	reset = kept + run.watch.out0 > virtq_size(vq) / 4u;
+	if (reset) {
 		tally.resets++;
 		virtq_mark_broken(vq);
-		snprintf(verdict, sizeof(verdict), "keeps %llu: reset", (unsigned long long)kept);
-	} else {
-		snprintf(verdict, sizeof(verdict), "keeps %llu", (unsigned long long)kept);
 	}
-	batch_end(verdict);
+	snprintf(verdict, sizeof(verdict), "keeps %llu%s", (unsigned long long)kept,
+		 reset ? ": reset" : "");
+	batch_end(verdict, reset);
 }
 
 static void settle(uint64_t now)
@@ -319,7 +339,7 @@ static void settle(uint64_t now)
 		return;
 	case TXW_ANSWERED:
 		tally.answered++;
-		batch_end("answered");
+		batch_end("answered", false);
 		return;
 	case TXW_KEPT:
 		kept(vq, now);
@@ -328,7 +348,7 @@ static void settle(uint64_t now)
 		silent(vq);
 		return;
 	case TXW_BUSY:
-		batch_end("busy");
+		batch_end("busy", false);
 		return;
 	case TXW_NO_DEVICE:
 		fuzz_stop("no device");

@@ -339,13 +339,14 @@ static int forge_pieces(const struct fuzz_dev *dev, unsigned int n, uint16_t las
  * device sees a chain in flight made available again (2.7.13.2), ours,
  * so what it does twice is an honest credit update or frame.
  */
-static int publish_again(const struct fuzz_dev *dev, struct virtq *vq)
+static int publish_again(const struct fuzz_dev *dev, struct virtq *vq, struct fuzz_outcome *o)
 {
 	struct virtq_avail *avail = phys_to_virt(virtq_driver_addr(vq));
 	int ret = forge_pieces(dev, 1, 0, 0);
 
 	if (ret)
 		return ret;
+	o->phantoms++;
 	return virtq_forge_publish(vq,
 				   avail->ring[(uint16_t)(avail->idx - 1) & (virtq_size(vq) - 1)]) ?
 		       0 :
@@ -378,11 +379,12 @@ static int ring_step(const struct fuzz_dev *dev, struct virtq *vq, uint64_t w,
 		case 2:
 			return virtq_forge_avail_idx(vq, 0x8000) ? 0 : -EIO;
 		case 3:
+			o->phantoms++;
 			return virtq_forge_publish(vq, (uint16_t)(size + fuzz_field(w, 8, 8))) ?
 				       0 :
 				       -EIO;
 		case 4:
-			return publish_again(dev, vq);
+			return publish_again(dev, vq, o);
 		case 5:
 			if (!multi)
 				break;

@@ -572,12 +572,13 @@ int virtio_restart(struct virtio_device *v, uint64_t extra_features)
 	return ret;
 }
 
-static bool device_broken(const struct virtio_device *v)
+/* The first queue marked broken, or -1. */
+static int device_broken(const struct virtio_device *v)
 {
 	for (int q = 0; q < VIRTIO_MAX_QUEUES; q++)
 		if (v->queues[q].vq && virtq_is_broken(v->queues[q].vq))
-			return true;
-	return false;
+			return q;
+	return -1;
 }
 
 /* virtq_broken_marks() when the devices were last checked */
@@ -604,13 +605,14 @@ static unsigned int recover_broken_poll(unsigned int budget)
 	marks_seen = virtq_broken_marks();
 	for (unsigned int i = 0; i < n_devices; i++) {
 		struct virtio_device *v = &devices[i];
+		int q = v->driver && v->common ? device_broken(v) : -1;
 
-		if (!v->driver || !v->common || !device_broken(v))
+		if (q < 0)
 			continue;
 		v->recoveries++;
-		pr_err("virtio %02x:%02x.%x (%s): queue broken by the device (a garbled "
-		       "completion, lost buffers or silence): reset and re-probe #%llu\n",
-		       v->pci->bus, v->pci->dev, v->pci->fn, v->driver->name,
+		pr_err("virtio %02x:%02x.%x (%s): queue broken by the device (queue %d: a "
+		       "garbled completion, lost buffers or silence): reset and re-probe #%llu\n",
+		       v->pci->bus, v->pci->dev, v->pci->fn, v->driver->name, q,
 		       (unsigned long long)v->recoveries);
 		device_stop(v);
 		device_start(v);

@@ -172,7 +172,7 @@ def _judge(guest, b, mark, timeout):
         b.failure = Failure('silent', b.verdict)
     elif b.verdict.startswith('keeps') and (not malformed or guest.keeps_nothing):
         b.failure = Failure('kept', b.verdict)
-    elif b.verdict.startswith('queue broken') and not malformed:
+    elif 'queue broken' in b.verdict and not malformed:
         b.failure = Failure('garbled', b.verdict)
     elif b.bystander and ('mismatch' in b.bystander or not b.reset):
         b.failure = Failure('bystander', b.bystander)

@@ -5,9 +5,11 @@
  * beside them, a batch at a time.
  *
  *   fuzz SEED [steps=N] [target=vsock|net|transport] [from=I] [batch=B] [v=1]
- *   fuzz replay TOKEN...      the steps given, as one batch
+ *   fuzz replay [target=T] TOKEN...   the steps given, as one batch
+ *   fuzz add [target=T] TOKEN...      more steps for the next replay (a
+ *                                     line holds 14 tokens, a replay 512)
  *   fuzz show SEED [from=I] [steps=N] [target=T]   the tokens, not run
- *   fuzz stop | fuzz          end the run | what runs, and the tally
+ *   fuzz stop | fuzz          end the run after the batch | what runs, the tally
  *
  * After a batch of vsock or net steps the guest says "fuzz settle" (the
  * host then holds the traffic it makes, so that only the batch's buffers
@@ -49,8 +51,9 @@
 
 #define NS_PER_MS 1000000ULL
 #define ZEROS_LEN (64u << 10)
-/* A console line holds 16 words: `fuzz replay` and 14 tokens. */
-#define REPLAY_MAX 14
+/* Steps of one replay, gathered by `fuzz add` lines of 14 tokens at most (16 words). */
+#define REPLAY_MAX 512
+#define LINE_TOKENS 14
 /* How long a run waits for its device (the boot key, a device restarting). */
 #define DEVICE_WAIT_NS (60000ULL * NS_PER_MS)
 
@@ -108,6 +111,7 @@ struct fuzz_run {
 	unsigned int ran, well_formed, skipped, refused;
 	uint64_t digest;
 	bool broken; /* the queue broke during the batch */
+	bool begin; /* the next batch begins at the next pass */
 	bool reprobed; /* a second probe went out after buffers looked kept */
 	uint64_t recoveries0; /* devices reset after a broken queue, before the batch */
 	uint64_t kept_before; /* buffers kept when it did */
@@ -192,6 +196,7 @@ static void batch_begin(void)
 	run.ran = run.well_formed = run.skipped = run.refused = 0;
 	run.digest = FUZZ_DIGEST_INIT;
 	run.broken = false;
+	run.begin = false;
 	run.reprobed = false;
 	run.settling = false;
 	run.recoveries0 = recoveries();
@@ -236,7 +241,12 @@ static void batch_end(const char *verdict, bool reset)
 		poll_keep(poll_bit(&fuzz_poller), false);
 		return;
 	}
-	batch_begin();
+	/*
+	 * Not in this pass: a device reset asked for now (virtio-recover,
+	 * raised) happens before the next pass gets here, and belongs to
+	 * this batch.
+	 */
+	run.begin = true;
 }
 
 static bool needs_reset(struct virtq *vq)
@@ -406,7 +416,9 @@ static unsigned int fuzz_poll(unsigned int budget)
 	if (!run.active)
 		return 0;
 	poll_wake_at(now + NS_PER_MS);
-	if (run.settling)
+	if (run.begin)
+		batch_begin();
+	else if (run.settling)
 		settle(now);
 	else
 		one_step(now);
@@ -455,6 +467,23 @@ static int start_seed(uint64_t seed, enum fuzz_target target, uint64_t from, uin
 		fuzz_target_name(target), (unsigned long long)from,
 		(unsigned long long)(from + steps - 1), batch);
 	return fuzz_start();
+}
+
+/*
+ * `fuzz stop`: no step after this one, but the batch ends as every batch
+ * does, with its settle and line: a device the steps stopped is reset,
+ * not left stopped.
+ */
+static void stop_after_batch(void)
+{
+	if (run.next == run.batch_from && !run.settling) {
+		fuzz_stop("stopped");
+		return;
+	}
+	run.end = run.next;
+	printf("fuzz: no more steps; the batch ends with its line\n");
+	if (!run.settling)
+		settle_start(now_ns());
 }
 
 /* ---- console and boot keys ---- */
@@ -536,9 +565,18 @@ static enum fuzz_target replay_target(const struct fuzz_step *steps, int n)
 	return !virtio_vsock_txq() && virtio_net_txq() ? FUZZ_NET : FUZZ_VSOCK;
 }
 
-static int cmd_replay(int argc, char **argv)
+/* What `fuzz add` gathered for the next `fuzz replay`. */
+static struct fuzz_step added[REPLAY_MAX];
+static unsigned int n_added;
+static enum fuzz_target added_target;
+
+/*
+ * The tokens of `fuzz add|replay [target=T] TOKEN...` onto added[]: all of
+ * them, or none and a one-line error.
+ */
+static int gather(int argc, char **argv)
 {
-	struct fuzz_step steps[REPLAY_MAX];
+	struct fuzz_step steps[LINE_TOKENS];
 	enum fuzz_target target = FUZZ_TARGETS;
 	int first = 2, n;
 
@@ -550,24 +588,40 @@ static int cmd_replay(int argc, char **argv)
 		first = 3;
 	}
 	n = argc - first;
-	if (n < 1 || n > REPLAY_MAX)
-		return shell_error("fuzz: replay takes 1 to %d steps (tokens like hd.4a0012)",
-				   REPLAY_MAX);
+	if (n < 1 && (!n_added || strcmp(argv[1], "replay")))
+		return shell_error("fuzz: %s needs steps (tokens like hd.4a0012)", argv[1]);
+	if (n_added + (unsigned int)n > REPLAY_MAX)
+		return shell_error("fuzz: a replay takes %d steps at most", REPLAY_MAX);
 	for (int i = 0; i < n; i++)
 		if (fuzz_token_parse(argv[first + i], &steps[i]))
 			return shell_error("fuzz: '%s' is not a step (KIND.HEX)", argv[first + i]);
 	if (target == FUZZ_TARGETS)
-		target = replay_target(steps, n);
+		target = n_added ? added_target : replay_target(steps, n);
+	if (n_added && target != added_target)
+		return shell_error("fuzz: the steps added are %s steps, not %s",
+				   fuzz_target_name(added_target), fuzz_target_name(target));
 	for (int i = 0; i < n; i++)
 		if (!fuzz_kind_in(steps[i].kind, target))
 			return shell_error("fuzz: %s is no %s step", argv[first + i],
 					   fuzz_target_name(target));
+	memcpy(added + n_added, steps, sizeof(steps[0]) * (unsigned int)n);
+	n_added += (unsigned int)n;
+	added_target = target;
+	return 0;
+}
+
+/* `fuzz replay`: what `fuzz add` gathered and the tokens given, as one batch. */
+static int cmd_replay(int argc, char **argv)
+{
+	if (gather(argc, argv))
+		return -1;
 	memset(&run, 0, sizeof(run));
 	run.replay = true;
-	memcpy(run.steps, steps, sizeof(steps[0]) * (unsigned int)n);
-	run.end = (uint64_t)n;
-	run.batch = (uint32_t)n;
-	run.target = target;
+	memcpy(run.steps, added, sizeof(added[0]) * n_added);
+	run.end = n_added;
+	run.batch = n_added;
+	run.target = added_target;
+	n_added = 0;
 	if (fuzz_start())
 		return shell_error("fuzz: no memory or no room for a poller");
 	return 0;
@@ -601,13 +655,20 @@ static int cmd_fuzz(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "stop")) {
 		if (run.active)
-			fuzz_stop("stopped");
+			stop_after_batch();
 		return 0;
 	}
 	if (run.active)
 		return shell_error("fuzz: a run is on (fuzz stop)");
 	if (!strcmp(argv[1], "replay"))
 		return cmd_replay(argc, argv);
+	if (!strcmp(argv[1], "add")) {
+		if (gather(argc, argv))
+			return -1;
+		printf("fuzz: %u %s steps added for the next replay\n", n_added,
+		       fuzz_target_name(added_target));
+		return 0;
+	}
 	if (!strcmp(argv[1], "show")) {
 		if (argc < 3 || parse_u64(argv[2], &seed))
 			return shell_error("fuzz: show needs a SEED");
@@ -634,7 +695,7 @@ static int cmd_fuzz(int argc, char **argv)
 static const struct shell_cmd fuzz_cmd = {
 	.name = "fuzz",
 	.usage = "SEED [steps=N] [target=vsock|net|transport] [from=I] [batch=B] [v=1] | "
-		 "replay [target=T] STEP... | show SEED | stop",
+		 "replay|add [target=T] STEP... | show SEED | stop",
 	.help = "seeded virtio fuzzer: steps against the live devices, batch verdicts",
 	.run = cmd_fuzz,
 };

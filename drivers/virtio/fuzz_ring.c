@@ -322,8 +322,11 @@ static int forge_pieces(const struct fuzz_dev *dev, unsigned int n, uint16_t las
 {
 	struct virtq_desc t[MAX_PIECES];
 	struct fuzz_buf b;
-	int ret = dev->content(&b);
+	int ret;
 
+	if (!n)
+		return -ENOSPC; /* chain_room: the ring is full */
+	ret = dev->content(&b);
 	if (ret)
 		return ret;
 	if (n > b.len)

@@ -38,7 +38,9 @@ its reproducer, the logs and the versions under build/fuzz/.
 """
 
 import argparse
+import collections
 import datetime
+import itertools
 import json
 import os
 import random
@@ -91,27 +93,48 @@ class Failure:
 
 
 class Batch:
-    """What one batch did: the guest's line, the bystander, the verdict."""
+    """What one fuzz command did: the guest's batch lines (a run the
+    guest cut into several batches has several), the bystander, the
+    verdicts and the oracles' finding."""
 
     def __init__(self, command):
         self.command = command
-        self.line = None          # the guest's batch line (a match), or None
-        self.verdict = ''
+        self.lines = []           # the guest's batch lines (matches)
+        self.stop = None          # its line when the run stopped short, or None
         self.ran = self.well_formed = self.skipped = 0
         self.bystander = ''       # what went wrong for the bystander ('' = exact)
         self.exchanges = 0
         self.failure = None       # a Failure, or None
         self.nested = None        # the nested hypervisor's fault, or None
-        self.reset = False        # the device was reset (or restarted) after it
+        self.reset = False        # the device was reset (or restarted) meanwhile
+
+    @property
+    def line(self):
+        """The last batch line, or the stop line, or None."""
+        return self.stop or (self.lines[-1] if self.lines else None)
+
+    @property
+    def verdict(self):
+        return ', then '.join([m.group('verdict') for m in self.lines] +
+                              ([self.stop.group('verdict')] if self.stop else []))
 
     @property
     def n(self):
         return self.ran + self.skipped
 
+    def add(self, m):
+        self.lines.append(m)
+        self.ran += int(m.group('ran'))
+        self.well_formed += int(m.group('wf'))
+        self.skipped += int(m.group('skipped'))
+        v = m.group('verdict')
+        self.reset |= 'reset' in v or v.startswith('restart')
 
-def run_batch(guest, command, timeout=BATCH_TIMEOUT):
-    """Send one fuzz command and wait for its batch line, exchanging
-    bystander data meanwhile; the Batch, judged by the oracles."""
+
+def run_batch(guest, command, expected=None, timeout=BATCH_TIMEOUT):
+    """Send one fuzz command and wait for the batch lines of its steps
+    (expected of them; None: the first line), exchanging bystander data
+    meanwhile; the Batch, judged by the oracles."""
     b = Batch(command)
     console = guest.console
     if guest.live_bystander:
@@ -126,17 +149,26 @@ def run_batch(guest, command, timeout=BATCH_TIMEOUT):
     if out.startswith('error:'):
         raise RuntimeError('the guest refused %r: %s' % (command, out))
     deadline = time.monotonic() + timeout
-    n = 0
+    pos, n = mark, 0
     while True:
-        settling = SETTLE.search(console.text, mark)
-        if not settling:
+        if not SETTLE.search(console.text, pos):
             guest.feed()
             if guest.live_bystander and not b.bystander:
                 b.bystander = guest.exchange(n)
                 n += 1
                 b.exchanges += not b.bystander
-        if console.search(BATCH_END, mark, EXCHANGE_GAP) or not guest.alive() or console.eof:
-            b.line = BATCH_LINE.search(console.text, mark) or STOP_LINE.search(console.text, mark)
+        if console.search(BATCH_END, pos, EXCHANGE_GAP):
+            text = console.text
+            m = BATCH_LINE.search(text, pos)
+            b.stop = STOP_LINE.search(text, pos)
+            if EXCEPTION.search(text, pos) or b.stop or m is None:
+                break
+            b.add(m)
+            pos = m.end()
+            deadline = time.monotonic() + timeout
+            if expected is None or b.n >= expected or _line_failure(guest, m):
+                break
+        elif not guest.alive() or console.eof:
             break
         if time.monotonic() > deadline:
             return _judge(guest, b, mark, 'no batch line after %d s%s' % (
@@ -144,18 +176,25 @@ def run_batch(guest, command, timeout=BATCH_TIMEOUT):
     return _judge(guest, b, mark, '')
 
 
+def _line_failure(guest, m):
+    """What one batch line's verdict says failed, or None."""
+    v = m.group('verdict')
+    malformed = int(m.group('wf')) < int(m.group('ran'))
+    if v.startswith('restart failed'):
+        return Failure('dead', v)
+    if v.startswith('silent') and not malformed and 'needs reset' not in v:
+        return Failure('silent', v)
+    if v.startswith('keeps') and (not malformed or guest.keeps_nothing):
+        return Failure('kept', v)
+    if 'queue broken' in v and not malformed:
+        return Failure('garbled', v)
+    return None
+
+
 def _judge(guest, b, mark, timeout):
     """The oracles, in the order a cause comes before its effects."""
-    text = guest.console.text
-    exc = EXCEPTION.search(text, mark)
-    if b.line is not None:
-        g = b.line.groupdict()
-        b.verdict = g['verdict']
-        if g.get('ran') is not None:
-            b.ran, b.well_formed = int(g['ran']), int(g['wf'])
-            b.skipped = int(g['skipped'])
-        b.reset = 'reset' in b.verdict or b.verdict.startswith('restart')
-    malformed = b.well_formed < b.ran
+    exc = EXCEPTION.search(guest.console.text, mark)
+    verdicts = [f for f in (_line_failure(guest, m) for m in b.lines) if f]
     if not guest.alive():
         b.failure = Failure('crash', guest.why_dead())
     elif guest.host_broke():
@@ -166,19 +205,22 @@ def _judge(guest, b, mark, timeout):
         b.nested = nested_fault(timeout)
         if not b.nested:
             b.failure = Failure('guest', timeout[:300])
-    elif b.verdict.startswith(('restart failed', 'no device')):
-        b.failure = Failure('dead', b.verdict)
-    elif b.verdict.startswith('silent') and not malformed and 'needs reset' not in b.verdict:
-        b.failure = Failure('silent', b.verdict)
-    elif b.verdict.startswith('keeps') and (not malformed or guest.keeps_nothing):
-        b.failure = Failure('kept', b.verdict)
-    elif 'queue broken' in b.verdict and not malformed:
-        b.failure = Failure('garbled', b.verdict)
+    elif b.stop and b.stop.group('verdict') == 'no device':
+        b.failure = Failure('dead', 'no device after a reset')
+    elif verdicts:
+        b.failure = verdicts[0]
     elif b.bystander and ('mismatch' in b.bystander or not b.reset):
         b.failure = Failure('bystander', b.bystander)
     elif b.reset or not guest.live_bystander:
-        err = guest.after()
-        if err:
+        # a console round trip: the guest's loop has run its recovery by the answer
+        try:
+            guest.console.command('', 60)
+            err = guest.after()
+        except (GuestTimeout, GuestExited) as e:
+            err = str(e)
+        if not guest.alive():
+            b.failure = Failure('crash', guest.why_dead())
+        elif err:
             b.failure = Failure('dead', err)
     return b
 
@@ -206,15 +248,16 @@ class Usage:
 
 
 class Reproducer:
-    """Runs a token sequence on a fresh guest: does the same oracle fire?"""
+    """Runs steps on a fresh guest, a batch as they were: does the same
+    oracle fire?"""
 
     def __init__(self, backend, ring, log_dir, base, verbose=False):
         self.backend, self.ring, self.log_dir = backend, ring, log_dir
         self.base, self.runs, self.verbose = base, 0, verbose
         self.last = None   # the Failure of the last run that failed
 
-    def run(self, tokens):
-        """The first Failure of a fresh guest replaying tokens, or None."""
+    def run(self, steps):
+        """The first Failure of a fresh guest replaying steps, or None."""
         self.runs += 1
         name = '%s-replay-%d' % (self.base, self.runs)
         for attempt in range(BOOT_RETRIES):
@@ -226,8 +269,13 @@ class Reproducer:
                     raise
         try:
             usage = Usage()
-            for line in replay_lines(tokens, guest.main_target):
-                b = run_batch(guest, line)
+            for line, expected in replay_plan(steps, guest.main_target):
+                if expected is None:
+                    out = guest.console.command(line, 60)
+                    if out.startswith('error:'):
+                        raise RuntimeError('the guest refused %r: %s' % (line, out))
+                    continue
+                b = run_batch(guest, line, expected)
                 if b.nested:
                     raise NestedFault(b.nested)
                 f = b.failure or usage.check(guest)
@@ -238,10 +286,10 @@ class Reproducer:
             guest.stop()
 
     def fails_as(self, oracle):
-        def fails(tokens):
-            f = self.run(tokens)
+        def fails(steps):
+            f = self.run(steps)
             if self.verbose:
-                print('  replay %d steps: %s' % (len(tokens), f or 'passes'), flush=True)
+                print('  replay %d steps: %s' % (len(steps), f or 'passes'), flush=True)
             if f is not None and f.oracle == oracle:
                 self.last = f
                 return True
@@ -253,19 +301,33 @@ class NestedFault(Exception):
     pass
 
 
-def replay_lines(tokens, main_target):
-    """Console lines for tokens: runs of transport steps and of the rest apart."""
-    lines, run, run_target = [], [], None
-    for tok in tokens:
-        t = 'transport' if fuzz_steps.kind(tok) in fuzz_steps.TRANSPORT_KINDS else main_target
-        if run and t != run_target:
-            lines += fuzz_steps.replay_lines(run, run_target)
-            run = []
-        run.append(tok)
-        run_target = t
-    if run:
-        lines += fuzz_steps.replay_lines(run, run_target)
-    return lines
+# A step of a replay: its token and the batch it ran in, so that a replay
+# runs the batches as they were (a guest's run is batches, each its own settle).
+Step = collections.namedtuple('Step', 'batch token')
+
+
+def steps_of(tokens, batch=0):
+    return [Step(batch, t) for t in tokens]
+
+
+def replay_plan(steps, main_target):
+    """[(console line, steps its batch ends with, or None for `fuzz add`)]:
+    a batch per run of steps of one batch and target (the transport's, or
+    main_target's)."""
+    plan = []
+
+    def target(step):
+        return ('transport' if fuzz_steps.kind(step.token) in fuzz_steps.TRANSPORT_KINDS
+                else main_target)
+    for (_, t), group in itertools.groupby(steps, key=lambda s: (s.batch, target(s))):
+        toks = [s.token for s in group]
+        lines = fuzz_steps.replay_lines(toks, t)
+        plan += [(x, None) for x in lines[:-1]] + [(lines[-1], len(toks))]
+    return plan
+
+
+def replay_lines(steps, main_target):
+    return [line for line, _ in replay_plan(steps, main_target)]
 
 
 class Found:
@@ -275,21 +337,26 @@ class Found:
         self.oracle = failure.oracle
         self.evidence = failure.evidence
         self.batch_tokens = batch_tokens
-        self.history = history
+        self.history = history     # Steps: the guest's batches up to the failure
         self.ring = ring
-        self.reproducer = None     # minimised tokens, or None
+        self.reproducer = None     # minimised Steps, or None
         self.reproduced = None     # True, False (flaky), None (not tried)
         self.count = 1
         self.kind = fuzz_steps.kind(batch_tokens[-1]) if batch_tokens else '-'
         self.replays = 0
         self.saved = None
 
+    def reproducer_tokens(self):
+        return [s.token for s in self.reproducer] if self.reproducer else None
+
     def key(self):
         return self.oracle, self.kind
 
+    def lines(self, main_target):
+        return replay_lines(self.reproducer or steps_of(self.batch_tokens), main_target)
+
     def line(self, main_target):
-        toks = self.reproducer or self.batch_tokens
-        return ' ; '.join(replay_lines(toks, main_target))
+        return ' ; '.join(self.lines(main_target))
 
 
 def minimise(found, backend, log_dir, base, budget, verbose):
@@ -299,14 +366,14 @@ def minimise(found, backend, log_dir, base, budget, verbose):
     m = Minimiser(rep.fails_as(found.oracle), deadline)
     start = None
     try:
-        for candidate in (found.batch_tokens, found.history):
+        for candidate in (steps_of(found.batch_tokens), found.history):
             if candidate and m.fails(candidate):
                 start = candidate
                 break
         found.reproduced = start is not None
         if start is not None:
             found.reproducer = m.minimise(start)
-            found.kind = fuzz_steps.kind(found.reproducer[-1])
+            found.kind = fuzz_steps.kind(found.reproducer[-1].token)
             if rep.last:
                 found.evidence = rep.last.evidence
     except NestedFault as e:
@@ -350,7 +417,7 @@ class Campaign:
         while not self.over():
             ring = self.rings[self.guests % len(self.rings)]
             self.guests += 1
-            name = '%s-%d' % (self.backend.name, self.guests)
+            name = '%s-%s-%d' % (self.backend.name, ring, self.guests)
             try:
                 guest = self.backend.boot(ring, self.log_dir, name)
             except LaunchError as e:
@@ -381,19 +448,21 @@ class Campaign:
                 count = min(count, self.opts.steps - self.steps)
             t_batch = time.monotonic()
             b = run_batch(guest, 'fuzz %#x from=%d steps=%d batch=%d target=%s'
-                          % (self.seed, start, count, count, target))
+                          % (self.seed, start, count, count, target), count)
             self.batches += 1
-            line = b.line.groupdict() if b.line is not None else {}
-            n = b.n if line.get('start') else count
-            toks, dig = fuzz_steps.steps(self.seed, target, start, n)
-            if line.get('digest') and line['digest'] != dig:
-                raise RuntimeError('the guest ran other steps than the generator draws: '
-                                   'digest %s, expected %s (%s)'
-                                   % (line['digest'], dig, b.command))
+            n = b.n if b.lines and not b.failure else count
+            toks, _ = fuzz_steps.steps(self.seed, target, start, n)
+            for m in b.lines:
+                at = int(m.group('start'))
+                dig = fuzz_steps.steps(self.seed, target, at, int(m.group('n')))[1]
+                if m.group('digest') != dig:
+                    raise RuntimeError('the guest ran other steps than the generator draws: '
+                                       'digest %s, expected %s (%s)'
+                                       % (m.group('digest'), dig, b.command))
             self.next[target] += n
             self.steps += n
             self.tokens += toks
-            history += toks
+            history += steps_of(toks, self.batches)
             self.resets += b.reset
             if self.opts.verbose >= 2:
                 print('%s: %s -> %s%s (%.1f s, %d exchanges)'
@@ -417,6 +486,7 @@ class Campaign:
     def failed(self, failure, toks, history, ring, name):
         self.failures += 1
         self.note('%s: %s after %s' % (name, failure, ' '.join(toks)))
+        # the guest's last batches (transport batches ask for no more steps)
         found = Found(failure, toks, history[-8 * BATCH:], ring)
         # a failure of an oracle already shrunk to a step kind this batch has: the same
         for f in self.found.values():
@@ -442,7 +512,7 @@ class Campaign:
                                                               found.kind))
         os.makedirs(d, exist_ok=True)
         with open(os.path.join(d, 'reproducer.txt'), 'w') as f:
-            f.write(found.line(self.backend.targets[0]).replace(' ; ', '\n') + '\n')
+            f.write('\n'.join(found.lines(self.backend.targets[0])) + '\n')
         for suffix in ('serial.log', 'stderr.log'):
             src = os.path.join(self.log_dir, '%s.%s' % (name, suffix))
             if os.path.exists(src):
@@ -454,9 +524,8 @@ class Campaign:
     def failure_doc(self, found):
         return {'oracle': found.oracle, 'kind': found.kind, 'evidence': found.evidence,
                 'ring': found.ring, 'count': found.count, 'reproduced': found.reproduced,
-                'replays': found.replays, 'reproducer': found.reproducer,
-                'reproducer_lines': replay_lines(found.reproducer or found.batch_tokens,
-                                                 self.backend.targets[0]),
+                'replays': found.replays, 'reproducer': found.reproducer_tokens(),
+                'reproducer_lines': found.lines(self.backend.targets[0]),
                 'failing_batch': found.batch_tokens, 'environment': self.environment()}
 
     def environment(self):

@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: MIT
 """Shrinking a failing step sequence to its core: delta debugging over the
 steps (Zeller and Hildebrandt's ddmin: drop halves, quarters, ... while
-the failure stays), then each step's word towards 0, the honest value of
-every field (its bytes, then its bits), while the failure stays.
+the failure stays), then over each step's set bits, towards 0, the
+honest value of every field, while the failure stays.
 
 `fails(tokens)` runs a sequence (a fresh guest each time, in the campaign)
 and says whether the same failure came back. Every sequence is tried at
@@ -34,15 +34,19 @@ class Minimiser:
     def ddmin(self, tokens):
         """The shortest sublist (order kept) that still fails, as far as
         ddmin finds it before the deadline."""
-        c, n = list(tokens), 2
+        return self._ddmin(list(tokens), self.fails)
+
+    def _ddmin(self, items, fails):
+        """ddmin over items with the test fails(sublist)."""
+        c, n = list(items), 2
         while len(c) >= 2 and not self.over():
             chunks = _split(c, n)
             for i, chunk in enumerate(chunks):
-                if self.fails(chunk):
+                if fails(chunk):
                     c, n = chunk, 2
                     break
                 rest = [t for j, ch in enumerate(chunks) if j != i for t in ch]
-                if n > 2 and self.fails(rest):
+                if n > 2 and fails(rest):
                     c, n = rest, max(n - 1, 2)
                     break
                 if self.over():
@@ -53,25 +57,38 @@ class Minimiser:
                 n = min(2 * n, len(c))
         return c
 
-    def shrink_words(self, tokens):
-        """Each token's word with as many bits cleared as keep it failing:
-        the whole word, then each byte, then each bit left."""
-        c = list(tokens)
+    def shrink_words(self, steps):
+        """Each step's word down to the bits the failure needs: 0 if it
+        fails as the honest step, else ddmin over its set bits. A step is
+        a token, or anything with a .token and a ._replace(token=...)."""
+        c = list(steps)
         for i in range(len(c)):
-            kind, word = fuzz_steps.parse(c[i])
-            masks = [~0] + [0xff << (8 * b) for b in reversed(range(8))]
-            for mask in masks + [1 << b for b in reversed(range(64))]:
-                if self.over():
-                    return c
-                if not word & mask:
-                    continue
-                trial = c[:i] + [fuzz_steps.token(kind, word & ~mask)] + c[i + 1:]
-                if self.fails(trial):
-                    c, word = trial, word & ~mask
+            if self.over():
+                break
+            kind, word = fuzz_steps.parse(_token(c[i]))
+
+            def with_bits(bits, i=i, kind=kind):
+                return c[:i] + [_with_token(c[i], fuzz_steps.token(kind, sum(bits)))] + c[i + 1:]
+
+            bits = [1 << b for b in range(64) if word >> b & 1]
+            if not bits or self.fails(with_bits([])):
+                c = with_bits([])
+                continue
+            keep = self._ddmin(bits, lambda sub: self.fails(with_bits(sub)))
+            if self.fails(with_bits(keep)):
+                c = with_bits(keep)
         return c
 
     def minimise(self, tokens):
         return self.shrink_words(self.ddmin(tokens))
+
+
+def _token(step):
+    return step if isinstance(step, str) else step.token
+
+
+def _with_token(step, token):
+    return token if isinstance(step, str) else step._replace(token=token)
 
 
 def _split(items, n):

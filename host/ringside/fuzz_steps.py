@@ -5,9 +5,9 @@ built as build/host/ringside-fuzz-gen), their digest, and the console
 lines that replay them.
 
 A token is KIND.HEX: two letters for what the step does and the word
-whose bit fields say how (0: the honest step). `fuzz replay` takes at
-most REPLAY_MAX tokens a line (the console's 16 words, 255 characters),
-so a longer sequence replays as several lines, each its own batch.
+whose bit fields say how (0: the honest step). A console line holds at
+most REPLAY_MAX tokens (16 words, 255 characters): a longer batch
+replays as `fuzz add` lines, then `fuzz replay` with the last tokens.
 """
 
 import hashlib
@@ -71,15 +71,14 @@ def kind(tok):
 
 
 def replay_lines(tokens, target):
-    """The console lines that replay tokens for target, in order."""
+    """The console lines that replay tokens for target as one batch: `fuzz
+    add` lines while more are to come, then `fuzz replay`."""
     lines, cur = [], []
-    prefix = 'fuzz replay target=%s' % target
     for tok in tokens:
-        line = ' '.join([prefix] + cur + [tok])
+        line = ' '.join(['fuzz replay target=%s' % target] + cur + [tok])
         if cur and (len(cur) == REPLAY_MAX or len(line) > LINE_MAX):
-            lines.append(' '.join([prefix] + cur))
+            lines.append(' '.join(['fuzz add target=%s' % target] + cur))
             cur = []
         cur.append(tok)
-    if cur:
-        lines.append(' '.join([prefix] + cur))
+    lines.append(' '.join(['fuzz replay target=%s' % target] + cur))
     return lines

@@ -65,6 +65,7 @@ class FakeGuest:
         FakeGuest.boots += 1
         self.console = FakeConsole(self)
         self.seen = []
+        self.added = []
         self.dead = False
 
     def run(self, cmd):
@@ -73,8 +74,11 @@ class FakeGuest:
             start, n, target = int(m.group(2)), int(m.group(3)), m.group(4)
             toks, digest = fuzz_steps.steps(int(m.group(1), 0), target, start, n)
             where = '%s %s %d+%d' % (m.group(1), target, start, n)
+        elif cmd.startswith('fuzz add '):
+            self.added += cmd.split()[3:]
+            return 'fuzz: %d vsock steps added for the next replay\r\n' % len(self.added)
         else:
-            toks = cmd.split()[3:]
+            toks, self.added = self.added + cmd.split()[3:], []
             digest = fuzz_steps.digest(toks)
             where = 'replay %d' % len(toks)
         self.seen += toks
@@ -161,7 +165,7 @@ def test_campaign_finds_replays_and_shrinks_the_seeded_failure(tmp_path):
     assert f.oracle == 'crash'
     assert f.reproduced is True
     # the core: the chain step with bit 5 alone, then the header step with bit 3 alone
-    assert f.reproducer == ['dc.20', 'hd.8'], f.reproducer
+    assert f.reproducer_tokens() == ['dc.20', 'hd.8'], f.reproducer
     assert f.kind == 'hd'
     assert f.line('vsock') == 'fuzz replay target=vsock dc.20 hd.8'
     assert f.replays > 2 and FakeGuest.boots == c.guests + f.replays
@@ -203,13 +207,19 @@ def test_minimiser_stops_at_its_deadline_with_a_failing_sequence():
     assert 'hd.1' in got and len(got) < 64
 
 
-def test_replay_lines_fit_the_console():
+def test_replay_lines_fit_the_console_and_keep_batches():
     toks, _ = fuzz_steps.steps(SEED, 'vsock', 0, 40)
-    lines = fuzz.replay_lines(toks + ['st.1', 'qs.2'] + toks[:3], 'vsock')
+    steps = fuzz.steps_of(toks, 1) + fuzz.steps_of(['st.1', 'qs.2'], 1) + \
+        fuzz.steps_of(toks[:3], 2)
+    plan = fuzz.replay_plan(steps, 'vsock')
+    lines = [line for line, _ in plan]
     assert all(len(x) <= 255 and len(x.split()) <= 16 for x in lines)
     assert sum(len(x.split()) - 3 for x in lines) == 45
+    # the first batch's 40 steps: `fuzz add` lines, then one replay of all 40
+    assert [e for _, e in plan] == [None] * (len(plan) - 3) + [40, 2, 3]
+    assert all(x.startswith('fuzz add target=vsock ') for x in lines[:-3])
     assert lines[-2] == 'fuzz replay target=transport st.1 qs.2'
-    assert lines[-1].startswith('fuzz replay target=vsock ' + toks[0])
+    assert lines[-1] == 'fuzz replay target=vsock ' + ' '.join(toks[:3])
 
 
 def test_durations_and_bad_options():

@@ -5,6 +5,7 @@
  * beside them, a batch at a time.
  *
  *   fuzz SEED [steps=N] [target=vsock|net|transport] [from=I] [batch=B] [v=1]
+ *        [only=hd,cr,...]   the steps of other kinds are skipped
  *   fuzz replay [target=T] TOKEN...   the steps given, as one batch
  *   fuzz add [target=T] TOKEN...      more steps for the next replay (a
  *                                     line holds 14 tokens, a replay 512)
@@ -106,6 +107,7 @@ struct fuzz_run {
 	uint64_t batch_from;
 	uint32_t batch;
 	bool verbose;
+	uint32_t only; /* the kinds run (a bit each), the others skipped; 0: all */
 	struct fuzz_step steps[REPLAY_MAX]; /* a replay's */
 	/* this batch */
 	unsigned int ran, well_formed, skipped, refused;
@@ -372,7 +374,7 @@ static void one_step(uint64_t now)
 	struct virtq *vq = target_txq(run.target);
 	struct fuzz_outcome o;
 	char tok[FUZZ_TOKEN_MAX];
-	int ret = run_step(&s, &o);
+	int ret = run.only && !(run.only & 1u << s.kind) ? -EOPNOTSUPP : run_step(&s, &o);
 
 	if (ret == -ENOSPC && !tx_watch_silent(&run.watch, vq, now))
 		return; /* the ring is full: again next pass */
@@ -453,19 +455,27 @@ static int fuzz_start(void)
 	return 0;
 }
 
-static int start_seed(uint64_t seed, enum fuzz_target target, uint64_t from, uint64_t steps,
-		      uint32_t batch, bool verbose)
+struct run_opts {
+	uint64_t from, steps;
+	uint32_t batch;
+	enum fuzz_target target;
+	bool verbose;
+	uint32_t only; /* the kinds run (a bit each); 0: all */
+};
+
+static int start_seed(uint64_t seed, const struct run_opts *o)
 {
 	memset(&run, 0, sizeof(run));
 	run.seed = seed;
-	run.target = target;
-	run.next = from;
-	run.end = from + steps;
-	run.batch = batch;
-	run.verbose = verbose;
+	run.target = o->target;
+	run.next = o->from;
+	run.end = o->from + o->steps;
+	run.batch = o->batch;
+	run.verbose = o->verbose;
+	run.only = o->only;
 	pr_warn("fuzz %#llx %s: steps %llu..%llu, batches of %u\n", (unsigned long long)seed,
-		fuzz_target_name(target), (unsigned long long)from,
-		(unsigned long long)(from + steps - 1), batch);
+		fuzz_target_name(o->target), (unsigned long long)o->from,
+		(unsigned long long)(o->from + o->steps - 1), o->batch);
 	return fuzz_start();
 }
 
@@ -498,12 +508,23 @@ static int parse_u64(const char *s, uint64_t *out)
 	return *end ? -1 : 0;
 }
 
-struct run_opts {
-	uint64_t from, steps;
-	uint32_t batch;
-	enum fuzz_target target;
-	bool verbose;
-};
+/* "hd,cr,sq": a bit per kind named; -1 for a name that is none. */
+static int parse_kinds(char *list, uint32_t *mask)
+{
+	struct fuzz_step s;
+	char tok[8];
+
+	*mask = 0;
+	for (char *k = strtok(list, ","); k; k = strtok(NULL, ",")) {
+		if (strlen(k) != 2)
+			return -1;
+		snprintf(tok, sizeof(tok), "%s.0", k);
+		if (fuzz_token_parse(tok, &s))
+			return -1;
+		*mask |= 1u << s.kind;
+	}
+	return *mask ? 0 : -1;
+}
 
 /* KEY=VALUE words from argv[2] on; a clear line and -1 on anything else. */
 static int parse_opts(int argc, char **argv, struct run_opts *o)
@@ -515,6 +536,12 @@ static int parse_opts(int argc, char **argv, struct run_opts *o)
 		if (!eq)
 			return shell_error("fuzz: '%s' is not KEY=VALUE", argv[i]);
 		*eq = 0;
+		if (!strcmp(argv[i], "only")) {
+			if (parse_kinds(eq + 1, &o->only))
+				return shell_error("fuzz: only takes kinds like hd,cr,sq, got '%s'",
+						   eq + 1);
+			continue;
+		}
 		if (!strcmp(argv[i], "target")) {
 			o->target = fuzz_target_parse(eq + 1);
 			if (o->target == FUZZ_TARGETS)
@@ -629,8 +656,12 @@ static int cmd_replay(int argc, char **argv)
 
 static int cmd_fuzz(int argc, char **argv)
 {
-	struct run_opts o = { 0, config_get(&cfg_fuzz_steps), (uint32_t)config_get(&cfg_fuzz_batch),
-			      (enum fuzz_target)config_get(&cfg_fuzz_target), false };
+	struct run_opts o = { 0,
+			      config_get(&cfg_fuzz_steps),
+			      (uint32_t)config_get(&cfg_fuzz_batch),
+			      (enum fuzz_target)config_get(&cfg_fuzz_target),
+			      false,
+			      0 };
 	uint64_t seed;
 
 	if (argc < 2) {
@@ -687,15 +718,15 @@ static int cmd_fuzz(int argc, char **argv)
 		return shell_error("fuzz: target=net needs a virtio-net device");
 	if (o.target == FUZZ_VSOCK && !virtio_vsock_txq())
 		return shell_error("fuzz: target=vsock needs a vsock device");
-	if (start_seed(seed, o.target, o.from, o.steps, o.batch, o.verbose))
+	if (start_seed(seed, &o))
 		return shell_error("fuzz: no memory or no room for a poller");
 	return 0;
 }
 
 static const struct shell_cmd fuzz_cmd = {
 	.name = "fuzz",
-	.usage = "SEED [steps=N] [target=vsock|net|transport] [from=I] [batch=B] [v=1] | "
-		 "replay|add [target=T] STEP... | show SEED | stop",
+	.usage = "SEED [steps=N] [target=vsock|net|transport] [from=I] [batch=B] [only=KINDS] "
+		 "[v=1] | replay|add [target=T] STEP... | show SEED | stop",
 	.help = "seeded virtio fuzzer: steps against the live devices, batch verdicts",
 	.run = cmd_fuzz,
 };
@@ -704,14 +735,19 @@ static bool fuzz_ready; /* fuzz_init ran */
 
 static void boot_key_changed(struct config_key *key)
 {
+	struct run_opts o = { 0,
+			      config_get(&cfg_fuzz_steps),
+			      (uint32_t)config_get(&cfg_fuzz_batch),
+			      (enum fuzz_target)config_get(&cfg_fuzz_target),
+			      false,
+			      0 };
 	uint64_t seed = config_get(&cfg_fuzz);
 
 	(void)key;
 	/* parsed before fuzz_init: it calls again once the drivers are there */
 	if (!fuzz_ready || !seed || run.active)
 		return;
-	if (start_seed(seed, (enum fuzz_target)config_get(&cfg_fuzz_target), 0,
-		       config_get(&cfg_fuzz_steps), (uint32_t)config_get(&cfg_fuzz_batch), false))
+	if (start_seed(seed, &o))
 		pr_err("fuzz: no memory or no room for a poller\n");
 }
 

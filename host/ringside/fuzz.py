@@ -447,8 +447,10 @@ class Campaign:
             if self.opts.steps is not None:
                 count = min(count, self.opts.steps - self.steps)
             t_batch = time.monotonic()
-            b = run_batch(guest, 'fuzz %#x from=%d steps=%d batch=%d target=%s'
-                          % (self.seed, start, count, count, target), count)
+            only = [k for k in self.opts.kinds if k in fuzz_steps.KINDS[target]]
+            b = run_batch(guest, 'fuzz %#x from=%d steps=%d batch=%d target=%s%s'
+                          % (self.seed, start, count, count, target,
+                             ' only=' + ','.join(only) if only else ''), count)
             self.batches += 1
             n = b.n if b.lines and not b.failure else count
             toks, _ = fuzz_steps.steps(self.seed, target, start, n)
@@ -624,6 +626,9 @@ def parse_args(argv):
     p.add_argument('--rings', default='split,packed', help='split,packed (those the back end has)')
     p.add_argument('--targets', help='vsock,net,transport: the step targets to draw from '
                                      '(default: all the back end has)')
+    p.add_argument('--kinds', metavar='LIST',
+                   help='run only these kinds of steps (hd,cr,...: fuzz_steps.KINDS), skip '
+                        'the others; a target none of them belongs to runs all of its own')
     p.add_argument('--minimise-time', type=_typed(duration, 'a duration'), default=600.0,
                    metavar='T', help='at most this long shrinking one failure (600)')
     p.add_argument('--no-minimise', action='store_true',
@@ -653,6 +658,10 @@ def parse_args(argv):
             p.error('--targets takes %s for --backend %s' % (','.join(b.targets), b.name))
     else:
         opts.targets = list(b.targets)
+    opts.kinds = [k for k in (opts.kinds or '').split(',') if k]
+    known = {k for t in fuzz_steps.KINDS.values() for k in t}
+    if any(k not in known for k in opts.kinds):
+        p.error('--kinds takes %s' % ','.join(sorted(known)))
     if not os.path.exists(fuzz_steps.GEN):
         p.error('%s missing: run make' % os.path.relpath(fuzz_steps.GEN, REPO))
     return opts

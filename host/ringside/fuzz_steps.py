@@ -22,8 +22,12 @@ TARGETS = ('vsock', 'net', 'transport')
 TOKEN = re.compile(r'^([a-z]{2})\.([0-9a-f]{1,16})$')
 REPLAY_MAX = 13          # `fuzz replay target=T` and 13 tokens: 16 words
 LINE_MAX = 250           # characters a console line keeps (255), with room
+# what each target draws (fuzz_gen.c's tables)
+KINDS = {'vsock': ('hd', 'cr', 'sq', 'dc', 'it', 'rg', 'ev', 'kk', 'rx'),
+         'net': ('nh', 'dc', 'it', 'rg', 'ev', 'kk'),
+         'transport': ('st', 'qs', 'mv', 'nq', 'qr')}
 # the transport's kinds: a replay of them is a transport batch
-TRANSPORT_KINDS = ('st', 'qs', 'mv', 'nq', 'qr')
+TRANSPORT_KINDS = KINDS['transport']
 
 
 class GeneratorMissing(RuntimeError):

@@ -140,6 +140,7 @@ class Opts:
         self.no_minimise = False
         self.minimise_time = 600
         self.verbose = 0
+        self.kinds = []
 
 
 def test_generator_tool_is_deterministic():
@@ -232,3 +233,9 @@ def test_durations_and_bad_options():
         fuzz.parse_args(['--backend', 'ours', '--time', '1x'])
     with pytest.raises(SystemExit):
         fuzz.parse_args(['--backend', 'net-qemu', '--targets', 'vsock'])
+
+
+def test_kind_tables_match_the_generator():
+    for target, kinds in fuzz_steps.KINDS.items():
+        toks, _ = fuzz_steps.steps(SEED, target, 0, 2000)
+        assert {fuzz_steps.kind(t) for t in toks} == set(kinds), target

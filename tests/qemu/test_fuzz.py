@@ -4,8 +4,9 @@ the guest runs the steps the host's generator draws for a seed, a replay
 runs the same steps, the console refuses bad input on one line, the boot
 key starts a run, and a short fixed-seed campaign (host/ringside/fuzz.py)
 finds no failure of build/host/ringside-vhost-vsock on either ring
-layout. Each reproducer of a failure our back end once had runs again
-here (REGRESSIONS) and must find none."""
+layout; its seed and length once found the fuzzer's own fault (a chain
+of no descriptors forged into a full ring: a page fault in the guest),
+and must find nothing now."""
 
 import os
 import re
@@ -18,9 +19,6 @@ from ringside_qemu import LOG_DIR
 
 SEED = 0x20261206
 OURS = fuzz_backends.backends()['ours']
-# every reproducer a campaign once shrank a failure of our back end to
-# (docs/results/fuzz.md), with its ring layout
-REGRESSIONS = ()
 
 
 @pytest.fixture
@@ -139,6 +137,7 @@ class Opts:
         self.no_minimise = True
         self.minimise_time = 0
         self.verbose = 1
+        self.kinds = []
 
 
 @pytest.mark.parametrize('ring', ['split', 'packed'])
@@ -150,12 +149,6 @@ def test_short_campaign_finds_nothing_in_our_back_end(ring):
     assert s['steps'] == 768 and c.next['transport'] >= 32, s
     assert not c.found and not c.failures, [f.__dict__ for f in c.found.values()]
     assert s['nested_faults'] == 0, s
-
-
-@pytest.mark.parametrize('ring, tokens', REGRESSIONS)
-def test_regression(ring, tokens):
-    rep = fuzz.Reproducer(OURS, ring, LOG_DIR, 'fuzz-regression')
-    assert rep.run(tokens.split()) is None
 
 
 def test_generator_is_built():

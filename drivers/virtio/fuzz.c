@@ -58,18 +58,17 @@
 /* How long a run waits for its device (the boot key, a device restarting). */
 #define DEVICE_WAIT_NS (60000ULL * NS_PER_MS)
 
-static const char *const target_choices[FUZZ_TARGETS + 1] = {
-	[FUZZ_VSOCK] = "vsock",
-	[FUZZ_NET] = "net",
-	[FUZZ_TRANSPORT] = "transport",
-};
+/* enum fuzz_target's names in its order (fuzz_gen.c names them too) */
+static const char *const target_choices[] = { "vsock", "net", "transport", NULL };
+_Static_assert(FUZZ_VSOCK == 0 && FUZZ_NET == 1 && FUZZ_TRANSPORT == 2 && FUZZ_TARGETS == 3,
+	       "target_choices follows enum fuzz_target");
 
 CONFIG_KEY(cfg_fuzz) = {
 	.name = "fuzz",
 	.help = "fuzzer: run this seed's steps from boot (0: off; `fuzz` on the console)",
 	.type = CONFIG_UINT,
 	.min = 0,
-	.max = ~0ULL,
+	.max = 0xffffffffffffffffULL,
 	.def = 0,
 };
 
@@ -87,7 +86,7 @@ CONFIG_KEY(cfg_fuzz_target) = {
 	.help = "fuzzer: what the steps drive (vsock headers and rings, virtio-net, the transport)",
 	.type = CONFIG_ENUM,
 	.choices = target_choices,
-	.def = FUZZ_VSOCK,
+	.def = 0, /* vsock */
 };
 
 CONFIG_KEY(cfg_fuzz_batch) = {

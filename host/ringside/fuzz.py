@@ -65,6 +65,8 @@ BATCH_TIMEOUT = 300        # s for one batch's line: 60 s of settling at most, u
 BOOT_RETRIES = 3
 # every fourth batch drives the transport (it restarts the devices after)
 TARGET_ROTATION = 4
+# a guest runs this long at most, then the next boots (on the next ring layout)
+GUEST_SECONDS = 300
 
 BATCH_LINE = re.compile(
     r'fuzz (?:replay (?P<rn>\d+)|0x(?P<seed>[0-9a-f]+) (?P<target>[a-z]+) (?P<start>\d+)'
@@ -440,7 +442,7 @@ class Campaign:
         history = []
         usage = Usage()
         t0 = time.monotonic()
-        while not self.over():
+        while not self.over() and time.monotonic() - t0 < GUEST_SECONDS:
             target = self.target_of(self.batches)
             start = self.next[target]
             count = BATCH

@@ -462,6 +462,16 @@ struct run_opts {
 	uint32_t only; /* the kinds run (a bit each); 0: all */
 };
 
+/* What a run takes unless told otherwise: the keys' values. */
+static struct run_opts key_opts(void)
+{
+	return (struct run_opts){
+		.steps = config_get(&cfg_fuzz_steps),
+		.batch = (uint32_t)config_get(&cfg_fuzz_batch),
+		.target = (enum fuzz_target)config_get(&cfg_fuzz_target),
+	};
+}
+
 static int start_seed(uint64_t seed, const struct run_opts *o)
 {
 	memset(&run, 0, sizeof(run));
@@ -655,12 +665,7 @@ static int cmd_replay(int argc, char **argv)
 
 static int cmd_fuzz(int argc, char **argv)
 {
-	struct run_opts o = { 0,
-			      config_get(&cfg_fuzz_steps),
-			      (uint32_t)config_get(&cfg_fuzz_batch),
-			      (enum fuzz_target)config_get(&cfg_fuzz_target),
-			      false,
-			      0 };
+	struct run_opts o = key_opts();
 	uint64_t seed;
 
 	if (argc < 2) {
@@ -734,12 +739,7 @@ static bool fuzz_ready; /* fuzz_init ran */
 
 static void boot_key_changed(struct config_key *key)
 {
-	struct run_opts o = { 0,
-			      config_get(&cfg_fuzz_steps),
-			      (uint32_t)config_get(&cfg_fuzz_batch),
-			      (enum fuzz_target)config_get(&cfg_fuzz_target),
-			      false,
-			      0 };
+	struct run_opts o = key_opts();
 	uint64_t seed = config_get(&cfg_fuzz);
 
 	(void)key;

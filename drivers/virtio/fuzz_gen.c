@@ -7,7 +7,9 @@
  * each bit is set one time in four, so most fields of a step keep their
  * honest value and a step tells one or two lies, not all of them at once.
  */
+#include <ctype.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "drivers/virtio/fuzz_gen.h"
@@ -118,39 +120,24 @@ char *fuzz_token(const struct fuzz_step *step, char *buf)
 	return buf;
 }
 
-static int hex_digit(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 int fuzz_token_parse(const char *token, struct fuzz_step *step)
 {
-	const char *p = token + 3;
-	uint64_t word = 0;
-	unsigned int digits = 0;
-	int k, d;
+	size_t len = strlen(token);
+	int k;
 
-	if (strlen(token) < 4 || token[2] != '.')
+	/* KIND, a dot, then 1 to 16 hex digits and nothing else */
+	if (len < 4 || len > 3 + 16 || token[2] != '.')
 		return -1;
+	for (size_t i = 3; i < len; i++)
+		if (!isxdigit((unsigned char)token[i]))
+			return -1;
 	for (k = 0; k < FK_KINDS; k++)
 		if (!strncmp(token, kind_names[k], 2))
 			break;
 	if (k == FK_KINDS)
 		return -1;
-	for (; *p; p++, digits++) {
-		d = hex_digit(*p);
-		if (d < 0 || digits == 16)
-			return -1;
-		word = word << 4 | (unsigned int)d;
-	}
 	step->kind = (enum fuzz_kind)k;
-	step->word = word;
+	step->word = strtoull(token + 3, NULL, 16);
 	return 0;
 }
 

@@ -25,12 +25,9 @@
 #include "drivers/virtio/fuzz.h"
 #include "drivers/virtio/hostile.h"
 #include "drivers/virtio/virtio_net.h"
-#include "kernel/dma.h"
 #include "net/net.h"
 
-#define POOL 64
-#define SMALL_BUF 2048 /* a 1518-byte frame, its header, and room for a table */
-#define LONG_FRAME (65536 + 1024)
+#define LONG_FRAME HOSTILE_NET_LONG
 
 /* 5.1.6 */
 #define HDR_F_NEEDS_CSUM 1
@@ -41,27 +38,6 @@
 #define GSO_TCPV6 4
 #define GSO_UDP_L4 5
 #define GSO_ECN 0x80
-
-static uint8_t *pool, *long_buf;
-static unsigned int pool_next;
-
-static int pool_init(void)
-{
-	if (!pool)
-		pool = dma_alloc((size_t)POOL * SMALL_BUF, 64);
-	if (!long_buf)
-		long_buf = dma_alloc(VIRTIO_NET_HDR_LEN + LONG_FRAME, 64);
-	return pool && long_buf ? 0 : -ENOMEM;
-}
-
-/*
- * The next buffer of the pool, round-robin: written again only after the
- * pool went round, by then the device has read it or fell silent.
- */
-static uint8_t *pool_buf(void)
-{
-	return pool + (size_t)(pool_next++ % POOL) * SMALL_BUF;
-}
 
 static void put16_be(uint8_t *p, uint16_t v)
 {
@@ -166,9 +142,9 @@ static int nh_step(uint64_t w, struct fuzz_outcome *o)
 	uint8_t *b;
 	int ret = 0;
 
-	if (pool_init())
+	b = hostile_net_buf(flen);
+	if (!b)
 		return -ENOMEM;
-	b = flen + VIRTIO_NET_HDR_LEN > SMALL_BUF ? long_buf : pool_buf();
 	hostile_net_hdr(b, (uint8_t)pick(w, 0, flags, 5), (uint8_t)pick(w, 3, gsos, 6),
 			pick(w, 6, hdr_lens, 5), pick(w, 9, gso_sizes, 4), pick(w, 12, starts, 4),
 			pick(w, 15, offsets, 4), pick(w, 18, nbufs, 3));
@@ -187,14 +163,14 @@ static int nh_step(uint64_t w, struct fuzz_outcome *o)
 
 static int net_content(struct fuzz_buf *b)
 {
-	if (pool_init())
+	b->data = hostile_net_buf(60);
+	if (!b->data)
 		return -ENOMEM;
-	b->data = pool_buf();
 	b->token = b->data;
 	hostile_net_hdr(b->data, 0, 0, 0, 0, 0, 0, 0);
 	hostile_net_frame(b->data + VIRTIO_NET_HDR_LEN, 60, 60 - ETH_HLEN);
 	b->len = VIRTIO_NET_HDR_LEN + 60;
-	b->cap = SMALL_BUF;
+	b->cap = HOSTILE_NET_SMALL;
 	return 0;
 }
 

@@ -6,6 +6,8 @@
 #include <string.h>
 
 #include "drivers/virtio/hostile.h"
+#include "drivers/virtio/virtio_net.h"
+#include "kernel/dma.h"
 #include "net/net.h"
 
 void hostile_victim(enum vsock_type type, uint32_t port, struct hostile_victim *v)
@@ -129,6 +131,24 @@ void hostile_net_hdr(uint8_t *h, uint8_t flags, uint8_t gso_type, uint16_t hdr_l
 	put16(h + 6, csum_start);
 	put16(h + 8, csum_offset);
 	put16(h + 10, num_buffers);
+}
+
+#define NET_POOL 64
+
+static uint8_t *net_pool, *net_long;
+static unsigned int net_next;
+
+uint8_t *hostile_net_buf(uint32_t frame_len)
+{
+	if (!net_pool)
+		net_pool = dma_alloc((size_t)NET_POOL * HOSTILE_NET_SMALL, 64);
+	if (!net_long)
+		net_long = dma_alloc(VIRTIO_NET_HDR_LEN + HOSTILE_NET_LONG, 64);
+	if (!net_pool || !net_long || frame_len > HOSTILE_NET_LONG)
+		return NULL;
+	if (VIRTIO_NET_HDR_LEN + frame_len > HOSTILE_NET_SMALL)
+		return net_long;
+	return net_pool + (size_t)(net_next++ % NET_POOL) * HOSTILE_NET_SMALL;
 }
 
 /* ---- the TX watch ---- */

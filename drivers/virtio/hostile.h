@@ -84,6 +84,17 @@ void hostile_net_hdr(uint8_t *h, uint8_t flags, uint8_t gso_type, uint16_t hdr_l
 		     uint16_t gso_size, uint16_t csum_start, uint16_t csum_offset,
 		     uint16_t num_buffers);
 
+/*
+ * A DMA buffer for a virtio-net header and a frame of @frame_len bytes
+ * (NULL without memory, or past HOSTILE_NET_LONG): the next of a small
+ * pool, round-robin, with room after the frame for an indirect table, or
+ * the one long buffer. A buffer is written again only after the pool
+ * went round: by then the device has read it or fell silent.
+ */
+#define HOSTILE_NET_SMALL 2048
+#define HOSTILE_NET_LONG (65536 + 1024)
+uint8_t *hostile_net_buf(uint32_t frame_len);
+
 /* How long a TX queue with buffers out may complete nothing: no answer. */
 #define HOSTILE_SILENCE_NS 3000000000ULL
 /* How long a settle waits at most while the device trickles answers. */

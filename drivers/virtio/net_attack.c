@@ -24,7 +24,6 @@
 #include "drivers/virtio/hostile.h"
 #include "drivers/virtio/net_attack.h"
 #include "drivers/virtio/virtio_net.h"
-#include "kernel/dma.h"
 #include "net/net.h"
 
 /* 5.1.6 flags and gso_type */
@@ -35,22 +34,7 @@
 #define GSO_ECN 0x80
 
 #define SMALL_FRAME 60 /* ETH_ZLEN: the shortest honest frame */
-#define LONG_FRAME (65536 + 1024)
-#define SMALL_BUF 128
-#define POOL 64
-
-static uint8_t *pool; /* POOL buffers of SMALL_BUF */
-static uint8_t *long_buf; /* header + LONG_FRAME */
-static unsigned int pool_next;
-
-static int pool_init(void)
-{
-	if (!pool)
-		pool = dma_alloc((size_t)POOL * SMALL_BUF, 64);
-	if (!long_buf)
-		long_buf = dma_alloc(VIRTIO_NET_HDR_LEN + LONG_FRAME, 64);
-	return pool && long_buf ? 0 : -ENOMEM;
-}
+#define LONG_FRAME HOSTILE_NET_LONG
 
 static const uint8_t undefined_flags[] = { 0xf8, HDR_F_DATA_VALID | HDR_F_RSC_INFO, 0xff };
 /* 5.1.6: 0 NONE, 1 TCPV4, 3 UDP, 4 TCPV6, 5 UDP_L4, 0x80 ECN; nothing else */
@@ -87,6 +71,10 @@ static void small_hdr(uint8_t *h, enum net_lie lie, uint32_t nth)
 
 static int send_long(enum net_lie lie)
 {
+	uint8_t *long_buf = hostile_net_buf(LONG_FRAME);
+
+	if (!long_buf)
+		return -ENOMEM;
 	if (lie == NET_GSO_LONG)
 		hostile_net_hdr(long_buf, HDR_F_NEEDS_CSUM, GSO_TCPV4 | GSO_ECN, 0xffff, 1, 34, 16,
 				0);
@@ -100,16 +88,14 @@ int net_attack_send(enum net_lie lie, uint32_t nth)
 {
 	uint32_t len = VIRTIO_NET_HDR_LEN + SMALL_FRAME;
 	uint8_t *b;
-	int ret;
 
 	if (!virtio_net_txq())
 		return -ENODEV;
-	ret = pool_init();
-	if (ret)
-		return ret;
 	if (lie == NET_LONG || lie == NET_GSO_LONG)
 		return send_long(lie);
-	b = pool + (size_t)(pool_next++ % POOL) * SMALL_BUF;
+	b = hostile_net_buf(SMALL_FRAME);
+	if (!b)
+		return -ENOMEM;
 	small_hdr(b, lie, nth);
 	hostile_net_frame(b + VIRTIO_NET_HDR_LEN, SMALL_FRAME, SMALL_FRAME - ETH_HLEN);
 	if (lie == NET_SHORT)

@@ -166,11 +166,14 @@ class VsockGuest(FuzzGuest):
         self.by = self.sess.connect(ECHO)
         return self
 
-    def stop(self):
+    def _close(self):
         for s in [self.by] + list(self.victims.values()):
             if s is not None:
                 s.close()
         self.by, self.victims = None, {}
+
+    def stop(self):
+        self._close()
         super().stop()
 
     def _victim(self, seq):
@@ -211,10 +214,7 @@ class VsockGuest(FuzzGuest):
         return err
 
     def after(self):
-        for s in [self.by] + list(self.victims.values()):
-            if s is not None:
-                s.close()
-        self.by, self.victims = None, {}
+        self._close()
         try:
             s = self.sess.connect(ECHO, timeout=AFTER_TIMEOUT)
         except OSError as e:

@@ -193,6 +193,8 @@ static uint64_t recoveries(void)
 
 static void batch_begin(void)
 {
+	/* a device that wrote into the zeroes must not find its own writes there */
+	memset(phys_to_virt(mem.zeros_pa), 0, ZEROS_LEN);
 	run.batch_from = run.next;
 	run.ran = run.well_formed = run.skipped = run.refused = 0;
 	run.digest = FUZZ_DIGEST_INIT;

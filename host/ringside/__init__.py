@@ -21,7 +21,9 @@ Modules, from the command line to the running guest:
              as a dict
   machine    Launch: one guest, its helpers, QEMU and console
   accel      probe_kvm(): a short real PVH boot under KVM; False means TCG
-  launcher   main() of ringside-run: interactive, scripted (--cmd), --dry-run
+  commands/  the commands of the front door (./ringside COMMAND), one module each:
+             commands/run.py is the launcher (interactive, --cmd, --dry-run)
+  frontdoor  main() of ./ringside and of the old names in host/
   errors     LaunchError and its kinds, exit statuses, log()
   benchlib, table, bench_*, boot_time, efi_boot_time, idle_cpu, peer, testpmd:
              the benchmark scripts' code (host/bench-* are entry points)
@@ -37,7 +39,6 @@ from .errors import (EXIT_ERROR, EXIT_TIMEOUT, EXIT_USAGE, GuestExited, GuestTim
 from .guest_stats import StatsError, guest_stats, parse_stats, vsock_queue_sum
 from .images import (DEFAULT_ELF, DEFAULT_ESP, DEFAULT_ISO, DEFAULT_VSOCK_BACKEND, OVMF, REPO,
                      repo_path)
-from .launcher import describe_status, main
 from .machine import Launch
 from .options import build_parser, parse_args, resolve
 from .process import Children, die_with_parent
@@ -53,7 +54,6 @@ __all__ = [
     'StatsError', 'guest_stats', 'parse_stats', 'vsock_queue_sum',
     'DEFAULT_ELF', 'DEFAULT_ESP', 'DEFAULT_ISO', 'DEFAULT_VSOCK_BACKEND', 'OVMF', 'REPO',
     'repo_path',
-    'describe_status', 'main',
     'Launch',
     'build_parser', 'parse_args', 'resolve',
     'Children', 'die_with_parent',

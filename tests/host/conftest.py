@@ -35,3 +35,31 @@ class PrintedConsole:
         m = re.search(pattern, self.text)
         assert m, 'no %s in %r' % (what or pattern, self.text)
         return m
+
+
+class _Parsed(Exception):
+    """parser_of(): the parser a command built, caught at its parse."""
+
+    def __init__(self, parser):
+        super().__init__()
+        self.parser = parser
+
+
+def parser_of(name):
+    """The argparse parser `ringside NAME` builds, with every option it
+    declares: its main runs until it parses its command line, and stops
+    there (nothing is built, checked or booted)."""
+    from ringside import cli, commands
+
+    def caught(self, args=None, namespace=None):
+        raise _Parsed(self)
+    cmd = commands.discover()[name]
+    saved = cli.Parser.parse_args
+    cli.Parser.parse_args = caught
+    try:
+        cmd.main([])
+    except _Parsed as e:
+        return e.parser
+    finally:
+        cli.Parser.parse_args = saved
+    raise AssertionError('%s parsed no command line' % name)

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
-"""bench-vsock: boot ringside with a vsock device and print benchmark tables.
+"""bench: boot ringside with a vsock device and print benchmark tables.
 
-Boots the appliance (host/ringside-run --vsock: QEMU's vhost-user-vsock-pci
+Boots the appliance (`ringside run --vsock`: QEMU's vhost-user-vsock-pci
 with build/host/ringside-vhost-vsock as the back end), waits for
 'ringside: ready', then runs build/host/ringside-bench against the guest's
 services: a ping-pong table (echo, port 1234) and a stream table (sink 1235
@@ -45,29 +45,28 @@ import time
 
 import ringside as rr
 
-from . import bench_vsock_perf, cost, kvm_exits
-from .bench_tools import (SocatForwards, forward_args, print_tools, print_tools_stream, run_tools,
-                          run_tools_stream)
-from .benchlib import BENCH, REPO, Progress, run_bench, vsock_target, wait_target
-from .cli import Parser, int_list, nonneg_int, positive_float, positive_int, size_list
-from .cost_measure import Meter, settle, spread, virtio_bars
-from .guest_stats import guest_stats
-from .images import LINUX_INITRD, LINUX_KERNEL
-from .results import add_options, publish
-from .table import Column, Table
+from .. import bench_vsock_perf, cost, kvm_exits, measure
+from ..ab import Switcher, ab_switch, label, variants
+from ..backends import refuse_missing
+from ..bench_tools import (SocatForwards, forward_args, print_tools, print_tools_stream,
+                           run_tools, run_tools_stream)
+from ..benchlib import BENCH, REPO, Progress, run_bench, vsock_target, wait_target
+from ..cli import LAUNCHER_EPILOG, Parser, size_list
+from ..cost_measure import Meter, settle, spread
+from ..guest_stats import config_all, config_changed, guest_stats, virtio_bars
+from ..images import LINUX_INITRD
+from ..linux_guest import linux_launch_args
+from ..results import Cells, add_options, publish
+from ..table import Column, Table
+
+NAME = 'bench'
+SUMMARY = 'the main job: ping-pong and stream tables (make bench)'
+GROUP = 'measure'
+ALIASES = ('bench-vsock',)
+PROG = 'ringside bench'
 
 COST_CMDLINE = 'irq=msix idle=halt'
 TOP_FUNCTIONS = 10
-
-PROG = 'bench-vsock'
-
-
-def ab_switch(text):
-    key, sep, values = text.partition('=')
-    choices = values.split(',')
-    if not sep or not key or len(choices) < 2 or not all(choices):
-        raise argparse.ArgumentTypeError('expected KEY=A,B (e.g. fastpath=1,0)')
-    return key, choices
 
 
 def attach_target(text):
@@ -85,58 +84,39 @@ def attach_target(text):
 
 
 def parse_args(argv):
-    p = Parser(
-            prog='bench-vsock',
-            description='Boot ringside with vsock and print ping-pong and stream tables.',
-            epilog='Launcher options after "--" go to host/ringside-run '
-                   '(e.g. -- --machine pc --firmware uefi, -- --backend CMD).')
-    p.add_argument('--sizes', type=size_list, default=size_list('64,512,4k'),
-                   help='ping-pong sizes (default 64,512,4k)')
-    p.add_argument('--count', type=positive_int, default=300, help='round trips per size (300)')
-    p.add_argument('--warmup', type=nonneg_int, default=30, help='unmeasured round trips (30)')
-    p.add_argument('-l', '--length', '--lengths', dest='lengths',
-                   type=size_list, default=size_list('4k,64k'),
-                   help='stream buffer lengths (default 4k,64k)')
-    p.add_argument('-P', '--parallel', '--streams', dest='streams', type=int_list, default=[1, 4],
-                   help='parallel streams (default 1,4)')
-    p.add_argument('--dirs', help='stream directions (h2g,g2h)')
-    p.add_argument('-R', '--reverse', action='store_true',
-                   help="iperf3's -R (the server sends, the client receives): the guest "
-                        "sends, the host receives; only the g2h stream cells, as --dirs g2h")
-    p.add_argument('-t', '--time',
-                   type=positive_float, default=3.0, help='seconds per stream cell (3)')
-    p.add_argument('--ab', type=ab_switch, action='append', default=[],
+    p = Parser(prog=PROG, usage='%(prog)s [options] [-- launcher options]',
+               description='Boot ringside with vsock and print ping-pong and stream tables.',
+               epilog=LAUNCHER_EPILOG)
+    measure.add(p, sizes=size_list('64,512,4k'), count=300, warmup=30,
+                length=size_list('4k,64k'), parallel=[1, 4], reverse=None, time=3.0, rounds=1,
+                cost=None, exits=None, more=('warmup', 'exits'))
+    p.add_argument('--ab', type=ab_switch, action='append', default=[], metavar='KEY=A,B',
                    help='switch KEY between values, interleaved (repeatable)')
-    p.add_argument('--rounds', type=positive_int, default=1,
-                   help='repeat every A/B cell this many times (1)')
+    p.add_argument('--dirs', metavar='LIST', more=True,
+                   help='stream directions, h2g and/or g2h (both; -R: g2h)')
     p.add_argument('--no-pingpong', action='store_true', help='leave out the ping-pong cells')
     p.add_argument('--no-stream', action='store_true', help='leave out the stream cells')
-    p.add_argument('--tools', action='store_true',
+    p.add_argument('--tools', action='store_true', more=True,
                    help='also sockperf and iperf3 (-P, -R, --bidir) through the TCP forward, '
-                        'ringside-bench forwarded vs hybrid (the forwarder\'s overhead)')
-    p.add_argument('--vsock-perf', nargs='?', const='ringside', metavar='GUESTS',
+                        'ringside-bench forwarded vs direct (the forwarder\'s overhead; our '
+                        'back end\'s --forward-tcp, or socat on the kernel\'s vhost-vsock)')
+    p.add_argument('--vsock-perf', nargs='?', const='ringside', metavar='GUESTS', more=True,
                    help='also the kernel\'s vsock_perf (make vsock-perf), h2g to the sink and '
                         'g2h from a guest connecting out, beside ringside-bench stream, per '
-                        '--lengths, --dirs and --rounds; GUESTS: ringside (default) or '
+                        '--length, --dirs and --rounds; GUESTS: ringside (default) or '
                         'ringside,linux (then the Linux guest in a boot of its own); needs the '
-                        'kernel\'s vhost-vsock (a KVM host, host/nested)')
+                        'kernel\'s vhost-vsock (a KVM host, ringside nested)')
     p.add_argument('--vsock-perf-bytes', type=size_list, default=[32 << 20], metavar='N',
-                   help='bytes vsock_perf sends (h2g) and the Linux guest sends (g2h) '
-                        'per cell (32m)')
-    add_options(p)
-    p.add_argument('--cost', nargs='?', const='', metavar='OPTS',
-                   help='guest cost columns (the ringside-cost plugin; --cost=io=on also '
-                        'counts I/O exits and notifies); boots the ELF with irq=msix '
-                        'idle=halt')
-    p.add_argument('--exits', action='store_true',
-                   help='VM exits per operation by kind (KVM\'s tracepoints: a KVM host, or '
-                        'host/nested; attached guests too if alone on this host)')
-    p.add_argument('--boot', choices=['iso', 'elf'],
+                   more=True, help='bytes vsock_perf sends (h2g) and the Linux guest sends '
+                                   '(g2h) per cell (32m)')
+    p.add_argument('--boot', choices=['iso', 'elf'], metavar='iso|elf', more=True,
                    help='boot the ISO (default) or the ELF via -kernel')
     p.add_argument('--attach', type=attach_target, metavar='uds:PATH|cid:N|tcp:HOST:PORT',
+                   more=True,
                    help='boot nothing: measure a running guest through this hybrid socket, '
                         'AF_VSOCK CID or TCP forward to its echo (tcp: --no-stream); no '
                         'console: no guest counters, --ab, --cost, --tools')
+    add_options(p)
     p.add_argument('launcher_args', nargs='*', help=argparse.SUPPRESS)
     opts = p.parse_args(argv)
     if opts.no_pingpong and opts.no_stream and not opts.vsock_perf:
@@ -175,7 +155,7 @@ def parse_args(argv):
         why = bench_vsock_perf.available()
         if not why and not os.path.exists('/dev/vhost-vsock'):
             why = ('vsock_perf speaks AF_VSOCK only: needs the kernel\'s vhost-vsock '
-                   '(/dev/vhost-vsock: a KVM host, or host/nested)')
+                   '(/dev/vhost-vsock: a KVM host, or ringside nested)')
         if not why and 'linux' in guests and not os.path.exists(LINUX_INITRD):
             why = '%s missing (make linux-guest)' % LINUX_INITRD
         if why:
@@ -185,49 +165,43 @@ def parse_args(argv):
     opts.vsock_perf_bytes = opts.vsock_perf_bytes[0]
     if opts.cost is not None:
         opts.boot = 'elf'   # the cost cmdline reaches ELF boots only
-    if opts.count <= 0 or opts.warmup < 0 or opts.rounds <= 0 or opts.time <= 0:
-        p.error('--count, --rounds and --time must be positive')
+    opts.launch = None if opts.attach else launcher_options(p, opts)
     return opts
 
 
-def variants(ab):
-    """Every combination of the --ab values, as lists of (key, value)."""
-    combos = [[]]
-    for key, values in ab:
-        combos = [c + [(key, v)] for c in combos for v in values]
-    return combos
+def launcher_options(p, opts):
+    """The boot's launcher options, checked before anything boots: with
+    --tools a back end that forwards TCP (ours) or the kernel's
+    vhost-vsock (socat forwards there)."""
+    largs = ['--vsock', '--boot', opts.boot, '--accel', 'auto']
+    if opts.cost is not None:
+        opts.cost_block = os.path.join(tempfile.mkdtemp(prefix='ringside-bench-cost-'),
+                                       'guest.cost')
+        largs += ['--cmdline', COST_CMDLINE, '--cost-block',
+                  opts.cost_block + (',' + opts.cost if opts.cost else '') + ',prof=on']
+    opts.forward_ports = {}
+    if opts.tools:
+        fwd_args, opts.forward_ports = forward_args()
+        lopts = rr.parse_args(largs + opts.launcher_args)
+        if lopts.vsock_transport != 'kernel':
+            why = refuse_missing(lopts, ['forward'], '--tools')
+            if why:
+                p.error(why)
+            largs += fwd_args
+    return rr.parse_args(largs + opts.launcher_args)
 
 
-def label(combo):
-    return ' '.join('%s=%s' % kv for kv in combo) or 'default'
+class Guest(Switcher):
+    """The booted guest: switches, and its vsock queues' counters."""
 
-
-class Guest:
-    def __init__(self, launcher, launch):
-        self.launcher = launcher
+    def __init__(self, launch):
+        super().__init__(launch.console, PROG)
         self.launch = launch
         self.qemu_pid = launch.qemu.pid if launch.qemu else None
 
-    def command(self, cmd, timeout=60):
-        out = self.launch.console.command(cmd, timeout)
-        if out.lstrip().startswith('error:'):
-            raise SystemExit('bench-vsock: guest rejected %r: %s' % (cmd, out.strip()))
-        return out
-
     def queue_counters(self):
         """{'rxq'|'txq'|'evq': {'kicks': N, 'interrupts': N, ...}}"""
-        return guest_stats(self.launch.console, 60, 'virtio-vsock')['virtio-vsock']['queues']
-
-    def apply(self, combo, target):
-        """`set` every KEY=VALUE of `combo`; after a change, wait until vsock
-        answers through `target` again (a switch may reset the device)."""
-        changed = False
-        for key, value in combo:
-            before = self.command('get %s' % key).strip()
-            self.command('set %s=%s' % (key, value))
-            changed |= before != '%s=%s' % (key, value)
-        if changed:
-            wait_target(target, PROG)
+        return guest_stats(self.console, 60, 'virtio-vsock')['virtio-vsock']['queues']
 
 
 def irq_total(before, after):
@@ -468,7 +442,7 @@ def run_cells(opts, guest, target, meter, results):
     `guest` None: attached, nothing switched or counted."""
     combos = variants(opts.ab)
     cells = ((0 if opts.no_pingpong else len(opts.sizes)) + (0 if opts.no_stream else len(
-        opts.dirs) * len(opts.lengths) * len(opts.streams))) * len(combos) * opts.rounds
+        opts.dirs) * len(opts.length) * len(opts.parallel))) * len(combos) * opts.rounds
     progress = Progress(PROG, cells)
     for _ in range(opts.rounds):
         if not opts.no_pingpong:
@@ -481,8 +455,8 @@ def run_cells(opts, guest, target, meter, results):
                     results['pingpong'].append((label(combo), res))
         if not opts.no_stream:
             for d in opts.dirs:
-                for length in opts.lengths:
-                    for streams in opts.streams:
+                for length in opts.length:
+                    for streams in opts.parallel:
                         for combo in combos:
                             if guest:
                                 guest.apply(combo, target)
@@ -492,7 +466,33 @@ def run_cells(opts, guest, target, meter, results):
                             results['stream'].append((label(combo), res))
 
 
-def print_results(opts, results, stats):
+def cells_of(results):
+    """The run's cells (results.py): per configuration its figures, a
+    sample per round."""
+    cells = Cells()
+    for conf, r in results['pingpong']:
+        config = {'cell': 'ping-pong', 'switch': conf, 'size': r['size']}
+        n = r['count']
+        for metric, value in (('p1', percentile(r['p1'], n, 0.99)), ('p50', r['p50']),
+                              ('mean', r['mean']), ('p99', percentile(r['p99'], n, 0.99))):
+            cells.add(config, metric, 'ns', value, 'lower')
+        add_cost_cells(cells, config, r, 'rt')
+    for conf, r in results['stream']:
+        config = {'cell': 'stream', 'switch': conf, 'dir': r['dir'], 'len': r['len'],
+                  'parallel': r['parallel']}
+        cells.add(config, 'total', 'Gb/s', r['gbps'], 'higher')
+        add_cost_cells(cells, config, r, 'KiB')
+    return cells
+
+
+def add_cost_cells(cells, config, r, unit):
+    if 'cost' in r:
+        cells.add(config, 'insn/' + unit, 'insn', r['cost']['insns'], 'lower')
+    if 'exits' in r:
+        cells.add(config, 'exits/' + unit, 'exits', r['exits']['exits'], 'lower')
+
+
+def print_results(opts, results):
     if results['pingpong']:
         print_pingpong(results['pingpong'])
     if results['stream']:
@@ -506,24 +506,24 @@ def print_results(opts, results, stats):
         print_tools_stream(results['tools_stream'], opts.time)
     if results.get('vsock_perf'):
         bench_vsock_perf.print_rows(results['vsock_perf'], opts.vsock_perf_bytes, opts.time)
-    if stats is not None:
-        print('\nguest counters at the end:\n' + stats.rstrip())
-    publish(PROG, opts, results, accel=results.get('accel'))
+    publish(PROG, opts, results, cells_of(results), accel=results.get('accel'),
+            guest_config=results.get('config'), vsock=results.get('vsock'))
 
 
-def run_all_tools(opts, guest, target, fwd_ports, results):
+def run_all_tools(opts, guest, target, results):
     """--tools: the back end's forwards, or socat's to the kernel's vhost-vsock.
     A tool that fails leaves the guest's counters on stderr: its side of
     the story (iperf3's steps and timeouts, the queues)."""
-    forwards = SocatForwards(int(target[1]), fwd_ports, PROG) if target[0] == '--cid' else None
+    ports = opts.forward_ports
+    forwards = SocatForwards(int(target[1]), ports, PROG) if target[0] == '--cid' else None
     try:
         if not opts.no_pingpong:
-            results['tools'] = run_tools(opts, target, fwd_ports, PROG)
+            results['tools'] = run_tools(opts, target, ports, PROG)
         if not opts.no_stream:
-            results['tools_stream'] = run_tools_stream(opts, target, fwd_ports, PROG)
+            results['tools_stream'] = run_tools_stream(opts, target, ports, PROG)
     except SystemExit:
         try:
-            counters = guest.command('stats', 30)
+            counters = guest.command('stats')
         except rr.LaunchError as e:
             counters = 'none: %s' % e
         sys.stderr.write('%s: the guest\'s counters: %s\n' % (PROG, counters))
@@ -537,10 +537,10 @@ def run_attached(opts):
     """--attach: the cells against a guest that runs already."""
     text, target, uds = opts.attach
     wait_target(target, PROG)
-    print('ringside vsock benchmark: attach %s, %s' % (text, time.strftime('%Y-%m-%d %H:%M')))
+    print('%s: attach %s, %s' % (PROG, text, time.strftime('%Y-%m-%d %H:%M')))
     results = {'pingpong': [], 'stream': [], 'attach': text}
     run_cells(opts, None, target, None, results)
-    print_results(opts, results, None)
+    print_results(opts, results)
     return 0
 
 
@@ -548,7 +548,7 @@ def main(argv):
     opts = parse_args(argv)
     opts.argv = argv
     if not os.access(BENCH, os.X_OK):
-        raise SystemExit('bench-vsock: %s not found (run make)' % BENCH)
+        raise SystemExit('%s: %s not found (run make)' % (PROG, BENCH))
     try:
         opts.exit_counter = kvm_exits.ExitCounter() if opts.exits else None
     except kvm_exits.ExitsUnavailable as e:
@@ -560,46 +560,44 @@ def main(argv):
             opts.exit_counter.close()
 
 
+def header(accel, boot, lopts, target, changed):
+    """The one line before the tables: where it ran, and the keys not at
+    their defaults (every key is in the saved run)."""
+    device = ("kernel vhost-vsock" if target[0] == '--cid' else
+              'back end ' + (lopts.backend or os.path.basename(lopts.backend_cmd[0])))
+    keys = ' '.join('%s=%s' % kv for kv in changed.items()) or 'all at their defaults'
+    return '%s: accel %s, %s boot, %s, %s; keys: %s' % (
+            PROG, accel, boot, device, time.strftime('%Y-%m-%d %H:%M'), keys)
+
+
 def run_booted(opts):
     """Boot the guest, run every cell, print the tables."""
-    largs = ['--vsock', '--boot', opts.boot, '--accel', 'auto']
+    lopts = opts.launch
     meter = None
-    if opts.cost is not None:
-        block = os.path.join(tempfile.mkdtemp(prefix='ringside-bench-cost-'), 'guest.cost')
-        largs += ['--cmdline', COST_CMDLINE, '--cost',
-                  block + (',' + opts.cost if opts.cost else '') + ',prof=on']
-    lopts = rr.parse_args(largs + opts.launcher_args)
     accel = rr.choose_accel(lopts)
     if opts.exit_counter and accel != 'kvm':
         raise SystemExit('%s: error: --exits counts KVM\'s exits, and the guest would run '
                          'under TCG (--accel %s)' % (PROG, lopts.accel))
-    fwd_ports = {}
-    if opts.tools:
-        # the back end forwards TCP to the guest; on the kernel's vhost-vsock socat does
-        fwd_args, fwd_ports = forward_args()
-        if not rr.vsock_kernel(lopts, accel):
-            lopts = rr.parse_args(largs + fwd_args + opts.launcher_args)
-    log = open(os.path.join(REPO, 'build', 'bench-vsock-qemu.log'), 'w')
+    log = open(os.path.join(REPO, 'build', 'bench-qemu.log'), 'w')
     results = {'pingpong': [], 'stream': [], 'accel': accel, 'boot': opts.boot}
     with rr.Launch(lopts, accel, qemu_stderr=log) as launch:
         launch.wait_ready()
-        guest = Guest(rr, launch)
+        guest = Guest(launch)
         if opts.cost is not None:
-            meter = Meter(block, cost.elf_symbols(os.path.join(REPO, 'build', 'ringside.elf')),
+            meter = Meter(opts.cost_block,
+                          cost.elf_symbols(os.path.join(REPO, 'build', 'ringside.elf')),
                           writable=True)
             if 'io=on' in opts.cost:
-                # notifies: stores into the virtio BARs (the guest's lspci)
-                meter.block.set_notify(virtio_bars(guest.command('lspci')))
+                # notifies: stores into the virtio BARs
+                meter.block.set_notify(virtio_bars(launch.console, 60))
         target = vsock_target(launch, PROG)
-        uds = target[1] if target[0] == '--uds' else None
-        print('ringside vsock benchmark: accel %s, %s boot, %s, %s' % (
-                accel, opts.boot, 'kernel vhost-vsock' if uds is None else
-                'back end ' + (lopts.backend or os.path.basename(lopts.backend_cmd[0])),
-                time.strftime('%Y-%m-%d %H:%M')))
-        print(guest.command('config').rstrip())
+        results['config'] = config_all(launch.console, 60)
+        results['vsock'] = {'target': target, 'backend': None if target[0] == '--cid'
+                            else lopts.backend or lopts.backend_cmd[0]}
+        print(header(accel, opts.boot, lopts, target, config_changed(launch.console, 60)))
         run_cells(opts, guest, target, meter, results)
         if opts.tools:
-            run_all_tools(opts, guest, target, fwd_ports, results)
+            run_all_tools(opts, guest, target, results)
         if opts.vsock_perf:
             if target[0] != '--cid':
                 raise SystemExit('%s: --vsock-perf: the guest is not on the kernel\'s '
@@ -608,22 +606,20 @@ def run_booted(opts):
             results['vsock_perf'] = bench_vsock_perf.run_guest(
                 'ringside', target, lambda port, buf, gone: bench_vsock_perf.ringside_send(
                     console, port, buf, max(1, round(opts.time)), gone), opts, PROG)
-        stats = guest.command('stats')
+        results['guest_counters'] = guest_stats(launch.console, 60)
         launch.poweroff()
     if opts.vsock_perf and 'linux' in opts.vsock_perf:
         results['vsock_perf'] += run_linux_vsock_perf(opts, accel)
-    print_results(opts, results, stats)
+    print_results(opts, results)
     return 0
 
 
 def run_linux_vsock_perf(opts, accel):
     """--vsock-perf ringside,linux: the Linux guest's cells, in its own boot
     with the same launcher options."""
-    lopts = rr.parse_args(['--vsock', '--accel', accel, '--boot', 'elf', '--kernel',
-                           LINUX_KERNEL, '--cmdline', 'console=ttyS0 quiet panic=-1',
-                           '--qemu-arg=-initrd', '--qemu-arg=' + LINUX_INITRD]
+    lopts = rr.parse_args(['--vsock', '--accel', accel] + linux_launch_args('linux')
                           + opts.launcher_args)
-    log = open(os.path.join(REPO, 'build', 'bench-vsock-linux.log'), 'w')
+    log = open(os.path.join(REPO, 'build', 'bench-linux.log'), 'w')
     with rr.Launch(lopts, accel, qemu_stderr=log) as launch:
         launch.wait_ready(linux=True)
         target = vsock_target(launch, PROG)

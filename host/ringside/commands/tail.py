@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""bench-tail: where the ping-pong latency tail comes from.
+"""tail: where the ping-pong latency tail comes from.
 
 Boots ringside (ELF, vsock through the back end) under the ringside-cost
 plugin and runs build/host/ringside-bench pingpong with --trace and
@@ -32,15 +32,20 @@ import time
 
 import ringside as rr
 
-from .bench_vsock import Guest, ab_switch, label, variants
-from .benchlib import BENCH, REPO, wait_vsock_up
-from .cli import Parser, nonneg_int, positive_int, size
-from .cost import CostBlock
-from .cost_measure import IDLE_WINDOW
-from .results import add_options, publish
-from .table import Column, Table
+from .. import measure
+from ..ab import Switcher, ab_switch, label, variants
+from ..benchlib import BENCH, REPO, wait_vsock_up
+from ..cli import LAUNCHER_EPILOG, Parser
+from ..cost import CostBlock
+from ..cost_measure import IDLE_WINDOW
+from ..results import Cells, add_options, publish
+from ..table import Column, Table
 
-PROG = 'bench-tail'
+NAME = 'tail'
+SUMMARY = 'the ping-pong latency tail, each round trip its cost'
+GROUP = 'measure'
+ALIASES = ('bench-tail',)
+PROG = 'ringside tail'
 COST_CMDLINE = 'irq=msix idle=halt'
 PIN_MODES = ('none', 'split', 'shared')
 OUT_DIR = os.path.join(REPO, 'build', 'bench')
@@ -67,32 +72,31 @@ def nice_list(text):
 
 
 def parse_args(argv):
-    p = Parser(prog=PROG,
-               description='Per-round-trip latency and guest instructions of 64 B '
-                           'ping-pong: CDF, histogram, the slowest 1 %% vs the median.',
-               epilog='Launcher options after "--" go to host/ringside-run.')
-    p.add_argument('--size', type=size, default=64, help='bytes per round trip (64)')
-    p.add_argument('--count', type=positive_int, default=5000,
-                   help='measured round trips per cell (5000)')
-    p.add_argument('--warmup', type=nonneg_int, default=200, help='unmeasured round trips (200)')
-    p.add_argument('--ab', type=ab_switch, action='append', default=[],
-                   help='guest switch KEY=A,B measured in the same boot (repeatable)')
-    p.add_argument('--pin', type=pin_list, default=['none'],
+    p = Parser(prog=PROG, usage='%(prog)s [options] [-- launcher options]',
+               description='Per-round-trip latency and guest instructions of a ping-pong: '
+                           'CDF, histogram,\nthe slowest 1 %% against the median.',
+               epilog=LAUNCHER_EPILOG)
+    measure.add(p, sizes=[64], count=5000, warmup=200, rounds=1)
+    p.add_argument('--ab', type=ab_switch, action='append', default=[], metavar='KEY=A,B',
+                   help='guest switch measured in the same boot (repeatable)')
+    p.add_argument('--pin', type=pin_list, default=['none'], metavar='LIST',
                    help='host CPU placements to compare: none, split, shared (none)')
-    p.add_argument('--nice', type=nice_list, default=[0],
-                   help='nice values of QEMU, the back end and the client to compare '
-                        '(0; below 0 needs root)')
-    p.add_argument('--rounds', type=positive_int, default=1, help='repeat every cell (1)')
-    p.add_argument('--cmdline', default=COST_CMDLINE,
-                   help='guest command line (default %r)' % COST_CMDLINE)
+    p.add_argument('--nice', type=nice_list, default=[0], metavar='LIST',
+                   help='nice values of QEMU, the back end and the client (0)')
+    p.add_argument('--cmdline', default=COST_CMDLINE, metavar='KEYS',
+                   help='guest command line (%r)' % COST_CMDLINE)
     p.add_argument('--no-cost', action='store_true',
                    help='without the cost plugin (latency only; QEMU runs faster)')
     add_options(p)
-    p.add_argument('--out', default=OUT_DIR, help='directory for the PNGs (build/bench)')
+    p.add_argument('--out', default=OUT_DIR, more=True,
+                   help='directory for the PNGs (build/bench)')
     p.add_argument('launcher_args', nargs='*', help=argparse.SUPPRESS)
     opts = p.parse_args(argv)
-    if opts.size <= 0 or opts.count < 100 or opts.warmup < 0 or opts.rounds <= 0:
-        p.error('--size and --rounds must be positive, --count at least 100')
+    if len(opts.sizes) != 1:
+        p.error('--sizes: tail takes one size (its plots are of one)')
+    opts.size = opts.sizes[0]
+    if opts.count < 100:
+        p.error('--count at least 100')
     if opts.count > 10000000:
         p.error('--count: at most 10000000')
     return opts
@@ -268,7 +272,7 @@ class Bench:
         return d['insns'] / d['halts'] if d['halts'] >= 5 else 0
 
     def cell(self, combo, pin_mode, nice, trace):
-        self.guest.apply(combo, self.uds)
+        self.guest.apply(combo, ['--uds', self.uds])
         idle_per_halt = self.idle_per_halt()
         client_cpus = self.pin(pin_mode, nice)
         args = [BENCH, 'pingpong', '--uds', self.uds, '--size', str(self.opts.size),
@@ -434,6 +438,7 @@ def result_of(opts, cells):
 
 def main(argv):
     opts = parse_args(argv)
+    opts.argv = argv
     if not os.access(BENCH, os.X_OK):
         raise SystemExit('%s: %s not found (run make)' % (PROG, BENCH))
     work = tempfile.mkdtemp(prefix='ringside-tail-')
@@ -442,13 +447,14 @@ def main(argv):
     if opts.cmdline:
         largs += ['--cmdline', opts.cmdline]
     if block:
-        largs += ['--cost', block]
+        largs += ['--cost-block', block]
     lopts = rr.parse_args(largs + opts.launcher_args)
     accel = rr.choose_accel(lopts)
     if rr.vsock_kernel(lopts, accel):
-        raise SystemExit('%s: needs the vhost-user back end (hybrid socket)' % PROG)
+        raise SystemExit("%s: needs a vhost-user back end's hybrid socket, not the kernel's "
+                         'vhost-vsock (-- --vsock-transport vhost-user)' % PROG)
     os.makedirs(OUT_DIR, exist_ok=True)
-    log = open(os.path.join(OUT_DIR, 'bench-tail-qemu.log'), 'w')
+    log = open(os.path.join(OUT_DIR, 'tail-qemu.log'), 'w')
     print('%s: %d B, %d round trips per cell, guest %r, %s, load average %s, %d CPUs' % (
             PROG, opts.size, opts.count, opts.cmdline,
             'no cost plugin' if opts.no_cost else 'cost plugin', load_average(),
@@ -465,7 +471,7 @@ def run_cells(opts, lopts, accel, block, work, log):
     cells = []
     with rr.Launch(lopts, accel, qemu_stderr=log) as launch:
         launch.wait_ready()
-        guest = Guest(rr, launch)
+        guest = Switcher(launch.console, PROG)
         wait_vsock_up(launch.opts.vsock_uds, prog=PROG)
         bench = Bench(opts, launch, guest, block)
         for rnd in range(opts.rounds):
@@ -489,4 +495,11 @@ def report(opts, cells):
         print('\nplots: %s' % ', '.join(os.path.relpath(p, REPO) for p in paths))
     else:
         print('\nno plots: python3-matplotlib is not installed')
-    publish(PROG, opts, result_of(opts, cells))
+    summary = Cells()
+    for c in cells:
+        config = {'cell': 'tail', 'switch': c['config'], 'pin': c['pin'], 'nice': c['nice'],
+                  'size': opts.size}
+        for metric in ('p50', 'p99', 'p99_9', 'max'):
+            summary.add(config, metric, 'ns', c['summary'][metric], 'lower')
+        summary.add(config, 'insn p50', 'insn', c['summary'].get('mid_insns'), 'lower')
+    publish(PROG, opts, result_of(opts, cells), summary)

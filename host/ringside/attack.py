@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: MIT
-"""attack-matrix: what a back end makes of a hostile guest.
+"""The attack matrix: what a back end makes of a hostile guest (the
+`attacks` command prints it).
 
 ringside's `attack MODE` (drivers/virtio/vsock_attack.c) writes malformed
 vsock headers or forged split-ring entries into the live TX queue. For
@@ -9,9 +10,10 @@ bystander connection to the echo service exchanges data and compares
 every byte. The victim (what the header modes lie about) is a connection
 to the sink (stream modes) or a SEQPACKET connection to the echo service.
 
-Per mode the outcome is decided from events: the guest's "attack MODE:
-done" line, the back end's counters (SIGUSR1 dump) and process, the
-bystander's bytes, a new connection after the attack:
+Per mode the outcome is decided from events: the end of the attack (the
+guest's `attack MODE ... json` line), the back end's counters (its
+control socket) and process, the bystander's bytes, a new connection
+after the attack:
 
   survives      the device answered, nothing counted as a violation, the
                 bystander byte-exact, a new connection echoes
@@ -26,35 +28,30 @@ bystander's bytes, a new connection after the attack:
 A cell "-" was not run: the mode needs a split ring (ring modes on a
 packed ring print "not for this ring").
 
---backend picks the columns: ours (the vsock modes against
+The devices under attack: ours (the vsock modes against
 build/host/ringside-vhost-vsock, above); net-qemu, net-tap and
 net-testpmd (the virtio-net modes against QEMU's own virtio-net, on
 -netdev dgram or a tap, and dpdk-testpmd: attack_net.py); kernel and
 net-vhost (the kernel's vhost-vsock and vhost-net under KVM:
-attack_kernel.py). Each back end is one entry of backends(): a session
-class that boots a guest behind it and says its accelerator and ring
-layouts, and the kind of modes it takes.
+attack_kernel.py). Each is one entry of devices(): a session class that
+boots a guest behind it and says its accelerator and ring layouts, and
+the kind of modes it takes.
 """
 
 import os
 import re
-import signal
 import socket
-import sys
 import tempfile
 import shutil
 import time
 
 import ringside as rr
 
-from .benchlib import hybrid_connect
 from . import attack_net
-from .cli import Parser, positive_int
-from .fault_matrix import echo_exchange, pattern
-from .images import DEFAULT_VSOCK_BACKEND, REPO
+from .benchlib import echo_exchange, hybrid_connect, pattern
+from .attack_guest import attack_modes, done, done_line, not_for_ring, start, was_reset
 from .machine import LoggedLaunch
-from .results import add_options, publish
-from .table import Column, Table
+from .wait import until
 
 RINGS = ('split', 'packed')
 OUTCOMES = ('survives', 'drops', 'resets', 'stalls', 'crashes')
@@ -67,15 +64,24 @@ CONNECT_TIMEOUT = 60      # the device may be restarting after a reset
 # back end counters that count a guest's violation
 VIOLATIONS = ('ring_errors', 'rings_broken', 'bad_hdrs', 'credit_violations', 'rst_tx',
               'vring_errors')
-# the whole line: a match on the text so far could end mid-line
-DONE = r'attack %s: (done, [^\r\n]*|not for this ring[^\r\n]*|stopped[^\r\n]*)\r?\n'
 
 
-def attack_modes(guest, kind='vsock'):
-    """The guest's modes of `kind` (vsock, net), from `attack list`."""
-    out = guest.command('attack list', 60)
-    return [m for m, line in re.findall(r'^\s+([a-z0-9-]+)\s(.*)$', out, re.M)
-            if ('(virtio-net)' in line) == (kind == 'net')]
+def retried_connect(connect, timeout, alive):
+    """connect()'s socket once it succeeds within `timeout` s, given up
+    early when not alive(); the last OSError otherwise."""
+    last = []
+
+    def attempt():
+        try:
+            return connect()
+        except OSError as e:
+            last[:] = [e]
+            return None
+    try:
+        return until(attempt, timeout, 'a connection', interval=0.2,
+                     fail=lambda: not alive() and 'the guest or its device went away')
+    except rr.LaunchError:
+        raise last[0] if last else OSError('no connection within %g s' % timeout)
 
 
 class Session(LoggedLaunch):
@@ -137,30 +143,17 @@ class Session(LoggedLaunch):
         return v.group(0) if v else ''
 
     def counters(self):
-        """The back end's counters: SIGUSR1, then the newest dump in its log."""
-        start = os.path.getsize(self.stderr_path)
-        os.kill(self.backend().pid, signal.SIGUSR1)
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            text = self.backend_log(start)
-            if re.search(r'host_io_errors +\d+\n', text):
-                return {k: int(v) for k, v in re.findall(r'^  (\w+) +(\d+)$', text, re.M)}
-            if self.backend().poll() is not None:
-                raise ConnectionError('back end exited')
-            time.sleep(0.05)  # a log file has no event to wait on
-        raise TimeoutError('no counter dump from the back end')
+        """The back end's counters (its control socket)."""
+        if self.backend().poll() is not None:
+            raise ConnectionError('back end exited')
+        return self.launch.backend_control().counters()
 
     def connect(self, port, timeout=CONNECT_TIMEOUT, seq=False):
-        """hybrid_connect, retried while the device restarts."""
-        deadline = time.monotonic() + timeout
+        """hybrid_connect, retried while the device restarts (the back end
+        refuses until QEMU gave it rings)."""
         kind = socket.SOCK_SEQPACKET if seq else socket.SOCK_STREAM
-        while True:
-            try:
-                return hybrid_connect(self.uds_seq if seq else self.uds, port, 10, kind)
-            except (ConnectionError, OSError):
-                if time.monotonic() > deadline or not self.alive():
-                    raise
-                time.sleep(0.2)  # the back end refuses until QEMU gave it rings
+        return retried_connect(lambda: hybrid_connect(self.uds_seq if seq else self.uds, port,
+                                                      10, kind), timeout, self.alive)
 
 
 class Result:
@@ -244,13 +237,12 @@ def run_mode(sess, mode, by):
             res.bystander = 'connect: %s' % (e.strerror or e)
     console = sess.launch.console
     mark = len(console.text)
-    console.command('attack %s every=%d count=%d' % (mode, sess.every, sess.count), 60)
-    done = re.compile(DONE % re.escape(mode))
+    start(console, mode, sess.every, sess.count)
     deadline = time.monotonic() + ATTACK_TIMEOUT
     n = 0
     m = None
     while time.monotonic() < deadline:
-        m = done.search(console.text, mark)
+        m = done(console, mark)
         if m or not sess.alive():
             break
         _feed(victim)
@@ -265,7 +257,7 @@ def run_mode(sess, mode, by):
             time.sleep(0.1)  # waiting for the guest's line, nothing to exchange
     if victim is not None:
         victim.close()
-    res.guest_line = m.group(0).rstrip() if m else ''
+    res.guest_line = done_line(m) if m else ''
     if not sess.alive():
         res.outcome = 'crashes'
         res.guest_line = res.guest_line or sess.why_dead()
@@ -276,7 +268,7 @@ def run_mode(sess, mode, by):
         console.command('virtio', 60)   # both sides' ring indices, into the serial log
         res.outcome = 'stalls'
         return res, None
-    if 'not for this ring' in res.guest_line:
+    if not_for_ring(m):
         res.outcome = '-'
         return res, by
     if by is not None and not res.bystander:
@@ -288,7 +280,7 @@ def run_mode(sess, mode, by):
     res.violation = sess.violation(log_mark)
     if res.after:
         res.outcome = 'stalls'
-    elif res.guest_line.endswith(': reset') or ': reset:' in res.guest_line:
+    elif was_reset(m):
         res.outcome = 'resets'
     elif res.bystander:
         res.outcome = 'stalls'   # answered, yet a connection it was not attacking broke
@@ -303,11 +295,11 @@ def run_mode(sess, mode, by):
     return res, by
 
 
-BACKEND_NAMES = ('ours', 'net-qemu', 'net-tap', 'net-testpmd', 'kernel', 'net-vhost')
+DEVICE_NAMES = ('ours', 'net-qemu', 'net-tap', 'net-testpmd', 'kernel', 'net-vhost')
 
 
-def backends():
-    """Back end name: (session class, its modes' kind, what the table calls
+def devices():
+    """Device name: (session class, its modes' kind, what the table calls
     it). A session class says its accelerator and ring layouts."""
     from . import attack_kernel   # its sessions build on Session above
     return {
@@ -326,8 +318,8 @@ def run_session(ring, modes=None, log_dir=None, accel='tcg', every=20, count=20,
     """Boot behind `backend`, run `modes` (default: every mode of its
     kind the guest lists) in turn; {mode: Result}. After a crash a new
     guest and back end boot (logs NAME-2, NAME-3, ...) for the modes left."""
-    log_dir = log_dir or os.path.join(REPO, 'build', 'attack-matrix')
-    cls, kind, _ = backends()[backend]
+    log_dir = log_dir or os.path.join(rr.REPO, 'build', 'attacks')
+    cls, kind, _ = devices()[backend]
     boots = 1
     sess = cls(ring, log_dir, accel, name, every, count)
     base = sess.name
@@ -338,7 +330,7 @@ def run_session(ring, modes=None, log_dir=None, accel='tcg', every=20, count=20,
         todo = list(modes or attack_modes(sess.launch.console, kind))
         for i, mode in enumerate(todo):
             if kind == 'net':
-                res = attack_net.run_mode(sess, mode, DONE, Result)
+                res = attack_net.run_mode(sess, mode, Result)
             else:
                 res, by = run_mode(sess, mode, by)
             res.backend = backend
@@ -357,73 +349,3 @@ def run_session(ring, modes=None, log_dir=None, accel='tcg', every=20, count=20,
     finally:
         sess.stop()
     return results
-
-
-def print_table(results, rings, modes):
-    t = Table([Column('mode', 22, left=True)] + [Column(r, 9, left=True) for r in rings]
-              + [Column('evidence', left=True)])
-    for m in modes:
-        cells = [results.get(r, {}).get(m) for r in rings]
-        ev = ['%s: %s' % (r, res.evidence()) for r, res in zip(rings, cells)
-              if res and res.outcome != '-']
-        t.row(m, *[res.outcome if res else None for res in cells], ' | '.join(ev))
-    t.print()
-
-
-def main(argv):
-    p = Parser(prog='attack-matrix', description=__doc__.split('\n')[0])
-    p.add_argument('--backend', default='ours',
-                   help='comma-separated: %s (ours); kernel and net-vhost under KVM, split '
-                        'only (a KVM host, or host/nested host/attack-matrix --backend '
-                        'kernel,net-vhost)' % ','.join(BACKEND_NAMES))
-    p.add_argument('--rings', help='split,packed (each back end the layouts it has)')
-    p.add_argument('--modes', help='comma-separated (default: every mode of `attack list`)')
-    p.add_argument('--every', type=positive_int, default=20,
-                   help='ms between attack packets (20)')
-    p.add_argument('--count', type=positive_int, default=20,
-                   help='attack packets per mode (20)')
-    add_options(p)
-    p.add_argument('-v', '--verbose', action='store_true', help='a line per mode as it ends')
-    opts = p.parse_args(argv)
-    table = backends()
-    asked = [b for b in opts.backend.split(',') if b]
-    if not asked or any(b not in table for b in asked):
-        p.error('--backend takes %s' % ','.join(BACKEND_NAMES))
-    for b in asked:
-        why = table[b][0].why_not_here()
-        if why:
-            p.error('--backend %s: %s' % (b, why))
-    if 'ours' in asked and not os.path.exists(DEFAULT_VSOCK_BACKEND):
-        p.error('%s missing: run make' % os.path.relpath(DEFAULT_VSOCK_BACKEND, REPO))
-    if 'net-tap' in asked and not attack_net.netns.usable():
-        p.error('net-tap needs root, /dev/net/tun and ip netns')
-    if 'net-testpmd' in asked and not shutil.which('dpdk-testpmd'):
-        p.error('dpdk-testpmd not installed (make deps)')
-    rings = [r for r in (opts.rings or ','.join(RINGS)).split(',') if r]
-    if not rings or any(r not in RINGS for r in rings):
-        p.error('--rings takes split,packed')
-    modes = [m for m in opts.modes.split(',') if m] if opts.modes else None
-    cells = []
-    for b in asked:
-        cls = table[b][0]
-        b_rings = [r for r in rings if r in cls.rings]
-        if opts.rings and len(b_rings) < len(rings):
-            p.error('--backend %s has %s rings only' % (b, ','.join(cls.rings)))
-        results = {}
-        for r in b_rings:
-            try:
-                results[r] = run_session(r, modes, accel=cls.accel, every=opts.every,
-                                         count=opts.count, verbose=opts.verbose, backend=b)
-            except (RuntimeError, OSError, rr.LaunchError) as e:
-                sys.stderr.write('attack-matrix: %s %s: %s\n' % (b, r, e))
-        all_modes = modes or [m for r in b_rings for m in results.get(r, {}) if m != '_status']
-        all_modes = list(dict.fromkeys(all_modes))
-        print('attack modes x %s, every=%d count=%d (%s)'
-              % (table[b][2], opts.every, opts.count, cls.accel.upper()))
-        print_table(results, b_rings, all_modes)
-        cells += [{'backend': b, 'accel': cls.accel, 'ring': r, 'mode': m,
-                   'outcome': v.outcome, 'evidence': v.evidence(), 'delta': v.delta}
-                  for r in results for m, v in results[r].items() if m != '_status']
-    accels = sorted({table[b][0].accel for b in asked})
-    publish('attack-matrix', opts, {'cells': cells}, accel=','.join(accels))
-    return 0

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""bench-compare: ringside vs a Linux guest on the same QEMU, back end and client.
+"""vs-linux: ringside vs a Linux guest on the same QEMU, back end and client.
 
 For each ring layout (the device's packed=off|on) and back-end mode (sleeping
 on eventfds, or --poll), boot ringside and then the Linux baseline guest
@@ -15,7 +15,7 @@ linux-guest`) and `linux-6.12` (Debian's 6.12, `make linux-guest-6.12`).
 Each value column after the first gets the ratio first/that guest; with
 both Linux guests a last ratio 6.12/6.1 gives seed 000's before (6.1, no
 TX fast path) and after (6.12, mainline since v6.12) in the same run:
-`host/nested host/bench-compare --guests ringside,linux,linux-6.12 --exits
+`ringside nested vs-linux --guests ringside,linux,linux-6.12 --exits
 -- --vsock-transport kernel`.
 
 Needs `make` and `make linux-guest`. Under TCG only the ratios mean much,
@@ -51,20 +51,26 @@ import tempfile
 
 import ringside as rr
 
-from . import kvm_exits
-from .benchlib import BENCH, REPO, Progress, booted, run_bench, vsock_target
-from .cli import Parser, guest_list, nonneg_int, positive_float, positive_int, size_list
-from .cost_measure import Meter, settle
-from .guest_stats import guest_stats, vsock_queue_sum
-from .images import is_linux, linux_guest, linux_missing
-from .results import add_options, publish
-from .table import Column, Table
+from .. import kvm_exits, linux_guest, measure
+from ..backends import refuse_missing
+from ..benchlib import BENCH, REPO, Progress, booted, run_bench, vsock_target
+from ..cli import LAUNCHER_EPILOG, Parser
+from ..cost_measure import Meter, settle
+from ..guest_stats import guest_stats, vsock_queue_sum
+from ..images import is_linux, linux_guest as linux_images, linux_missing
+from ..results import Cells, add_options, publish
+from ..table import Column, Table
+
+NAME = 'vs-linux'
+SUMMARY = 'ringside against Linux guests: same QEMU, back end'
+GROUP = 'measure'
+ALIASES = ('bench-compare',)
+PROG = 'ringside vs-linux'
 
 COST_CMDLINE = 'irq=msix idle=halt'
 CONFIGS = ('split sleep', 'split poll', 'packed sleep', 'packed poll')
 KERNEL_CONFIG = 'split kernel'
 
-PROG = 'bench-compare'
 # seed 000's before and after, when both are in --guests: the last ratio
 BEFORE_AFTER = ('linux-6.12', 'linux')
 
@@ -72,22 +78,6 @@ BEFORE_AFTER = ('linux-6.12', 'linux')
 def ringside_irqs(console):
     """Interrupts the ringside guest counted on its vsock queues."""
     return vsock_queue_sum(guest_stats(console, 60, 'virtio-vsock'), 'interrupts')
-
-
-def linux_irqs(console):
-    """Interrupts the Linux guest counted on its virtio lines (all CPUs)."""
-    console.send('interrupts\n')
-    m = console.wait_for(r'interrupts-begin\r?\n((?:.|\n)*?)interrupts-end', 60,
-                         what='/proc/interrupts')
-    total = 0
-    for line in m.group(1).splitlines():
-        if 'virtio' not in line:
-            continue
-        for word in line.split(':', 1)[1].split():
-            if not word.isdigit():
-                break
-            total += int(word)
-    return total
 
 
 def cell(meter, irqs, run, ops_of, after_run=None, exits=None):
@@ -105,7 +95,7 @@ def cell(meter, irqs, run, ops_of, after_run=None, exits=None):
     return res, c
 
 
-def measure(target, opts, meter=None, irqs=None, exits=None):
+def measure_guest(target, opts, meter=None, irqs=None, exits=None):
     """One guest's cells: {(kind, size/len, dir): value}; with a meter also
     {('insn/op' etc., size/len, dir): value}, with an exit counter
     {('exits/op', size/len, dir): value}."""
@@ -123,13 +113,20 @@ def measure(target, opts, meter=None, irqs=None, exits=None):
                 cells[(k + ' ns', r['size'], '')] = r[k]
             add_cost(cells, c, r['size'], '', 'rt')
     for d, port in (('h2g', 1235), ('g2h', 1236)):
-        args = ['stream'] + target + ['--port', str(port), '--dir', d, '-l', '65536',
-                                      '-P', '1', '--time', str(opts.time)]
-        drain = (lambda: settle(meter.block, meter.rate)) if meter and d == 'h2g' else None
-        st, c = cell(meter, irqs, lambda: run_bench(args, opts.time * 10 + 120, PROG),
-                     lambda r: r['bytes'] / 1024.0, drain, exits)
-        cells[('Gb/s', 65536, d)] = st['gbps']
-        add_cost(cells, c, 65536, d, 'KiB')
+        if d not in opts.dirs:
+            continue
+        for length in opts.length:
+            for par in opts.parallel:
+                args = ['stream'] + target + ['--port', str(port), '--dir', d,
+                                              '-l', str(length), '-P', str(par),
+                                              '--time', str(opts.time)]
+                drain = (lambda: settle(meter.block, meter.rate)) if meter and d == 'h2g' \
+                    else None
+                st, c = cell(meter, irqs, lambda: run_bench(args, opts.time * 10 + 120, PROG),
+                             lambda r: r['bytes'] / 1024.0, drain, exits)
+                where = d if par == 1 else '%s x%d' % (d, par)
+                cells[('Gb/s', length, where)] = st['gbps']
+                add_cost(cells, c, length, where, 'KiB')
     return cells
 
 
@@ -143,7 +140,7 @@ def add_cost(cells, c, size, d, unit):
     if c is None:
         return
     if 'exits' in c:
-        # exits are few: per MiB streamed, as exit-cost and bench-vsock give them
+        # exits are few: per MiB streamed, as the exits and bench commands give them
         if unit == 'KiB':
             cells[('exits/MiB', size, d)] = c['exits'] * 1024
         else:
@@ -166,12 +163,9 @@ def run_guest(accel, which, packed, poll, opts, exits=None):
         args.append('--vsock-arg=--poll')
     if opts.cost is not None:
         block = os.path.join(tempfile.mkdtemp(prefix='ringside-compare-cost-'), 'guest.cost')
-        args += ['--cost', block + (',' + opts.cost if opts.cost else '')]
+        args += ['--cost-block', block + (',' + opts.cost if opts.cost else '')]
     if is_linux(which):
-        kernel, initrd = linux_guest(which)
-        args += ['--boot', 'elf', '--kernel', kernel,
-                 '--cmdline', 'console=ttyS0 quiet panic=-1',
-                 '--qemu-arg=-initrd', '--qemu-arg=%s' % initrd]
+        args += linux_guest.linux_launch_args(which)
     else:
         args += ['--boot', 'elf']
         if which == 'baseline':
@@ -181,21 +175,22 @@ def run_guest(accel, which, packed, poll, opts, exits=None):
         if cmdline:
             args += ['--cmdline', cmdline]
     lopts = rr.parse_args(args + opts.launcher_args)
-    with booted(lopts, accel, 'bench-compare-' + which, linux=is_linux(which)) as launch:
+    with booted(lopts, accel, 'vs-linux-' + which, linux=is_linux(which)) as launch:
         target = vsock_target(launch, PROG)
         if opts.cost is None:
-            return measure(target, opts, exits=exits)
+            return measure_guest(target, opts, exits=exits)
         meter = Meter(block)
-        irqs = linux_irqs if is_linux(which) else ringside_irqs
+        irqs = linux_guest.virtio_irqs if is_linux(which) else ringside_irqs
         try:
-            return measure(target, opts, meter, lambda: irqs(launch.console))
+            return measure_guest(target, opts, meter, lambda: irqs(launch.console))
         finally:
             meter.close()
 
 
 def compare(accel, guests, opts, exits):
-    """Every config, every round, every guest: (rows, what --json keeps)."""
-    rows, out = [], {}
+    """Every config, every round, every guest: (rows, what --json keeps,
+    the cells: each guest's figure per round)."""
+    rows, out, cells = [], {}, Cells()
     progress = Progress(PROG, len(opts.configs) * opts.rounds * len(guests))
     for conf in opts.configs:
         packed, poll = conf.startswith('packed'), conf.endswith('poll')
@@ -213,7 +208,17 @@ def compare(accel, guests, opts, exits):
         for key in rounds[0][guests[0]]:
             rows.append([conf, key] + row_values(
                     {w: [res[w][key] for res in rounds] for w in guests}, guests))
-    return rows, out
+            metric, size, where = key
+            for w in guests:
+                for res in rounds:
+                    cells.add({'cell': 'vs-linux', 'config': conf, 'guest': w, 'size': size,
+                               'dir': where}, metric, metric.split()[-1]
+                              if ' ' in metric else metric, res[w][key], _better(metric))
+    return rows, out, cells
+
+
+def _better(metric):
+    return 'higher' if metric == 'Gb/s' else 'lower'
 
 
 def row_values(cols, guests):
@@ -230,9 +235,10 @@ def row_values(cols, guests):
     return row
 
 
-def pick_configs(p, opts):
+def pick_configs(p, opts, base):
     """--configs against the back end: the kernel's has one (no poll mode,
-    and Linux 6.1's vhost no packed ring), ours four."""
+    and Linux 6.1's vhost no packed ring), ours four, a back end of your
+    own the two that do not add our back end's --poll to its command."""
     if opts.kernel:
         if opts.configs not in (None, KERNEL_CONFIG):
             p.error('the kernel\'s vhost-vsock has one config, %r' % KERNEL_CONFIG)
@@ -244,48 +250,42 @@ def pick_configs(p, opts):
     if opts.exits:
         p.error('--exits needs the kernel\'s vhost-vsock under KVM (-- --vsock-transport '
                 'kernel)')
-    opts.configs = [c.strip() for c in (opts.configs or ','.join(CONFIGS)).split(',')]
+    polls = refuse_missing(base, ['poll'], 'a poll configuration')
+    default = [c for c in CONFIGS if not (polls and c.endswith('poll'))]
+    opts.configs = [c.strip() for c in opts.configs.split(',')] if opts.configs else default
     if any(c not in CONFIGS for c in opts.configs):
         p.error('--configs takes %s' % ', '.join(CONFIGS))
+    if polls and any(c.endswith('poll') for c in opts.configs):
+        p.error(polls)
+    opts.poll_note = polls and 'poll configurations left out: %s' % polls
+
+
+def build_parser():
+    p = Parser(prog=PROG, description=__doc__.split('\n')[0],
+               usage='%(prog)s [options] [-- launcher options]', epilog=LAUNCHER_EPILOG)
+    measure.add(p, guests='ringside,linux', sizes=[64, 512, 4096], count=500, warmup=50,
+                length=[65536], parallel=[1], reverse=None, time=3.0, rounds=1, cost=None,
+                exits=None, more=('warmup', 'length', 'parallel', 'reverse'))
+    p.add_argument('--configs', metavar='LIST',
+                   help='ring layout and back-end mode (split sleep, split poll, packed '
+                        'sleep, packed poll: all four; your --backend: no poll)')
+    p.add_argument('--cmdline', default='', metavar='KEYS',
+                   help='keys added to ringside\'s command line, e.g. "idle=poll"')
+    p.add_argument('--baseline', metavar='ELF', more=True,
+                   help='also boot this ringside ELF (another build) every round and '
+                        'print ringside/baseline per cell')
+    add_options(p)
+    p.add_argument('launcher_args', nargs='*', help=argparse.SUPPRESS)
+    return p
 
 
 def main(argv):
-    p = Parser(prog='bench-compare', description=__doc__.split('\n')[0],
-               epilog='Launcher options after "--" go to every boot (host/ringside-run), '
-                      'e.g. -- --backend CMD or -- --qemu PATH; the poll configurations '
-                      'add --poll to the back end\'s command.')
-    p.add_argument('--sizes', type=size_list, default=[64, 512, 4096],
-                   help='ping-pong sizes (64,512,4k)')
-    p.add_argument('--count', type=positive_int, default=500, help='round trips per size (500)')
-    p.add_argument('--warmup', type=nonneg_int, default=50)
-    p.add_argument('-t', '--time',
-                   type=positive_float, default=3.0, help='seconds per stream cell (3)')
-    add_options(p)
-    p.add_argument('--cost', nargs='?', const='', metavar='OPTS',
-                   help='guest cost per operation (ringside-cost plugin; OPTS e.g. io=on)')
-    p.add_argument('--exits', action='store_true',
-                   help="on the kernel's vhost-vsock under KVM: VM exits per operation in "
-                        "every cell")
-    p.add_argument('--configs', default=None,
-                   help='ring layout and back-end mode pairs (default: all four, '
-                        '"split sleep,split poll,packed sleep,packed poll")')
-    p.add_argument('--guests', type=guest_list, default='ringside,linux',
-                   help='who boots, in order; ratios are the first against each other '
-                        '(ringside,linux; also linux-6.12, e.g. ringside,linux,linux-6.12)')
-    p.add_argument('--rounds', type=positive_int, default=1,
-                   help='boot each ringside/Linux pair this many times; medians (1)')
-    p.add_argument('--cmdline', default='',
-                   help='configuration keys added to ringside\'s command line, '
-                        'e.g. "idle=poll"')
-    p.add_argument('--baseline', metavar='ELF',
-                   help='also boot this ringside ELF (another build) every round and '
-                        'print ringside/baseline per cell')
-    p.add_argument('launcher_args', nargs='*', help=argparse.SUPPRESS)
+    p = build_parser()
     opts = p.parse_args(argv)
+    opts.argv = argv
+    opts.dirs = ['g2h'] if opts.reverse else ['h2g', 'g2h']
     if opts.baseline and not os.path.isfile(opts.baseline):
         p.error('--baseline %s: no such file' % opts.baseline)
-    if opts.rounds < 1:
-        p.error('--rounds takes a number >= 1')
     if any('=' not in w for w in opts.cmdline.split()):
         p.error('--cmdline takes KEY=VALUE words, e.g. "idle=poll tick=periodic"')
     if not os.path.exists(BENCH):
@@ -300,7 +300,7 @@ def main(argv):
     opts.kernel = base.vsock_transport == 'kernel' or (
             base.vsock_transport == 'auto' and rr.kvm_usable()
             and os.path.exists('/dev/vhost-vsock'))
-    pick_configs(p, opts)
+    pick_configs(p, opts, base)
     accel = 'kvm' if rr.kvm_usable() and rr.probe_kvm(base) else 'tcg'
     if opts.exits and accel != 'kvm':
         raise SystemExit('%s: error: --exits counts KVM\'s exits, and the guests would run '
@@ -311,23 +311,23 @@ def main(argv):
     except kvm_exits.ExitsUnavailable as e:
         raise SystemExit('%s: error: --exits: %s' % (PROG, e))
     try:
-        rows, out = compare(accel, guests, opts, exits)
+        rows, out, cells = compare(accel, guests, opts, exits)
     finally:
         if exits:
             exits.close()
 
-    print('%s, same QEMU (%s), back end (%s) and client; %d round%s%s'
-          % (' vs '.join(guests), accel,
-             "kernel vhost-vsock" if opts.kernel else 'ringside-vhost-vsock',
+    print('%s: %s, same QEMU (%s), back end (%s) and client; %d round%s%s'
+          % (PROG, ' vs '.join(guests), accel,
+             "kernel vhost-vsock" if opts.kernel else base.backend or 'ringside-vhost-vsock',
              opts.rounds, '' if opts.rounds == 1 else 's (medians)',
              '; ringside cmdline: ' + opts.cmdline if opts.cmdline else ''))
-    if base.backend:
-        print('back end: %s' % base.backend)
+    if opts.poll_note:
+        print(opts.poll_note)
     if opts.baseline:
         print('baseline: %s (same keys); vs base: ringside/baseline' % opts.baseline)
     for w in guests:
         if is_linux(w):
-            print('%s: %s' % (w, os.path.relpath(linux_guest(w)[0], REPO)))
+            print('%s: %s' % (w, os.path.relpath(linux_images(w)[0], REPO)))
     print_rows(rows, guests)
     # [config, [metric, size, dir], first guest, then per other guest its
     # value, ratio, lowest, highest] (ringside, linux, ratio, lowest,
@@ -335,7 +335,7 @@ def main(argv):
     # highest), with linux and linux-6.12 last 6.12/6.1, lowest, highest
     out['rows'] = [[row[0], list(row[1])] + row[2:] for row in rows]
     out['columns'] = guests
-    publish(PROG, opts, out)
+    publish(PROG, opts, out, cells, accel=accel)
     return 0
 
 

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""bench-net: ringside's pktgen into DPDK testpmd (rxonly) over vhost-user-net,
+"""net: ringside's pktgen into DPDK testpmd (rxonly) over vhost-user-net,
 and Linux's pktgen against the same testpmd as the baseline.
 
 One testpmd; in each round one ringside boot (virtio-net-pci with packed=on,
@@ -20,7 +20,7 @@ whole bursts and may overshoot its count by up to burst-1 frames, so the
 guest runs it in pieces that cannot overshoot (mostly one, then a short
 one for the remainder); its Mpps is all frames over the summed run times
 pktgen measured (host/linux-guest/guest-server.c). Linux boots with
-pci=nomsi (INTx), see LINUX_CMDLINE. With --queues N both guests get N
+pci=nomsi (INTx), see linux_guest.NO_MSI. With --queues N both guests get N
 vCPUs and N queue pairs: ringside's pktgen sends a share from each CPU
 on the pair it owns, Linux's from N kpktgend threads, thread q on CPU q
 and queue q.
@@ -34,7 +34,7 @@ With --cost both guests run under the ringside-cost QEMU plugin
 (docs/benchmarks.md, cost accounting) and every run also gets the guest's instructions, halts and
 interrupts (its own counters: ringside's `virtio` queue lines, Linux's
 /proc/interrupts virtio lines) per packet sent; ringside adds `idle=halt` to
-its command line (its virtio-net stays polled, see LINUX_CMDLINE), Linux
+its command line (its virtio-net stays polled, see linux_guest.NO_MSI), Linux
 halts when idle by default. The idle rate is measured before each run
 (ringside/cost_measure.py).
 
@@ -43,77 +43,50 @@ frames go into a tap served by the kernel's vhost-net instead, in a
 network namespace of the run's own; the tap's rx_packets must grow by
 exactly what pktgen sent (ringside/vhost_net.py, TapSink), and each run
 also gets KVM's exits per frame. Split ring only (the kernel's vhost has
-no packed ring); accel auto, so on the nested host (`host/nested
-host/bench-net --peer vhost-net`) the guests run under KVM.
+no packed ring); accel auto, so on the nested host (`ringside nested
+net --peer vhost-net`) the guests run under KVM.
 
 tests/qemu/test_net_testpmd.py uses TestPmd and guest_args()
 (ringside/testpmd.py) as this does, so the tests run what the benchmark
 runs; both peers are a peer.FramePeer.
 """
 
-import argparse
+import subprocess
 import os
-import re
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 
 import ringside as rr
 
-from .cli import Parser, ScreenHelp, nonneg_int, positive_float, positive_int, size
-from . import bench_rr, kvm_exits, vhost_net
-from .bench_compare import linux_irqs
-from .cost_measure import Meter, spread, virtio_bars
-from .images import LINUX_INITRD, LINUX_KERNEL
-from .testpmd import GUEST_MAC, TESTPMD, TestPmd, TestPmdError, guest_args
-from .vhost_net import TapSink
-from .results import add_options, publish
-from .table import Column, Table
+from .. import kvm_exits, linux_guest, measure, vhost_net
+from ..cli import Parser, csv_list, nonneg_int, positive_float, positive_int, size
+from ..config_doc import key_range
+from ..cost_measure import Meter, spread
+from ..guest_stats import virtio_bars, virtio_irqs
+from ..images import LINUX_INITRD, LINUX_KERNEL
+from ..netguest import (GUEST_IP, PEER_IP, PEER_MAC, NetError, check_key, pairs_in_use,
+                        pinned_qemu, pktgen)
+from ..results import Cells, add_options, publish
+from ..table import Column, Table
+from ..testpmd import GUEST_MAC, TESTPMD, TestPmd, TestPmdError, guest_args
+from ..vhost_net import TapSink
 
-PROG = 'bench-net'
-
-GUEST_IP = '10.0.2.15'
-PEER_IP = '10.0.2.2'
-PEER_MAC = '02:00:00:00:00:02'  # testpmd does not filter; any unicast MAC
-# pci=nomsi: QEMU 7.2 under TCG segfaults in msix_set_vector_notifiers()
-# (from vhost_net_start()) when a guest starts virtio-net on vhost-user with
-# MSI-X enabled; ringside polls (irq=poll) and never enables MSI-X. So Linux
-# takes its virtqueue interrupts as INTx; the QEMU options stay the same.
-LINUX_CMDLINE = 'console=ttyS0 quiet panic=-1 pci=nomsi'
-
+NAME = 'net'
+SUMMARY = 'virtio-net TX: pktgen Mpps into testpmd or a tap'
+GROUP = 'measure'
+ALIASES = ('bench-net',)
+PROG = 'ringside net'
 
 PEERS = {'testpmd': 'dpdk-testpmd rxonly (vhost-user-net)',
          'vhost-net': "a tap counting frames (the kernel's vhost-net)"}
 
-PKTGEN_RX = re.compile(r'pktgen: (\d+) packets (\d+) bytes in ([\d.]+) s: ([\d.]+) Mpps.*?'
-                       r'kicks (\d+) \(([\d.]+) per packet\), ring full (\d+) times', re.S)
 
-
-def parse_pktgen(out):
-    m = PKTGEN_RX.search(out)
-    if not m:
-        raise TestPmdError('unexpected pktgen output: %r' % out)
-    return {'packets': int(m.group(1)), 'size': int(m.group(2)), 'seconds': float(m.group(3)),
-            'mpps': float(m.group(4)), 'kicks': int(m.group(5)),
-            'kicks_per_packet': float(m.group(6)), 'ring_full': int(m.group(7))}
-
-
-LINUX_PKTGEN = re.compile(r'pktgen-result: sent (\d+) of (\d+) in (\d+) usec (\d+) pps errors (\d+)'
-                          r' size (\d+) burst (\d+)')
-# its end, with each queue's "q=SENT/USEC" before it when several sent
-LINUX_PKTGEN_END = re.compile(r'(?:pktgen-queues:([ \d=/]*)\r?\n)?'
-                              r'(pktgen(?:-result| error): [^\r\n]*)\r?\n')
-
-
-def linux_guest_argv(sock, packed, accel='tcg', machine='q35', kernel=LINUX_KERNEL,
-                     initrd=LINUX_INITRD, mrg_rxbuf=True, net=None):
-    """ringside-run arguments that boot the Linux guest with the QEMU options
-    ringside gets (guest_args(), or `net`, and the launcher's machine line)."""
-    return ['--accel', accel, '--boot', 'elf', '--kernel', kernel, '--machine', machine,
-            '--cmdline', LINUX_CMDLINE, '--', '-initrd', initrd,
-            *(net or guest_args(sock, packed=packed, mrg_rxbuf=mrg_rxbuf))]
+def linux_guest_argv(sock, packed, accel='tcg', machine='q35', net=None):
+    """`ringside run` arguments for the Linux guest with the QEMU options
+    ringside gets (guest_args(), or `net`)."""
+    return linux_guest.net_launch_args(net or guest_args(sock, packed=packed), accel, machine)
 
 
 def exits_measured(exits, run):
@@ -127,54 +100,13 @@ def exits_measured(exits, run):
     return r
 
 
-def linux_pktgen(console, count, size, burst, timeout, dst_ip=PEER_IP, dst_mac=PEER_MAC,
-                 queues=1):
-    """Run the Linux guest's `pktgen` console command; its result as a dict
-    (packets, count, seconds, mpps, errors, size, burst, cpu_mpps). With
-    queues > 1, kpktgend_q on CPU q sends queue q's share: cpu_mpps is
-    {q: Mpps} as each thread timed its own frames ({} with one queue)."""
-    console.send('pktgen %s %s %d %d %d%s\n' % (dst_ip, dst_mac, count, size, burst,
-                                                ' %d' % queues if queues > 1 else ''))
-    got = console.wait_for(LINUX_PKTGEN_END, timeout, what='pktgen result')
-    console.wait_for(r'pktgen-done', timeout, what='pktgen-done')
-    m = LINUX_PKTGEN.search(got.group(2))
-    if not m:
-        raise TestPmdError('Linux guest: %s' % got.group(2).strip())
-    usec = int(m.group(3))
-    return {'packets': int(m.group(1)), 'count': int(m.group(2)), 'seconds': usec / 1e6,
-            'mpps': int(m.group(1)) / usec if usec else 0.0, 'errors': int(m.group(5)),
-            'size': int(m.group(6)), 'burst': int(m.group(7)),
-            'cpu_mpps': {int(q): int(n) / int(us) for q, n, us in
-                         re.findall(r'(\d+)=(\d+)/(\d+)', got.group(1) or '') if int(us)}}
-
-
-def linux_kernel_version(path=LINUX_KERNEL):
-    """The version string in a bzImage's setup header (boot protocol
-    field kernel_version: offset of the string, minus 0x200, at 0x20e)."""
-    try:
-        with open(path, 'rb') as f:
-            head = f.read(0x8000)
-        off = int.from_bytes(head[0x20e:0x210], 'little') + 0x200
-        return head[off:head.index(b'\0', off)].decode().split()[0]
-    except (OSError, ValueError, IndexError, UnicodeDecodeError):
-        return os.path.basename(path)
-
-
-IRQ_RE = re.compile(r'interrupts (\d+)')
-
-
-def ringside_irqs(console, timeout):
-    """Interrupts on all the ringside guest's virtqueues (`virtio`)."""
-    return sum(int(n) for n in IRQ_RE.findall(console.command('virtio', timeout)))
-
-
 def cost_args(workdir, name, opts):
-    """ringside-run arguments for a cost block, and its path ([], None
+    """`ringside run` arguments for a cost block, and its path ([], None
     without --cost)."""
     if opts.cost is None:
         return [], None
     path = os.path.join(workdir, '%s.cost' % name)
-    return ['--cost', path + (',' + opts.cost if opts.cost else '')], path
+    return ['--cost-block', path + (',' + opts.cost if opts.cost else '')], path
 
 
 def costed(meter, irqs, run):
@@ -189,16 +121,6 @@ def costed(meter, irqs, run):
     return r
 
 
-def pinned_qemu(workdir, cpu, qemu):
-    """A wrapper that runs QEMU (all its threads) on one CPU."""
-    wrapper = os.path.join(workdir, 'qemu-pinned')
-    if not os.path.exists(wrapper):
-        with open(wrapper, 'w') as f:
-            f.write('#!/bin/sh\nexec taskset -c %d %s "$@"\n' % (cpu, qemu))
-        os.chmod(wrapper, 0o755)
-    return wrapper
-
-
 def drops(st):
     """', D dropped' where the peer counts drops (the tap) and had some."""
     return ', %d dropped' % st['rx_dropped'] if st.get('rx_dropped') else ''
@@ -207,12 +129,11 @@ def drops(st):
 IRQ_CPUS = ('own', 'other')
 IRQ_SMP = 2     # --irq-cpu: pktgen's vCPU and one other
 PAIR_CPUS = ('spread', 'cpu0')   # --pair-cpu: ringside's net_pair_cpu
-PER_CPU = re.compile(r'pktgen: per cpu ((?:\d+=[\d.]+ )+)Mpps')
 
 
 def ringside_cmdline(cost=False, irq_cpu=None, queues=1, pair_cpu=None):
     """ringside's boot keys. Without irq_cpu, irq=poll: QEMU 7.2 (TCG)
-    exits when virtio-net on vhost-user starts with MSI-X (LINUX_CMDLINE);
+    exits when virtio-net on vhost-user starts with MSI-X (linux_guest.NO_MSI);
     with it (own|other), MSI-X with net_irq placing the TX interrupt on
     pktgen's vCPU or another. idle=poll spins as a timing run should.
     queues > 1: that many pairs, owned as pair_cpu says (net_pair_cpu)."""
@@ -230,28 +151,12 @@ def guest_qemu_args(net, irq_cpu=None, queues=1):
     return (['-smp', str(smp)] if smp > 1 else []) + list(net)
 
 
-def parse_per_cpu(out):
-    """{cpu: Mpps} from pktgen's "per cpu" line ({} with one CPU sending)."""
-    m = PER_CPU.search(out)
-    if not m:
-        return {}
-    return {int(c): float(v) for c, v in (w.split('=') for w in m.group(1).split())}
-
-
 def wait_pairs(con, queues, timeout):
-    """TestPmdError unless ringside has `queues` pairs in use (once the
+    """NetError unless ringside has `queues` pairs in use (once the
     device answered on its control queue)."""
-    got = bench_rr.ringside_pairs(con, timeout)
+    got = pairs_in_use(con, timeout)
     if got != queues:
-        raise TestPmdError('ringside has %s queue pairs in use, not %d' % (got, queues))
-
-
-def check_key(con, key, value, timeout):
-    """TestPmdError unless the guest took key=value: its own answer to
-    `get KEY` (an older ringside: "error: unknown key ...")."""
-    got = con.command('get %s' % key, timeout).strip()
-    if got != '%s=%s' % (key, value):
-        raise TestPmdError('ringside did not take %s=%s: %s' % (key, value, got))
+        raise NetError('ringside has %s queue pairs in use, not %d' % (got, queues))
 
 
 def run_ringside_round(rr, opts, accel, pmd, sock, workdir, rnd, results):
@@ -285,7 +190,7 @@ def run_ringside_boot(rr, opts, accel, pmd, workdir, rnd, results, irq_cpu=None,
         meter = Meter(block, writable=True) if block else None
         if meter and 'io=on' in opts.cost:
             # notifies: stores into the virtio BARs (the guest's lspci)
-            meter.block.set_notify(virtio_bars(con.command('lspci', opts.timeout)))
+            meter.block.set_notify(virtio_bars(con, opts.timeout))
         for ring in opts.rings:
             con.command('set ring=%s' % ring, opts.timeout)
             if opts.queues > 1:
@@ -293,20 +198,13 @@ def run_ringside_boot(rr, opts, accel, pmd, workdir, rnd, results, irq_cpu=None,
             for txpoll in opts.txpoll:
                 con.command('set txpoll=%d' % txpoll, opts.timeout)
                 base = pmd.port_stats()
-                cmd = ('pktgen count=%d size=%d burst=%d dst=%s,%s%s'
-                       % (opts.count, opts.size, opts.burst, PEER_IP, PEER_MAC,
-                          ' queues=%d' % opts.queues if opts.queues > 1 else ''))
-                out = {}
-
-                def pktgen():
-                    out['text'] = con.command(cmd, opts.timeout)
-                    return parse_pktgen(out['text'])
                 r = exits_measured(opts.exits, lambda: costed(
-                        meter, lambda: ringside_irqs(con, opts.timeout), pktgen))
+                        meter, lambda: virtio_irqs(con, opts.timeout),
+                        lambda: pktgen(con, opts.count, opts.size, opts.burst, opts.timeout,
+                                       queues=opts.queues)))
                 st = pmd.wait_rx(r['packets'], base, timeout=opts.timeout)
                 r.update(round=rnd, ring=ring, txpoll=txpoll, testpmd_rx=st['rx'],
-                         irq_cpu=irq_cpu, pair_cpu=pair_cpu,
-                         cpu_mpps=parse_per_cpu(out['text']))
+                         irq_cpu=irq_cpu, pair_cpu=pair_cpu)
                 results.append(r)
                 if opts.verbose:
                     print('round %d ringside ring=%s txpoll=%d%s: %.4f Mpps, %d sent, %d at '
@@ -320,6 +218,15 @@ def run_ringside_boot(rr, opts, accel, pmd, workdir, rnd, results, irq_cpu=None,
         launch.poweroff(30)
     finally:
         launch.stop()
+
+
+def linux_pktgen(console, opts):
+    """The Linux guest's kernel pktgen with the run's parameters."""
+    try:
+        return linux_guest.pktgen(console, PEER_IP, PEER_MAC, opts.count, opts.size, opts.burst,
+                                  opts.timeout, queues=opts.queues)
+    except linux_guest.PktgenError as e:
+        raise NetError(str(e))
 
 
 def run_linux_round(rr, opts, accel, pmd, sock, workdir, rnd, results):
@@ -340,16 +247,15 @@ def run_linux_round(rr, opts, accel, pmd, sock, workdir, rnd, results):
             launch.start()
             launch.wait_ready(opts.timeout, linux=True)
             if opts.queues > 1:
-                pairs = bench_rr.linux_pairs(launch.console)
+                pairs = linux_guest.queue_pairs(launch.console)
                 if pairs != opts.queues:
                     raise TestPmdError('the Linux guest enabled %s queue pairs, not %d'
                                        % (pairs, opts.queues))
             meter = Meter(block) if block else None
             base = pmd.port_stats()
             r = exits_measured(opts.exits, lambda: costed(
-                    meter, lambda: linux_irqs(launch.console),
-                    lambda: linux_pktgen(launch.console, opts.count, opts.size, opts.burst,
-                                         opts.timeout, queues=opts.queues)))
+                    meter, lambda: linux_guest.virtio_irqs(launch.console),
+                    lambda: linux_pktgen(launch.console, opts)))
             st = pmd.wait_rx(r['packets'], base, timeout=opts.timeout)
             r.update(round=rnd, ring=ring, testpmd_rx=st['rx'], testpmd_rx_bytes=st['rx_bytes'])
             results.append(r)
@@ -619,7 +525,7 @@ def print_linux(linux_table, cmp, opts):
     n = opts.queues
     print('Linux %s pktgen (%s) -> the same peer, same QEMU options, '
           '%d x %d B frames, burst %d' % (
-              linux_kernel_version(), '1 kpktgend thread, 1 flow' if n == 1 else
+              linux_guest.kernel_version(), '1 kpktgend thread, 1 flow' if n == 1 else
               '%d kpktgend threads, each on its CPU and queue' % n,
               opts.count, opts.size, opts.burst))
     extra = cost_exit_columns(linux_table)
@@ -650,21 +556,6 @@ def print_linux(linux_table, cmp, opts):
         print('ringside / Linux within each round, median: %s' % '; '.join(parts))
 
 
-def csv_list(kind, allowed=None):
-    def parse(text):
-        items = [x for x in text.split(',') if x]
-        out = []
-        for x in items:
-            v = kind(x)
-            if allowed and v not in allowed:
-                raise argparse.ArgumentTypeError('%r not one of %s' % (x, allowed))
-            out.append(v)
-        if not out:
-            raise argparse.ArgumentTypeError('empty list')
-        return out
-    return parse
-
-
 def pin_cpu(text):
     """--pin: a host CPU, or -1 / none for no pinning (-1 out)."""
     if text in ('-1', 'none'):
@@ -673,11 +564,11 @@ def pin_cpu(text):
 
 
 def build_parser():
-    """The options; --help fits a screen (docs/benchmarks.md has the rest)."""
-    p = Parser(prog='bench-net', formatter_class=ScreenHelp, usage='%(prog)s [options]',
-               description="bench-net: pktgen Mpps of ringside and Linux into testpmd or a tap.")
+    """The options; --help fits a screen, --help-all has the rest."""
+    p = Parser(prog=PROG, usage='%(prog)s [options]',
+               description='pktgen Mpps of ringside and Linux into testpmd or a tap.')
     a = p.add_argument
-    a('--count', type=positive_int, default=200000, metavar='N', help='packets per run (200000)')
+    measure.add(p, count=200000, rounds=3, guests='ringside,linux', cost=None)
     a('--size', type=size, default=64, metavar='B', help='frame bytes without FCS (64)')
     a('--burst', type=positive_int, default=256, metavar='N',
       help='frames per kick at most (256)')
@@ -685,41 +576,39 @@ def build_parser():
       help='layouts (split,packed; vhost-net: split)')
     a('--txpoll', type=csv_list(int, (0, 1)), default=[1, 0], metavar='LIST',
       help='TX reclaim modes (1,0)')
-    a('--rounds', type=positive_int, default=3, metavar='N', help='interleaved rounds (3)')
-    a('--guests', type=csv_list(str, ('ringside', 'linux')), default=['ringside', 'linux'],
-      metavar='LIST', help='which guests send (ringside,linux)')
     a('--peer', choices=('testpmd', 'vhost-net'), default='testpmd', metavar='testpmd|vhost-net',
       help="receiver: testpmd, or the kernel's vhost-net")
     a('--irq-cpu', type=csv_list(str, IRQ_CPUS), metavar='LIST',
       help="ringside's TX interrupt: own,other vCPU (off)")
     a('--queues', type=positive_int, default=1, metavar='N',
       help='N queue pairs, N vCPUs, a sender on each (1)')
-    # --pair-cpu spread,cpu0: with --queues, ringside's pair owners as an
-    # axis, a boot each (net_pair_cpu; spread); docs/benchmarks.md
-    a('--pair-cpu', type=csv_list(str, PAIR_CPUS), help=argparse.SUPPRESS)
-    # --machine q35|pc: the guests' machine type (q35)
-    a('--machine', choices=('q35', 'pc'), default='q35', help=argparse.SUPPRESS)
-    a('--lcores', default='0-1', help='testpmd -l: main, forwarding lcore (0-1)')
+    a('--pair-cpu', type=csv_list(str, PAIR_CPUS), metavar='LIST', more=True,
+      help="with --queues: ringside's pair owners (net_pair_cpu) as an axis, a boot each "
+           "(spread)")
+    a('--machine', choices=('q35', 'pc'), default='q35', metavar='q35|pc', more=True,
+      help="the guests' machine type (q35)")
+    a('--lcores', default='0-1', more=True, help='testpmd -l: main, forwarding lcore (0-1)')
     a('--pin', type=pin_cpu, default=0, metavar='CPU',
       help='QEMU on this CPU only (0; -1 or none: not pinned)')
-    a('--accel', choices=('auto', 'kvm', 'tcg'), metavar='auto|kvm|tcg',
+    a('--accel', choices=('auto', 'kvm', 'tcg'), metavar='auto|kvm|tcg', more=True,
       help='tcg (testpmd) or auto (vhost-net)')
-    # --timeout S: seconds per step (300)
-    a('--timeout', type=positive_float, default=300.0, help=argparse.SUPPRESS)
+    a('--timeout', type=positive_float, default=300.0, metavar='S', more=True,
+      help='seconds per step (300)')
     add_options(p)
-    a('--cost', nargs='?', const='', metavar='OPTS',
-      help='guest cost per packet (OPTS e.g. io=on)')
-    a('-v', '--verbose', action='store_true', help='progress on stderr, keep logs')
+    a('-v', '--verbose', action='store_true', more=True, help='progress on stderr, keep logs')
     return p
 
 
 def main(argv=None):
     p = build_parser()
     opts = p.parse_args(argv)
+    opts.argv = argv
+    if set(opts.guests) - {'ringside', 'linux'}:
+        p.error('--guests: net boots ringside and linux (6.1)')
     if opts.irq_cpu and ('ringside' not in opts.guests
                          or len(set(opts.irq_cpu)) != len(opts.irq_cpu)):
         p.error('--irq-cpu takes own and/or other, each once, for ringside (in --guests)')
-    most = bench_rr.key_range('net_queues')[1]
+    most = key_range('net_queues')[1]
     if opts.queues > most:
         p.error('--queues: ringside takes at most %d queue pairs (its net_queues key)' % most)
     if opts.pair_cpu and (opts.queues < 2 or len(set(opts.pair_cpu)) != len(opts.pair_cpu)):
@@ -736,21 +625,21 @@ def main(argv=None):
         opts.rings = opts.rings or ['split']
         opts.accel = opts.accel or 'auto'
     elif not shutil.which(TESTPMD):
-        print('bench-net: %s not found (apt-get install dpdk-dev)' % TESTPMD, file=sys.stderr)
+        print('%s: %s not found (apt-get install dpdk-dev)' % (PROG, TESTPMD), file=sys.stderr)
         return 1
     opts.rings = opts.rings or ['split', 'packed']
     opts.accel = opts.accel or 'tcg'
     if 'linux' in opts.guests and not (os.path.exists(LINUX_KERNEL)
                                        and os.path.exists(LINUX_INITRD)):
-        print('bench-net: %s missing (make linux-guest)' % LINUX_INITRD, file=sys.stderr)
+        print('%s: %s missing (make linux-guest)' % (PROG, LINUX_INITRD), file=sys.stderr)
         return 1
     if opts.pin is not None and not shutil.which('taskset'):
-        print('bench-net: taskset not found (package util-linux)', file=sys.stderr)
+        print('%s: taskset not found (package util-linux)' % PROG, file=sys.stderr)
         return 1
     try:
         results, linux = run_bench(opts)
-    except (TestPmdError, rr.LaunchError) as e:
-        print('bench-net: %s' % e, file=sys.stderr)
+    except (TestPmdError, NetError, rr.LaunchError) as e:
+        print('%s: %s' % (PROG, e), file=sys.stderr)
         return 1
     table = summarize(results)
     linux_table = summarize_linux(linux)
@@ -763,11 +652,27 @@ def main(argv=None):
         print_linux(linux_table, cmp, opts)
     publish(PROG, opts, {'runs': results, 'summary': table, 'linux_runs': linux,
                          'linux_summary': linux_table, 'compare': cmp,
-                         'linux_kernel': linux_kernel_version() if linux else None,
+                         'linux_kernel': linux_guest.kernel_version() if linux else None,
                          'params': {'count': opts.count, 'size': opts.size, 'burst': opts.burst,
                                     'rounds': opts.rounds, 'accel': opts.accel, 'pin': opts.pin,
                                     'lcores': opts.lcores, 'machine': opts.machine,
                                     'peer': opts.peer, 'irq_cpu': opts.irq_cpu,
                                     'queues': opts.queues, 'pair_cpu': opts.pair_cpu}},
-            accel=opts.accel)
+            cells_of(results, linux), accel=opts.accel)
     return 0
+
+
+def cells_of(results, linux):
+    """Each run's Mpps and cost per packet, a sample per round."""
+    cells = Cells()
+    for guest, runs in (('ringside', results), ('linux', linux)):
+        for r in runs:
+            config = {'cell': 'pktgen', 'guest': guest, 'ring': r['ring']}
+            config.update({k: r[k] for k in ('txpoll', 'irq_cpu', 'pair_cpu')
+                           if r.get(k) is not None})
+            cells.add(config, 'Mpps', 'Mpps', r['mpps'], 'higher')
+            if 'cost' in r:
+                cells.add(config, 'insn/pkt', 'insn', r['cost']['insns'], 'lower')
+            if 'exits' in r:
+                cells.add(config, 'exits/pkt', 'exits', r['exits']['exits'], 'lower')
+    return cells

@@ -2,27 +2,31 @@
 """cost-report: print a ringside-cost block (live or recorded): counters and
 the guest functions that executed the most instructions, per operation.
 
-    host/cost-report build/guest.cost
-    host/cost-report --base before.cost --ops 10000 after.cost
-    host/cost-report --system-map kallsyms.txt linux.cost   # Linux guest
+    ringside cost-report build/guest.cost
+    ringside cost-report --base before.cost --ops 10000 after.cost
+    ringside cost-report --system-map kallsyms.txt linux.cost   # Linux guest
 """
 
 import os
 import sys
 
-from .cli import Parser, positive_float, positive_int
-from . import cost
-from .images import repo_path
-from .results import add_options, publish
+from ..cli import Parser, positive_float, positive_int
+from .. import cost
+from ..images import repo_path
+from ..results import Cells, add_options, publish
 
-PROG = 'cost-report'
+NAME = 'cost-report'
+SUMMARY = 'a cost block: counters, top functions per operation'
+GROUP = 'results'
+ALIASES = ('cost-report',)
+PROG = 'ringside cost-report'
 
 DEFAULT_ELF = repo_path('build', 'ringside.elf')
 
 
 def parse_args(argv):
     p = Parser(
-        prog='cost-report',
+        prog=PROG,
         description='Counters and top guest functions of a ringside-cost block.')
     p.add_argument('block', help='cost block file (the plugin\'s shm=PATH, or a copy)')
     p.add_argument('--base', metavar='FILE',
@@ -50,26 +54,31 @@ def load_symbols(opts):
         try:
             return cost.system_map_symbols(opts.system_map)
         except (OSError, ValueError) as e:
-            sys.exit('cost-report: %s' % e)
+            sys.exit('%s: %s' % (PROG, e))
     path = opts.elf or DEFAULT_ELF
     if not os.path.exists(path):
         if opts.elf:
-            sys.exit('cost-report: %s: no such file' % path)
+            sys.exit('%s: %s: no such file' % (PROG, path))
         return None
     return cost.elf_symbols(path)
 
 
 def main(argv=None):
     opts = parse_args(sys.argv[1:] if argv is None else argv)
+    opts.argv = argv
     try:
         counters = cost.read_file(opts.block)
         if opts.base:
             counters = counters - cost.read_file(opts.base)
     except (OSError, cost.CostFormatError) as e:
-        sys.exit('cost-report: %s' % e)
+        sys.exit('%s: %s' % (PROG, e))
     symbols = load_symbols(opts)
     for line in cost.report(counters, symbols, opts.ops, opts.top, opts.what):
         print(line)
+    cells = Cells()
+    for key, value in counters.totals.items():
+        cells.add({'cell': 'cost-report', 'what': opts.what}, key + '/' + opts.what, key,
+                  value / opts.ops, 'lower')
     publish(PROG, opts, {'ops': opts.ops, 'totals': counters.totals, 'vcpus': counters.vcpus,
-                         'functions': cost.by_function(counters.profile, symbols)})
+                         'functions': cost.by_function(counters.profile, symbols)}, cells)
     return 0

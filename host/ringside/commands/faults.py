@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""fault-matrix: which of the back end's --inject modes each guest survives.
+"""faults: which of our back end's --inject modes each guest survives.
 
 For every inject mode (`ringside-vhost-vsock --inject list`), every guest
 (ringside, and the Linux baseline guest of `make linux-guest`) and every
@@ -7,7 +7,8 @@ ring layout (the device's packed=off|on), boot the guest behind a back end
 that injects only that mode, and classify what the guest made of it:
 
   survives  byte-exact echo on one connection while the faults hit, and on
-            a new connection after SIGUSR1 stopped the injection
+            a new connection after the injection stopped (the back end's
+            control socket: `inject stop`)
   degraded  some exchanges failed (bytes lost, connection reset or stalled)
             while the faults hit, but a new connection echoes byte-exact
             after the injection stopped
@@ -15,19 +16,19 @@ that injects only that mode, and classify what the guest made of it:
             guest's driver gave up on its device (Linux marks a virtqueue
             broken and its vsock driver has no reset path)
 
-Everything is decided from events: the back end's "inject: MODE" lines,
-connection results (a CONNECT answered or refused, bytes compared, EOF),
-and the guest console (Linux's "id N out of range", "is not a head!",
-BUG/Oops lines are kept as evidence). One boot per cell: the back end's
-modes are fixed for its life and QEMU 7.2 does not reconnect a
-vhost-user-vsock device to a restarted back end.
+Everything is decided from events and counters: the faults the back end
+injected (its control socket), connection results (a CONNECT answered or
+refused, bytes compared, EOF), ringside's broken-queue resets (`virtio
+json`) and Linux's own kernel messages ("id N out of range", "is not a
+head!", BUG/Oops lines are kept as evidence). One boot per cell: the back
+end's modes are fixed for its life and QEMU 7.2 does not reconnect a
+vhost-user-vsock device to a restarted back end. Fault injection is our
+back end's (--inject): this command boots it, whatever else is installed.
 tests/qemu/test_faults_linux.py runs the Linux column through run_cell().
 """
 
 import os
 import re
-import select
-import signal
 import socket
 import subprocess
 import sys
@@ -35,32 +36,35 @@ import time
 
 import ringside as rr
 
-from .benchlib import hybrid_connect
-from .cli import Parser, positive_int
-from .images import DEFAULT_VSOCK_BACKEND, REPO, linux_guest
-from .machine import LoggedLaunch
-from .results import add_options, publish
-from .table import Column, Table
+from .. import linux_guest, measure
+from ..benchlib import echo_exchange, hybrid_connect, pattern
+from ..cli import Parser, positive_int
+from ..guest_stats import json_of
+from ..images import DEFAULT_VSOCK_BACKEND, REPO, linux_missing
+from ..machine import LoggedLaunch
+from ..results import Cells, add_options, publish
+from ..table import Column, Table
 
-PROG = 'fault-matrix'
+NAME = 'faults'
+SUMMARY = "our back end's faults (--inject): what guests survive"
+GROUP = 'check'
+ALIASES = ('fault-matrix',)
+PROG = 'ringside faults'
 
 GUESTS = ('ringside', 'linux')
 RINGS = ('split', 'packed')
 OUTCOMES = ('survives', 'degraded', 'broken')
 
-LINUX_KERNEL, LINUX_INITRD = linux_guest()
 ECHO_PORT = 1234
 
 # Linux's own words when a device wrote something its ring cannot take
 # (drivers/virtio/virtio_ring.c BAD_RING) or the kernel itself failed.
 LINUX_MARKERS = (r'id \d+ out of range', r'id \d+ is not a head', r'Bad virtqueue',
                  r'kernel BUG', r'Oops', r'Kernel panic', r'skb_over_panic')
-# ringside resets a device whose queue it marked broken (virtio_pci.c).
-RINGSIDE_MARKERS = (r'broken',)
 
-INJECTED_SHOWN = 3        # the back end prints the first 3 of each mode
+INJECTED_ENOUGH = 3       # faults of each mode while the echo runs
 BOOT_TIMEOUT = 300        # a Linux boot under TCG on two busy cores
-DURING_TIMEOUT = 240      # for the faults to be injected INJECTED_SHOWN times
+DURING_TIMEOUT = 240      # for the faults to be injected INJECTED_ENOUGH times
 EXCHANGE_TIMEOUT = 20     # one echo while faults hit: a lost byte stalls it
 CONNECT_TIMEOUT = 40      # the back end itself gives up after 10 s
 AFTER_TIMEOUT = 180       # byte-exact echo of up to 1 MiB after the stop
@@ -74,47 +78,8 @@ def inject_modes(backend=DEFAULT_VSOCK_BACKEND):
     return [line.strip() for line in out.splitlines() if line.strip()]
 
 
-def pattern(n, off=0):
-    """Byte i is (off + i) % 251, as the guests' own services use."""
-    period = bytes(range(251))
-    start = off % 251
-    return (period * ((start + n) // 251 + 1))[start:start + n]
-
-
-def echo_exchange(s, data, timeout):
-    """Write data and read as many bytes back, interleaved; '' if they are
-    the same, else what went wrong (timeout, EOF, reset, first mismatch)."""
-    s.setblocking(False)
-    got = bytearray()
-    sent = 0
-    deadline = time.monotonic() + timeout
-    while len(got) < len(data):
-        left = deadline - time.monotonic()
-        if left <= 0:
-            return 'timeout after %d of %d bytes' % (len(got), len(data))
-        wr = [s] if sent < len(data) else []
-        r, w, _ = select.select([s], wr, [], left)
-        try:
-            if w:
-                sent += s.send(data[sent:sent + 65536])
-            if r:
-                chunk = s.recv(1 << 20)
-                if not chunk:
-                    return 'EOF after %d of %d bytes' % (len(got), len(data))
-                got += chunk
-        except BlockingIOError:
-            continue
-        except OSError as e:
-            return '%s after %d of %d bytes' % (e.strerror or e, len(got), len(data))
-    if got != data:
-        at = next((i for i, (a, b) in enumerate(zip(got, data)) if a != b),
-                  min(len(got), len(data)))
-        return 'mismatch at byte %d of %d (%d came back)' % (at, len(data), len(got))
-    return ''
-
-
 class Cell(LoggedLaunch):
-    """One guest on one ring behind a back end injecting `mode` (the back
+    """One guest on one ring behind our back end injecting `mode` (the back
     end's MODE[,MODE]: with several, each fault is one of them at random)."""
 
     def __init__(self, rr, guest, ring, mode, every, seed, log_dir, accel='tcg', label=None):
@@ -125,39 +90,40 @@ class Cell(LoggedLaunch):
                 '--vsock-arg=--inject=%s' % mode, '--vsock-arg=--inject-every=%d' % every,
                 '--vsock-arg=--inject-seed=%d' % seed]
         if guest == 'linux':
-            args += ['--kernel', LINUX_KERNEL, '--cmdline', 'console=ttyS0 quiet panic=-1',
-                     '--qemu-arg=-initrd', '--qemu-arg=%s' % LINUX_INITRD]
+            args += linux_guest.linux_launch_args('linux')
         super().__init__(rr.parse_args(args), accel, log_dir,
                          'faults-%s-%s-%s' % (guest, ring, label or mode))
 
     def start(self):
         launch = super().start()
         launch.wait_ready(BOOT_TIMEOUT, linux=self.guest == 'linux')
+        self.control = launch.backend_control()
         return self
 
     def injected(self):
-        """{mode: faults the back end reported (it reports the first 3)}."""
-        log = self.backend_log()
-        return {m: len(re.findall(r'inject: %s\n' % re.escape(m), log)) for m in self.modes}
+        """{mode: faults the back end injected so far}."""
+        done = self.control.injected()
+        return {m: done.get(m, 0) for m in self.modes}
 
     def markers(self):
-        """The guest's own reports of a broken queue or a kernel bug."""
+        """The guest's own reports of a broken queue or a kernel bug:
+        Linux's kernel messages, ringside's broken-queue resets."""
+        if self.guest != 'linux':
+            try:
+                devices = json_of(self.launch.console, 'virtio', 60)['devices']
+            except rr.LaunchError:
+                return []
+            return ['%s: %d broken-queue reset(s)' % (d['driver'], d['recoveries'])
+                    for d in devices if d.get('recoveries')]
         text = self.launch.console.text if self.launch and self.launch.console else ''
-        pats = LINUX_MARKERS if self.guest == 'linux' else RINGSIDE_MARKERS
         found = []
         for line in text.splitlines():
-            if any(re.search(p, line) for p in pats) and line.strip() not in found:
+            if any(re.search(p, line) for p in LINUX_MARKERS) and line.strip() not in found:
                 found.append(line.strip())
         return found
 
-    def stop_injecting(self, timeout=30):
-        pid = [p.pid for n, p in self.launch.children.procs if n == 'vhost-vsock'][0]
-        os.kill(pid, signal.SIGUSR1)
-        deadline = time.monotonic() + timeout
-        while 'inject: stopped' not in self.backend_log():
-            if time.monotonic() > deadline:
-                raise RuntimeError('%s: the back end did not stop injecting' % self.name)
-            time.sleep(0.1)  # a file has no event to wait on
+    def stop_injecting(self):
+        self.control.stop_injecting()
 
 
 class Result:
@@ -166,7 +132,7 @@ class Result:
         self.ok = 0
         self.failures = []    # what went wrong while the faults hit
         self.after = ''       # what went wrong after the stop ('' = exact)
-        self.injected = {}    # mode: faults injected (up to INJECTED_SHOWN)
+        self.injected = {}    # mode: faults injected
         self.markers = []
         self.outcome = None
         self.seconds = {}     # wall time per phase: boot, during, after
@@ -206,15 +172,15 @@ def failed(cell, res, what):
 
 
 def during(cell, res):
-    """Echo while the faults hit, until the back end reported each mode
-    INJECTED_SHOWN times with every byte exact, or an exchange failed."""
+    """Echo while the faults hit, until the back end injected each mode
+    INJECTED_ENOUGH times with every byte exact, or an exchange failed."""
     deadline = time.monotonic() + DURING_TIMEOUT
     s = None
     n = 0
     try:
         while True:
             res.injected = cell.injected()
-            if min(res.injected.values()) >= INJECTED_SHOWN or time.monotonic() > deadline:
+            if min(res.injected.values()) >= INJECTED_ENOUGH or time.monotonic() > deadline:
                 break
             if s is None:
                 try:
@@ -261,7 +227,7 @@ def after(cell, res):
 
 def run_cell(rr, guest, ring, mode, every=20, seed=7, log_dir=None, accel='tcg', label=None):
     """Boot, inject, classify; the Result (its .outcome is set)."""
-    log_dir = log_dir or os.path.join(REPO, 'build', 'fault-matrix')
+    log_dir = log_dir or os.path.join(REPO, 'build', 'faults')
     cell = Cell(rr, guest, ring, mode, every, seed, log_dir, accel, label)
     res = Result(cell)
     try:
@@ -300,30 +266,32 @@ def _list(text, allowed, what):
 
 
 def main(argv):
-    p = Parser(prog='fault-matrix', description=__doc__.split('\n')[0])
-    p.add_argument('--guests', default=','.join(GUESTS), help='ringside,linux (both)')
-    p.add_argument('--rings', default=','.join(RINGS), help='split,packed (both)')
-    p.add_argument('--modes', help='inject modes (default: every mode of --inject list)')
-    p.add_argument('--every', type=positive_int, default=20, help='a fault every N packets (20)')
-    p.add_argument('--seed', type=int, default=7, help='--inject-seed (7)')
+    p = Parser(prog=PROG, description=__doc__.split('\n')[0] + '\nOur back end runs every '
+               'cell (fault injection is its own): no launcher options.',
+               usage='%(prog)s [options]')
+    measure.add(p, guests='ringside,linux')
+    p.add_argument('--rings', default=','.join(RINGS), metavar='LIST',
+                   help='split,packed (both)')
+    p.add_argument('--modes', metavar='LIST',
+                   help='inject modes (default: every mode of --inject list)')
+    p.add_argument('--every', type=positive_int, default=20, metavar='N',
+                   help='a fault every N packets (20)')
+    p.add_argument('--seed', type=int, default=7, metavar='N', help='--inject-seed (7)')
     add_options(p)
     p.add_argument('-v', '--verbose', action='store_true', help='a line per cell as it ends')
     opts = p.parse_args(argv)
+    opts.argv = argv
     if not os.path.exists(DEFAULT_VSOCK_BACKEND):
         p.error('%s missing: run make' % os.path.relpath(DEFAULT_VSOCK_BACKEND, REPO))
     all_modes = inject_modes()
     try:
-        guests = _list(opts.guests, GUESTS, '--guests')
+        guests = _list(','.join(opts.guests), GUESTS, '--guests')
         rings = _list(opts.rings, RINGS, '--rings')
         modes = _list(opts.modes, all_modes, '--modes') if opts.modes else all_modes
     except ValueError as e:
         p.error(str(e))
-    if opts.every < 1:
-        p.error('--every takes a number >= 1')
-    if 'linux' in guests:
-        for path in (LINUX_KERNEL, LINUX_INITRD):
-            if not os.path.exists(path):
-                p.error('%s missing: run make linux-guest' % os.path.relpath(path, REPO))
+    if 'linux' in guests and linux_missing('linux'):
+        p.error(linux_missing('linux'))
     results = {}
     for g in guests:
         for r in rings:
@@ -332,17 +300,21 @@ def main(argv):
                     res = run_cell(rr, g, r, m, opts.every, opts.seed)
                 except (RuntimeError, rr.LaunchError) as e:
                     # no outcome for this cell (never injected, no boot): say so, go on
-                    sys.stderr.write('fault-matrix: %s %s %s: %s\n' % (g, r, m, e))
+                    sys.stderr.write('%s: %s %s %s: %s\n' % (PROG, g, r, m, e))
                     continue
                 results[(g, r, m)] = res
                 if opts.verbose:
                     print(res.summary(), flush=True)
-    print('inject modes x guests, --inject-every %d --inject-seed %d (TCG)'
-          % (opts.every, opts.seed))
+    print('%s: inject modes x guests, --inject-every %d --inject-seed %d (TCG)'
+          % (PROG, opts.every, opts.seed))
     print_table(results, guests, rings, modes)
+    cells = Cells()
+    for (g, r, m), v in results.items():
+        cells.add({'cell': 'faults', 'guest': g, 'ring': r, 'mode': m}, 'exact exchanges',
+                  'exchanges', v.ok)
     publish(PROG, opts, {'cells': [{'guest': k[0], 'ring': k[1], 'mode': k[2],
                                     'outcome': v.outcome, 'exact': v.ok,
                                     'failures': v.failures, 'after': v.after,
                                     'injected': v.injected, 'guest_said': v.markers}
-                                   for k, v in results.items()]})
+                                   for k, v in results.items()]}, cells)
     return 0

@@ -5,7 +5,10 @@ Boots each way N times (round robin, so a busy machine slows all of them
 alike), takes the median, prints a table. Time 0 is just before QEMU is
 executed; the end is when the chunk of serial output holding the ready line
 arrived (the reader thread stamps each chunk). QEMU is killed after each
-boot. Uses host/ringside-run's code for the command line and console.
+boot. The ways: SeaBIOS and OVMF booting the ISO (GRUB, multiboot2), the
+ELF by -kernel (PVH), and OVMF starting the GNU-EFI image straight from
+the ESP (uefi-direct); with both uefi ways the table is followed by
+direct / GRUB.
 
 Under KVM on the nested host (host/nested) a boot now and then never gets
 there: the nested hypervisor loses the vCPU's state, or the vCPU stops
@@ -23,20 +26,25 @@ import sys
 
 import ringside as rr
 
-from . import vcpu_watch
-from .cli import Parser, positive_float, positive_int
-from .results import add_options, publish
-from .table import Column, Table
+from .. import measure, vcpu_watch
+from ..cli import LAUNCHER_EPILOG, Parser, positive_float
+from ..results import Cells, add_options, publish
+from ..table import Column, Table
 
-PROG = 'boot-time'
+NAME = 'boot-time'
+SUMMARY = "seconds from QEMU's start to ready, per boot path"
+GROUP = 'measure'
+ALIASES = ('boot-time',)
+PROG = 'ringside boot-time'
 
-# name, launcher options
-BOOTS = [
-        ('ISO + SeaBIOS (multiboot2-bios)', ['--boot', 'iso', '--firmware', 'bios']),
-        ('ISO + OVMF (multiboot2-uefi)', ['--boot', 'iso', '--firmware', 'uefi']),
-        ('ELF via -kernel (pvh)', ['--boot', 'elf', '--firmware', 'bios']),
-]
-WAYS = ('bios', 'uefi', 'pvh')   # --ways names of BOOTS, in its order
+# --ways name: (table name, launcher options)
+BOOTS = {
+        'bios': ('ISO + SeaBIOS (multiboot2-bios)', ['--boot', 'iso', '--firmware', 'bios']),
+        'uefi': ('ISO + OVMF (multiboot2-uefi)', ['--boot', 'iso', '--firmware', 'uefi']),
+        'pvh': ('ELF via -kernel (pvh)', ['--boot', 'elf', '--firmware', 'bios']),
+        'uefi-direct': ('OVMF direct (ESP, uefi-direct)', ['--firmware', 'uefi-direct']),
+}
+DEFAULT_WAYS = ('bios', 'uefi', 'pvh')
 
 
 def one_boot(args, accel, timeout):
@@ -78,45 +86,45 @@ def sample(boots, common, accel, runs, timeout, width, keep_going=False):
                     text = 'failed: ' + text
                 else:
                     raise
-                print('run %d/%d  %-*s %s' % (run + 1, runs, width, name, text),
+                print('round %d/%d  %-*s %s' % (run + 1, runs, width, name, text),
                       file=sys.stderr, flush=True)
                 continue
             ready[name].append(r)
             first[name].append(f)
-            print('run %d/%d  %-*s %.3f s' % (run + 1, runs, width, name, r),
+            print('round %d/%d  %-*s %.3f s' % (run + 1, runs, width, name, r),
                   file=sys.stderr, flush=True)
     return ready, first, lost, failed
 
 
 def main(argv=None):
-    p = Parser(
-            prog='boot-time', description=__doc__.split('\n\n')[0],
-            usage='%(prog)s [options] [-- LAUNCHER-OPTION...]',
-            epilog='Runs round robin; the table shows median, min and max over the runs. After '
-                   '--: host/ringside-run options for every boot (e.g. --vsock).')
-    p.add_argument('--runs', type=positive_int, default=5, help='boots per way (default 5)')
-    p.add_argument('--machine', choices=('q35', 'pc'), default='q35')
-    p.add_argument('--memory', default='512M')
-    p.add_argument('--accel', choices=('tcg', 'kvm', 'auto'), default='tcg',
-                   help='default tcg (auto probes KVM once, before the runs)')
-    p.add_argument('--timeout', type=positive_float, default=120.0,
-                   help='seconds per boot (default 120)')
-    p.add_argument('--keep-going', action='store_true',
-                   help='count boots that never get ready, do not stop')
-    p.add_argument('--ways', metavar='WAY[,WAY...]', default=','.join(WAYS),
-                   help='which boots, of %s (default all)' % ', '.join(WAYS))
+    p = Parser(prog=PROG, description=__doc__.split('\n\n')[0],
+               usage='%(prog)s [options] [-- launcher options]',
+               epilog='Runs round robin; the table shows median, min and max over the rounds.\n'
+                      + LAUNCHER_EPILOG)
+    measure.add(p, rounds=5)
+    p.add_argument('--ways', metavar='LIST', default=','.join(DEFAULT_WAYS),
+                   help='which boots, of %s (%s)' % (','.join(BOOTS), ','.join(DEFAULT_WAYS)))
+    p.add_argument('--accel', choices=('tcg', 'kvm', 'auto'), default='tcg', metavar='A',
+                   help='tcg, kvm or auto (probes KVM once, before the rounds) (tcg)')
     p.add_argument('--smp', metavar='N[,N...]',
                    help="each way with -smp N for each N (default: one CPU)")
+    p.add_argument('--keep-going', action='store_true',
+                   help='count boots that never get ready, do not stop')
+    p.add_argument('--machine', choices=('q35', 'pc'), default='q35', metavar='q35|pc',
+                   more=True, help='the machine type (q35)')
+    p.add_argument('--memory', default='512M', metavar='SIZE', more=True,
+                   help="the guest's memory (512M)")
+    p.add_argument('--timeout', type=positive_float, default=120.0, metavar='S', more=True,
+                   help='seconds per boot (120)')
     add_options(p)
     p.add_argument('launcher_args', nargs='*', help=argparse.SUPPRESS)
     a = p.parse_args(argv)
-    if a.runs < 1:
-        p.error('--runs must be >= 1')
+    a.argv = argv
     ways = a.ways.split(',')
-    unknown = [w for w in ways if w not in WAYS]
+    unknown = [w for w in ways if w not in BOOTS]
     if unknown or not ways:
-        p.error('--ways: expected some of %s, got %r' % (','.join(WAYS), a.ways))
-    boots = [boot for way, boot in zip(WAYS, BOOTS) if way in ways]
+        p.error('--ways: expected some of %s, got %r' % (','.join(BOOTS), a.ways))
+    boots = [BOOTS[w] for w in BOOTS if w in ways]
     if a.smp:
         try:
             counts = [int(n) for n in a.smp.split(',')]
@@ -133,18 +141,16 @@ def main(argv=None):
     if accel == 'auto':
         accel = rr.choose_accel(rr.parse_args(['--boot', 'elf', *common]))
 
+    width = max(34, max(len(name) for name, _ in boots))
     try:
-        samples, first, lost, failed = sample(boots, common, accel, a.runs, a.timeout, 44,
+        samples, first, lost, failed = sample(boots, common, accel, a.rounds, a.timeout, width,
                                               a.keep_going)
     except rr.LaunchError as e:
-        print('boot-time: error: %s' % e, file=sys.stderr)
+        print('%s: error: %s' % (PROG, e), file=sys.stderr)
         return e.status
-    except KeyboardInterrupt:
-        return 130
 
-    print("QEMU start -> 'ringside: ready', median of %d, -accel %s, -machine %s, -m %s"
-          % (a.runs, accel, a.machine, a.memory))
-    width = max(34, max(len(name) for name, _ in boots))
+    print("%s: QEMU start -> 'ringside: ready', median of %d, -accel %s, -machine %s, -m %s"
+          % (PROG, a.rounds, accel, a.machine, a.memory))
     columns = [Column('boot', width, left=True), Column('median', 9, '%.3f s'),
                Column('min', 9, '%.3f s'), Column('max', 9, '%.3f s'),
                Column('first byte', 13, '%.3f s')]
@@ -153,19 +159,24 @@ def main(argv=None):
                if shown]
     columns += [Column(head, 7, '%d') for head, _ in tallies]
     t = Table(columns)
+    cells = Cells()
     for name, _ in boots:
         s = samples[name]
         times = [statistics.median(s), min(s), max(s),
                  statistics.median(first[name])] if s else [None] * 4
         t.row(name, *times, *[tally[name] for _, tally in tallies])
+        cells.extend({'cell': 'boot', 'boot': name}, 'ready', 's', s, 'lower')
     t.print()
-    publish(PROG, a, {'accel': accel, 'machine': a.machine, 'memory': a.memory, 'runs': a.runs,
-                      'unit': 's',
-                      'boots': [{'boot': name, 'ready': samples[name],
-                                 'first_output': first[name],
-                                 'median': (statistics.median(samples[name])
-                                            if samples[name] else None),
-                                 'lost': lost[name], 'failed': failed[name]}
-                                for name, _ in boots]},
-            accel=accel)
+    result = {'accel': accel, 'machine': a.machine, 'memory': a.memory, 'rounds': a.rounds,
+              'unit': 's',
+              'boots': [{'boot': name, 'ready': samples[name], 'first_output': first[name],
+                         'median': (statistics.median(samples[name])
+                                    if samples[name] else None),
+                         'lost': lost[name], 'failed': failed[name]} for name, _ in boots]}
+    grub, direct = (samples.get(BOOTS[w][0]) for w in ('uefi', 'uefi-direct'))
+    if grub and direct and not a.smp:
+        g, d = statistics.median(grub), statistics.median(direct)
+        print('direct / GRUB: %.2f (saves %.3f s)' % (d / g, g - d))
+        result['direct_over_grub'] = d / g
+    publish(PROG, a, result, cells, accel=accel)
     return 0

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""bench-netrx: virtio-net receive rate, ringside against Linux.
+"""netrx: virtio-net receive rate, ringside against Linux.
 
 dpdk-testpmd in txonly mode sends 64-byte frames toward the guest over
 vhost-user (testpmd's net_vhost PMD; QEMU's virtio-net-pci). ringside
@@ -9,7 +9,7 @@ dropped at the driver); the Linux guest counts at its interface
 `rxcount`). One boot per (ring layout, mergeable buffers) and guest.
 
 The rate is the steady state: two readings of the guest's own count and
-clock `--seconds` apart while testpmd sends, after `--warmup` seconds.
+clock `--time` seconds apart while testpmd sends, after `--warmup-time` s.
 After testpmd stops, every frame it counted as sent must be counted by the
 guest (frames + drops by reason for ringside, rx_packets for Linux); the
 table says so in its `exact` column.
@@ -19,7 +19,6 @@ TCG exits when a guest starts virtio-net on vhost-user with MSI-X (the
 Linux guest runs with pci=nomsi for the same reason, so it takes INTx).
 """
 
-import argparse
 import os
 import re
 import shutil
@@ -30,31 +29,23 @@ import time
 
 import ringside as rr
 
-from .cli import Parser, nonneg_float, nonneg_int, positive_float, size
-from .bench_net import (GUEST_IP, LINUX_INITRD, LINUX_KERNEL, PEER_IP, csv_list, guest_args,
-                        linux_guest_argv, pinned_qemu)
-from .testpmd import TESTPMD, TestPmd, TestPmdError
-from .results import add_options, publish
-from .table import Column, Table
+from .. import linux_guest, measure
+from ..cli import Parser, csv_list, nonneg_float, nonneg_int, positive_float, size
+from ..images import LINUX_INITRD, LINUX_KERNEL
+from ..netguest import GUEST_IP, PEER_IP, NetError, netsink, pinned_qemu
+from ..results import Cells, add_options, publish
+from ..table import Column, Table
+from ..testpmd import TESTPMD, TestPmd, TestPmdError, guest_args
+from ..wait import poll_for
 
-PROG = 'bench-netrx'
+NAME = 'netrx'
+SUMMARY = 'virtio-net RX: testpmd into netsink, ringside and Linux'
+GROUP = 'measure'
+ALIASES = ('bench-netrx',)
+PROG = 'ringside netrx'
 
-NETSINK = re.compile(r'netsink: (\d+) frames (\d+) bytes in ([\d.]+) s: ([\d.]+) Mpps.*?'
-                     r'netsink: drops (.*?) total=(\d+) refill_fail=(\d+)', re.S)
 RXCOUNT = re.compile(r'rxcount: ns (\d+) rx_packets (\d+) rx_bytes (\d+) rx_dropped (\d+) '
                      r'rx_errors (\d+)')
-
-
-def parse_netsink(out):
-    """`netsink show|off` output as a dict: frames, bytes, seconds (first to
-    last frame), mpps, drops {reason: n}, drops_total, refill_fail."""
-    m = NETSINK.search(out)
-    if not m:
-        raise TestPmdError('unexpected netsink output: %r' % out)
-    drops = {k: int(v) for k, v in re.findall(r'(\w+)=(\d+)', m.group(5))}
-    return {'frames': int(m.group(1)), 'bytes': int(m.group(2)), 'seconds': float(m.group(3)),
-            'mpps': float(m.group(4)), 'drops': drops, 'drops_total': int(m.group(6)),
-            'refill_fail': int(m.group(7))}
 
 
 class RingsideSink:
@@ -68,11 +59,11 @@ class RingsideSink:
 
     def read(self):
         """(frames counted so far, drops, guest seconds)."""
-        r = parse_netsink(self.con.command('netsink show', self.timeout))
+        r = netsink(self.con, 'show', self.timeout)
         return r['frames'], r['drops_total'], r['seconds']
 
     def finish(self):
-        return parse_netsink(self.con.command('netsink off', self.timeout))
+        return netsink(self.con, 'off', self.timeout)
 
 
 class LinuxSink:
@@ -88,7 +79,7 @@ class LinuxSink:
                               what='rxcount')
         c = RXCOUNT.search(m.group(0))
         if not c:
-            raise TestPmdError('Linux guest: %s' % m.group(0).strip())
+            raise NetError('Linux guest: %s' % m.group(0).strip())
         return [int(x) for x in c.groups()]
 
     def start(self):
@@ -113,10 +104,8 @@ def send_at_least(pmd, want, timeout):
     stops; returns what it sent."""
     base = pmd.port_stats()
     pmd.forward_start()
-    deadline = time.monotonic() + timeout
     try:
-        while pmd.wait_rx(0, base)['tx'] < want and time.monotonic() < deadline:
-            time.sleep(0.5)
+        poll_for(lambda: pmd.wait_rx(0, base)['tx'] >= want, timeout, interval=0.5)
     finally:
         pmd.forward_stop()
     return pmd.wait_rx(0, base)['tx']
@@ -125,24 +114,22 @@ def send_at_least(pmd, want, timeout):
 def wait_counted(sink, sent, timeout):
     """Wait until the guest counted `sent` frames (received or dropped):
     it drains what was already in its ring after testpmd stopped."""
-    deadline = time.monotonic() + timeout
-    while True:
+    def counted():
         frames, drops, _ = sink.read()
-        if frames + drops >= sent or time.monotonic() > deadline:
-            return
-        time.sleep(0.5)
+        return frames + drops >= sent
+    poll_for(counted, timeout, interval=0.5)
 
 
-def measure(sink, pmd, opts):
+def measure_rate(sink, pmd, opts):
     """Send, read the rate at steady state, stop, and wait until the guest
     has counted everything testpmd sent (or the timeout)."""
     sink.start()
     base = pmd.port_stats()
     pmd.forward_start()
     try:
-        time.sleep(opts.warmup)
+        time.sleep(opts.warmup_time)   # testpmd sends meanwhile: a steady state
         f1, _, t1 = sink.read()
-        time.sleep(opts.seconds)
+        time.sleep(opts.time)
         f2, _, t2 = sink.read()
     finally:
         pmd.forward_stop()
@@ -155,11 +142,11 @@ def measure(sink, pmd, opts):
 
 
 def boot_argv(guest, ring, mrg, sock, accel, machine):
+    net = guest_args(sock, packed=ring == 'packed', mrg_rxbuf=mrg)
     if guest == 'linux':
-        return linux_guest_argv(sock, ring == 'packed', accel, machine, mrg_rxbuf=mrg)
+        return linux_guest.net_launch_args(net, accel, machine)
     return ['--accel', accel, '--boot', 'elf', '--machine', machine,
-            '--cmdline', 'ip=%s gw=%s irq=poll' % (GUEST_IP, PEER_IP), '--',
-            *guest_args(sock, packed=ring == 'packed', mrg_rxbuf=mrg)]
+            '--cmdline', 'ip=%s gw=%s irq=poll' % (GUEST_IP, PEER_IP), '--', *net]
 
 
 def run_cell(guest, ring, mrg, opts, accel, pmd, sock, workdir):
@@ -174,7 +161,7 @@ def run_cell(guest, ring, mrg, opts, accel, pmd, sock, workdir):
             sink = LinuxSink(launch.console, opts.timeout)
         else:
             sink = RingsideSink(launch.console, opts.timeout)
-        r = measure(sink, pmd, opts)
+        r = measure_rate(sink, pmd, opts)
         if guest == 'ringside':
             launch.poweroff(30)
     finally:
@@ -234,33 +221,37 @@ def print_table(results):
 
 
 def main(argv=None):
-    p = Parser(prog=PROG, description=__doc__.split('\n\n')[0],
-               formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = Parser(prog=PROG, description=__doc__.split('\n\n')[0], usage='%(prog)s [options]')
+    measure.add(p, time=5.0, guests='ringside,linux')
     p.add_argument('--rings', type=csv_list(str, ('split', 'packed')), default=['split', 'packed'],
-                   help='layouts, comma-separated (split,packed)')
+                   metavar='LIST', help='layouts (split,packed)')
     p.add_argument('--mrg', type=csv_list(str, ('on', 'off')), default=['on', 'off'],
-                   help='mergeable RX buffers (mrg_rxbuf), comma-separated (on,off)')
-    p.add_argument('--guests', type=csv_list(str, ('ringside', 'linux')),
-                   default=['ringside', 'linux'], help='receivers (ringside,linux)')
-    p.add_argument('--size', type=size, default=64,
+                   metavar='LIST', help='mergeable RX buffers, mrg_rxbuf (on,off)')
+    p.add_argument('--size', type=size, default=64, metavar='B',
                    help='frame bytes (testpmd --txpkts, 64)')
-    p.add_argument('-t', '--time', '--seconds', dest='seconds',
-                   type=positive_float, default=5.0, help='measured seconds (5)')
-    p.add_argument('--warmup', type=nonneg_float, default=1.0, help='seconds before measuring (1)')
-    p.add_argument('--machine', choices=('q35', 'pc'), default='q35')
-    p.add_argument('--lcores', default='0-1',
+    p.add_argument('--warmup-time', type=nonneg_float, default=1.0, metavar='S',
+                   help='seconds of sending before measuring (1)')
+    p.add_argument('--machine', choices=('q35', 'pc'), default='q35', metavar='q35|pc',
+                   more=True, help="the guests' machine type (q35)")
+    p.add_argument('--lcores', default='0-1', more=True,
                    help='testpmd -l: main lcore, then the forwarding one (0-1)')
     p.add_argument('--pin', type=nonneg_int, default=0, metavar='CPU',
                    help='run QEMU on this CPU only (0; -1: no pinning)')
-    p.add_argument('--accel', choices=('auto', 'kvm', 'tcg'), default='tcg')
-    p.add_argument('--timeout', type=positive_float, default=300.0, help='seconds per step (300)')
+    p.add_argument('--accel', choices=('auto', 'kvm', 'tcg'), default='tcg', more=True,
+                   metavar='auto|kvm|tcg', help='tcg')
+    p.add_argument('--timeout', type=positive_float, default=300.0, metavar='S', more=True,
+                   help='seconds per step (300)')
     add_options(p)
-    p.add_argument('-v', '--verbose', action='store_true', help='progress on stderr, keep logs')
+    p.add_argument('-v', '--verbose', action='store_true', more=True,
+                   help='progress on stderr, keep logs')
     opts = p.parse_args(argv)
+    opts.argv = argv
+    if set(opts.guests) - {'ringside', 'linux'}:
+        p.error('--guests: netrx boots ringside and linux (6.1)')
     if opts.pin < 0:
         opts.pin = None
-    if opts.seconds <= 0 or opts.warmup < 0 or not 60 <= opts.size <= 1514:
-        p.error('--seconds > 0, --warmup >= 0, --size 60..1514')
+    if not 60 <= opts.size <= 1514:
+        p.error('--size takes 60..1514')
     if not shutil.which(TESTPMD):
         print('%s: %s not found (apt-get install dpdk-dev)' % (PROG, TESTPMD), file=sys.stderr)
         return 1
@@ -273,10 +264,14 @@ def main(argv=None):
         return 1
     try:
         results = run_bench(opts)
-    except (TestPmdError, rr.LaunchError) as e:
+    except (TestPmdError, NetError, rr.LaunchError) as e:
         print('%s: %s' % (PROG, e), file=sys.stderr)
         return 1
     print_table(results)
-    params = {k: v for k, v in vars(opts).items() if k not in ('json', 'csv', 'no_save')}
-    publish(PROG, opts, {'runs': results, 'params': params})
+    params = {k: v for k, v in vars(opts).items() if k not in ('json', 'csv', 'no_save', 'argv')}
+    cells = Cells()
+    for r in results:
+        cells.add({'cell': 'netrx', 'guest': r['guest'], 'ring': r['ring'],
+                   'mrg': 'on' if r['mrg'] else 'off'}, 'Mpps', 'Mpps', r['mpps'], 'higher')
+    publish(PROG, opts, {'runs': results, 'params': params}, cells)
     return 0 if all(r['exact'] for r in results) else 1

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""host/nested: run a command on a nested KVM host, as on a real one.
+"""nested: run a command on a nested KVM host, as on a real one.
 
 QEMU's TCG emulates AMD SVM with nested paging, so a Debian Linux guest
 booted here under TCG with `-cpu max` (L1) runs KVM, and with it the
@@ -8,15 +8,18 @@ kernel and the initrd host/nested-host/build.sh makes), shares this
 machine's /usr and /etc read-only (QEMU, Python, firmware) and the
 repository read-write at the same path, runs CMD there as root in the same
 working directory, and hands back its output (stdout and stderr apart, as
-it comes) and its exit status. The project's scripts run inside unchanged:
-their `--accel auto` finds KVM and /dev/vhost-vsock, so their guests (L2)
-boot under KVM with the kernel's back end.
+it comes) and its exit status. CMD may be a ringside command (`ringside
+nested bench --exits`: ./ringside bench inside) or any program. The
+commands run inside unchanged: their `--accel auto` finds KVM and
+/dev/vhost-vsock, so their guests (L2) boot under KVM with the kernel's
+back end.
 
 Where L1 has no SVM (`--cpu qemu64,-svm`), kvm_amd does not load: this
 says so, and CMD still runs; the launcher then boots L2 under TCG.
 """
 
 import argparse
+import importlib.util
 import os
 import re
 import shlex
@@ -27,13 +30,17 @@ import tempfile
 import threading
 import time
 
-from .cli import Parser, nonneg_int, positive_int
-from .errors import EXIT_TIMEOUT
-from .images import REPO, repo_path
-from .options import _memory, _seconds
-from .process import die_with_parent, read_text
+from ..cli import Parser, nonneg_int, positive_int
+from ..errors import EXIT_TIMEOUT, LaunchError
+from ..images import REPO, repo_path
+from ..options import _memory, _seconds
+from ..process import Children, read_text
 
-PROG = 'nested'
+NAME = 'nested'
+SUMMARY = 'a command on a nested KVM host (vhost-vsock, -net)'
+GROUP = 'tools'
+ALIASES = ('nested',)
+PROG = 'ringside nested'
 L1_DIR = repo_path('build', 'nested-host')
 EXIT_L1 = 125  # L1 did not run CMD to its end (like env(1)'s 125)
 # L1 is stuck for --stuck seconds: its own kernel says one of its CPUs is
@@ -60,23 +67,23 @@ L1_ENV = {'RINGSIDE_KVM_PROBE_TIMEOUT': '180', 'RINGSIDE_VCPU_WATCH': '1'}
 def parse_args(argv):
     p = Parser(
             prog=PROG, usage='%(prog)s [options] [--] CMD [ARG...]',
-            formatter_class=argparse.RawDescriptionHelpFormatter,
             description='Run CMD as root on a nested KVM host: a Debian L1 under TCG with '
                         'KVM,\n/dev/vhost-vsock and /dev/vhost-net, this repository at the '
                         'same path.\nExit status: CMD\'s; %d if L1 did not run it to its end; '
                         '%d if L1 got stuck\n(--stuck); %d on --timeout.'
                         % (EXIT_L1, EXIT_L1_STUCK, EXIT_TIMEOUT),
             epilog='examples:\n'
-                   '  host/nested host/bench-vsock --count 200 -- --vsock-transport kernel\n'
-                   '  host/nested sh -c \'lsmod; ls -l /dev/kvm /dev/vhost-vsock\'\n'
+                   '  ringside nested bench --count 200 -- --vsock-transport kernel\n'
+                   '  ringside nested sh -c \'lsmod; ls -l /dev/kvm /dev/vhost-vsock\'\n'
                    'L1 needs `make nested-host` (build/nested-host/). Inside, KVM\'s '
-                   'statistics are in\n/sys/kernel/debug/kvm and its tracepoints under '
+                   'statistics\nare in /sys/kernel/debug/kvm and its tracepoints under '
                    '/sys/kernel/tracing.')
     p.add_argument('--timeout', type=_seconds, default=3600.0, metavar='S',
                    help='stop L1 after S seconds (3600)')
-    p.add_argument('--memory', type=_memory, default='3G', metavar='SIZE',
+    p.add_argument('--memory', type=_memory, default='3G', metavar='SIZE', more=True,
                    help="L1's memory (3G)")
-    p.add_argument('--smp', type=positive_int, default=2, metavar='N', help="L1's vCPUs (2)")
+    p.add_argument('--smp', type=positive_int, default=2, metavar='N', more=True,
+                   help="L1's vCPUs (2)")
     p.add_argument('--cpu', default='max', metavar='MODEL',
                    help="L1's CPU model (max: SVM with nested paging; qemu64,-svm: none)")
     p.add_argument('--stuck', type=nonneg_int, default=60, metavar='S',
@@ -84,7 +91,7 @@ def parse_args(argv):
                         "does nothing for S seconds, exit status %d (60; 0: never)"
                    % EXIT_L1_STUCK)
     p.add_argument('--log', metavar='PATH', default=os.path.join(L1_DIR, 'console.log'),
-                   help="L1's serial console (build/nested-host/console.log)")
+                   more=True, help="L1's serial console (build/nested-host/console.log)")
     p.add_argument('-v', '--verbose', action='store_true',
                    help='say what happens; L1 console on stderr at the end')
     p.add_argument('cmd', nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
@@ -93,7 +100,16 @@ def parse_args(argv):
         opts.cmd = opts.cmd[1:]
     if not opts.cmd:
         p.error('no CMD to run')
+    if is_command(opts.cmd[0]):
+        opts.cmd = [os.path.join(REPO, 'ringside')] + opts.cmd
     return opts
+
+
+def is_command(word):
+    """Whether `word` names a ringside command (a module of
+    ringside.commands called after it), found without importing it."""
+    return bool(re.fullmatch(r'[a-z][a-z0-9-]*', word)) and importlib.util.find_spec(
+            '%s.%s' % (__package__, word.replace('-', '_'))) is not None
 
 
 def job_script(cmd, cwd, env):
@@ -177,12 +193,12 @@ def run(opts):
     argv = l1_argv(opts, job, out_w, err_w)
     if opts.verbose:
         say('L1: ' + shlex.join(argv))
+    children = Children()
     try:
-        qemu = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                stderr=subprocess.PIPE, pass_fds=(out_w, err_w),
-                                start_new_session=True, preexec_fn=die_with_parent)
-    except OSError as e:
-        say('error: cannot start %s: %s' % (argv[0], e.strerror))
+        qemu = children.spawn('L1', argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, pass_fds=(out_w, err_w))
+    except LaunchError as e:
+        say('error: %s' % e)
         return EXIT_L1
     finally:
         os.close(out_w)
@@ -194,9 +210,7 @@ def run(opts):
     try:
         return _wait(opts, qemu, job, copiers)
     finally:
-        if qemu.poll() is None:
-            qemu.kill()
-        qemu.wait()
+        children.stop_all(grace=0)
         for name in ('cmd', 'status', 'error', 'no-kvm', HEARTBEAT):
             try:
                 os.unlink(os.path.join(job, name))

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
-"""exit-cost: a guest's VM exits per operation on KVM, ringside beside Linux.
+"""exits: a guest's VM exits per operation on KVM, ringside beside Linux.
 
-On a KVM host (or the nested one: `host/nested host/exit-cost`), boots each
+On a KVM host (or the nested one: `ringside nested exits`), boots each
 guest under KVM with the kernel's vhost-vsock (`vhost-vsock-pci`, AF_VSOCK
 to its CID) and counts the host's VM exits by kind (ringside/kvm_exits.py)
 around each workload, the guest alone on the host:
@@ -18,26 +18,28 @@ round trip (its `stats virtio-vsock`) stand beside the exits: a kick is a
 notify exit, so the two agree. The Linux guests are Debian's kernels:
 `linux` (6.1, build/linux-guest, `make linux-guest`) and `linux-6.12`
 (`make linux-guest-6.12`), seed 000's before and after:
-`host/nested host/exit-cost --guests linux,linux-6.12`.
+`ringside nested exits --guests linux,linux-6.12`.
 """
 
 import os
-import re
 import time
 
 import ringside as rr
 
-from . import kvm_exits
-from .bench_compare import linux_irqs
-from .benchlib import BENCH, Progress, run_bench, wait_vsock_cid
-from .cli import Parser, guest_list, nonneg_int, positive_float, positive_int
-from .guest_stats import guest_stats, vsock_queue_sum
-from .images import is_linux, linux_guest, linux_missing
-from .process import read_text, vhost_workers
-from .results import add_options, publish
-from .table import Column, Table
+from .. import kvm_exits, linux_guest, measure
+from ..benchlib import BENCH, Progress, run_bench, wait_vsock_cid
+from ..cli import Parser, positive_float
+from ..guest_stats import config_all, config_changed, guest_stats, vsock_queue_sum
+from ..images import is_linux, linux_missing
+from ..process import read_text, vhost_workers
+from ..results import Cells, add_options, publish
+from ..table import Column, Table
 
-PROG = 'exit-cost'
+NAME = 'exits'
+SUMMARY = 'VM exits per operation on KVM, ringside beside Linux'
+GROUP = 'measure'
+ALIASES = ('exit-cost',)
+PROG = 'ringside exits'
 CID = 3
 ECHO, SINK, SOURCE = 1234, 1235, 1236
 ROWS = ('idle', '64 B rt', '4 KiB rt', 'h2g MiB', 'g2h MiB')
@@ -45,15 +47,12 @@ MIB = 1 << 20
 
 
 def launcher_args(which, extra, opts):
-    """ringside-run's arguments for guest `which` with `extra` on its command line."""
+    """`ringside run`'s arguments for guest `which` with `extra` on its command line."""
     args = ['--vsock', '--vsock-transport', 'kernel', '--accel', 'kvm', '--boot', 'elf',
             '--vsock-cid', str(CID)]
     if is_linux(which):
-        cmdline = ' '.join(w for w in ('console=ttyS0 quiet panic=-1', opts.linux_cmdline,
-                                       extra) if w)
-        kernel, initrd = linux_guest(which)
-        return args + ['--kernel', kernel, '--cmdline', cmdline,
-                       '--qemu-arg=-initrd', '--qemu-arg=' + initrd]
+        return args + linux_guest.linux_launch_args(
+                which, ' '.join(w for w in (opts.linux_cmdline, extra) if w))
     cmdline = ' '.join(w for w in (opts.cmdline, extra) if w)
     return args + (['--cmdline', cmdline] if cmdline else [])
 
@@ -96,7 +95,7 @@ def around(counter, qemu_pid, run, ops_of):
     return res, per_op
 
 
-def measure(which, launch, counter, opts):
+def measure_guest(which, launch, counter, opts):
     """{row: {kind: exits per operation, ...}} for one booted guest."""
     rows = {}
     console, pid = launch.console, launch.qemu.pid
@@ -105,7 +104,7 @@ def measure(which, launch, counter, opts):
     rts = opts.count + opts.warmup
     for size, row in ((64, '64 B rt'), (4096, '4 KiB rt')):
         guest_before = ringside_counters(console) if which == 'ringside' else None
-        irq_before = linux_irqs(console) if is_linux(which) else None
+        irq_before = linux_guest.virtio_irqs(console) if is_linux(which) else None
         args = ['pingpong'] + target + ['--size', str(size), '--count', str(opts.count),
                                         '--warmup', str(opts.warmup)]
         res, rows[row] = around(counter, pid, lambda: run_bench(args, 900, PROG),
@@ -117,7 +116,7 @@ def measure(which, launch, counter, opts):
             rows[row]['guest kicks'] = (kicks - guest_before[0]) / rts
             rows[row]['guest irqs'] = (irqs - guest_before[1]) / rts
         if irq_before is not None:
-            rows[row]['guest irqs'] = (linux_irqs(console) - irq_before) / rts
+            rows[row]['guest irqs'] = (linux_guest.virtio_irqs(console) - irq_before) / rts
     for d, port in (('h2g', SINK), ('g2h', SOURCE)):
         args = ['stream'] + target + ['--port', str(port), '--dir', d, '-l', '65536',
                                       '-P', '1', '--time', str(opts.time)]
@@ -130,16 +129,16 @@ def measure(which, launch, counter, opts):
 
 def run_guest(which, extra, opts, counter):
     lopts = rr.parse_args(launcher_args(which, extra, opts))
-    base = os.path.join(rr.REPO, 'build', 'exit-cost-%s' % which)
+    base = os.path.join(rr.REPO, 'build', 'exits-%s' % which)
     log, serial = open(base + '.log', 'w'), open(base + '.serial.log', 'wb')
     with log, serial, rr.Launch(lopts, 'kvm', qemu_stderr=log, log=serial) as launch:
         launch.wait_ready(linux=is_linux(which))
         wait_vsock_cid(CID, ECHO, prog=PROG)
-        config = ''
+        config = {}
         if which == 'ringside':
-            out = launch.console.command('config', 60)
-            config = ' '.join(re.findall(r'^(\w+=\S+)', out, re.M))
-        rows = measure(which, launch, counter, opts)
+            config = {'all': config_all(launch.console, 60),
+                      'changed': config_changed(launch.console, 60)}
+        rows = measure_guest(which, launch, counter, opts)
         launch.poweroff()
     return rows, config
 
@@ -181,19 +180,17 @@ def print_table(results):
 
 
 def parse_args(argv):
-    p = Parser(prog=PROG, description=__doc__.split('\n')[0])
-    p.add_argument('--guests', type=guest_list, default='ringside,linux',
-                   help='which guests, in order (ringside,linux; also linux-6.12)')
-    p.add_argument('--count', type=positive_int, default=2000, help='round trips per size (2000)')
-    p.add_argument('--warmup', type=nonneg_int, default=20, help='round trips before (20)')
-    p.add_argument('-t', '--time', type=positive_float, default=3.0, help='seconds per stream (3)')
-    p.add_argument('--idle', type=positive_float, default=5.0, help='seconds idle (5)')
-    p.add_argument('--cmdline', default='', help="ringside's keys, e.g. 'idle=poll'")
-    p.add_argument('--linux-cmdline', default='', help="the Linux guest's extra kernel "
-                                                       "parameters, e.g. 'idle=poll'")
+    p = Parser(prog=PROG, description=__doc__.split('\n')[0], usage='%(prog)s [options]')
+    measure.add(p, guests='ringside,linux', count=2000, warmup=20, time=3.0)
+    p.add_argument('--idle', type=positive_float, default=5.0, metavar='S',
+                   help='seconds idle (5)')
+    p.add_argument('--cmdline', default='', metavar='KEYS',
+                   help="ringside's keys, e.g. 'idle=poll'")
+    p.add_argument('--linux-cmdline', default='', metavar='ARGS',
+                   help="the Linux guest's extra kernel parameters, e.g. 'idle=poll'")
     p.add_argument('--idle-ab', action='store_true',
                    help='boot every guest twice, halting and polling when idle (ringside '
-                        'idle=halt|poll, Linux default|idle=poll): latency, exits, host CPU')
+                        'idle=halt|poll, Linux default|idle=poll)')
     add_options(p)
     opts = p.parse_args(argv)
     if any('=' not in w for w in opts.cmdline.split()):
@@ -203,9 +200,10 @@ def parse_args(argv):
 
 def main(argv):
     opts = parse_args(argv)
+    opts.argv = argv
     if not os.path.exists('/dev/vhost-vsock'):
         raise SystemExit('%s: error: no /dev/vhost-vsock: run on a KVM host with vhost_vsock, '
-                         'or here through host/nested' % PROG)
+                         'or here through ringside nested' % PROG)
     why = kvm_exits.available()
     if why:
         raise SystemExit('%s: error: cannot count VM exits: %s' % (PROG, why))
@@ -231,7 +229,13 @@ def main(argv):
               time.strftime('%Y-%m-%d %H:%M'), opts.count + opts.warmup, opts.time, opts.idle))
     for which, config in configs.items():
         if config:
-            print('%s: %s' % (which, config))
+            print('%s: keys %s' % (which, ' '.join('%s=%s' % kv for kv in
+                                                   config['changed'].items()) or 'as default'))
     print_table(results)
-    publish(PROG, opts, {'results': results, 'config': configs}, accel='kvm')
+    cells = Cells()
+    for name, rows in results.items():
+        for row, r in rows.items():
+            cells.add({'cell': 'exits', 'guest': name, 'op': row}, 'exits', 'exits', r['exits'],
+                      'lower')
+    publish(PROG, opts, {'results': results, 'config': configs}, cells, accel='kvm')
     return 0

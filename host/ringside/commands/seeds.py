@@ -1,19 +1,20 @@
 # SPDX-License-Identifier: MIT
-"""bench-seeds: the seeds' benchmark tables on this machine, with guest cost.
+"""seeds: the seeds' benchmark tables on this machine, with guest cost.
 
-Runs the benchmark scripts with --cost and --json and writes one markdown
-report, build/bench/seeds.md, with PNG plots next to it (python3-matplotlib)
-and each script's own text output (build/bench/*.txt):
+Runs the measuring commands (each as `./ringside COMMAND ... --json FILE`,
+a process of its own) with --cost and writes one markdown report,
+build/bench/seeds.md, with PNG plots next to it (python3-matplotlib) and
+each command's own text output (build/bench/*.txt):
 
-  000  ping-pong sizes with fastpath on/off           (bench-vsock --ab fastpath=1,0)
-  001  pktgen Mpps, split/packed, txpoll on/off, Linux (bench-net)
-  003  request/response with busy polling             (bench-rr)
+  000  ping-pong sizes with fastpath on/off           (bench --ab fastpath=1,0)
+  001  pktgen Mpps, split/packed, txpoll on/off, Linux (net)
+  003  request/response with busy polling             (rr)
   004  stream h2g/g2h with credit lazy/eager, rxbuf 4096/65580 and smallcopy
-       on/off, one switch at a time, with efficiency  (bench-vsock --ab KEY=A,B)
+       on/off, one switch at a time, with efficiency  (bench --ab KEY=A,B)
   linux     ringside vs Linux: ping-pong 64 B / 4 KiB, stream 64 KiB buffers
-                                                      (bench-compare --configs 'split sleep')
+                                                      (vs-linux --configs 'split sleep')
   linux612  seed 000 from Linux itself: the 6.1 guest against the 6.12 one
-                                                      (bench-compare --guests linux,linux-6.12)
+                                                      (vs-linux --guests linux,linux-6.12)
 
 and, first, a table of the direction of each change against the seed's
 own published one (SEED_CHANGE). Every cell has the guest's instructions
@@ -24,8 +25,8 @@ over rounds. --quick runs every table with short cells and one round
 (tests/qemu/test_bench_seeds.py).
 
 On the kernel's back ends under KVM (launcher options after `--`, e.g.
-`host/nested host/bench-seeds -- --vsock-transport kernel`, or
-`--host nested`, which does just that) the vsock tables are measured on
+`ringside nested seeds -- --vsock-transport kernel`, or `--host nested`,
+which does just that) the vsock tables are measured on
 vhost-vsock, seed 001 sends into a tap served by vhost-net, seed 003 is
 vhost-net's busy polling with poll-us windows, and the cost of an
 operation is its VM exits: exits where the tables say insn, HLT exits for
@@ -35,23 +36,27 @@ nested KVM side by side.
 """
 
 import argparse
-import contextlib
-import json
 import os
 import shutil
 import statistics
-import subprocess
 import sys
 import time
 
 import ringside as rr
 
-from . import bench_compare, bench_net, bench_rr, bench_vsock, vhost_net
-from .cli import Parser
-from .cost_measure import spread
-from .images import REPO, linux_missing
-from .results import add_options, publish
-from .table import markdown as table
+from .. import vhost_net
+from ..cli import Parser
+from ..cost_measure import spread
+from ..images import FRONT_DOOR, REPO, linux_missing
+from ..process import run_to_end
+from ..results import add_options, load, publish
+from ..table import markdown as table
+
+NAME = 'seeds'
+SUMMARY = "the seeds' tables with guest cost, against the seeds'"
+GROUP = 'measure'
+ALIASES = ('bench-seeds',)
+PROG = 'ringside seeds'
 
 OUT = os.path.join(REPO, 'build', 'bench')
 SWITCHES_004 = (('credit', ('lazy', 'eager')), ('rxbuf', ('4096', '65580')),
@@ -65,7 +70,8 @@ QUICK = {'rounds': 1, 'count': 100, 'warmup': 10, 'sizes': '64,4k', 'time': 1.0,
          'rr_sizes': '64', 'rr_sessions': '1', 'rr_time': 1.0,
          'fp_lengths': '64k', 'fp_streams': '1'}
 # Each seed's own published change, after / before, that the direction
-# table holds ours against (shared/seeds: the patch threads' tables).
+# table holds ours against: the figures of the upstream patch threads'
+# own benchmark tables (docs/techniques.md names each thread).
 SEED_CHANGE = {
     # the 1st percentile: the path itself, where a busy host's tail (which
     # the mean carries here) does not reach
@@ -88,25 +94,23 @@ SEED_CHANGE = {
 }
 
 
-def run_tool(name, main, argv, outdir):
-    """main(argv) with its text output into outdir/name.txt; its JSON is
-    this report's, not a run of its own under build/bench/."""
-    path = os.path.join(outdir, name + '.txt')
-    argv = ['--no-save'] + argv
-    print('bench-seeds: %s %s' % (name, ' '.join(argv)), file=sys.stderr)
-    with open(path, 'w') as f, contextlib.redirect_stdout(f):
-        status = main(argv)
+def run_tool(name, command, argv, outdir):
+    """`ringside COMMAND ARGV` with its text output into outdir/NAME.txt
+    and its results into outdir/NAME.json (this report's, not a run of
+    its own under build/bench/); the result object."""
+    text = os.path.join(outdir, name + '.txt')
+    path = os.path.join(outdir, name + '.json')
+    argv = [command, '--no-save', '--json', path] + argv
+    print('%s: %s' % (PROG, ' '.join(argv)), file=sys.stderr, flush=True)
+    with open(text, 'w') as f:
+        status = run_to_end(command, [sys.executable, FRONT_DOOR] + argv, stdout=f)
     if status:
-        raise SystemExit('bench-seeds: %s failed (%s); see %s' % (name, status, path))
-    return path
+        raise SystemExit('%s: %s failed (%s); see %s' % (PROG, name, status, text))
+    return load(path)[1]
 
 
 def vsock_json(name, argv, outdir, p):
-    path = os.path.join(outdir, name + '.json')
-    run_tool(name, bench_vsock.main, argv + [p['cost_flag'], '--json', path]
-             + launcher_tail(p), outdir)
-    with open(path) as f:
-        return json.load(f)
+    return run_tool(name, 'bench', argv + [p['cost_flag']] + launcher_tail(p), outdir)
 
 
 def launcher_tail(p):
@@ -220,7 +224,7 @@ def seed000(p, outdir):
     top = next((r['cost'].get('top') for c, r in pp
                 if c == 'fastpath=1' and r['size'] == 64 and r.get('cost', {}).get('top')), None)
     md = ['## Seed 000: ping-pong sizes, fastpath on/off', '',
-          'bench-vsock ping-pong, %d round trips (+%d warm-up) per cell, %d round(s); '
+          'bench ping-pong, %d round trips (+%d warm-up) per cell, %d round(s); '
           'latency medians over rounds in µs; guest cost per round trip.'
           % (p['count'], p['warmup'], p['rounds']), '']
     md += table(['size B', 'config', 'p1 µs', 'p50 µs', 'mean µs', 'p99 µs', p['unit'] + '/rt',
@@ -247,8 +251,8 @@ def seed000(p, outdir):
 def seed000_streams(p, outdir):
     """The seed's throughput table: guest-to-host streams, buffer size by
     parallel streams, fastpath 1 against 0, with the cost per MiB or KiB."""
-    res = vsock_json('seed000-stream', ['--no-pingpong', '--dirs', 'g2h', '--lengths',
-                                        p['fp_lengths'], '--streams', p['fp_streams'],
+    res = vsock_json('seed000-stream', ['--no-pingpong', '--dirs', 'g2h', '--length',
+                                        p['fp_lengths'], '--parallel', p['fp_streams'],
                                         '--time', str(p['time']), '--rounds', str(p['rounds']),
                                         '--ab', 'fastpath=1,0'], outdir, p)
     rows = []
@@ -273,7 +277,7 @@ def seed004(p, outdir):
     rows, ab, plot, dirs = [], [], {}, []
     for key, (va, vb) in SWITCHES_004:
         res = vsock_json('seed004-%s' % key,
-                         ['--no-pingpong', '--lengths', p['lengths'], '--streams', '1',
+                         ['--no-pingpong', '--length', p['lengths'], '--parallel', '1',
                           '--time', str(p['time']), '--rounds', str(p['rounds']),
                           '--ab', '%s=%s,%s' % (key, va, vb)], outdir, p)
         st = res['stream']
@@ -303,7 +307,7 @@ def seed004(p, outdir):
             ab.append(ab_row('%s=%s→%s %s %d B' % (key, va, vb, d, length), sides[0], sides[1],
                              '%s/%s' % (p['unit'], p['stream_unit']), p['digits']))
     md = ['## Seed 004: stream with credit, rxbuf and smallcopy switches', '',
-          'bench-vsock stream, one stream, %g s per cell, %d round(s), one switch at a time '
+          'bench stream, one stream, %g s per cell, %d round(s), one switch at a time '
           '(the others at their defaults); efficiency is Mb/s per CPU %% of ringside-bench '
           'plus QEMU (back end excluded); guest cost per %s moved.' % (
               p['time'], p['rounds'], p['stream_unit']),
@@ -322,14 +326,11 @@ def seed004(p, outdir):
 # ------------------------------------------------------------------- 001
 
 def seed001(p, outdir):
-    path = os.path.join(outdir, 'seed001.json')
-    # under KVM the peer is a tap on the kernel's vhost-net, and bench-net
-    # counts the exits by itself
+    # under KVM the peer is a tap on the kernel's vhost-net, and net counts
+    # the exits by itself
     peer = ['--peer', 'vhost-net'] if p['kvm'] else ['--cost']
-    run_tool('seed001', bench_net.main, peer + ['--json', path, '--count', str(p['pkts']),
-                                                '--rounds', str(p['net_rounds'])], outdir)
-    with open(path) as f:
-        res = json.load(f)
+    res = run_tool('seed001', 'net', peer + ['--count', str(p['pkts']),
+                                             '--rounds', str(p['net_rounds'])], outdir)
     rows, plot = [], {}
     u = p['unit']
     # the cost columns: the plugin's (TCG) or KVM's exits per packet
@@ -368,7 +369,7 @@ def seed001(p, outdir):
             'ring only, the kernel\'s vhost has no packed ring)' if p['kvm'] else
             'dpdk-testpmd rxonly over vhost-user-net')
     md = ['## Seed 001: pktgen Mpps, split/packed, txpoll on/off', '',
-          'bench-net: pktgen → %s, %d × %d B frames, burst %d, %d round(s); Linux %s pktgen '
+          'net: pktgen → %s, %d × %d B frames, burst %d, %d round(s); Linux %s pktgen '
           'on the same QEMU options; guest cost per packet sent.'
           % (peer, p['pkts'], res['params']['size'], res['params']['burst'],
              p['net_rounds'], res.get('linux_kernel') or ''), '']
@@ -390,12 +391,11 @@ def seed003(p, outdir):
     """Request/response with busy polling: the kernel's vhost-net with
     poll-us windows (KVM), or our back end's --poll against sleeping on
     eventfds (TCG, over vsock)."""
-    path = os.path.join(outdir, 'seed003.json')
     cells = ['--sizes', p['rr_sizes'], '-P', p['rr_sessions'], '-t', str(p['rr_time']),
-             '--json', path, '--plots', outdir]
+             '--plots', outdir]
     if p['kvm']:
         args = ['--net', 'vhost-net', '--guests', 'ringside,linux', '--poll-us', '0,50,rtt']
-        how = ('bench-rr --net vhost-net: UDP echo through a tap served by the kernel\'s '
+        how = ('rr --net vhost-net: UDP echo through a tap served by the kernel\'s '
                'vhost-net, one boot per busy-poll window (poll-us 0, 50 and rtt: the p50 '
                'round trip of the poll-us=0 boot\'s smallest cell; the seed\'s 50 µs is about '
                'one round trip on bare-metal KVM, a nested round trip is many times longer). '
@@ -403,12 +403,10 @@ def seed003(p, outdir):
                'vhost workers, packets the tap\'s, exits KVM\'s per second.')
     else:
         args = ['--guests', 'ringside', '--no-udp', '--backends', 'sleep,poll']
-        how = ('bench-rr over vsock on our vhost-user back end: its --poll (busy polling the '
+        how = ('rr over vsock on our vhost-user back end: its --poll (busy polling the '
                'rings) against sleeping on eventfds; the analogue of the seed\'s vhost_net '
                'busy polling on our own back end.')
-    run_tool('seed003', bench_rr.main, args + cells + launcher_tail(p), outdir)
-    with open(path) as f:
-        res = json.load(f)
+    res = run_tool('seed003', 'rr', args + cells + launcher_tail(p), outdir)
     one = [c for c in res['cells'] if c['sessions'] == min(c['sessions'] for c in res['cells'])
            and c['size'] == min(c['size'] for c in res['cells']) and c['guest'] == 'ringside']
     base, polled = ('pu0', 'pu%d' % res['rtt_windows']['ringside']['poll_us']) \
@@ -429,22 +427,20 @@ def seed003(p, outdir):
 # ------------------------------------------------------------------- Linux
 
 def versus_linux(p, outdir):
-    """bench-compare --cost once per round (each round boots both guests):
+    """vs-linux --cost once per round (each round boots both guests):
     medians over rounds, and the spread of the instruction counts."""
     by = {}
     for rnd in range(p['rounds']):
-        path = os.path.join(outdir, 'linux-%d.json' % rnd)
         configs = [] if p['kvm'] else ['--configs', 'split sleep']
-        run_tool('linux-%d' % rnd, bench_compare.main,
-                 [p['cost_flag']] + configs + ['--sizes', '64,4096', '--count',
-                                               str(p['cmp_count']), '--warmup', str(p['warmup']),
-                                               '--time', str(p['time']), '--json', path]
-                 + launcher_tail(p), outdir)
-        with open(path) as f:
-            # [config, [metric, size, dir], ringside, linux, ratio, ...]
-            for row in json.load(f)['rows']:
-                (metric, size, d), r, lx = row[1:4]
-                by.setdefault((metric, size, d), []).append((r, lx))
+        res = run_tool('linux-%d' % rnd, 'vs-linux',
+                       [p['cost_flag']] + configs + ['--sizes', '64,4096', '--count',
+                                                     str(p['cmp_count']), '--warmup',
+                                                     str(p['warmup']), '--time', str(p['time'])]
+                       + launcher_tail(p), outdir)
+        # [config, [metric, size, dir], ringside, linux, ratio, ...]
+        for row in res['rows']:
+            (metric, size, d), r, lx = row[1:4]
+            by.setdefault((metric, size, d), []).append((r, lx))
 
     def get(metric, size, d):
         pairs = by.get((metric, size, d), [])
@@ -474,7 +470,7 @@ def versus_linux(p, outdir):
                      '%s/%s' % (p['unit'], unit)])
         plot.setdefault('insn', []).append((name, ir, il))
     md = ['## ringside vs Linux, same QEMU, back end and client', '',
-          'bench-compare %s (%s): ringside (irq=msix idle=halt) and Debian\'s Linux on the '
+          'vs-linux %s (%s): ringside (irq=msix idle=halt) and Debian\'s Linux on the '
           'same QEMU; ping-pong %d round trips, stream one 64 KiB-buffer stream for %g s; '
           'medians over %d round(s) (both guests booted per round), spread of the cost over '
           'rounds; %s per round trip or %s.'
@@ -492,13 +488,13 @@ def versus_linux(p, outdir):
 def linux_before_after(p, outdir):
     """Seed 000 from Linux itself: Debian's 6.1 guest (before the fast
     path) against its 6.12 one (after), same QEMU and back end."""
-    run_tool('linux612', bench_compare.main,
+    run_tool('linux612', 'vs-linux',
              [p['cost_flag'], '--guests', 'linux,linux-6.12', '--sizes', '64,4096',
               '--count', str(p['cmp_count']), '--warmup', str(p['warmup']),
               '--time', str(p['time']), '--rounds', str(p['rounds'])] + launcher_tail(p),
              outdir)
     md = ['## Seed 000 from Linux itself: 6.1 against 6.12', '',
-          'bench-compare --guests linux,linux-6.12: the vsock fast path is in Linux from '
+          'vs-linux --guests linux,linux-6.12: the vsock fast path is in Linux from '
           'v6.12 (Debian\'s 6.1 lacks it); the two kernels also differ by two years of '
           'everything else, so this is the direction Linux users see, not the patch alone.',
           '']
@@ -584,7 +580,7 @@ def report_here(opts, argv, only, params):
     """Run the sections on this host; seeds.md and seeds.json in opts.out."""
     kvm = params['kvm']
     started = time.time()
-    command = ' '.join(['host/bench-seeds'] + argv)
+    command = ' '.join(['ringside seeds'] + argv)
     if kvm:
         how = ('accel kvm, the kernel\'s vhost-vsock and vhost-net. The cost of an operation '
                'is its VM exits, counted by KVM\'s tracepoints on the host '
@@ -613,28 +609,26 @@ def report_here(opts, argv, only, params):
     md += body + ['Total time: %.0f s.' % (time.time() - started), '']
     with open(os.path.join(opts.out, 'seeds.md'), 'w') as f:
         f.write('\n'.join(md))
-    with open(os.path.join(opts.out, 'seeds.json'), 'w') as f:
-        json.dump(data, f, indent=1)
-    print('bench-seeds: %s' % os.path.relpath(os.path.join(opts.out, 'seeds.md'), REPO))
+    print('%s: %s' % (PROG, os.path.relpath(os.path.join(opts.out, 'seeds.md'), REPO)))
     return data
 
 
 def report_nested(opts):
-    """This command again inside host/nested, on the kernel's back ends:
-    its report in opts.out/nested; its data, or None if it failed."""
+    """This command again inside `ringside nested`, on the kernel's back
+    ends: its report in opts.out/nested; its data, or None if it failed."""
     out = os.path.join(opts.out, 'nested')
     os.makedirs(out, exist_ok=True)
-    argv = [os.path.join(REPO, 'host', 'nested'), '--timeout', '14400',
-            os.path.join(REPO, 'host', 'bench-seeds'), '--no-save', '--out', out]
+    result = os.path.join(out, 'seeds.json')
+    argv = [sys.executable, FRONT_DOOR, 'nested', '--timeout', '14400', FRONT_DOOR, 'seeds',
+            '--no-save', '--json', result, '--out', out]
     argv += (['--quick'] if opts.quick else []) + ['--', '--vsock-transport', 'kernel']
-    print('bench-seeds: nested: %s' % ' '.join(os.path.relpath(a, REPO) if a.startswith(REPO)
-                                               else a for a in argv), file=sys.stderr)
-    status = subprocess.run(argv, stdin=subprocess.DEVNULL).returncode
+    print('%s: nested: %s' % (PROG, ' '.join(os.path.relpath(a, REPO) if a.startswith(REPO)
+                                             else a for a in argv)), file=sys.stderr)
+    status = run_to_end('nested', argv)
     if status:
-        print('bench-seeds: the nested run failed (%d)' % status, file=sys.stderr)
+        print('%s: the nested run failed (%d)' % (PROG, status), file=sys.stderr)
         return None
-    with open(os.path.join(out, 'seeds.json')) as f:
-        return json.load(f)
+    return load(result)[1]
 
 
 def report_both(opts, here, nested):
@@ -654,7 +648,7 @@ def report_both(opts, here, nested):
                      verdict(b['ours'], seed, b['noise']) if b else '-',
                      fmt(b.get('cost') if b else None, 2)])
     md = ['# The seeds, twice: our back ends under TCG, the kernel\'s under nested KVM', '',
-          'Generated by `host/bench-seeds --host both%s` on %s. The tables: '
+          'Generated by `ringside seeds --host both%s` on %s. The tables: '
           '[TCG, our back ends](seeds.md), [nested KVM, the kernel\'s vhost-vsock and '
           'vhost-net](nested/seeds.md). Nested KVM figures are relative: ratios within '
           'one run.' % (' --quick' if opts.quick else '',
@@ -668,7 +662,7 @@ def report_both(opts, here, nested):
     path = os.path.join(opts.out, 'seeds-both.md')
     with open(path, 'w') as f:
         f.write('\n'.join(md))
-    print('bench-seeds: %s' % os.path.relpath(path, REPO))
+    print('%s: %s' % (PROG, os.path.relpath(path, REPO)))
 
 
 def main(argv):
@@ -677,7 +671,8 @@ def main(argv):
 
 def seeds(argv):
     """(exit status, the sections' data)."""
-    p = Parser(prog='bench-seeds', description=__doc__.split('\n')[0])
+    p = Parser(prog=PROG, description=__doc__.split('\n')[0],
+               usage='%(prog)s [options] [-- launcher options]')
     p.add_argument('--quick', action='store_true',
                    help='every table with short cells and one round (a few minutes)')
     p.add_argument('--only', default=','.join(s for s, _ in SECTIONS),
@@ -685,7 +680,8 @@ def seeds(argv):
     p.add_argument('--host', choices=('here', 'nested', 'both'), default='here',
                    help='here: this host as it is (TCG and our back ends, or KVM and the '
                         'kernel\'s with -- --vsock-transport kernel); nested: all of it '
-                        'inside host/nested on the kernel\'s back ends (report in OUT/nested); '
+                        'inside ringside nested on the kernel\'s back ends (report in '
+                        'OUT/nested); '
                         'both: here, then nested, and OUT/seeds-both.md side by side (here)')
     p.add_argument('--out', default=OUT, help='output directory (build/bench)')
     add_options(p)
@@ -708,7 +704,7 @@ def seeds(argv):
             return 1, None
         if here is not None:
             report_both(opts, here, nested)
-        publish('bench-seeds', opts, {'here': here, 'nested': nested}, accel='kvm')
+        publish(PROG, opts, {'here': here, 'nested': nested}, accel='kvm')
         return 0, nested
     kvm = rr.parse_args(['--vsock'] + opts.launcher_args).vsock_transport == 'kernel'
     only = opts.only.split(',')
@@ -726,5 +722,5 @@ def seeds(argv):
     if 'linux612' in only and linux_missing('linux-6.12'):
         p.error(linux_missing('linux-6.12'))
     data = report_here(opts, argv, only, params)
-    publish('bench-seeds', opts, data, accel='kvm' if kvm else 'tcg')
+    publish(PROG, opts, data, accel='kvm' if kvm else 'tcg')
     return 0, data

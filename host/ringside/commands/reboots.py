@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
-"""reboot-endurance: one back end, the guest rebooted again and again.
+"""reboots: one back end, the guest rebooted again and again.
 
-Boots the appliance with our vhost-user back end (the launcher's --vsock;
+Boots the appliance with vsock (our back end, or yours: -- --backend CMD;
 QEMU without -no-reboot, so the guest's `reboot` resets the machine and
 QEMU stays). After the first boot and after each of --reboots `reboot`
 commands on the console: wait for 'ringside: ready', wait until the echo
@@ -14,11 +14,13 @@ Flat means: fds and mappings after the last boot equal those after the
 first (a leaked eventfd, socket or mapping of an old memory table shows
 as one more per boot), and the back end's private memory (RssAnon) is
 within --rss-tolerance of its value after the first reboot (the warm-up,
-as in host/soak: the first reset takes the back end through the ring
-stop and re-setup paths once, which touches a few hundred KiB of memory
-for good; a leak grows with every reboot after it); the back end's counters at
-exit show one vhost-user session (QEMU never reconnected: the reset went
-through the same session), no ring errors, every host connection closed.
+as in the soak: the first reset takes the back end through the ring stop
+and re-setup paths once, which touches a few hundred KiB of memory for
+good; a leak grows with every reboot after it). With the back end's
+counters (its control socket, {control}) also: one vhost-user session
+(QEMU never reconnected: the reset went through the same session), no
+ring errors, every host connection closed; a back end without them is
+checked on the rest, and the run says which checks it left out.
 Exits 1 otherwise, or if any echo came back wrong or the back end exited.
 """
 
@@ -30,33 +32,57 @@ import time
 
 import ringside as rr
 
-from .benchlib import wait_vsock_up
-from .cli import Parser, nonneg_int, positive_int, size
-from .guest_stats import cpus_online
-from .images import REPO
-from .soak import COUNTER_RE, IO_TIMEOUT, TunedChildren, backend_of, echo_stream
-from .results import add_options, publish
+from ..backend_ctl import TunedChildren
+from ..backends import missing
+from ..benchlib import echo_exchange, hybrid_connect, wait_vsock_up
+from ..cli import LAUNCHER_EPILOG, Parser, nonneg_int, positive_int, size
+from ..guest_stats import cpus_online
+from ..images import REPO
+from ..results import Cells, add_options, publish
+from ..wait import poll_for
 
-PROG = 'reboot-endurance'
+NAME = 'reboots'
+SUMMARY = 'N reboots behind one back end: echo each, no leak'
+GROUP = 'check'
+ALIASES = ('reboot-endurance',)
+PROG = 'ringside reboots'
+IO_TIMEOUT = 120.0
 
 
 def parse_args(argv):
-    p = Parser(prog=PROG, description='Reboot the guest N times against one vhost-user '
-               'back end; echo checked each boot, back end fds and memory flat.',
-               epilog='Launcher options after "--" go to host/ringside-run.')
-    p.add_argument('--reboots', type=positive_int, default=100, help='guest reboots (100)')
-    p.add_argument('--size', type=size, default=65536,
-                   help='echo bytes per boot (65536)')
-    p.add_argument('--seed', type=int, default=1, help='the echo bytes (1)')
+    p = Parser(prog=PROG, usage='%(prog)s [options] [-- launcher options]',
+               description='Reboot the guest N times against one vhost-user back end;\n'
+               'echo checked each boot, back end fds and memory flat.',
+               epilog=LAUNCHER_EPILOG)
+    p.add_argument('--reboots', type=positive_int, default=100, metavar='N',
+                   help='guest reboots (100)')
+    p.add_argument('--size', type=size, default=65536, metavar='B',
+                   help='echo bytes per boot (64k)')
+    p.add_argument('--seed', type=int, default=1, metavar='N', help='the echo bytes (1)')
     p.add_argument('--rss-tolerance', type=nonneg_int, default=256, metavar='KIB',
                    help='back end RssAnon growth allowed over the first reboot (256 KiB)')
-    p.add_argument('--boot', choices=['iso', 'elf'], default='elf')
+    p.add_argument('--boot', choices=['iso', 'elf'], default='elf', metavar='iso|elf',
+                   more=True, help='the ELF (default) or the ISO')
     add_options(p)
     p.add_argument('launcher_args', nargs='*', help=argparse.SUPPRESS)
-    opts = p.parse_args(argv)
-    if opts.reboots <= 0 or opts.size <= 0 or opts.rss_tolerance < 0:
-        p.error('--reboots and --size must be positive, --rss-tolerance not negative')
-    return opts
+    return p.parse_args(argv)
+
+
+class Backend:
+    """The back end's process, and its counters if it has a control socket."""
+
+    def __init__(self, launch):
+        self.proc = launch.backend_process()
+        self.control = launch.backend_control()
+
+    def live_conns(self):
+        return self.control.live_conns() if self.control else 0
+
+    def settled(self, paths):
+        poll_for(lambda: not self.proc.host_conns(paths) and not self.live_conns(), IO_TIMEOUT)
+        s = self.proc.sample()
+        s['host_conns'] = max(self.proc.host_conns(paths), self.live_conns())
+        return s
 
 
 def boot_check(launch, backend, rng, size):
@@ -65,7 +91,8 @@ def boot_check(launch, backend, rng, size):
     uds = launch.opts.vsock_uds
     wait_vsock_up(uds, timeout=IO_TIMEOUT, prog=PROG)
     data = rng.randbytes(size)
-    ok = echo_stream(uds, data)
+    with hybrid_connect(uds, 1234, IO_TIMEOUT) as sock:
+        ok = not echo_exchange(sock, data, IO_TIMEOUT)
     s = backend.settled([uds])
     s['cpus'] = cpus_online(launch.console, IO_TIMEOUT)
     s['echo_ok'] = ok
@@ -79,19 +106,9 @@ def reboot(launch, timeout):
     launch.console.wait_ready(timeout)
 
 
-def exit_counters(path):
-    """The back end's counters as it printed them last, at exit (SIGUSR1
-    dumps before them in the same log have the same names)."""
-    with open(path) as f:
-        text = f.read()
-    return {k: int(v) for k, v in COUNTER_RE.findall(text)}
-
-
 def counter_failures(c):
     """One vhost-user session through every reboot, its rings sound, and
     every host connection closed."""
-    if 'vu_connects' not in c:
-        return ['no back-end counters at exit']
     fails = []
     if c['vu_connects'] != 1:
         fails.append('QEMU connected to the back end %d times' % c['vu_connects'])
@@ -123,10 +140,10 @@ def failures(samples, tolerance, backend_alive):
     return fails
 
 
-def print_report(opts, samples, fails, secs):
+def print_report(opts, samples, fails, secs, skipped):
     first, last = samples[0], samples[-1]
-    print('reboot-endurance: %d reboots in %.0f s, one back end, %d B echo per boot'
-          % (len(samples) - 1, secs, opts.size))
+    print('%s: %d reboots in %.0f s, one back end, %d B echo per boot'
+          % (PROG, len(samples) - 1, secs, opts.size))
     print('echo byte-exact on %d of %d boots'
           % (sum(s['echo_ok'] for s in samples), len(samples)))
     print('back end after boot 1 / max / after the last: VmRSS %d / %d / %d KiB, '
@@ -135,31 +152,38 @@ def print_report(opts, samples, fails, secs):
               first['anon_kib'], max(s['anon_kib'] for s in samples), last['anon_kib'],
               first['fds'], max(s['fds'] for s in samples), last['fds'],
               first['maps'], max(s['maps'] for s in samples), last['maps']))
+    for what in skipped:
+        print('not checked: %s' % what)
     for f in fails:
         print('FAIL: %s' % f)
-    print('reboot-endurance: %s' % ('FAIL' if fails else 'ok'))
+    print('%s: %s' % (PROG, 'FAIL' if fails else 'ok'))
 
 
 def main(argv):
     opts = parse_args(argv)
+    opts.argv = argv
     lopts = rr.parse_args(['--vsock', '--boot', opts.boot, '--accel', 'auto']
                           + opts.launcher_args)
     if lopts.no_reboot:
         raise SystemExit('%s: --no-reboot would make the first reboot end QEMU' % PROG)
+    skipped = []
+    if missing(lopts, ['counters']):
+        skipped.append("one vhost-user session, no ring errors, every connection freed: the "
+                       "back end's counters (no control socket: a --backend CMD without "
+                       "{control})")
     accel = rr.choose_accel(lopts)
     if rr.vsock_kernel(lopts, accel):
-        raise SystemExit('%s: needs the vhost-user back end (--vsock-transport vhost-user)'
-                         % PROG)
+        raise SystemExit("%s: needs a vhost-user back end (its process is checked), not the "
+                         "kernel's vhost-vsock (-- --vsock-transport vhost-user)" % PROG)
     rng = random.Random(opts.seed)
     os.makedirs(os.path.join(REPO, 'build'), exist_ok=True)
-    log_path = os.path.join(REPO, 'build', 'reboot-endurance-qemu.log')
-    log = open(log_path, 'w')
-    samples = []
+    log = open(os.path.join(REPO, 'build', 'reboots-qemu.log'), 'w')
+    samples, counters = [], {}
     start = time.monotonic()
     try:
         with rr.Launch(lopts, accel, children=TunedChildren(lopts.verbose),
                        qemu_stderr=log) as launch:
-            backend = backend_of(launch, log_path)
+            backend = Backend(launch)
             launch.wait_ready()
             samples.append(boot_check(launch, backend, rng, opts.size))
             for i in range(opts.reboots):
@@ -169,15 +193,25 @@ def main(argv):
                     s = samples[-1]
                     print('%d reboots: fds %d maps %d RssAnon %d KiB' % (
                         i + 1, s['fds'], s['maps'], s['anon_kib']), flush=True)
-            alive = backend.alive()
+            alive = backend.proc.alive()
+            if alive and backend.control:
+                counters = backend.control.counters()
             launch.poweroff()
     finally:
         log.close()
-    counters = exit_counters(log_path)
-    fails = failures(samples, opts.rss_tolerance, alive) + counter_failures(counters)
-    print_report(opts, samples, fails, time.monotonic() - start)
-    print('back end counters at exit: vu_connects %d, vu_msgs %d, conns_host %d, '
-          'conns_closed %d, ring_errors %d' % tuple(counters.get(k, -1) for k in (
-              'vu_connects', 'vu_msgs', 'conns_host', 'conns_closed', 'ring_errors')))
-    publish(PROG, opts, {'samples': samples, 'counters': counters, 'failures': fails})
+    fails = failures(samples, opts.rss_tolerance, alive)
+    if backend.control:
+        fails += counter_failures(counters) if counters else ['no back-end counters']
+    print_report(opts, samples, fails, time.monotonic() - start, skipped)
+    if counters:
+        print('back end counters: vu_connects %d, vu_msgs %d, conns_host %d, '
+              'conns_closed %d, ring_errors %d' % tuple(counters.get(k, -1) for k in (
+                  'vu_connects', 'vu_msgs', 'conns_host', 'conns_closed', 'ring_errors')))
+    cells = Cells()
+    cells.add({'cell': 'reboots'}, 'back end RssAnon growth', 'KiB',
+              samples[-1]['anon_kib'] - samples[min(1, len(samples) - 1)]['anon_kib'], 'lower')
+    cells.add({'cell': 'reboots'}, 'echo byte-exact', 'boots',
+              sum(s['echo_ok'] for s in samples), 'higher')
+    publish(PROG, opts, {'samples': samples, 'counters': counters, 'failures': fails,
+                         'not_checked': skipped}, cells)
     return 1 if fails else 0

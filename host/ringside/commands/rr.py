@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""bench-rr: request/response at scale, ringside vs Linux, in one command.
+"""rr: request/response at scale, ringside vs Linux, in one command.
 
 Like netperf TCP_RR and UDP_RR with many sessions, as vhost_net's
 busy-polling series measured: for each guest (ringside, and the Linux
@@ -31,7 +31,7 @@ window against poll-us=0 has the seed's columns. The window `rtt` is the
 measured p50 round trip of the poll-us=0 boot: the seed's 50 us is about
 one round trip on bare-metal KVM, and nesting makes a round trip ten times
 longer, so 50 us there polls for a fraction of the wait. Runs where
-/dev/vhost-net is (`host/nested host/bench-rr --net vhost-net`).
+/dev/vhost-net is (`ringside nested rr --net vhost-net`).
 """
 
 import argparse
@@ -40,25 +40,30 @@ import io
 import itertools
 import json
 import os
-import re
 import subprocess
 import time
 
 import ringside as rr
 
-from . import config_doc, cost, kvm_exits, netns, vhost_net
-from .benchlib import BENCH, REPO, booted, wait_vsock_up
-from .cli import (Parser, ScreenHelp, guest_list, int_list, nonneg_int, positive_float,
-                  shape_label, shape_list, size_list)
-from .guest_stats import guest_stats
-from .images import (COST_PLUGIN, LINUX_GUESTS, is_linux, linux_guest,
-                     linux_missing)
-from .process import vhost_workers
-from .vhost_net import CpuMeter, ExitMeter, Meters, TapMeter
-from .results import add_options, publish
-from .table import Column, Table
+from .. import cost, kvm_exits, linux_guest, measure, netns, vhost_net
+from ..backends import refuse_missing
+from ..benchlib import BENCH, REPO, booted, wait_vsock_up
+from ..cli import LAUNCHER_EPILOG, Parser, positive_float, shape_label, shape_list
+from ..config_doc import key_range
+from ..guest_stats import guest_stats
+from ..images import COST_PLUGIN, LINUX_GUESTS, is_linux, linux_missing
+from ..netguest import pairs_in_use
+from ..process import vhost_workers
+from ..results import Cells, add_options, publish
+from ..table import Column, Table
+from ..vhost_net import CpuMeter, ExitMeter, Meters, TapMeter
+from ..wait import poll_for
 
-PROG = 'bench-rr'
+NAME = 'rr'
+SUMMARY = 'request/response at scale (TCP_RR/UDP_RR), vs Linux'
+GROUP = 'measure'
+ALIASES = ('bench-rr',)
+PROG = 'ringside rr'
 OUT_DIR = os.path.join(REPO, 'build', 'bench')
 MAC = '52:54:00:12:34:56'
 
@@ -75,9 +80,7 @@ def guest_args(which, poll, ns, poll_us=None, shape=(1, 1)):
         args += ['--qemu-arg=-smp', '--qemu-arg=%d' % smp]
     if is_linux(which):
         # Linux enables min(queue pairs, CPUs) pairs by itself
-        kernel, initrd = linux_guest(which)
-        args += ['--kernel', kernel, '--cmdline', 'console=ttyS0 quiet panic=-1',
-                 '--qemu-arg=-initrd', '--qemu-arg=%s' % initrd]
+        args += linux_guest.linux_launch_args(which)
     elif ns:
         args += ['--cmdline', ringside_cmdline(queues)]
     if ns:
@@ -104,53 +107,6 @@ def net_args(queues, poll_us=None):
     return ['--qemu-arg=-netdev', '--qemu-arg=' + tap, '--qemu-arg=-device', '--qemu-arg=' + dev]
 
 
-PAIRS_RE = re.compile(r'queue pairs (\d+) in use')
-# the Linux guest's `queues`; a server from before it prints its commands
-LINUX_QUEUES_RE = re.compile(r'queues rx (\d+) tx \d+|queues error: [^\r\n]*|commands: ')
-RX_QUEUE_RE = re.compile(r'virtio\d+-input\.(\d+)$')
-
-
-def rx_queue_irqs(text):
-    """{RX queue: interrupts on all CPUs} from /proc/interrupts text
-    (the Linux guest's virtioN-input.K lines)."""
-    out = {}
-    for line in text.splitlines():
-        m = RX_QUEUE_RE.search(line.strip())
-        if m and ':' in line:
-            counts = itertools.takewhile(str.isdigit, line.split(':', 1)[1].split())
-            out[int(m.group(1))] = sum(int(c) for c in counts)
-    return out
-
-
-def linux_rx_irqs(console):
-    console.send('interrupts\n')
-    m = console.wait_for(r'interrupts-begin\r?\n((?:.|\n)*?)interrupts-end', 60,
-                         what='/proc/interrupts')
-    return rx_queue_irqs(m.group(1))
-
-
-def ringside_pairs(console, timeout=60):
-    """Queue pairs in use, from ringside's `net` (once the device answered)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        out = console.command('net', 60)
-        m = PAIRS_RE.search(out)
-        if m and ('(asking the device)' not in out or time.monotonic() > deadline):
-            return int(m.group(1))
-        if not m:
-            return None
-        time.sleep(0.5)
-
-
-def linux_pairs(console):
-    """Queue pairs the Linux guest enabled: its eth0's RX queues in sysfs
-    (the guest server's `queues`); None from an initrd built before that
-    command (make linux-guest) or without sysfs queues."""
-    console.send('queues\n')
-    m = console.wait_for(LINUX_QUEUES_RE, 60, what="the Linux guest's queues")
-    return int(m.group(1)) if m.group(1) else None
-
-
 def irq_pairs(before, after):
     """RX queues whose interrupts grew from `before` to `after`."""
     return sum(1 for q, n in after.items() if n > before.get(q, 0))
@@ -163,9 +119,9 @@ def queue_pairs(launch, which, irqs_before):
     hashed to takes no interrupts: fewer sessions than pairs can show
     fewer)."""
     if not is_linux(which):
-        return ringside_pairs(launch.console), None
-    seen = irq_pairs(irqs_before, linux_rx_irqs(launch.console))
-    return linux_pairs(launch.console), seen
+        return pairs_in_use(launch.console), None
+    seen = irq_pairs(irqs_before, linux_guest.rx_irqs(launch.console))
+    return linux_guest.queue_pairs(launch.console), seen
 
 
 def pairs_note(which, shape, enabled, seen):
@@ -214,23 +170,20 @@ def insns_per_txn(delta, txns):
 def wait_echo_idle(launch, timeout=120):
     """ringside: wait until the echo service has closed the previous
     cell's sessions, so the next cell's fit in its connection table."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if guest_stats(launch.console, 60, 'services')['services']['echo']['conns'] == 0:
-            return
-        time.sleep(0.5)
+    poll_for(lambda: guest_stats(launch.console, 60, 'services')['services']['echo']['conns']
+             == 0, timeout, interval=0.5)
 
 
 def booted_guest(which, lopts, accel):
-    return booted(lopts, accel, 'bench-rr-' + which, linux=is_linux(which))
+    return booted(lopts, accel, 'rr-' + which, linux=is_linux(which))
 
 
 def boot_and_measure(which, poll, opts, accel, ns, rows, shape=(1, 1)):
     cost_path = None
     args = ['--accel', accel] + guest_args(which, poll, ns, shape=shape)
-    if opts.cost:
-        cost_path = os.path.join(REPO, 'build', 'bench-rr-%s.cost' % which)
-        args = ['--cost', cost_path] + args
+    if opts.cost is not None:
+        cost_path = os.path.join(REPO, 'build', 'rr-%s.cost' % which)
+        args = ['--cost-block', cost_path + (',' + opts.cost if opts.cost else '')] + args
     lopts = rr.parse_args(args + opts.launcher_args)
     if ns:
         lopts.qemu = ns.qemu   # --qemu PATH runs inside it
@@ -242,7 +195,7 @@ def boot_and_measure(which, poll, opts, accel, ns, rows, shape=(1, 1)):
         meter = CpuMeter({'backend': be[:1], 'qemu': [launch.qemu.pid]})
         # the plugin creates the block when QEMU starts, long before ready
         block = cost.CostBlock(cost_path) if cost_path else None
-        for sessions in opts.sessions:
+        for sessions in opts.parallel:
             for size in opts.sizes:
                 if which == 'ringside':
                     wait_echo_idle(launch)
@@ -266,10 +219,10 @@ def udp_cells(launch, which, opts, ns, meter, rows, backend, block=None, shape=(
     if is_linux(which):
         launch.console.send('udpecho\n')
         launch.console.wait_for(r'udpecho (ready|error.*)', 120)
-        irqs = linux_rx_irqs(launch.console)
+        irqs = linux_guest.rx_irqs(launch.console)
     target = ['--udp', '%s:7' % netns.GUEST_IP, '--udp-timeout', str(opts.udp_timeout)]
     first = len(rows)
-    for sessions in opts.sessions:
+    for sessions in opts.parallel:
         for size in opts.sizes:
             res = rr_cell(target, sessions, size, opts, meter, prefix=ns.prefix(), block=block)
             if not res:
@@ -563,7 +516,7 @@ def write_report(opts, accel, rows, tables, plots):
     path = os.path.join(opts.plots, 'rr.md')
     with open(path, 'w') as f:
         f.write('# Request/response at scale\n\n')
-        f.write('`host/bench-rr`, accel %s, sessions %s, sizes %s, %s.\n' % (
+        f.write('`ringside rr`, accel %s, sessions %s, sizes %s, %s.\n' % (
                 accel, ','.join(map(str, sorted({r['sessions'] for r in rows}))),
                 ','.join(map(str, sorted({r['size'] for r in rows}))),
                 time.strftime('%Y-%m-%d %H:%M')))
@@ -571,13 +524,6 @@ def write_report(opts, accel, rows, tables, plots):
         for p in plots:
             f.write('\n![%s](%s)\n' % (os.path.basename(p), os.path.basename(p)))
     return path
-
-
-def key_range(name):
-    """(min, max) of one of ringside's configuration keys, from the
-    declaration in the sources the guest was built from."""
-    key = next(k for k in config_doc.read_keys() if k['name'] == name)
-    return key['min'], key['max']
 
 
 def shape_refused(shapes, guests, have_net):
@@ -614,36 +560,27 @@ def poll_windows(text):
 
 
 def build_parser():
-    """The options; --help fits a screen (docs/benchmarks.md has the rest)."""
-    p = Parser(prog=PROG, description=__doc__.split('\n')[0], formatter_class=ScreenHelp,
-               usage='%(prog)s [options] [-- LAUNCHER-ARGS]',
-               epilog='LAUNCHER-ARGS (host/ringside-run\'s) go to every boot: docs/benchmarks.md')
+    """The options; --help fits a screen, --help-all has the rest."""
+    p = Parser(prog=PROG, description=__doc__.split('\n')[0],
+               usage='%(prog)s [options] [-- launcher options]', epilog=LAUNCHER_EPILOG)
     a = p.add_argument
-    a('-P', '--sessions', dest='sessions', type=int_list, default=[1, 10, 100, 200],
-      metavar='LIST', help='concurrent sessions (1,10,100,200)')
-    a('--parallel', dest='sessions', type=int_list, help=argparse.SUPPRESS)
-    a('--sizes', type=size_list, default=[1, 1024], metavar='LIST',
-      help='request = response bytes (1,1024)')
-    a('-t', '--time', type=positive_float, default=3.0, metavar='S',
-      help='measured seconds per cell (3)')
-    a('--warmup', type=nonneg_int, default=3, metavar='N',
-      help='unmeasured transactions per session (3)')
-    a('--guests', type=guest_list, default='ringside,linux', metavar='LIST',
-      help='ringside,linux,linux-6.12 (ringside,linux)')
-    a('--backends', default='sleep,poll', metavar='LIST', help='vsock back end: sleep,poll')
+    measure.add(p, parallel=[1, 10, 100, 200], sizes=[1, 1024], time=3.0, warmup=3,
+                guests='ringside,linux', cost=None)
+    a('--backends', default=None, metavar='LIST',
+      help='vsock back end: sleep,poll (your --backend: sleep)')
     a('--shape', type=shape_list, default=[(1, 1)], metavar='LIST',
       help='vCPUs x virtio-net queue pairs per boot (1x1)')
     a('--no-udp', action='store_true', help='vsock only, no namespace')
-    # seconds before an unanswered UDP request is sent again
-    a('--udp-timeout', type=positive_float, default=1.0, help=argparse.SUPPRESS)
-    a('--cost', action='store_true', help='guest instructions per transaction, per vCPU')
+    a('--udp-timeout', type=positive_float, default=1.0, metavar='S', more=True,
+      help='seconds before an unanswered UDP request is sent again (1)')
     a('--net', choices=('tap', 'vhost-net'), default='tap', metavar='tap|vhost-net',
       help="UDP cells' tap: QEMU's, or the kernel's vhost-net")
-    a('--poll-us', type=poll_windows, default=[0, 50, 'rtt'], metavar='LIST',
+    a('--poll-us', type=poll_windows, default=[0, 50, 'rtt'], metavar='LIST', more=True,
       help='vhost-net busy-poll windows: us or rtt (0,50,rtt)')
     add_options(p)
-    a('--plots', metavar='DIR', default=OUT_DIR, help='where the PNGs and rr.md go (build/bench)')
-    a('--from-json', metavar='FILE', help='no runs: the tables from a --json FILE')
+    a('--plots', metavar='DIR', default=OUT_DIR, more=True,
+      help='where the PNGs and rr.md go (build/bench)')
+    a('--from-json', metavar='FILE', more=True, help='no runs: the tables from a --json FILE')
     a('launcher_args', nargs='*', help=argparse.SUPPRESS)
     return p
 
@@ -651,21 +588,28 @@ def build_parser():
 def main(argv):
     p = build_parser()
     opts = p.parse_args(argv)
+    opts.argv = argv
     if opts.from_json:
         with open(opts.from_json) as f:
             saved = json.load(f)
+        saved = saved.get('result', saved)
         return report(opts, saved['accel'], saved['cells'])
     guests = opts.guests
-    backends = opts.backends.split(',')
+    # the launcher options, checked before anything boots
+    base = rr.parse_args(['--vsock', '--boot', 'elf'] + opts.launcher_args)
+    poll = refuse_missing(base, ['poll'], 'the poll back end mode')
+    backends = (opts.backends or ('sleep' if poll else 'sleep,poll')).split(',')
     if not set(backends) <= {'sleep', 'poll'}:
         p.error('--backends takes sleep,poll')
-    if max(opts.sessions) > 1000 or opts.time <= 0:
-        p.error('at most 1000 sessions; --time must be positive')
+    if poll and 'poll' in backends:
+        p.error(poll)
+    if max(opts.parallel) > 1000:
+        p.error('at most 1000 sessions')
     why = shape_refused(opts.shape, guests,
                         opts.net == 'vhost-net' or (not opts.no_udp and netns.usable()))
     if why:
         p.error('--shape: ' + why)
-    for path in [BENCH] + ([COST_PLUGIN] if opts.cost else []):
+    for path in [BENCH] + ([COST_PLUGIN] if opts.cost is not None else []):
         if not os.path.exists(path):
             p.error('%s missing: run make' % os.path.relpath(path, REPO))
     for which in guests:
@@ -681,19 +625,19 @@ def main(argv):
     udp = not opts.no_udp and netns.usable()
     if not opts.no_udp and not udp:
         print('%s: no UDP cells: the namespace needs root, ip netns and /dev/net/tun' % PROG)
-    # the launcher options, checked before anything boots
-    base = rr.parse_args(['--vsock', '--boot', 'elf'] + opts.launcher_args)
     accel = 'kvm' if rr.kvm_usable() and rr.probe_kvm(base) else 'tcg'
-    print('request/response: accel %s, sessions %s, sizes %s, shapes %s, %.1f s per cell, %s%s'
-          % (accel, opts.sessions, opts.sizes, ','.join(map(shape_label, opts.shape)),
+    print('%s: accel %s, sessions %s, sizes %s, shapes %s, %.1f s per cell, %s%s'
+          % (PROG, accel, opts.parallel, opts.sizes, ','.join(map(shape_label, opts.shape)),
              opts.time, time.strftime('%Y-%m-%d %H:%M'),
              ', back end ' + base.backend if base.backend else ''))
+    if poll and not opts.backends:
+        print('%s: no poll cells: %s' % (PROG, poll))
     rows = []
     if opts.net == 'vhost-net':
         windows = measure_vhost_net(opts, guests, accel, base, rows)
         status = report(opts, accel, rows)
         publish(PROG, opts, {'accel': accel, 'net': 'vhost-net', 'rtt_windows': windows,
-                             'cells': rows}, accel=accel)
+                             'cells': rows}, cells_of(rows), accel=accel)
         return status
     for shape, which, backend in itertools.product(opts.shape, guests, backends):
         # UDP does not involve the back end: measured in the sleeping boot
@@ -704,8 +648,21 @@ def main(argv):
             if ns:
                 ns.close()
     status = report(opts, accel, rows)
-    publish(PROG, opts, {'accel': accel, 'cells': rows}, accel=accel)
+    publish(PROG, opts, {'accel': accel, 'cells': rows}, cells_of(rows), accel=accel)
     return status
+
+
+def cells_of(rows):
+    cells = Cells()
+    for r in rows:
+        config = {'cell': 'rr', 'guest': r['guest'], 'shape': r['shape'],
+                  'transport': r['transport'], 'backend': r['backend'],
+                  'sessions': r['sessions'], 'size': r['size']}
+        cells.add(config, 'tps', 'txn/s', r['tps'], 'higher')
+        cells.add(config, 'p50', 'ns', r['p50'], 'lower')
+        cells.add(config, 'p99', 'ns', r['p99'], 'lower')
+        cells.add(config, 'insn/txn', 'insn', r.get('insns_per_txn'), 'lower')
+    return cells
 
 
 def report(opts, accel, rows):

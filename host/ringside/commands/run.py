@@ -1,5 +1,7 @@
 # SPDX-License-Identifier: MIT
-"""ringside-run's modes: interactive, scripted (--cmd) and --dry-run; main()."""
+"""run: boot the guest in QEMU, its console here (interactive), scripted
+(--cmd) or only printed (--dry-run). The launcher every other command and
+the tests boot through: its options follow `--` on theirs."""
 
 import os
 import select
@@ -9,13 +11,18 @@ import sys
 import tempfile
 import threading
 
-from .accel import choose_accel
-from .backends import helper_specs, plan_paths
-from .errors import EXIT_ERROR, GuestExited, GuestTimeout, LaunchError, log
-from .machine import Launch
-from .options import parse_args
-from .process import Children
-from .qemu import qemu_argv
+from ..accel import choose_accel
+from ..backends import helper_specs, plan_paths
+from ..errors import EXIT_ERROR, GuestExited, GuestTimeout, LaunchError, log
+from ..machine import Launch
+from ..options import parse_args
+from ..process import Children
+from ..qemu import qemu_argv
+
+NAME = 'run'
+SUMMARY = 'boot ringside: its console here, --cmd, or --dry-run'
+GROUP = 'guest'
+ALIASES = ('ringside-run',)
 
 try:  # absent on non-POSIX systems only
     import termios
@@ -101,6 +108,8 @@ def run_interactive(opts, accel, children):
     done = threading.Event()
     try:
         launch.start()
+        if opts.vsock:
+            log(launch.vsock_note())   # once the back end listens: the path exists
         if saved:
             tty.setraw(in_fd)  # after start(): its -v lines need a cooked tty
         threading.Thread(target=lambda: (launch.qemu.wait(), done.set()), daemon=True).start()

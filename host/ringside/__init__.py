@@ -39,7 +39,7 @@ from .errors import (EXIT_ERROR, EXIT_TIMEOUT, EXIT_USAGE, GuestExited, GuestTim
 from .guest_stats import StatsError, guest_stats, parse_stats, vsock_queue_sum
 from .images import (DEFAULT_ELF, DEFAULT_ESP, DEFAULT_ISO, DEFAULT_VSOCK_BACKEND, OVMF, REPO,
                      repo_path)
-from .machine import Launch
+from .machine import Launch, VsockBackend
 from .options import build_parser, parse_args, resolve
 from .process import Children, die_with_parent
 from .qemu import packed_requested, qemu_argv, qemu_opt, vsock_kernel
@@ -54,7 +54,7 @@ __all__ = [
     'StatsError', 'guest_stats', 'parse_stats', 'vsock_queue_sum',
     'DEFAULT_ELF', 'DEFAULT_ESP', 'DEFAULT_ISO', 'DEFAULT_VSOCK_BACKEND', 'OVMF', 'REPO',
     'repo_path',
-    'Launch',
+    'Launch', 'VsockBackend',
     'build_parser', 'parse_args', 'resolve',
     'Children', 'die_with_parent',
     'packed_requested', 'qemu_argv', 'qemu_opt', 'vsock_kernel',

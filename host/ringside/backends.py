@@ -72,24 +72,28 @@ def fill_placeholders(words, values):
     return out
 
 
+def backend_spec(opts):
+    """The vhost-user-vsock back end's HelperSpec: --backend CMD, or ours,
+    its placeholders filled in (plan_paths first), our back end's own
+    options (--vsock-arg, --forward) after it."""
+    # keep in step with `build/host/ringside-vhost-vsock --help`
+    argv = fill_placeholders(opts.backend_cmd, {
+            'socket': opts.vsock_socket, 'uds': opts.vsock_uds, 'cid': opts.vsock_cid,
+            'control': opts.vsock_control})
+    return HelperSpec('vhost-vsock', argv + ['--forward-tcp=' + f for f in opts.forward]
+                      + opts.vsock_arg, socket_path=opts.vsock_socket,
+                      timeout=opts.backend_timeout)
+
+
 def helper_specs(opts, accel):
     """Back-end processes to start before QEMU, in start order.
 
     New back ends (vhost-user-net peers, ...) add a spec here and their QEMU
     arguments in qemu_argv(); Children stops them after QEMU.
     """
-    specs = []
     if opts.vsock and not vsock_kernel(opts, accel):
-        # --backend CMD, or ours: keep in step with
-        # `build/host/ringside-vhost-vsock --help`.
-        argv = fill_placeholders(opts.backend_cmd, {
-                'socket': opts.vsock_socket, 'uds': opts.vsock_uds, 'cid': opts.vsock_cid,
-                'control': opts.vsock_control})
-        specs.append(HelperSpec('vhost-vsock', argv
-                                + ['--forward-tcp=' + f for f in opts.forward]
-                                + opts.vsock_arg, socket_path=opts.vsock_socket,
-                                timeout=opts.backend_timeout))
-    return specs
+        return [backend_spec(opts)]
+    return []
 
 
 def plan_paths(opts, workdir):

@@ -11,7 +11,8 @@ import tempfile
 import time
 
 from .backend_ctl import BackendControl, BackendProcess
-from .backends import control_path, helper_specs, is_listening, plan_paths, remove_stale_socket
+from .backends import (backend_spec, control_path, helper_specs, is_listening, plan_paths,
+                       remove_stale_socket)
 from .console import Console
 from .errors import GuestExited, LaunchError
 from .images import DEFAULT_ELF, DEFAULT_ESP, DEFAULT_ISO, LINUX_READY_TIMEOUT
@@ -50,6 +51,90 @@ def ringside_code(opts):
     return None
 
 
+def wait_listening(spec, proc):
+    """Wait until a helper listens on its socket (a path has no event to
+    wait on). The error names the command."""
+    def exited():
+        if proc.poll() is not None:
+            return 'back end exited with status %d before listening on %s: %s' % (
+                    proc.returncode, spec.socket_path, shlex.join(spec.argv))
+    try:
+        until(lambda: is_listening(spec.socket_path), spec.timeout,
+              'back end listening on %s' % spec.socket_path, interval=0.02, fail=exited)
+    except LaunchError:
+        raise LaunchError(exited() or 'back end did not listen on %s within %g s: %s' % (
+                spec.socket_path, spec.timeout, shlex.join(spec.argv)))
+
+
+class VsockBackend:
+    """The vhost-user-vsock back end a launch would start (ours, or
+    --backend CMD), on its own: QEMUs may come and go while it stays
+    (Launch(..., backend=it)). Its sockets live in a folder of its own;
+    stderr goes to `stderr` (a file, or None: inherited)."""
+
+    def __init__(self, opts, children=None, stderr=None):
+        self.opts = copy.copy(opts)
+        self.children = children or Children(opts.verbose)
+        self.stderr = stderr
+        self.proc = None
+        self._workdir = None
+
+    def start(self):
+        try:
+            self._workdir = tempfile.mkdtemp(prefix='ringside-')
+            plan_paths(self.opts, self._workdir)
+            spec = backend_spec(self.opts)
+            self.proc = self.children.spawn(spec.name, spec.argv, stdin=subprocess.DEVNULL,
+                                            stderr=self.stderr)
+            wait_listening(spec, self.proc)
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    @property
+    def uds(self):
+        """The hybrid socket host programs connect to."""
+        return self.opts.vsock_uds
+
+    def control(self):
+        """Its control socket (BackendControl), or None (see Launch)."""
+        path = control_path(self.opts)
+        return BackendControl(path) if path else None
+
+    def process(self):
+        return BackendProcess(self.proc) if self.proc else None
+
+    def stop(self):
+        """Stop it (its process group); remove its sockets and folder."""
+        if self.proc:
+            self.children.stop(self.proc)
+        remove_stale_socket(self.opts.vsock_socket)
+        _remove_folder(self._workdir)
+        self._workdir = None
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc):
+        self.stop()
+
+
+def _remove_folder(path):
+    """A run's own folder and the files in it (sockets, a cost block)."""
+    if not path:
+        return
+    for name in os.listdir(path):
+        try:
+            os.unlink(os.path.join(path, name))
+        except OSError:
+            pass
+    try:
+        os.rmdir(path)
+    except OSError:
+        pass
+
+
 class Launch:
     """One guest: helper processes, QEMU, and (unless interactive on a Unix
     socket) the serial console. Use start(), then .console, then stop().
@@ -59,9 +144,10 @@ class Launch:
     """
 
     def __init__(self, opts, accel, children=None, qemu_stderr=None, tee=None,
-                 log=None, attach_console=True):
+                 log=None, attach_console=True, backend=None):
         self.opts = copy.copy(opts)  # start() fills in per-run paths
         self.accel = accel
+        self.backend = backend       # a VsockBackend that outlives this launch
         self.children = children or Children(opts.verbose)
         self.qemu_stderr = qemu_stderr
         self.tee, self.log = tee, log
@@ -99,13 +185,18 @@ class Launch:
             problem = kernel_vsock_problem(packed_requested(self.opts.qemu_arg))
             if problem:
                 raise LaunchError('vhost-vsock-pci: ' + problem)
-        for spec in helper_specs(self.opts, self.accel):
-            remove_stale_socket(spec.socket_path)
-            self._sockets += [spec.socket_path]
-            proc = self.children.spawn(spec.name, spec.argv, stdin=subprocess.DEVNULL,
-                                       stderr=self.qemu_stderr)
-            if spec.socket_path:
-                self._wait_listening(spec, proc)
+        if self.backend:
+            # QEMU connects to a back end that runs already
+            for name in ('vsock_socket', 'vsock_uds', 'vsock_control', 'backend_cmd'):
+                setattr(self.opts, name, getattr(self.backend.opts, name))
+        else:
+            for spec in helper_specs(self.opts, self.accel):
+                remove_stale_socket(spec.socket_path)
+                self._sockets += [spec.socket_path]
+                proc = self.children.spawn(spec.name, spec.argv, stdin=subprocess.DEVNULL,
+                                           stderr=self.qemu_stderr)
+                if spec.socket_path:
+                    wait_listening(spec, proc)
         argv = self.argv()
         watch = None
         if self.accel == 'kvm' and vcpu_watch.wanted():
@@ -134,20 +225,6 @@ class Launch:
             code = ringside_code(self.opts) if ringside else None
             self.console.diagnose = lambda: vcpu_watch.explain(watch, ram, ringside, code)
         return self
-
-    def _wait_listening(self, spec, proc):
-        """Wait until the helper listens on its socket (a path has no event
-        to wait on). The error names the command."""
-        def exited():
-            if proc.poll() is not None:
-                return 'back end exited with status %d before listening on %s: %s' % (
-                        proc.returncode, spec.socket_path, shlex.join(spec.argv))
-        try:
-            until(lambda: is_listening(spec.socket_path), spec.timeout,
-                  'back end listening on %s' % spec.socket_path, interval=0.02, fail=exited)
-        except LaunchError:
-            raise LaunchError(exited() or 'back end did not listen on %s within %g s: %s' % (
-                    spec.socket_path, spec.timeout, shlex.join(spec.argv)))
 
     def _connect(self, path, timeout=30.0):
         """Connect to QEMU's serial socket once QEMU has created it."""
@@ -208,6 +285,8 @@ class Launch:
 
     def backend_process(self):
         """The vhost-user back end's process (BackendProcess), or None."""
+        if self.backend:
+            return self.backend.process()
         proc = self.children.find('vhost-vsock')
         return BackendProcess(proc) if proc else None
 
@@ -249,17 +328,8 @@ class Launch:
                     pass
             if self.console and self.console.holder:
                 self.console.holder.close()
-        if self._workdir:
-            for name in os.listdir(self._workdir):
-                try:
-                    os.unlink(os.path.join(self._workdir, name))
-                except OSError:
-                    pass
-            try:
-                os.rmdir(self._workdir)
-            except OSError:
-                pass
-            self._workdir = None
+        _remove_folder(self._workdir)
+        self._workdir = None
 
     def __enter__(self):
         return self.start()

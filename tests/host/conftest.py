@@ -10,6 +10,9 @@ import pytest
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(REPO, 'host'))
+sys.path.insert(0, os.path.join(REPO, 'tests'))
+
+from skip_gate import pytest_runtest_logreport, pytest_sessionfinish  # noqa: E402,F401
 
 
 def usage_error(capsys, parse, argv):

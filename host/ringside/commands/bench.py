@@ -579,7 +579,7 @@ def run_booted(opts):
         raise SystemExit('%s: error: --exits counts KVM\'s exits, and the guest would run '
                          'under TCG (--accel %s)' % (PROG, lopts.accel))
     log = open(os.path.join(REPO, 'build', 'bench-qemu.log'), 'w')
-    results = {'pingpong': [], 'stream': [], 'accel': accel, 'boot': opts.boot}
+    results = {'pingpong': [], 'stream': [], 'accel': accel, 'boot': lopts.boot}
     with rr.Launch(lopts, accel, qemu_stderr=log) as launch:
         launch.wait_ready()
         guest = Guest(launch)
@@ -594,7 +594,7 @@ def run_booted(opts):
         results['config'] = config_all(launch.console, 60)
         results['vsock'] = {'target': target, 'backend': None if target[0] == '--cid'
                             else lopts.backend or lopts.backend_cmd[0]}
-        print(header(accel, opts.boot, lopts, target, config_changed(launch.console, 60)))
+        print(header(accel, lopts.boot, lopts, target, config_changed(launch.console, 60)))
         run_cells(opts, guest, target, meter, results)
         if opts.tools:
             run_all_tools(opts, guest, target, results)

@@ -3,7 +3,7 @@
  * A console command's JSON form, for programs: `COMMAND ... json` prints
  * one line, "COMMAND-json: " and one JSON object, where the command
  * prints text for people otherwise (as `stats json` does with its
- * "stats-json: " line). The host reads it with ringside.guest.json_of()
+ * "stats-json: " line). The host reads it with ringside.guest_stats.json_of()
  * and never scrapes the text.
  */
 #ifndef KERNEL_SHELL_JSON_H

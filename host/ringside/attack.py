@@ -314,12 +314,12 @@ def devices():
 
 
 def run_session(ring, modes=None, log_dir=None, accel='tcg', every=20, count=20, name=None,
-                verbose=False, backend='ours'):
-    """Boot behind `backend`, run `modes` (default: every mode of its
+                verbose=False, device='ours'):
+    """Boot the guest with `device` (a name of devices()), run `modes` (default: every mode of its
     kind the guest lists) in turn; {mode: Result}. After a crash a new
     guest and back end boot (logs NAME-2, NAME-3, ...) for the modes left."""
     log_dir = log_dir or os.path.join(rr.REPO, 'build', 'attacks')
-    cls, kind, _ = devices()[backend]
+    cls, kind, _ = devices()[device]
     boots = 1
     sess = cls(ring, log_dir, accel, name, every, count)
     base = sess.name
@@ -333,7 +333,7 @@ def run_session(ring, modes=None, log_dir=None, accel='tcg', every=20, count=20,
                 res = attack_net.run_mode(sess, mode, Result)
             else:
                 res, by = run_mode(sess, mode, by)
-            res.backend = backend
+            res.backend = device
             results[mode] = res
             if verbose:
                 print(res.summary(), flush=True)

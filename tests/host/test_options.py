@@ -86,10 +86,11 @@ def named(name, argv):
         return out
     target = name
     for w in argv:
+        w = w.lstrip('[(')       # `[--rings split,packed]`: optional
         if w == '--':
             target = 'run'
         elif re.match(r'--?[A-Za-z]', w):
-            out.append((target, re.split(r'[=\[]', w)[0]))
+            out.append((target, re.split(r'[=\[\]]', w)[0]))
     return out
 
 

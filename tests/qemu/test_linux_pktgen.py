@@ -1,13 +1,13 @@
 # SPDX-License-Identifier: MIT
-"""The Linux baseline of host/bench-net: Debian's kernel (build/linux-guest)
+"""The Linux baseline of ringside net: Debian's kernel (build/linux-guest)
 with its own virtio_net driver and pktgen module, on virtio-net-pci over
 vhost-user to dpdk-testpmd (rxonly), split and packed rings.
 
 The guest's `pktgen DSTIP DSTMAC COUNT SIZE BURST [QUEUES]` console command
 must send exactly COUNT frames, and testpmd must count exactly those (frames
-and bytes); with two vCPUs and two queue pairs (bench-net --queues 2), each
+and bytes); with two vCPUs and two queue pairs (ringside net --queues 2), each
 CPU's kpktgend thread sends its half on its own queue, counted per queue.
-QEMU options, testpmd and the console handling come from host/bench-net,
+QEMU options, testpmd and the console handling come from ringside net,
 so this tests what the benchmark runs. Every process is stopped by its PID.
 """
 
@@ -19,8 +19,8 @@ import tempfile
 import pytest
 
 import ringside
-from ringside import bench_net as bench
-from ringside import bench_rr
+from ringside.commands import net as bench
+from ringside.commands import rr as bench_rr
 
 from conftest import REPO
 

@@ -18,10 +18,10 @@ import time
 
 import pytest
 
-from ringside import bench_net as bench
-from ringside import bench_netrx as netrx
+from ringside.commands import net as bench
+from ringside.commands import netrx
 from ringside import guest_stats
-from ringside.bench_netrx import parse_netsink
+from ringside.netguest import netsink
 
 from conftest import ELF, REPO, require_image
 from pmd_guest import pmd_guest
@@ -123,16 +123,12 @@ def test_txonly_per_queue(txonly_guest):
     sent = netrx.send_at_least(g.pmd, want, 300)
     assert sent >= want, 'testpmd sent only %d frames in 300 s' % sent
     netrx.wait_counted(netrx.RingsideSink(g.console, 60), sent, 120)
-    out = g.command('netsink off')
-    r = parse_netsink(out)
+    r = netsink(g.console, 'off', 60)
     q = g.pmd.queue_stats()
     per_q = [q['tx'][i] - qbase['tx'][i] for i in range(2)]
     assert sum(per_q) == sent and min(per_q) > 0, per_q
-    m = re.search(r'netsink: per queue 0=(\d+) 1=(\d+)', out)
-    assert m, out
-    got = [int(m.group(1)), int(m.group(2))]
-    assert r['drops_total'] == 0, out
-    assert got == per_q and r['frames'] == sent, (got, per_q, out)
+    assert r['drops_total'] == 0, r
+    assert r['queues'] == per_q and r['frames'] == sent, (per_q, r)
 
 
 def test_txonly_poweroff(txonly_guest):

@@ -22,16 +22,16 @@ import time
 
 import pytest
 
-from ringside import bench_net as bench
-from ringside import bench_netrx as netrx
-from ringside import bench_rr
+from ringside.commands import net as bench
+from ringside.commands import netrx
+from ringside.commands import rr as bench_rr
 from ringside import guest_stats
 from ringside import netns
-from ringside.bench_netrx import parse_netsink
+from ringside.netguest import netsink
 
 from conftest import ELF, require_image
 from pmd_guest import pmd_guest
-from ringside_qemu import Guest, run_script
+from ringside_qemu import Guest, run_command
 from smp_checks import smp_args
 from test_net_irq import irqs_per_cpu
 from test_net_mq import pairs
@@ -106,14 +106,11 @@ def test_netsink_counts_each_queue_on_its_cpu(spread_guest):
     g.command('netsink on')
     sent = netrx.send_at_least(g.pmd, FRAMES, 300)
     netrx.wait_counted(netrx.RingsideSink(g.console, 60), sent, 120)
-    out = g.command('netsink off')
-    r = parse_netsink(out)
+    r = netsink(g.console, 'off', 60)
     q = g.pmd.queue_stats()
     per_q = [q['tx'][i] - qbase['tx'][i] for i in range(2)]
-    m = re.search(r'netsink: per queue 0=(\d+) 1=(\d+)', out)
-    assert m, out
-    assert r['drops_total'] == 0, out
-    assert [int(m.group(1)), int(m.group(2))] == per_q and r['frames'] == sent, (per_q, out)
+    assert r['drops_total'] == 0, r
+    assert r['queues'] == per_q and r['frames'] == sent, (per_q, r)
 
 
 @needs_testpmd
@@ -342,16 +339,16 @@ def test_tap_guest_poweroff(tap_guest):
 
 @needs_testpmd
 def test_bench_net_queues_per_layout():
-    """host/bench-net --queues 2 --pair-cpu spread,cpu0: a boot per owner
-    layout, each run counted whole by testpmd (bench-net checks it), each
+    """ringside net --queues 2 --pair-cpu spread,cpu0: a boot per owner
+    layout, each run counted whole by testpmd (net checks it), each
     CPU's Mpps where both send, none where CPU 0 sends alone; the Linux
     guest's two kpktgend threads beside them, each CPU's Mpps too."""
     count = 20000
-    r = run_script('bench-net', '--queues', '2', '--pair-cpu', 'spread,cpu0', '--rounds', '1',
-                   '--count', str(count), '--rings', 'split', '--txpoll', '1', '--no-save',
-                   '--json', '-', timeout=900)
+    r = run_command('net', '--queues', '2', '--pair-cpu', 'spread,cpu0', '--rounds', '1',
+                    '--count', str(count), '--rings', 'split', '--txpoll', '1', '--no-save',
+                    '--json', '-', timeout=900)
     assert r.returncode == 0, (r.returncode, r.stdout[-1000:], r.stderr[-2000:])
-    out = json.loads(r.stdout)
+    out = json.loads(r.stdout)['result']
     rows = {t['pair_cpu']: t for t in out['summary']}
     assert set(rows) == {'spread', 'cpu0'}, out['summary']
     for t in rows.values():

@@ -8,7 +8,7 @@ macswap: testpmd sends each frame back with the MACs swapped; pktgen
 addresses the guest itself, so the guest must receive every frame intact
 (IP and UDP checksums verified by net/, counted as udp_no_port), also with
 small mergeable RX buffers. TestPmd and the QEMU arguments come from
-host/bench-net, so this tests what the benchmark runs.
+ringside net, so this tests what the benchmark runs.
 """
 
 import re
@@ -17,7 +17,7 @@ import time
 
 import pytest
 
-from ringside import bench_net as bench
+from ringside.commands import net as bench
 from ringside import guest_stats
 
 from pmd_guest import pmd_guest

@@ -88,7 +88,7 @@ def main(argv):
         for r in b_rings:
             try:
                 results[r] = run_session(r, modes, accel=cls.accel, every=opts.every,
-                                         count=opts.count, verbose=opts.verbose, backend=b)
+                                         count=opts.count, verbose=opts.verbose, device=b)
             except (RuntimeError, OSError, rr.LaunchError) as e:
                 sys.stderr.write('%s: %s %s: %s\n' % (PROG, b, r, e))
         all_modes = modes or [m for r in b_rings for m in results.get(r, {}) if m != '_status']

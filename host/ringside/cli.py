@@ -39,7 +39,10 @@ class Parser(argparse.ArgumentParser):
         name = (kw.get('prog') or '').split(' ')[-1] + ': '
         desc = kw.get('description') or ''
         if name != ': ' and desc.startswith(name):
-            kw['description'] = desc[len(name)].upper() + desc[len(name) + 1:]
+            rest = desc[len(name):]
+            # "ns per buffer ..." stays: a unit is not capitalised
+            kw['description'] = rest if rest.split(' ')[0] in ('ns',) else \
+                rest[0].upper() + rest[1:]
         super().__init__(*args, **kw)
         self._more = []
         self.add_argument('-h', '--help', action='help', help='this help')

@@ -25,7 +25,7 @@ import pytest
 from ringside.commands import net as bench
 from ringside.commands import netrx
 from ringside.commands import rr as bench_rr
-from ringside import guest_stats
+from ringside import guest_stats, netguest
 from ringside import netns
 from ringside.netguest import netsink
 
@@ -144,9 +144,7 @@ def test_cpu0_at_run_time(spread_guest):
     got, base = cpu_rx(after), cpu_rx(before)
     assert got[0] - base[0] == sum(rx), (after['cpus'], rx)
     assert got.get(1, 0) == base.get(1, 0), after['cpus']
-    out = g.command('pktgen count=100 queues=2 dst=%s,%s' % (bench.PEER_IP, bench.PEER_MAC),
-                    timeout=300)
-    assert bench.parse_pktgen(out)['packets'] == 100, out
+    assert netguest.pktgen(g, 100, 64, 256, 300, queues=2)['packets'] == 100
 
 
 @needs_testpmd
@@ -161,18 +159,13 @@ def test_pktgen_a_sender_per_cpu(spread_rx_guest):
     g, n = spread_rx_guest, 20000
     assert pairs(g) == (2, 2, 2)
     base, qbase = g.pmd.port_stats(), g.pmd.queue_stats()
-    out = g.command('pktgen count=%d size=64 burst=256 queues=2 dst=%s,%s'
-                    % (n, bench.PEER_IP, bench.PEER_MAC), timeout=300)
-    assert bench.parse_pktgen(out)['packets'] == n, out
-    m = re.search(r'pktgen: per queue 0=(\d+) 1=(\d+)', out)
-    assert m, out
-    sent = [int(m.group(1)), int(m.group(2))]
-    assert sent == [n // 2, n // 2], out
-    assert re.search(r'pktgen: per cpu 0=[\d.]+ 1=[\d.]+ Mpps', out), out
+    r = netguest.pktgen(g, n, 64, 256, 300, queues=2)
+    assert r['packets'] == n and r['queues'] == [n // 2, n // 2], r
+    assert sorted(r['cpu_mpps']) == [0, 1] and all(v > 0 for v in r['cpu_mpps'].values()), r
     st = g.pmd.wait_rx(n, base, timeout=120)
     assert st['rx'] == n, 'pktgen sent %d, testpmd received %d' % (n, st['rx'])
     q = g.pmd.queue_stats()
-    assert [q['rx'][i] - qbase['rx'][i] for i in range(2)] == sent
+    assert [q['rx'][i] - qbase['rx'][i] for i in range(2)] == r['queues']
     assert net_stats(g)['tx_wrong_cpu'] == 0
 
 

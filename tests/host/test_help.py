@@ -100,3 +100,36 @@ def test_every_executable_in_host_is_an_alias_or_a_build_tool():
     files = {f for f in os.listdir(host) if os.path.isfile(os.path.join(host, f))
              and os.access(os.path.join(host, f), os.X_OK)}
     assert files - aliases == {'install-deps'}
+
+
+def test_commands_import_the_library_only():
+    """A command never imports another command, and the library never
+    imports a command: a new command is one module and nothing else."""
+    import ast
+    pkg = os.path.join(REPO, 'host', 'ringside')
+    names = {os.path.splitext(f)[0] for f in os.listdir(os.path.join(pkg, 'commands'))
+             if f.endswith('.py') and f != '__init__.py'}
+    bad = []
+    for folder, in_commands in ((pkg, False), (os.path.join(pkg, 'commands'), True)):
+        for f in sorted(os.listdir(folder)):
+            if not f.endswith('.py') or (in_commands and f == '__init__.py'):
+                continue
+            tree = ast.parse(open(os.path.join(folder, f)).read())
+            for node in ast.walk(tree):
+                if not isinstance(node, ast.ImportFrom):
+                    continue
+                mod = node.module or ''
+                level = node.level - (1 if in_commands else 0)   # relative to the package
+                if node.level and level == 0 and in_commands:
+                    hit = [a.name for a in node.names if a.name in names] if not mod else \
+                        ([mod] if mod.split('.')[0] in names else [])
+                elif node.level:
+                    hit = ['commands'] if mod.startswith('commands') or (
+                        not mod and any(a.name == 'commands' for a in node.names)) else []
+                else:
+                    hit = [mod] if mod.startswith('ringside.commands') else []
+                if hit and not (f == 'frontdoor.py' and not in_commands):
+                    bad.append('%s: from %s%s import %s' % (
+                            os.path.relpath(os.path.join(folder, f), REPO), '.' * node.level,
+                            mod, ', '.join(a.name for a in node.names)))
+    assert not bad, '\n'.join(bad)

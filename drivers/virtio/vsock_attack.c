@@ -37,6 +37,7 @@
 #include "kernel/poll.h"
 #include "kernel/printk.h"
 #include "kernel/shell.h"
+#include "kernel/shell_json.h"
 #include "kernel/time.h"
 #include "net/vsock/vsock.h"
 
@@ -225,6 +226,7 @@ struct attack_run {
 	struct tx_watch watch; /* of the mode's TX queue */
 	uint64_t resets0; /* transport resets before the run */
 	bool active, settling;
+	bool json; /* started as `attack MODE ... json`: the end as a JSON line too */
 };
 
 static struct attack_run run;
@@ -520,10 +522,26 @@ static int send_notify_flood(const struct attack_mode *m, const struct hostile_v
 
 /* ---- the run ---- */
 
+/* The end of a run started with `json`, for programs: "attack-json: {...}". */
+static void stop_json(const char *how, uint64_t resets)
+{
+	struct json_writer *w = shell_json_begin();
+
+	json_put_string(w, "mode", run.mode->name);
+	json_put_string(w, "outcome", how);
+	json_put_u64(w, "sent", run.sent);
+	json_put_u64(w, "count", run.count);
+	if (run.mode->ring != ON_NET)
+		json_put_u64(w, "transport_resets", resets);
+	shell_json_end("attack");
+}
+
 static void attack_stop(const char *how)
 {
 	uint64_t resets = vsock_counters()->transport_resets - run.resets0;
 
+	if (run.json)
+		stop_json(how, resets);
 	if (run.mode->ring == ON_NET)
 		pr_warn("attack %s: %s: sent %u of %u\n", run.mode->name, how, run.sent, run.count);
 	else
@@ -672,6 +690,38 @@ static const struct attack_mode *find_mode(const char *name)
 	return NULL;
 }
 
+static const char *mode_ring(const struct attack_mode *m)
+{
+	return m->ring == ONLY_SPLIT  ? "split" :
+	       m->ring == ONLY_PACKED ? "packed" :
+	       m->ring == ON_NET      ? "net" :
+					"any";
+}
+
+static int list_modes_json(void)
+{
+	struct json_writer *w = shell_json_begin();
+
+	json_open(w, "modes", '[');
+	for (unsigned int i = 0; i < N_MODES; i++) {
+		const struct attack_tally *t = &tally[i];
+
+		json_open(w, NULL, '{');
+		json_put_string(w, "name", modes[i].name);
+		json_put_string(w, "help", modes[i].help);
+		json_put_string(w, "ring", mode_ring(&modes[i]));
+		json_put_u64(w, "runs", t->runs);
+		json_put_u64(w, "sent", t->sent);
+		json_put_u64(w, "refused", t->refused);
+		json_put_u64(w, "answered", t->answered);
+		json_put_u64(w, "silent", t->silent);
+		json_put_u64(w, "kept", t->kept);
+		json_close(w, '}');
+	}
+	json_close(w, ']');
+	return shell_json_end("attack");
+}
+
 static void list_modes(void)
 {
 	for (unsigned int i = 0; i < N_MODES; i++) {
@@ -709,6 +759,7 @@ static int parse_opt(const char *arg, const char *key, uint64_t max, uint32_t *o
 static int cmd_attack(int argc, char **argv)
 {
 	uint32_t every = config_get(&cfg_attack_every), count = config_get(&cfg_attack_count);
+	bool json = shell_json_wanted(&argc, argv);
 	const struct attack_mode *m;
 
 	if (argc < 2) {
@@ -720,6 +771,8 @@ static int cmd_attack(int argc, char **argv)
 		return 0;
 	}
 	if (!strcmp(argv[1], "list")) {
+		if (json)
+			return list_modes_json();
 		list_modes();
 		return 0;
 	}
@@ -748,12 +801,13 @@ static int cmd_attack(int argc, char **argv)
 	}
 	if (attack_start(m, every, count))
 		return shell_error("attack: no room for a poller (POLL_MAX)");
+	run.json = json;
 	return 0;
 }
 
 static const struct shell_cmd attack_cmd = {
 	.name = "attack",
-	.usage = "list | stop | MODE [every=MS] [count=N]",
+	.usage = "list | stop | MODE [every=MS] [count=N] [json]",
 	.help = "hostile driver: malformed packets or ring entries into vsock or virtio-net TX",
 	.run = cmd_attack,
 };

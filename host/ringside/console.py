@@ -205,9 +205,14 @@ class Console:
                 data = data[n:]
 
     def wait_ready(self, timeout):
-        """Wait for the READY line and the first prompt after it."""
-        self.wait_for(re.escape(READY) + r'\r?\n', timeout, what="'%s'" % READY)
+        """Wait for the READY line and the first prompt after it; returns
+        what the guest printed from the cursor up to READY (its boot)."""
+        with self._cond:
+            start = self.pos
+        m = self.wait_for(re.escape(READY) + r'\r?\n', timeout, what="'%s'" % READY)
         self.wait_for(re.escape(PROMPT), timeout, what='prompt %r' % PROMPT)
+        with self._cond:
+            return self.text[start:m.start()]
 
     def wait_linux_ready(self, timeout):
         """Wait for the Linux guest's ready line (host/linux-guest)."""

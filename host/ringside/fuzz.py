@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: MIT
-"""fuzz: a campaign of the guest-side virtio fuzzer against one back end.
+"""A campaign of the guest-side virtio fuzzer against one back end (the
+command: commands/fuzz.py).
 
 ringside's `fuzz SEED` (drivers/virtio/fuzz.c) drives the devices it has
 with a seed's steps: vsock headers, descriptor chains, indirect tables,
@@ -37,28 +38,24 @@ the kind of the reproducer's last step; each distinct one is saved with
 its reproducer, the logs and the versions under build/fuzz/.
 """
 
-import argparse
 import collections
-import datetime
 import itertools
 import json
 import os
-import random
 import re
 import shutil
 import sys
 import time
 
 from . import fuzz_steps
-from .cli import Parser, positive_int
 from .errors import GuestExited, GuestTimeout, LaunchError
-from .fuzz_backends import RSS_BOUND, FD_BOUND, backends, custom, nested_fault
+from .fuzz_backends import RSS_BOUND, FD_BOUND, nested_fault
 from .fuzz_minimise import Minimiser
 from .images import REPO
 from .results import metadata
 from .table import Column, Table
 
-PROG = 'fuzz'
+PROG = 'ringside fuzz'
 SAVE_DIR = os.path.join(REPO, 'build', 'fuzz')
 BATCH = 32
 BATCH_TIMEOUT = 300        # s for one batch's line: 60 s of settling at most, under TCG
@@ -582,110 +579,3 @@ def print_tables(c):
             t.row(f.oracle, f.kind, f.count, {True: 'yes', False: 'no', None: '-'}[f.reproduced],
                   f.line(c.backend.targets[0]))
         t.print()
-
-
-# ------------------------------------------------------------------ the command
-
-def duration(text):
-    """90, 90s, 30m, 1h: seconds."""
-    m = re.fullmatch(r'(\d+(?:\.\d+)?)([smh]?)', text)
-    if not m or float(m.group(1)) <= 0:
-        raise ValueError
-    return float(m.group(1)) * {'': 1, 's': 1, 'm': 60, 'h': 3600}[m.group(2)]
-
-
-def seed_value(text):
-    value = int(text, 0)
-    if not 0 < value < 1 << 64:
-        raise ValueError
-    return value
-
-
-def _typed(fn, what):
-    def check(text):
-        try:
-            return fn(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError('expected %s, got %r' % (what, text))
-    return check
-
-
-def parse_args(argv):
-    names = sorted(backends())
-    p = Parser(prog=PROG, description=__doc__.split('\n')[0],
-               usage='%(prog)s --backend NAME|CMD [--time T | --steps N] [--seed S] '
-                     '[options]')
-    p.add_argument('--backend', required=True, metavar='NAME|CMD',
-                   help='%s, or a vhost-user-vsock back end command of your own '
-                        '({socket} {uds} {cid}); kernel and net-vhost need KVM '
-                        '(host/nested on these machines)' % ', '.join(names))
-    g = p.add_mutually_exclusive_group()
-    g.add_argument('--time', type=_typed(duration, 'a duration like 90, 30m, 1h'),
-                   help='run this long, minimising included (default 10m)')
-    g.add_argument('--steps', type=positive_int, help='run this many steps')
-    p.add_argument('--seed', type=_typed(seed_value, 'a number 1..2^64-1'),
-                   help='the seed (default: a random one, printed)')
-    p.add_argument('--rings', default='split,packed', help='split,packed (those the back end has)')
-    p.add_argument('--targets', help='vsock,net,transport: the step targets to draw from '
-                                     '(default: all the back end has)')
-    p.add_argument('--kinds', metavar='LIST',
-                   help='run only these kinds of steps (hd,cr,...: fuzz_steps.KINDS), skip '
-                        'the others; a target none of them belongs to runs all of its own')
-    p.add_argument('--minimise-time', type=_typed(duration, 'a duration'), default=600.0,
-                   metavar='T', help='at most this long shrinking one failure (600)')
-    p.add_argument('--no-minimise', action='store_true',
-                   help='keep failing batches as they are (no replay)')
-    p.add_argument('--no-save', action='store_true',
-                   help='keep nothing under build/fuzz/ (logs go to build/fuzz/scratch)')
-    p.add_argument('-v', '--verbose', action='count', default=0,
-                   help='a line per failure and replay (-vv: per batch)')
-    opts = p.parse_args(argv)
-    opts.argv = argv
-    if opts.time is None and opts.steps is None:
-        opts.time = 600.0
-    opts.rings = [r for r in opts.rings.split(',') if r]
-    if not opts.rings or any(r not in ('split', 'packed') for r in opts.rings):
-        p.error('--rings takes split,packed')
-    table = backends()
-    opts.backend_obj = table.get(opts.backend) or custom(opts.backend)
-    b = opts.backend_obj
-    if b.name != 'custom' and not any(r in b.rings for r in opts.rings):
-        p.error('--backend %s has %s rings only' % (b.name, ','.join(b.rings)))
-    why = b.why_not_here()
-    if why:
-        p.error('--backend %s: %s' % (opts.backend, why))
-    if opts.targets:
-        opts.targets = [t for t in opts.targets.split(',') if t]
-        if not opts.targets or any(t not in b.targets for t in opts.targets):
-            p.error('--targets takes %s for --backend %s' % (','.join(b.targets), b.name))
-    else:
-        opts.targets = list(b.targets)
-    opts.kinds = [k for k in (opts.kinds or '').split(',') if k]
-    known = {k for t in fuzz_steps.KINDS.values() for k in t}
-    if any(k not in known for k in opts.kinds):
-        p.error('--kinds takes %s' % ','.join(sorted(known)))
-    if not os.path.exists(fuzz_steps.GEN):
-        p.error('%s missing: run make' % os.path.relpath(fuzz_steps.GEN, REPO))
-    return opts
-
-
-def main(argv):
-    opts = parse_args(argv)
-    seed = opts.seed or random.SystemRandom().randrange(1, 1 << 64)
-    save_dir = None
-    if not opts.no_save:
-        stamp = datetime.datetime.now(datetime.timezone.utc).strftime('%Y%m%dT%H%M%SZ')
-        save_dir = os.path.join(SAVE_DIR, 'campaign-%s-%s' % (opts.backend_obj.name, stamp))
-        os.makedirs(save_dir, exist_ok=True)
-    print('fuzz: backend %s, seed %#x, %s' % (
-        opts.backend_obj.name, seed, '%d steps' % opts.steps if opts.steps
-        else '%g s' % opts.time), flush=True)
-    c = Campaign(opts.backend_obj, seed, opts, save_dir)
-    try:
-        c.run()
-    finally:
-        c.save()
-    print_tables(c)
-    if save_dir:
-        print('fuzz: saved in %s' % os.path.relpath(save_dir, REPO), file=sys.stderr)
-    return 1 if c.found else 0

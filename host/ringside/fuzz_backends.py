@@ -11,7 +11,7 @@ behind each, with what the oracles watch:
                --backend CMD: {socket} {uds} {cid}); its exit, its answers
                and the bystander are the oracles, no counters asked of it
 
-The guests are the attack matrix's sessions (attack_matrix.py,
+The guests are the attack modes' sessions (attack.py,
 attack_kernel.py, attack_net.py): the same boots, the same peers. Around
 them a FuzzGuest keeps
 
@@ -32,8 +32,8 @@ import re
 import subprocess
 
 from . import attack_kernel, attack_net, vcpu_watch
-from .attack_matrix import ECHO, SINK, VICTIM_CHUNK, Session
-from .fault_matrix import echo_exchange, pattern
+from .attack import ECHO, SINK, VICTIM_CHUNK, Session
+from .benchlib import echo_exchange, pattern
 from .images import REPO
 
 VSOCK_TARGETS = ('vsock', 'transport')

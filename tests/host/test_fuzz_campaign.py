@@ -12,6 +12,7 @@ import re
 import pytest
 
 from ringside import fuzz, fuzz_steps
+from ringside.commands import fuzz as fuzz_command
 from ringside.fuzz_minimise import Minimiser
 
 pytestmark = pytest.mark.skipif(not os.path.exists(fuzz_steps.GEN),
@@ -223,16 +224,20 @@ def test_replay_lines_fit_the_console_and_keep_batches():
     assert lines[-1] == 'fuzz replay target=vsock ' + ' '.join(toks[:3])
 
 
-def test_durations_and_bad_options():
-    assert fuzz.duration('90') == 90 and fuzz.duration('30m') == 1800
-    assert fuzz.duration('1h') == 3600
-    for bad in ('', '-1', '1d', 'h', '0'):
-        with pytest.raises(ValueError):
-            fuzz.duration(bad)
-    with pytest.raises(SystemExit):
-        fuzz.parse_args(['--backend', 'ours', '--time', '1x'])
-    with pytest.raises(SystemExit):
-        fuzz.parse_args(['--backend', 'net-qemu', '--targets', 'vsock'])
+@pytest.mark.parametrize('argv', [
+    ['--backend', 'ours', '--time', '1x'],
+    ['--backend', 'ours', '-t', '60', '--steps', '10'],
+    ['--backend', 'ours', '--seed', '0'],
+    ['--backend', 'net-qemu', '--targets', 'vsock'],
+    ['--backend', 'ours', '--kinds', 'hd,zz'],
+    ['--backend', 'kernel', '--rings', 'packed'],
+])
+def test_bad_options_are_one_line(argv, capsys):
+    with pytest.raises(SystemExit) as e:
+        fuzz_command.parse_args(argv)
+    assert e.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith('ringside fuzz: error: ') and err.count('\n') == 1, err
 
 
 def test_kind_tables_match_the_generator():

@@ -210,7 +210,7 @@ def _judge(guest, b, mark, timeout):
         b.failure = verdicts[0]
     elif b.bystander and ('mismatch' in b.bystander or not b.reset):
         b.failure = Failure('bystander', b.bystander)
-    elif b.reset or not guest.live_bystander:
+    elif b.reset or guest.check_due():
         # a console round trip: the guest's loop has run its recovery by the answer
         try:
             guest.console.command('', 60)

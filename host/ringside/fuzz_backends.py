@@ -137,6 +137,11 @@ class FuzzGuest:
         """After a reset: is the device serving again? '' or what failed."""
         return ''
 
+    def check_due(self):
+        """With no bystander live during batches: time to check the
+        device serves (after()) though nothing was reset."""
+        return False
+
     @classmethod
     def environment(cls):
         """The versions a failure report needs."""
@@ -282,11 +287,18 @@ class KernelGuest(VsockGuest):
 
 class NetGuest(FuzzGuest):
     targets = NET_TARGETS
+    # batches between two checks by pktgen where no bystander is live
+    CHECK_EVERY = 8
 
     def __init__(self, sess):
         super().__init__(sess)
         self.live_bystander = sess.live_bystander
         self.n_after = 0
+        self.unchecked = 0
+
+    def check_due(self):
+        self.unchecked += 1
+        return not self.live_bystander and self.unchecked % self.CHECK_EVERY == 0
 
     def exchange(self, n):
         err = self.sess.exchange(n) if self.live_bystander else ''

@@ -113,6 +113,9 @@ class FakeGuest:
     def after(self):
         return ''
 
+    def check_due(self):
+        return False
+
     def usage(self):
         return {}
 

@@ -15,6 +15,7 @@ import pytest
 
 import ringside as rr
 from ringside import fuzz, fuzz_backends, fuzz_steps
+from ringside.images import DEFAULT_VSOCK_BACKEND
 from ringside_qemu import LOG_DIR
 
 SEED = 0x20261206
@@ -149,6 +150,18 @@ def test_short_campaign_finds_nothing_in_our_back_end(ring):
     assert s['steps'] == 768 and c.next['transport'] >= 32, s
     assert not c.found and not c.failures, [f.__dict__ for f in c.found.values()]
     assert s['nested_faults'] == 0, s
+
+
+def test_a_back_end_command_of_your_own():
+    """--backend CMD: a back end the launcher starts from a command line
+    with the placeholders, no counters asked of it (here ours, named as
+    a user would name theirs)."""
+    cmd = '%s --socket {socket} --uds {uds} --guest-cid {cid}' % DEFAULT_VSOCK_BACKEND
+    c = fuzz.Campaign(fuzz_backends.custom(cmd), SEED, Opts(160, ['split']), None)
+    c.log_dir = LOG_DIR
+    c.run()
+    assert c.steps == 160 and not c.found, c.summary()
+    assert c.environment()['backend_label'] == cmd
 
 
 def test_generator_is_built():

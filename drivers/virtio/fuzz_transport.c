@@ -24,10 +24,12 @@
  *       is restarted once with VIRTIO_F_RING_RESET negotiated), else the
  *       field written anyway when the structure has it
  *
- * The device is never handed guest memory to write but scratch: after a
- * reset, and whenever a step moves a queue, its descriptor and driver
- * areas point at zeroes (nothing available: nothing read, nothing
- * written back) and its device area at scratch.
+ * The device is never handed guest memory to write but scratch: before
+ * a batch's first step touches a device, after a reset, and whenever a
+ * step moves a queue, its queues' descriptor and driver areas point at
+ * zeroes (nothing available: nothing read, nothing written back) and
+ * their device areas at scratch. A device started again on the driver's
+ * own rings would begin at old entries, whose buffers are long freed.
  */
 #include <errno.h>
 #include <string.h>
@@ -42,6 +44,18 @@
 
 /* Devices a step of this batch touched (bit per virtio_device_get index). */
 static uint32_t touched;
+/* Of those, the ones whose queues no longer name the driver's rings. */
+static uint32_t detached;
+
+static void detach(struct virtio_device *v);
+
+static uint32_t device_bit(const struct virtio_device *v)
+{
+	for (unsigned int i = 0; i < virtio_device_count(); i++)
+		if (virtio_device_get(i) == v)
+			return 1u << i;
+	return 0;
+}
 
 static struct virtio_device *pick_device(uint64_t w)
 {
@@ -60,11 +74,10 @@ static struct virtio_device *pick_device(uint64_t w)
 	}
 	if (!found[want])
 		want = !want;
-	if (found[want]) {
-		for (unsigned int i = 0; i < virtio_device_count(); i++)
-			if (virtio_device_get(i) == found[want])
-				touched |= 1u << i;
-	}
+	if (!found[want])
+		return NULL;
+	touched |= device_bit(found[want]);
+	detach(found[want]);
 	return found[want];
 }
 
@@ -93,6 +106,27 @@ static void areas_harmless(struct virtio_device *v, uint16_t q, unsigned int ske
 	wr64(v, COMMON_Q_DESC, m->zeros_pa + (skew & 1));
 	wr64(v, COMMON_Q_DRIVER, m->zeros_pa);
 	wr64(v, COMMON_Q_DEVICE, m->scratch_pa + (skew & 2));
+}
+
+/*
+ * Before a step's first write: every queue of @v taken off the driver's
+ * rings and set up again on harmless areas (4.1.4.3: the areas a device
+ * takes as queue_enable is written). A step may make the device start
+ * its rings again without a reset (features changed under DRIVER_OK, a
+ * queue enabled again); on the driver's rings it would begin at entries
+ * whose buffers the driver has long taken back and freed, RX buffers
+ * among them, and write there. The batch's restart gives the driver new
+ * rings.
+ */
+static void detach(struct virtio_device *v)
+{
+	if (detached & device_bit(v))
+		return;
+	detached |= device_bit(v);
+	for (uint16_t q = 0; q < v->num_queues; q++) {
+		areas_harmless(v, q, 0);
+		wr(v, COMMON_Q_ENABLE, 2, 1);
+	}
 }
 
 /* A reset forgets the driver's rings: nothing may point at them again. */
@@ -367,6 +401,8 @@ static int qr_step(struct virtio_device *v, uint64_t w)
 
 		if (ret)
 			return ret;
+		detached &= ~device_bit(v); /* the driver's new rings: off them again */
+		detach(v);
 	}
 	wr(v, COMMON_Q_SELECT, 2, q);
 	wr(v, COMMON_Q_RESET, 2, 1);
@@ -411,11 +447,11 @@ int fuzz_transport_restart(void)
 			continue;
 		ret = virtio_restart(virtio_device_get(i), 0);
 		if (ret) {
-			touched = 0;
+			touched = detached = 0;
 			return ret;
 		}
 		done++;
 	}
-	touched = 0;
+	touched = detached = 0;
 	return done;
 }

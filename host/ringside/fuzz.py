@@ -257,6 +257,17 @@ class Reproducer:
 
     def run(self, steps):
         """The first Failure of a fresh guest replaying steps, or None."""
+        return self._run(lambda guest: replay_plan(steps, guest.main_target))
+
+    def run_commands(self, commands):
+        """The same for the guest's own seed commands, as they ran."""
+        return self._run(lambda guest: [(c, int(re.search(r'steps=(\d+)', c).group(1)))
+                                        for c in commands])
+
+    def _run(self, plan_for):
+        """The first Failure of a fresh guest given the console lines
+        plan_for(guest) says ((line, steps its batch ends with, or None
+        for a `fuzz add` line)), or None."""
         self.runs += 1
         name = '%s-replay-%d' % (self.base, self.runs)
         for attempt in range(BOOT_RETRIES):
@@ -268,7 +279,7 @@ class Reproducer:
                     raise
         try:
             usage = Usage()
-            for line, expected in replay_plan(steps, guest.main_target):
+            for line, expected in plan_for(guest):
                 if expected is None:
                     out = guest.console.command(line, 60)
                     if out.startswith('error:'):
@@ -332,11 +343,12 @@ def replay_lines(steps, main_target):
 class Found:
     """A distinct failure: its oracle, the kind of its reproducer's last step."""
 
-    def __init__(self, failure, batch_tokens, history, ring):
+    def __init__(self, failure, batch_tokens, history, commands, ring):
         self.oracle = failure.oracle
         self.evidence = failure.evidence
         self.batch_tokens = batch_tokens
         self.history = history     # Steps: the guest's batches up to the failure
+        self.commands = commands   # the guest's fuzz commands, as they ran
         self.ring = ring
         self.reproducer = None     # minimised Steps, or None
         self.reproduced = None     # True, False (flaky), None (not tried)
@@ -352,6 +364,8 @@ class Found:
         return self.oracle, self.kind
 
     def lines(self, main_target):
+        if self.reproduced == 'from its seed':
+            return list(self.commands)
         return replay_lines(self.reproducer or steps_of(self.batch_tokens), main_target)
 
     def line(self, main_target):
@@ -365,11 +379,17 @@ def minimise(found, backend, log_dir, base, budget, verbose):
     m = Minimiser(rep.fails_as(found.oracle), deadline)
     start = None
     try:
-        for candidate in (steps_of(found.batch_tokens), found.history):
+        for candidate in (steps_of(found.batch_tokens), found.history[-8 * BATCH:]):
             if candidate and m.fails(candidate):
                 start = candidate
                 break
         found.reproduced = start is not None
+        if start is None and time.monotonic() < deadline:
+            # the guest's whole run again, from its seed, command by command
+            f = rep.run_commands(found.commands)
+            if f is not None and f.oracle == found.oracle:
+                found.reproduced = 'from its seed'
+                found.evidence = f.evidence
         if start is not None:
             found.reproducer = m.minimise(start)
             found.kind = fuzz_steps.kind(found.reproducer[-1].token)
@@ -436,7 +456,7 @@ class Campaign:
     def run_guest(self, guest, ring, name):
         """Batches on one guest until a failure, a nested fault or the end:
         (failure, its batch's tokens, the guest's, ring, name) or None."""
-        history = []
+        history, commands = [], []
         usage = Usage()
         t0 = time.monotonic()
         while not self.over() and time.monotonic() - t0 < GUEST_SECONDS:
@@ -464,6 +484,7 @@ class Campaign:
             self.steps += n
             self.tokens += toks
             history += steps_of(toks, self.batches)
+            commands.append(b.command)
             self.resets += b.reset
             if self.opts.verbose >= 2:
                 print('%s: %s -> %s%s (%.1f s, %d exchanges)'
@@ -476,7 +497,7 @@ class Campaign:
             failure = b.failure or usage.check(guest)
             if failure:
                 self.fuzz_s += time.monotonic() - t0
-                return failure, toks, history, ring, name
+                return failure, toks, history, commands, ring, name
         self.fuzz_s += time.monotonic() - t0
         return None
 
@@ -484,11 +505,10 @@ class Campaign:
         if self.opts.verbose:
             print(text, flush=True)
 
-    def failed(self, failure, toks, history, ring, name):
+    def failed(self, failure, toks, history, commands, ring, name):
         self.failures += 1
         self.note('%s: %s after %s' % (name, failure, ' '.join(toks)))
-        # the guest's last batches (transport batches ask for no more steps)
-        found = Found(failure, toks, history[-8 * BATCH:], ring)
+        found = Found(failure, toks, history, commands, ring)
         # a failure of an oracle already shrunk to a step kind this batch has: the same
         for f in self.found.values():
             if f.oracle == failure.oracle and f.kind in {fuzz_steps.kind(t) for t in toks}:
@@ -576,6 +596,7 @@ def print_tables(c):
                    Column('count'), Column('reproduced', left=True),
                    Column('reproducer', left=True)])
         for f in c.found.values():
-            t.row(f.oracle, f.kind, f.count, {True: 'yes', False: 'no', None: '-'}[f.reproduced],
+            t.row(f.oracle, f.kind, f.count,
+                  {True: 'yes', False: 'no', None: '-'}.get(f.reproduced, f.reproduced),
                   f.line(c.backend.targets[0]))
         t.print()

@@ -67,6 +67,7 @@ class FakeGuest:
         self.console = FakeConsole(self)
         self.seen = []
         self.added = []
+        self.batches = 0
         self.dead = False
 
     def run(self, cmd):
@@ -83,11 +84,15 @@ class FakeGuest:
             digest = fuzz_steps.digest(toks)
             where = 'replay %d' % len(toks)
         self.seen += toks
-        self.dead = self.dead or bug(self.seen)
+        self.batches += 1
+        self.dead = self.dead or self.broken()
         if self.dead:
             return ''   # the batch never ends: the back end exited under it
         return ('fuzz %s: answered; well-formed %d/%d, skipped 0; digest %s\r\n'
                 % (where, len(toks), len(toks), digest))
+
+    def broken(self):
+        return bug(self.seen)
 
     def start(self):
         return self
@@ -178,6 +183,31 @@ def test_campaign_finds_replays_and_shrinks_the_seeded_failure(tmp_path):
     assert (saved / 'reproducer.txt').read_text() == 'fuzz replay target=vsock dc.20 hd.8\n'
     c.save()
     assert '"distinct": 1' in (tmp_path / 'summary.json').read_text()
+
+
+class WornGuest(FakeGuest):
+    """A back end that fails after twelve batches, whatever they hold:
+    only the guest's whole run reproduces it."""
+
+    def broken(self):
+        return self.batches >= 12
+
+
+class WornBackend(FakeBackend):
+    guest = WornGuest
+
+    def boot(self, ring, log_dir, name):
+        return WornGuest().start()
+
+
+def test_a_failure_only_the_whole_run_brings_back_is_replayed_from_its_seed(tmp_path):
+    c = fuzz.Campaign(WornBackend(), SEED, Opts(12 * 32), str(tmp_path))
+    c.run()
+    (f,) = c.found.values()
+    assert f.oracle == 'crash' and f.reproduced == 'from its seed', f.__dict__
+    assert len(f.lines('vsock')) == 12
+    assert all(re.match(r'fuzz 0x5eed from=\d+ steps=32 batch=32 target=(vsock|transport)$', x)
+               for x in f.lines('vsock')), f.lines('vsock')
 
 
 def test_same_seed_same_digest(tmp_path):

@@ -479,6 +479,8 @@ int virtq_add_forged(struct virtq *vq, const struct virtq_desc *tmpl, unsigned i
 {
 	if (!token || vq->broken)
 		return -EIO;
+	if (!virtq_owned(vq))
+		return virtq_add_refused(vq, token);
 	if (vq->layout == VIRTQ_PACKED)
 		return virtq_add_forged_packed(vq, tmpl, n, token);
 	return virtq_add_forged_split(vq, tmpl, n, token);
@@ -488,6 +490,8 @@ bool virtq_forge_avail_idx(struct virtq *vq, uint16_t ahead)
 {
 	if (vq->layout != VIRTQ_SPLIT || vq->broken)
 		return false;
+	if (!virtq_owned(vq))
+		return virtq_wrong_cpu(vq) != NULL;
 	virtq_forge_avail_idx_split(vq, ahead);
 	return true;
 }
@@ -496,6 +500,8 @@ bool virtq_forge_publish(struct virtq *vq, uint16_t head)
 {
 	if (vq->layout != VIRTQ_SPLIT || vq->broken)
 		return false;
+	if (!virtq_owned(vq))
+		return virtq_wrong_cpu(vq) != NULL;
 	virtq_forge_publish_split(vq, head);
 	return true;
 }
@@ -508,6 +514,10 @@ int virtq_fixed_add_forged(struct virtq *vq, struct virtq_fixed_buf *bufs, uint1
 
 	if (vq->broken)
 		return -EIO;
+	if (!virtq_owned(vq)) {
+		virtq_wrong_cpu(vq);
+		return -EPERM;
+	}
 	if (id >= vq->size)
 		return -EINVAL;
 	c = &vq->chain[id];

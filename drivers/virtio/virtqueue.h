@@ -188,7 +188,8 @@ void virtq_set_indirect_min(struct virtq *vq, unsigned int min_descs);
  * of VIRTQ_FORGE_WRAP_LIE gives that descriptor the other wrap counter's
  * avail/used bits), tracked like any buffer so its completion frees it;
  * and the split avail index published @ahead past ours (false on a
- * packed ring).
+ * packed ring). Producer-side writes like virtq_add: on the queue's
+ * owner only (elsewhere -EPERM or false, counted in stats.wrong_cpu).
  */
 #define VIRTQ_FORGE_WRAP_LIE 0xfffe
 int virtq_add_forged(struct virtq *vq, const struct virtq_desc *tmpl, unsigned int n, void *token);

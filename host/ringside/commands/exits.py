@@ -196,19 +196,20 @@ def parse_args(argv):
                    help='seconds idle (5)')
     p.add_argument('--cmdline', default='', metavar='KEYS',
                    help="ringside's keys, e.g. 'idle=poll'")
-    p.add_argument('--linux-cmdline', default='', metavar='ARGS',
+    p.add_argument('--linux-cmdline', default='', metavar='ARGS', more=True,
                    help="the Linux guest's extra kernel parameters, e.g. 'idle=poll'")
     p.add_argument('--idle-ab', action='store_true',
                    help='boot every guest twice, halting and polling when idle (ringside '
                         'idle=halt|poll, Linux default|idle=poll)')
     p.add_argument('--floor', action='store_true',
-                   help='the notification floor: 64 B round trips, each guest halting and '
-                        'polling, against devices that sleep and that poll (-t per cell)')
+                   help='the notification floor: exits per 64 B round trip, guests and '
+                        'devices halting and polling')
     p.add_argument('--poll-us', type=exit_floor.windows, default='0,2000', metavar='LIST',
+                   more=True,
                    help="--floor: vhost-net's busy-poll windows, us (0,2000)")
     p.add_argument('--tail', type=positive_int, metavar='N',
                    help='the latency tail: N 64 B round trips per --variant')
-    p.add_argument('--variant', action='append', metavar='GUEST[@ELF][:KEYS]',
+    p.add_argument('--variant', action='append', metavar='GUEST[@ELF][:KEYS]', more=True,
                    help='--tail: a guest and its keys, repeatable (ringside, '
                         'ringside:idle_guard=0, linux)')
     p.add_argument('--shadow', action='store_true',

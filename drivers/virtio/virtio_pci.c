@@ -635,7 +635,7 @@ static enum poll_verdict recover_check(struct poll_ctx *ctx, bool count, const c
 {
 	*what = "virtio-recover (a queue broken)";
 	for (unsigned int i = 0; i < n_devices; i++)
-		if (devices[i].driver && devices[i].common && device_broken(&devices[i]))
+		if (devices[i].driver && devices[i].common && device_broken(&devices[i]) >= 0)
 			return POLL_LOST;
 	return POLL_IDLE;
 }

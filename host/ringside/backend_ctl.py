@@ -29,14 +29,17 @@ class BackendControl:
         self.path = path
 
     def ask(self, request, timeout=TIMEOUT):
-        """The reply to one request ('counters', 'inject stop') as a dict."""
+        """The reply to one request ('counters', 'inject stop') as a dict.
+        Read to the end: the back end closes after its line, so once this
+        returns the connection is gone from its descriptors too (a count
+        of them right after, as the soak's, sees none of ours)."""
         s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         s.settimeout(timeout)
         data = b''
         try:
             s.connect(self.path)
             s.sendall(request.encode() + b'\n')
-            while not data.endswith(b'\n'):
+            while True:
                 chunk = s.recv(65536)
                 if not chunk:
                     break

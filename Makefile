@@ -16,6 +16,7 @@
 #   make vsock-test the kernel's vsock_test and vsock_diag_test (build/vsock-tools/, the same)
 #   make run        boot the ISO with vsock (build/vsock), serial console on stdio
 #   make bench      the main job: boot the appliance and print benchmark tables
+#                   (./ringside COMMAND runs every tool: ./ringside --help)
 #   make clean      remove build/ (the newlib build is kept: make distclean)
 
 BUILD   := build
@@ -121,6 +122,8 @@ VRING_SRCS := $(wildcard host/vring/*.c)
 RING_SRCS := drivers/virtio/virtqueue.c drivers/virtio/ring_split.c drivers/virtio/ring_packed.c
 HOST_LIBS_vhost-vsock := $(VRING_SRCS) $(wildcard host/vring/*.h)
 HOST_LIBS_bench := host/cost/cost_shm.h
+# the guest fuzzer's generator, one source for both sides
+HOST_LIBS_fuzz-gen := drivers/virtio/fuzz_gen.c drivers/virtio/fuzz_gen.h
 HOST_PROGS := $(sort $(patsubst host/%,$(BUILD)/host/ringside-%,$(HOST_DIRS)))
 HOST_CFLAGS := -std=gnu11 -O2 -g $(WARN) -D_GNU_SOURCE -I.
 COST_PLUGIN := $(BUILD)/host/ringside-cost.so
@@ -244,10 +247,9 @@ FUZZ_SECONDS ?= 20
 fuzz: fuzz-build
 	tests/fuzz/run.sh $(FUZZ_SECONDS)
 
-# Python: the package host/ringside/, the scripts in host/ that run it, tests/.
-PY_SCRIPTS = $(shell grep -ls '^\#!/usr/bin/python3' host/*)
+# Python: the package host/ringside/, the front door ./ringside that runs it, tests/.
 lint:
-	$(PYTHON) -m flake8 host tests $(PY_SCRIPTS)
+	$(PYTHON) -m flake8 host tests ringside
 
 # Source rules no compiler checks: the guest's include layering.
 check-includes:
@@ -263,7 +265,7 @@ smoke: all
 
 # docs/config.md from the CONFIG_KEY declarations (tests/host checks it is current).
 docs:
-	$(PYTHON) host/config-doc -o docs/config.md
+	$(PYTHON) ./ringside config-doc -o docs/config.md
 
 # The fast tier: everything but the fuzzers' runs and the long QEMU tests.
 # What it runs is built first on every core (test-deps needs the fuzzers).
@@ -290,19 +292,19 @@ test: deps
 	$(MAKE) qemu-test
 
 # The appliance with its services: host programs reach them through
-# build/vsock (hybrid vsock, e.g. build/host/ringside-bench pingpong --uds build/vsock).
+# build/vsock (hybrid vsock, e.g. build/host/ringside-bench pingpong --uds build/vsock);
+# the launcher says so once the back end listens there. Ctrl-A x quits.
 run: all
-	@echo "vsock for host programs: $(abspath $(BUILD))/vsock (Ctrl-A x quits)"
-	host/ringside-run --vsock --vsock-uds $(abspath $(BUILD))/vsock --wait-ready=no $(RUN_ARGS)
+	./ringside run --vsock --vsock-uds $(abspath $(BUILD))/vsock --wait-ready=no $(RUN_ARGS)
 
 bench: deps
 	$(MAKE) all
-	host/bench-vsock $(BENCH_ARGS)
+	./ringside bench $(BENCH_ARGS)
 
 # The seeds' tables with guest cost: build/bench/seeds.md and PNGs (docs/benchmarks.md).
 bench-seeds: deps
 	$(MAKE) all linux-guest linux-guest-6.12 nested-host
-	host/bench-seeds $(SEEDS_ARGS)
+	./ringside seeds $(SEEDS_ARGS)
 
 format:
 	clang-format -i $(shell git ls-files '*.c' '*.h')

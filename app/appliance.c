@@ -7,6 +7,7 @@
 #include "app/app.h"
 #include "app/services.h"
 #include "drivers/virtio/virtio_pci.h"
+#include "drivers/virtio/fuzz.h"
 #include "drivers/virtio/vsock_attack.h"
 #include "kernel/app.h"
 #include "net/net.h"
@@ -33,4 +34,5 @@ void app_init(void)
 	vsock_test_init();
 	vsock_cmd_init();
 	vsock_attack_init(); /* off unless `attack` or the attack= key */
+	fuzz_init(); /* off unless `fuzz` or the fuzz= key */
 }

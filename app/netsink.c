@@ -12,6 +12,7 @@
  *
  *   netsink [seconds=S] [idle=MS]   run, stop after S s or MS ms without frames
  *   netsink on | show | off         the same as a switch (off prints the report)
+ *   ... json                        the report as one line of JSON, for programs
  */
 #include <errno.h>
 #include <stdio.h>
@@ -21,6 +22,7 @@
 #include "app/app.h"
 #include "kernel/poll.h"
 #include "kernel/shell.h"
+#include "kernel/shell_json.h"
 #include "kernel/time.h"
 #include "net/net.h"
 
@@ -107,7 +109,39 @@ static void netsink_report_queues(void)
 	printf("\n");
 }
 
-static void netsink_report(void)
+/* The report for programs: counts and nanoseconds, the drops by reason. */
+static int netsink_report_json(void)
+{
+	const struct net_dev_stats *base = &sink.base;
+	struct netsink_queue t = netsink_total();
+	struct json_writer *w = shell_json_begin();
+	struct net_dev_stats now;
+	uint64_t total = 0;
+
+	json_put_u64(w, "frames", t.frames);
+	json_put_u64(w, "bytes", t.bytes);
+	json_put_u64(w, "ns", t.last_ns - t.first_ns);
+	json_open(w, "queues", '[');
+	for (unsigned int q = 0; q < sink.dev->queues_set_up && q < NET_MAX_QUEUES; q++)
+		json_put_u64(w, NULL, sink.queue[q].frames);
+	json_close(w, ']');
+	json_put_bool(w, "device_changed", net_device() != sink.dev);
+	if (net_device() == sink.dev) {
+		net_dev_stats_sum(sink.dev, &now);
+		json_open(w, "drops", '{');
+#define NETSINK_JSON_DROP(name)                            \
+	json_put_u64(w, #name + 3, now.name - base->name); \
+	total += now.name - base->name;
+		NETSINK_DROPS(NETSINK_JSON_DROP)
+#undef NETSINK_JSON_DROP
+		json_put_u64(w, "total", total);
+		json_put_u64(w, "refill_fail", now.rx_refill_fail - base->rx_refill_fail);
+		json_close(w, '}');
+	}
+	return shell_json_end("netsink");
+}
+
+static int netsink_report(bool json)
 {
 	const struct net_dev_stats *base = &sink.base;
 	struct netsink_queue t = netsink_total();
@@ -115,6 +149,8 @@ static void netsink_report(void)
 	struct net_dev_stats now_sum, *now = &now_sum;
 	uint64_t total = 0;
 
+	if (json)
+		return netsink_report_json();
 	/* the rate counts the gaps between frames: n frames span n - 1 of them */
 	printf("netsink: %llu frames %llu bytes in %.6f s: %.4f Mpps %.4f Gb/s\n",
 	       (unsigned long long)t.frames, (unsigned long long)t.bytes, secs,
@@ -123,7 +159,7 @@ static void netsink_report(void)
 	/* a re-probe freed the device the run started on, and its counters */
 	if (net_device() != sink.dev) {
 		printf("netsink: the network device changed during the run: no drop counts\n");
-		return;
+		return 0;
 	}
 	net_dev_stats_sum(sink.dev, now);
 	printf("netsink: drops");
@@ -136,13 +172,14 @@ static void netsink_report(void)
 	printf(" total=%llu refill_fail=%llu\n", (unsigned long long)total,
 	       (unsigned long long)(now->rx_refill_fail - base->rx_refill_fail));
 	netsink_report_queues();
+	return 0;
 }
 
-static void netsink_off(void)
+static int netsink_off(bool json)
 {
 	net_set_rx_tap(NULL);
 	sink.on = false;
-	netsink_report();
+	return netsink_report(json);
 }
 
 struct netsink_wait {
@@ -171,7 +208,7 @@ static int parse_u64(const char *s, uint64_t max, uint64_t *out)
 	return config_parse_uint(s, out) || *out > max ? -EINVAL : 0;
 }
 
-static int netsink_timed(int argc, char **argv)
+static int netsink_timed(int argc, char **argv, bool json)
 {
 	uint64_t seconds = 10, idle_ms = 0;
 	struct netsink_wait w;
@@ -193,31 +230,30 @@ static int netsink_timed(int argc, char **argv)
 	w.end_ns = now_ns() + seconds * 1000000000ULL;
 	w.idle_ns = idle_ms * 1000000ULL;
 	poll_wait(netsink_step, &w, w.end_ns);
-	netsink_off();
-	return 0;
+	return netsink_off(json);
 }
 
 static int cmd_netsink(int argc, char **argv)
 {
+	bool json = shell_json_wanted(&argc, argv);
+
 	if (argc == 2 && !strcmp(argv[1], "on"))
 		return sink.on ? shell_error("netsink: already on") : netsink_on();
 	if (argc == 2 && (!strcmp(argv[1], "off") || !strcmp(argv[1], "show"))) {
 		if (!sink.on)
 			return shell_error("netsink: not on");
 		if (argv[1][1] == 'f')
-			netsink_off();
-		else
-			netsink_report();
-		return 0;
+			return netsink_off(json);
+		return netsink_report(json);
 	}
 	if (sink.on)
 		return shell_error("netsink: already on (netsink off first)");
-	return netsink_timed(argc, argv);
+	return netsink_timed(argc, argv, json);
 }
 
 static const struct shell_cmd netsink_cmd = {
 	.name = "netsink",
-	.usage = "[seconds=10] [idle=MS] | on | show | off",
+	.usage = "[seconds=10] [idle=MS] | on | show | off [json]",
 	.help = "count and drop every received frame before the protocols, print Mpps and drops",
 	.run = cmd_netsink,
 };

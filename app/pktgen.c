@@ -20,6 +20,7 @@
 #include "kernel/percpu.h"
 #include "kernel/poll.h"
 #include "kernel/shell.h"
+#include "kernel/shell_json.h"
 #include "kernel/time.h"
 #include "kernel/xcpu.h"
 #include "net/proto.h"
@@ -377,6 +378,38 @@ static void print_cpus(const struct pktgen_result *r)
 	printf(" Mpps\n");
 }
 
+/* The run for programs: counts and nanoseconds, every rate theirs to work out. */
+static int print_json(const struct pktgen_params *p, const struct pktgen_result *r, int ret)
+{
+	struct json_writer *w = shell_json_begin();
+
+	json_put_u64(w, "count", p->count);
+	json_put_u64(w, "sent", r->sent);
+	json_put_u64(w, "size", p->size < ETH_ZLEN ? ETH_ZLEN : p->size);
+	json_put_u64(w, "bytes", r->bytes);
+	json_put_u64(w, "ns", r->ns);
+	json_put_u64(w, "kicks", r->kicks);
+	json_put_u64(w, "ring_full", r->ring_full);
+	json_put_u64(w, "burst", p->burst);
+	json_put_bool(w, "stalled", ret != 0);
+	json_open(w, "queues", '[');
+	for (unsigned int q = 0; q < (p->queues ? p->queues : 1); q++)
+		json_put_u64(w, NULL, q < 1 && p->queues < 2 ? r->sent : r->sent_queue[q]);
+	json_close(w, ']');
+	json_open(w, "cpus", '[');
+	for (unsigned int c = 0; c < PERCPU_MAX_CPUS; c++) {
+		if (!r->cpu_sent[c])
+			continue;
+		json_open(w, NULL, '{');
+		json_put_u64(w, "cpu", c);
+		json_put_u64(w, "sent", r->cpu_sent[c]);
+		json_put_u64(w, "ns", r->cpu_ns[c]);
+		json_close(w, '}');
+	}
+	json_close(w, ']');
+	return shell_json_end("pktgen");
+}
+
 static int parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 {
 	return config_parse_uint(s, out) || *out < min || *out > max ? -EINVAL : 0;
@@ -399,6 +432,7 @@ static int cmd_pktgen(int argc, char **argv)
 {
 	struct pktgen_params p = { .count = 100000, .size = 64, .burst = 256, .port = PKTGEN_PORT };
 	struct pktgen_result r;
+	bool json = shell_json_wanted(&argc, argv);
 	bool have_dst = false;
 	uint64_t v;
 	double secs;
@@ -442,6 +476,8 @@ static int cmd_pktgen(int argc, char **argv)
 	if (ret == -EBUSY)
 		return shell_error("pktgen: cpu %d is still sending from an earlier run",
 				   pktgen_busy_cpu());
+	if (json)
+		return print_json(&p, &r, ret);
 	secs = r.ns / 1e9;
 	printf("pktgen: %llu packets %u bytes in %.3f s: %.4f Mpps %.4f Gb/s\n",
 	       (unsigned long long)r.sent, p.size < ETH_ZLEN ? ETH_ZLEN : p.size, secs,
@@ -459,7 +495,7 @@ static int cmd_pktgen(int argc, char **argv)
 
 static const struct shell_cmd pktgen_cmd = {
 	.name = "pktgen",
-	.usage = "dst=IP[,MAC] [count=N] [size=64] [burst=256] [port=9] [queues=1]",
+	.usage = "dst=IP[,MAC] [count=N] [size=64] [burst=256] [port=9] [queues=1] [json]",
 	.help = "send one UDP flow per TX queue in bursts (pktgen_sample03), print Mpps",
 	.run = cmd_pktgen,
 };

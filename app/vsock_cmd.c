@@ -14,6 +14,7 @@
 #include "kernel/io.h"
 #include "kernel/poll.h"
 #include "kernel/shell.h"
+#include "kernel/shell_json.h"
 #include "kernel/stats.h"
 #include "kernel/time.h"
 #include "net/vsock/vsock.h"
@@ -61,6 +62,37 @@ static void list_sockets(void)
 	       (unsigned long long)vsock_pkt_live(),
 	       (unsigned long long)(vsock_pkt_live_bytes() >> 10),
 	       (unsigned long long)vsock_pkt_pooled());
+}
+
+/* The socket table for programs: every socket's state, and the buffers alive. */
+static int list_sockets_json(void)
+{
+	struct json_writer *w = shell_json_begin();
+	struct vsock_sock *s = NULL;
+
+	json_put_u64(w, "local_cid", vsock_local_cid());
+	json_open(w, "sockets", '[');
+	while ((s = vsock_next(s))) {
+		struct vsock_info in;
+
+		vsock_get_info(s, &in);
+		json_open(w, NULL, '{');
+		json_put_string(w, "type", in.type == VSOCK_TYPE_STREAM ? "stream" : "seqpacket");
+		json_put_string(w, "state", vsock_state_name(in.state));
+		json_put_u64(w, "local_port", in.local_port);
+		json_put_u64(w, "peer_cid", in.peer_cid);
+		json_put_u64(w, "peer_port", in.peer_port);
+		json_put_u64(w, "backlog", in.accept_queue);
+		json_put_u64(w, "rx_queued", in.rx_queued);
+		json_put_u64(w, "rx_bytes", in.rx_bytes);
+		json_put_u64(w, "tx_bytes", in.tx_bytes);
+		json_close(w, '}');
+	}
+	json_close(w, ']');
+	json_put_u64(w, "pkts_alive", vsock_pkt_live());
+	json_put_u64(w, "pkt_bytes_alive", vsock_pkt_live_bytes());
+	json_put_u64(w, "pkts_pooled", vsock_pkt_pooled());
+	return shell_json_end("vsock");
 }
 
 static enum poll_step connect_settled(void *arg)
@@ -149,7 +181,21 @@ static int round_trip(struct vsock_sock *s, uint8_t *buf, uint32_t size, uint64_
 	return 0;
 }
 
-static int pingpong(uint64_t cid, uint32_t port, uint32_t size, uint32_t count)
+static void pingpong_json(uint32_t size, uint32_t count, const uint64_t *ns, uint64_t sum)
+{
+	struct json_writer *w = shell_json_begin();
+
+	json_put_u64(w, "size", size);
+	json_put_u64(w, "count", count);
+	json_put_u64(w, "p1", ns[count / 100]);
+	json_put_u64(w, "p50", ns[count / 2]);
+	json_put_u64(w, "mean", sum / count);
+	json_put_u64(w, "p99", ns[count * 99 / 100]);
+	json_put_u64(w, "max", ns[count - 1]);
+	shell_json_end("vsock");
+}
+
+static int pingpong(uint64_t cid, uint32_t port, uint32_t size, uint32_t count, bool json)
 {
 	uint64_t *ns = malloc(count * sizeof(*ns)), sum = 0;
 	uint8_t *buf = malloc(size);
@@ -172,6 +218,11 @@ static int pingpong(uint64_t cid, uint32_t port, uint32_t size, uint32_t count)
 		sum += ns[i];
 	}
 	qsort(ns, count, sizeof(*ns), cmp_u64);
+	ret = 0;
+	if (json) {
+		pingpong_json(size, count, ns, sum);
+		goto close;
+	}
 	printf("pingpong %u B x %u: p1 %llu ns  p50 %llu ns  mean %llu ns  p99 %llu ns  max %llu ns\n",
 	       size, count, (unsigned long long)ns[count / 100], (unsigned long long)ns[count / 2],
 	       (unsigned long long)(sum / count), (unsigned long long)ns[count * 99 / 100],
@@ -208,7 +259,7 @@ static enum poll_step stream_step(void *arg)
 	return POLL_DONE;
 }
 
-static int stream(uint64_t cid, uint32_t port, uint32_t size, uint32_t seconds)
+static int stream(uint64_t cid, uint32_t port, uint32_t size, uint32_t seconds, bool json)
 {
 	struct stream st = { .s = connect_wait(cid, port), .size = size };
 	uint64_t start;
@@ -221,8 +272,18 @@ static int stream(uint64_t cid, uint32_t port, uint32_t size, uint32_t seconds)
 		vsock_close(st.s);
 		return st.error;
 	}
-	double secs = (now_ns() - start) / 1e9;
+	uint64_t ns = now_ns() - start;
+	double secs = ns / 1e9;
 
+	if (json) {
+		struct json_writer *w = shell_json_begin();
+
+		json_put_u64(w, "size", size);
+		json_put_u64(w, "bytes", st.bytes);
+		json_put_u64(w, "ns", ns);
+		vsock_close(st.s);
+		return shell_json_end("vsock");
+	}
 	printf("stream %u B writes for %.2f s: %llu bytes, %.3f Gb/s\n", size, secs,
 	       (unsigned long long)st.bytes, st.bytes * 8 / secs / 1e9);
 	vsock_close(st.s);
@@ -231,18 +292,25 @@ static int stream(uint64_t cid, uint32_t port, uint32_t size, uint32_t seconds)
 
 static int cmd_vsock(int argc, char **argv)
 {
+	bool json = shell_json_wanted(&argc, argv);
 	uint64_t cid, port, size, n;
 
 	if (argc == 1) {
 		/* the next pass settles the device: a second look sees it quiet */
 		vsock_settle();
+		if (json)
+			return list_sockets_json();
 		list_sockets();
 		return 0;
 	}
 	if (!strcmp(argv[1], "trim") && argc == 2) {
-		/* host/soak compares the heap without the pool's peak-sized lists */
-		printf("vsock: %llu pooled packet buffers freed\n",
-		       (unsigned long long)vsock_pkt_trim());
+		/* the soak compares the heap without the pool's peak-sized lists */
+		n = vsock_pkt_trim();
+		if (json) {
+			json_put_u64(shell_json_begin(), "freed", n);
+			return shell_json_end("vsock");
+		}
+		printf("vsock: %llu pooled packet buffers freed\n", (unsigned long long)n);
 		return 0;
 	}
 	if (strcmp(argv[1], "pingpong") && strcmp(argv[1], "stream"))
@@ -258,12 +326,12 @@ static int cmd_vsock(int argc, char **argv)
 		if (parse_u64(argv[4], "SIZE", 1, MAX_PINGPONG_SIZE, &size) ||
 		    parse_u64(argv[5], "COUNT", 1, MAX_PINGPONG_COUNT, &n))
 			return -1;
-		return pingpong(cid, port, size, n);
+		return pingpong(cid, port, size, n, json);
 	}
 	if (parse_u64(argv[4], "SIZE", 1, VSOCK_MAX_PKT_PAYLOAD, &size) ||
 	    parse_u64(argv[5], "SECONDS", 1, 3600, &n))
 		return -1;
-	return stream(cid, port, size, n);
+	return stream(cid, port, size, n, json);
 }
 
 static void vsock_stats(void)
@@ -331,7 +399,7 @@ static void vsock_stats_json(struct json_writer *w)
 
 static const struct shell_cmd vsock_cmd = {
 	.name = "vsock",
-	.usage = "[pingpong|stream CID PORT SIZE N | trim]",
+	.usage = "[pingpong|stream CID PORT SIZE N | trim] [json]",
 	.help = "sockets; guest-initiated ping-pong (N round trips) or stream (N seconds); "
 		"trim: free the packet pool",
 	.run = cmd_vsock,

@@ -13,29 +13,29 @@
 #include "kernel/mm.h"
 #include "kernel/power.h"
 #include "kernel/shell.h"
+#include "kernel/shell_json.h"
 #include "kernel/smp.h"
 #include "kernel/time.h"
 
 extern const uint8_t __build_id_note[], __build_id_note_end[];
 
-static void print_build_id(void)
+/* The build id's bytes in hex into @hex (at least 41 bytes); "" if none. */
+static void build_id_hex(char *hex, size_t len)
 {
 	const uint8_t *n = __build_id_note;
 	uint32_t namesz, descsz;
+	size_t at = 0;
 
-	if (__build_id_note_end - n < 12) {
-		printf("build-id: none\n");
+	hex[0] = '\0';
+	if (__build_id_note_end - n < 12)
 		return;
-	}
 	memcpy(&namesz, n, 4);
 	memcpy(&descsz, n + 4, 4);
 	n += 12 + ((namesz + 3) & ~3u);
 	if (n + descsz > __build_id_note_end)
 		descsz = 0;
-	printf("build-id: ");
-	for (uint32_t i = 0; i < descsz; i++)
-		printf("%02x", n[i]);
-	printf("\n");
+	for (uint32_t i = 0; i < descsz && at + 3 <= len; i++)
+		at += snprintf(hex + at, len - at, "%02x", n[i]);
 }
 
 static int too_many_args(int argc, char **argv, int max)
@@ -45,28 +45,52 @@ static int too_many_args(int argc, char **argv, int max)
 	return shell_error("%s: unexpected argument '%s'", argv[0], argv[max]);
 }
 
+static int info_json(const char *cpu, const char *hv, const char *id, const struct mm_stats *m)
+{
+	const struct acpi_info *a = acpi_get();
+	struct json_writer *w = shell_json_begin();
+
+	json_put_string(w, "cpu", cpu);
+	json_put_u64(w, "lapic_id", lapic_id());
+	json_put_u64(w, "cpus_online", smp_online());
+	json_put_u64(w, "cpus_madt", a->n_cpus);
+	json_put_u64(w, "memory_usable", m->ram_total);
+	json_put_u64(w, "tsc_hz", tsc_hz());
+	json_put_string(w, "tsc_source", tsc_source());
+	json_put_string(w, "hypervisor", hv);
+	json_put_string(w, "boot", boot_info.boot_path);
+	json_put_string(w, "cmdline", boot_info.cmdline);
+	json_put_bool(w, "acpi", a->present);
+	json_put_string(w, "build_id", id);
+	return shell_json_end("info");
+}
+
 static int cmd_info(int argc, char **argv)
 {
 	const struct acpi_info *a = acpi_get();
+	bool json = shell_json_wanted(&argc, argv);
 	struct mm_stats m;
-	char cpu[96], hv[160], smp[96];
+	char cpu[96], hv[160], smp[96], id[80];
 
 	if (too_many_args(argc, argv, 1))
 		return -1;
 	cpu_describe(cpu, sizeof(cpu));
 	mm_get_stats(&m);
+	hypervisor_describe(hv, sizeof(hv));
+	build_id_hex(id, sizeof(id));
+	if (json)
+		return info_json(cpu, hv, id, &m);
 	smp_describe(smp, sizeof(smp));
 	printf("cpu: %s, lapic id %u\n", cpu, lapic_id());
 	printf("cpus: %s\n", smp);
 	printf("memory: %llu MiB usable\n", (unsigned long long)(m.ram_total >> 20));
 	printf("tsc: %.3f GHz (%s)\n", tsc_hz() / 1e9, tsc_source());
-	hypervisor_describe(hv, sizeof(hv));
 	printf("hypervisor: %s\n", hv);
 	printf("boot: %s\n", boot_info.boot_path);
 	printf("cmdline: %s\n", boot_info.cmdline);
 	printf("acpi: %s rev %u, %u tables, %u ECAM segment(s)\n", a->present ? a->oem : "none",
 	       a->revision, a->n_tables, a->n_ecam);
-	print_build_id();
+	printf("build-id: %s\n", id[0] ? id : "none");
 	return 0;
 }
 
@@ -98,16 +122,41 @@ static void census_add(uint64_t size, void *arg)
 	c->count[i]++;
 }
 
+static void chunks_json(struct json_writer *w, const struct heap_census *c, int n)
+{
+	json_open(w, "chunks", '{');
+	json_put_u64(w, "count", (uint64_t)n);
+	json_put_u64(w, "bytes", c->bytes);
+	json_open(w, "sizes", '[');
+	for (unsigned int i = 0; i < c->n_sizes; i++) {
+		json_open(w, NULL, '{');
+		json_put_u64(w, "size", c->size[i]);
+		json_put_u64(w, "count", c->count[i]);
+		json_close(w, '}');
+	}
+	json_close(w, ']');
+	json_put_u64(w, "other_count", c->other);
+	json_put_u64(w, "other_bytes", c->other_bytes);
+	json_close(w, '}');
+}
+
 /* Every chunk in use, counted by size: what a leak is made of. */
-static int mem_chunks(void)
+static int mem_chunks(bool json)
 {
 	static struct heap_census c;
+	struct json_writer *w;
 	int n;
 
 	memset(&c, 0, sizeof(c));
 	n = heap_walk(census_add, &c);
 	if (n < 0)
 		return shell_error("mem: the heap does not walk as newlib's malloc lays it out");
+	if (json) {
+		w = shell_json_begin();
+		json_put_u64(w, "heap_in_use", heap_in_use());
+		chunks_json(w, &c, n);
+		return shell_json_end("mem");
+	}
 	printf("heap chunks in use: %d, %llu B\n", n, (unsigned long long)c.bytes);
 	for (unsigned int i = 0; i < c.n_sizes; i++)
 		printf("  %8llu B x %llu\n", (unsigned long long)c.size[i],
@@ -118,17 +167,36 @@ static int mem_chunks(void)
 	return 0;
 }
 
+static int mem_json(void)
+{
+	struct json_writer *w = shell_json_begin();
+	struct mm_stats m;
+
+	mm_get_stats(&m);
+	json_put_u64(w, "heap_in_use", heap_in_use());
+	json_put_u64(w, "heap_start", m.heap_start);
+	json_put_u64(w, "heap_end", m.heap_end);
+	json_put_u64(w, "heap_grown", m.heap_brk - m.heap_start);
+	json_put_u64(w, "ram_usable", m.ram_total);
+	json_put_u64(w, "frames_used", m.frames_used);
+	json_put_u64(w, "frames_free", m.frames_free);
+	return shell_json_end("mem");
+}
+
 static int cmd_mem(int argc, char **argv)
 {
 	const struct mem_region *r;
+	bool json = shell_json_wanted(&argc, argv);
 	uint64_t in_use = heap_in_use();
 	struct mm_stats m;
 	unsigned int n;
 
 	if (argc == 2 && !strcmp(argv[1], "chunks"))
-		return mem_chunks();
+		return mem_chunks(json);
 	if (argc > 1)
-		return shell_error("usage: mem [chunks]");
+		return shell_error("usage: mem [chunks] [json]");
+	if (json)
+		return mem_json();
 	printf("loader memory map (%u entries):\n", boot_info.mmap_count);
 	for (unsigned int i = 0; i < boot_info.mmap_count; i++) {
 		const struct boot_mem_range *e = &boot_info.mmap[i];
@@ -175,9 +243,29 @@ static int by_name(const void *a, const void *b)
  * Keys are declared across the subsystems, and the linker's order of them
  * depends on file and compiler; by name, the list is the same every build.
  */
+static int config_json(struct config_key **keys, unsigned int n)
+{
+	struct json_writer *w = shell_json_begin();
+	char line[128];
+
+	for (unsigned int i = 0; i < n; i++) {
+		struct config_key def = *keys[i];
+
+		def.value_set = false;
+		json_open(w, keys[i]->name, '{');
+		config_format(keys[i], line, sizeof(line));
+		json_put_string(w, "value", strchr(line, '=') + 1);
+		config_format(&def, line, sizeof(line));
+		json_put_string(w, "default", strchr(line, '=') + 1);
+		json_close(w, '}');
+	}
+	return shell_json_end("config");
+}
+
 static int cmd_config(int argc, char **argv)
 {
 	struct config_key *keys[MAX_LISTED_KEYS];
+	bool json = shell_json_wanted(&argc, argv);
 	unsigned int n = 0;
 	char line[128];
 
@@ -186,6 +274,8 @@ static int cmd_config(int argc, char **argv)
 	for (struct config_key *k = config_next(NULL); k && n < MAX_LISTED_KEYS; k = config_next(k))
 		keys[n++] = k;
 	qsort(keys, n, sizeof(keys[0]), by_name);
+	if (json)
+		return config_json(keys, n);
 	for (unsigned int i = 0; i < n; i++) {
 		config_format(keys[i], line, sizeof(line));
 		printf("%-24s %s\n", line, keys[i]->help);
@@ -273,12 +363,13 @@ static int cmd_crash(int argc, char **argv)
 }
 
 static const struct shell_cmd builtin_cmds[] = {
-	{ "info", NULL, "CPU, memory, TSC, boot path, command line, build id", cmd_info },
-	{ "mem", "[chunks]",
+	{ "info", "[json]", "CPU, memory, TSC, boot path, command line, build id", cmd_info },
+	{ "mem", "[chunks] [json]",
 	  "memory map, usable RAM, heap and page-table use; chunks: heap chunks in use by size",
 	  cmd_mem },
 	{ "uptime", NULL, "time since boot", cmd_uptime },
-	{ "config", NULL, "show every configuration key", cmd_config },
+	{ "config", "[json]", "show every configuration key (json: value and default)",
+	  cmd_config },
 	{ "get", "KEY", "show one configuration key", cmd_get },
 	{ "set", "KEY=VALUE", "change configuration keys", cmd_set },
 	{ "reboot", NULL, "reset the machine", cmd_reboot },

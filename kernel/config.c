@@ -243,9 +243,29 @@ int config_format(const struct config_key *k, char *buf, size_t len)
 	return snprintf(buf, len, "%s=%llu", k->name, (unsigned long long)v);
 }
 
+/*
+ * One KEY=VALUE word of the command line: 0 once set, else non-zero with
+ * the reason and what became of the word in @err. A misspelt key is named
+ * as loudly as a bad value: either would leave a run measuring a default
+ * it did not ask for.
+ */
+static int cmdline_word(const char *key, const char *value, char *err, size_t err_len)
+{
+	char why[CONFIG_ERR_MAX];
+
+	if (!config_lookup(key)) {
+		snprintf(err, err_len, "unknown key '%s' (ignored)", key);
+		return -ENOENT;
+	}
+	if (!config_set(key, value, why, sizeof(why)))
+		return 0;
+	snprintf(err, err_len, "%s (default kept)", why);
+	return -EINVAL;
+}
+
 int config_parse_cmdline(const char *cmdline, void (*report)(const char *msg))
 {
-	char word[256], err[CONFIG_ERR_MAX];
+	char word[256], err[CONFIG_ERR_MAX + 32]; /* a reason and what became of it */
 	int bad = 0;
 	const char *p = cmdline;
 
@@ -259,8 +279,7 @@ int config_parse_cmdline(const char *cmdline, void (*report)(const char *msg))
 			eq = strchr(word, '=');
 			if (eq) {
 				*eq = '\0';
-				if (config_lookup(word) &&
-				    config_set(word, eq + 1, err, sizeof(err))) {
+				if (cmdline_word(word, eq + 1, err, sizeof(err))) {
 					bad++;
 					if (report)
 						report(err);

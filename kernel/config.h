@@ -109,10 +109,11 @@ void config_reset(void);
 int config_format(const struct config_key *key, char *buf, size_t len);
 
 /*
- * Apply every key=value word of a kernel command line that names a key.
- * Words that are not keys belong to someone else (GRUB's BOOT_IMAGE, a
- * test's marker) and are skipped; a bad value for a known key is reported
- * through @report and the default kept. Returns the number of bad values.
+ * Apply every KEY=VALUE word of a kernel command line. A bad value for a
+ * key ("bad value ... (default kept)") and a key that does not exist
+ * ("unknown key 'rign' (ignored)") are each reported through @report;
+ * words without '=' are someone else's and skipped. Returns the number of
+ * words reported.
  */
 int config_parse_cmdline(const char *cmdline, void (*report)(const char *msg));
 

@@ -26,7 +26,7 @@
 
 static void report_bad_config(const char *msg)
 {
-	printf("cmdline: %s (default kept)\n", msg);
+	printf("cmdline: %s\n", msg);
 }
 
 void kmain(struct boot_info *bi)

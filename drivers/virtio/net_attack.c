@@ -21,9 +21,9 @@
 #include <errno.h>
 #include <string.h>
 
+#include "drivers/virtio/hostile.h"
 #include "drivers/virtio/net_attack.h"
 #include "drivers/virtio/virtio_net.h"
-#include "kernel/dma.h"
 #include "net/net.h"
 
 /* 5.1.6 flags and gso_type */
@@ -34,72 +34,7 @@
 #define GSO_ECN 0x80
 
 #define SMALL_FRAME 60 /* ETH_ZLEN: the shortest honest frame */
-#define LONG_FRAME (65536 + 1024)
-#define SMALL_BUF 128
-#define POOL 64
-
-static uint8_t *pool; /* POOL buffers of SMALL_BUF */
-static uint8_t *long_buf; /* header + LONG_FRAME */
-static unsigned int pool_next;
-
-static void put16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)v;
-	p[1] = (uint8_t)(v >> 8);
-}
-
-static void put16_be(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
-
-/* Broadcast IPv4/TCP of @len bytes from our MAC; IP total length @ip_len. */
-static void frame(uint8_t *f, uint32_t len, uint16_t ip_len)
-{
-	struct net_dev *dev = net_device();
-
-	memset(f, 0xa5, len);
-	memset(f, 0xff, ETH_ALEN);
-	if (dev)
-		memcpy(f + ETH_ALEN, dev->mac, ETH_ALEN);
-	put16_be(f + 12, 0x0800);
-	memset(f + ETH_HLEN, 0, 40);
-	f[14] = 0x45; /* IPv4, 20-byte header */
-	put16_be(f + 16, ip_len);
-	f[22] = 64; /* ttl */
-	f[23] = 6; /* TCP */
-	memset(f + 30, 0xff, 4); /* to 255.255.255.255 */
-	put16_be(f + 34, 9); /* discard port, both ends */
-	put16_be(f + 36, 9);
-	f[46] = 0x50; /* TCP header of 20 bytes */
-	f[47] = 0x10; /* ACK */
-}
-
-static int pool_init(void)
-{
-	if (!pool)
-		pool = dma_alloc((size_t)POOL * SMALL_BUF, 64);
-	if (!long_buf)
-		long_buf = dma_alloc(VIRTIO_NET_HDR_LEN + LONG_FRAME, 64);
-	return pool && long_buf ? 0 : -ENOMEM;
-}
-
-/*
- * 5.1.6 struct virtio_net_hdr at @h: flags, gso_type, then hdr_len,
- * gso_size, csum_start, csum_offset, num_buffers (le16 each).
- */
-static void hdr(uint8_t *h, uint8_t flags, uint8_t gso_type, uint16_t hdr_len, uint16_t gso_size,
-		uint16_t csum_start, uint16_t csum_offset)
-{
-	h[0] = flags;
-	h[1] = gso_type;
-	put16(h + 2, hdr_len);
-	put16(h + 4, gso_size);
-	put16(h + 6, csum_start);
-	put16(h + 8, csum_offset);
-	put16(h + 10, 0); /* 5.1.6.2.1: num_buffers is 0 on TX */
-}
+#define LONG_FRAME HOSTILE_NET_LONG
 
 static const uint8_t undefined_flags[] = { 0xf8, HDR_F_DATA_VALID | HDR_F_RSC_INFO, 0xff };
 /* 5.1.6: 0 NONE, 1 TCPV4, 3 UDP, 4 TCPV6, 5 UDP_L4, 0x80 ECN; nothing else */
@@ -112,35 +47,40 @@ static void small_hdr(uint8_t *h, enum net_lie lie, uint32_t nth)
 {
 	switch (lie) {
 	case NET_HDR_FLAGS:
-		hdr(h, PICK(undefined_flags, nth), 0, 0, 0, 0, 0);
+		hostile_net_hdr(h, PICK(undefined_flags, nth), 0, 0, 0, 0, 0, 0);
 		break;
 	case NET_CSUM_START:
 		/* 5.1.6.2: csum_start + csum_offset + 2 lie within the frame; not here */
 		if (nth % 2)
-			hdr(h, HDR_F_NEEDS_CSUM, 0, 0, 0, SMALL_FRAME - 1, 6);
+			hostile_net_hdr(h, HDR_F_NEEDS_CSUM, 0, 0, 0, SMALL_FRAME - 1, 6, 0);
 		else
-			hdr(h, HDR_F_NEEDS_CSUM, 0, 0, 0, 0xfff0, 0xfffe);
+			hostile_net_hdr(h, HDR_F_NEEDS_CSUM, 0, 0, 0, 0xfff0, 0xfffe, 0);
 		break;
 	case NET_GSO_TYPE:
-		hdr(h, 0, PICK(undefined_gso, nth), 54, 1400, 0, 0);
+		hostile_net_hdr(h, 0, PICK(undefined_gso, nth), 54, 1400, 0, 0, 0);
 		break;
 	case NET_GSO:
 		/* 5.1.6.2.1: GSO only as negotiated; hdr_len past the frame, mss 0 or 1 */
-		hdr(h, 0, GSO_TCPV4, 0xffff, (uint16_t)(nth % 2), 0, 0);
+		hostile_net_hdr(h, 0, GSO_TCPV4, 0xffff, (uint16_t)(nth % 2), 0, 0, 0);
 		break;
 	default:
-		hdr(h, 0, 0, 0, 0, 0, 0);
+		hostile_net_hdr(h, 0, 0, 0, 0, 0, 0, 0);
 		break;
 	}
 }
 
 static int send_long(enum net_lie lie)
 {
+	uint8_t *long_buf = hostile_net_buf(LONG_FRAME);
+
+	if (!long_buf)
+		return -ENOMEM;
 	if (lie == NET_GSO_LONG)
-		hdr(long_buf, HDR_F_NEEDS_CSUM, GSO_TCPV4 | GSO_ECN, 0xffff, 1, 34, 16);
+		hostile_net_hdr(long_buf, HDR_F_NEEDS_CSUM, GSO_TCPV4 | GSO_ECN, 0xffff, 1, 34, 16,
+				0);
 	else
-		hdr(long_buf, 0, 0, 0, 0, 0, 0);
-	frame(long_buf + VIRTIO_NET_HDR_LEN, LONG_FRAME, 0xffff);
+		hostile_net_hdr(long_buf, 0, 0, 0, 0, 0, 0, 0);
+	hostile_net_frame(long_buf + VIRTIO_NET_HDR_LEN, LONG_FRAME, 0xffff);
 	return virtio_net_tx_raw(long_buf, VIRTIO_NET_HDR_LEN + LONG_FRAME);
 }
 
@@ -148,18 +88,16 @@ int net_attack_send(enum net_lie lie, uint32_t nth)
 {
 	uint32_t len = VIRTIO_NET_HDR_LEN + SMALL_FRAME;
 	uint8_t *b;
-	int ret;
 
 	if (!virtio_net_txq())
 		return -ENODEV;
-	ret = pool_init();
-	if (ret)
-		return ret;
 	if (lie == NET_LONG || lie == NET_GSO_LONG)
 		return send_long(lie);
-	b = pool + (size_t)(pool_next++ % POOL) * SMALL_BUF;
+	b = hostile_net_buf(SMALL_FRAME);
+	if (!b)
+		return -ENOMEM;
 	small_hdr(b, lie, nth);
-	frame(b + VIRTIO_NET_HDR_LEN, SMALL_FRAME, SMALL_FRAME - ETH_HLEN);
+	hostile_net_frame(b + VIRTIO_NET_HDR_LEN, SMALL_FRAME, SMALL_FRAME - ETH_HLEN);
 	if (lie == NET_SHORT)
 		len = 6; /* 5.1.6.2: the header comes first, whole */
 	else if (lie == NET_HDR_ONLY)

@@ -11,8 +11,6 @@
 
 #include <stdint.h>
 
-#include "drivers/virtio/virtqueue.h"
-
 /* Which lie a mode tells (the argument of net_attack_send). */
 enum net_lie {
 	NET_SHORT,
@@ -38,15 +36,5 @@ enum net_lie {
 
 /* One frame of mode @lie (the @nth of its run) into the TX queue: 0 or -errno. */
 int net_attack_send(enum net_lie lie, uint32_t nth);
-
-/* virtio_net.c: the device's TX queue, NULL without a device. */
-struct virtq *virtio_net_txq(void);
-/* The context that reclaims what was sent on it (txpoll: nothing else does). */
-struct poll_ctx *virtio_net_txq_ctx(void);
-/*
- * virtio_net.c: @len bytes at @bytes (header included, as written) made
- * available on TX; the caller keeps them until they complete.
- */
-int virtio_net_tx_raw(const void *bytes, uint32_t len);
 
 #endif

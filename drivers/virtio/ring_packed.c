@@ -796,3 +796,31 @@ int virtq_add_forged_packed(struct virtq *vq, const struct virtq_desc *tmpl, uns
 	WRITE_ONCE(p->desc[head].flags, head_flags);
 	return 0;
 }
+
+/*
+ * A fixed buffer in the next slot exactly as @d says (the hostile
+ * driver): its flags with our wrap counter's avail/used bits, or the
+ * other one's when @d's next is VIRTQ_FORGE_WRAP_LIE (2.8.1), flags last
+ * (2.8.21.1.1). Tracked like any fixed buffer.
+ */
+unsigned int virtq_fixed_add_forged_packed(struct virtq *vq, uint16_t id,
+					   const struct virtq_desc *d)
+{
+	struct virtq_packed *p = &vq->packed;
+	struct virtq_packed_desc *slot = &p->desc[p->next_avail];
+	bool wrap = p->avail_wrap ^ (d->next == VIRTQ_FORGE_WRAP_LIE);
+	uint16_t flags = (uint16_t)((d->flags & ~(VIRTQ_DESC_F_AVAIL | VIRTQ_DESC_F_USED)) |
+				    packed_avail_flags(wrap));
+
+	vq->chain[id].token = virtq_fixed_token(&vq->chain[id]);
+	slot->addr = d->addr;
+	slot->len = d->len;
+	slot->id = id;
+	packed_next_avail(vq);
+	vq->num_free--;
+	p->pending++;
+	vq->num_added++;
+	virt_wmb();
+	WRITE_ONCE(slot->flags, flags);
+	return 1;
+}

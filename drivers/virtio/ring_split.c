@@ -664,3 +664,26 @@ void virtq_forge_avail_idx_split(struct virtq *vq, uint16_t ahead)
 	virt_wmb();
 	WRITE_ONCE(vq->split.avail->idx, (uint16_t)(vq->split.avail_idx + ahead));
 }
+
+/*
+ * An available ring entry naming @head, whatever it holds (the hostile
+ * driver, hostile.h): a head beyond the ring, or one already in flight.
+ * No chain is tracked for it, but it is one more entry the device owes
+ * a used entry for (in_flight); that completion names no chain in
+ * flight and is counted as garbled, and the entry stays in in_flight.
+ */
+void virtq_forge_publish_split(struct virtq *vq, uint16_t head)
+{
+	split_publish(vq, head);
+}
+
+/*
+ * A fixed buffer's descriptor exactly as @d says (the hostile driver):
+ * address, length, flags and next, then made available like any fixed
+ * buffer. The next virtq_fixed_set of @id writes an honest one again.
+ */
+unsigned int virtq_fixed_add_forged_split(struct virtq *vq, uint16_t id, const struct virtq_desc *d)
+{
+	vq->split.desc[id] = *d;
+	return virtq_fixed_add_split(vq, &id, 1);
+}

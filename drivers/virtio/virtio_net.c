@@ -44,7 +44,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "drivers/virtio/net_attack.h"
+#include "drivers/virtio/hostile.h"
 #include "drivers/virtio/virtio_net.h"
 #include "drivers/virtio/virtio_net_ctrl.h"
 #include "drivers/virtio/virtio_pci.h"
@@ -592,36 +592,69 @@ struct poll_ctx *virtio_net_txq_ctx(void)
 }
 
 /*
- * Hostile-driver support (net_attack.c), never on the data path: a free
- * slot's descriptor pointed at @bytes (@len of them, the virtio-net
- * header included, as the caller wrote it) and made available. The slot
+ * Hostile-driver support (hostile.h), never on the data path: a free
+ * slot of the first TX queue for a buffer the caller keeps. The slot
  * forgets what it held, so the next frame through it is copied into its
  * own buffer again, behind its own all-zero header.
  */
-int virtio_net_tx_raw(const void *bytes, uint32_t len)
+static struct vnet_txq *raw_slot(uint16_t *id)
 {
-	struct virtio_net *vn = attack_dev;
-	struct vbuf b = { (void *)bytes, len };
 	struct vnet_txq *tq;
 	struct tx_slot *s;
-	uint16_t id;
 
-	if (!vn)
-		return -ENODEV;
-	tq = &vn->txq[0];
+	if (!attack_dev)
+		return NULL;
+	tq = &attack_dev->txq[0];
 	if (virtq_is_broken(tq->vq))
-		return -EIO;
+		return NULL;
 	tx_reclaim(tq, false);
 	if (!tq->nfree)
-		return -ENOSPC;
-	id = tq->free[tq->nfree - 1];
-	s = &tq->tx[id];
+		return NULL;
+	*id = tq->free[tq->nfree - 1];
+	s = &tq->tx[*id];
 	s->len = 0;
 	s->tag = 0;
+	return tq;
+}
+
+static int raw_error(void)
+{
+	if (!attack_dev)
+		return -ENODEV;
+	return virtq_is_broken(attack_dev->txq[0].vq) ? -EIO : -ENOSPC;
+}
+
+/* @len bytes at @bytes, the virtio-net header included, as one descriptor. */
+int virtio_net_tx_raw(const void *bytes, uint32_t len)
+{
+	struct vbuf b = { (void *)bytes, len };
+	struct vnet_txq *tq;
+	uint16_t id;
+
+	tq = raw_slot(&id);
+	if (!tq)
+		return raw_error();
 	if (virtq_fixed_set(tq->vq, tq->bufs, id, &b))
 		return -EINVAL;
 	if (!virtq_fixed_add(tq->vq, tq->bufs, &id, 1))
 		return -ENOSPC;
+	tq->nfree--;
+	return 0;
+}
+
+/* One descriptor exactly as @d says: any address, length and flags. */
+int virtio_net_tx_forged(const struct virtq_desc *d)
+{
+	struct vnet_txq *tq;
+	uint16_t id;
+	int ret;
+
+	tq = raw_slot(&id);
+	if (!tq)
+		return raw_error();
+	ret = virtq_fixed_add_forged(tq->vq, tq->bufs, id, d);
+	if (ret)
+		return ret;
 	tq->nfree--;
 	return 0;
 }

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "drivers/virtio/virtio_pci.h"
+#include "drivers/virtio/virtio_pci_regs.h"
 #include "kernel/barrier.h"
 #include "kernel/config.h"
 #include "kernel/cpu.h"
@@ -73,33 +74,6 @@ CONFIG_KEY(cfg_irq) = {
 #define CAP_NOTIFY_CFG 2
 #define CAP_ISR_CFG 3
 #define CAP_DEVICE_CFG 4
-
-/* 4.1.4.3 struct virtio_pci_common_cfg */
-#define COMMON_DFSELECT 0
-#define COMMON_DF 4
-#define COMMON_GFSELECT 8
-#define COMMON_GF 12
-#define COMMON_MSIX 16
-#define COMMON_NUMQ 18
-#define COMMON_STATUS 20
-#define COMMON_CFGGENERATION 21
-#define COMMON_Q_SELECT 22
-#define COMMON_Q_SIZE 24
-#define COMMON_Q_MSIX 26
-#define COMMON_Q_ENABLE 28
-#define COMMON_Q_NOFF 30
-#define COMMON_Q_DESC 32
-#define COMMON_Q_DRIVER 40
-#define COMMON_Q_DEVICE 48
-#define COMMON_LEN 56
-
-/* 2.1 Device Status Field */
-#define STATUS_ACKNOWLEDGE 1
-#define STATUS_DRIVER 2
-#define STATUS_DRIVER_OK 4
-#define STATUS_FEATURES_OK 8
-#define STATUS_NEEDS_RESET 64
-#define STATUS_FAILED 128
 
 static const struct virtio_driver *drivers[MAX_DRIVERS];
 static unsigned int n_drivers;
@@ -241,6 +215,7 @@ static int find_caps(struct virtio_device *v)
 				v->common = map_cap(v, cap, &len);
 				if (v->common && len < COMMON_LEN)
 					v->common = NULL;
+				v->common_len = len;
 			}
 			break;
 		case CAP_NOTIFY_CFG:
@@ -491,9 +466,13 @@ static uint64_t transport_features(void)
 	return f;
 }
 
+/* Bits a hostile restart asks for on top (virtio_restart). */
+static uint64_t restart_features;
+
 static uint64_t driver_features(const struct virtio_driver *drv)
 {
-	return drv->features | (drv->config_features ? drv->config_features() : 0);
+	return drv->features | (drv->config_features ? drv->config_features() : 0) |
+	       restart_features;
 }
 
 static int fail(struct virtio_device *v, const char *why)
@@ -573,12 +552,50 @@ void virtio_reprobe_all(void)
 	}
 }
 
-static bool device_broken(const struct virtio_device *v)
+/* ---- The hostile driver (fuzz_transport.c), never on a data path ---- */
+
+uint32_t virtio_common_read(struct virtio_device *v, unsigned int off, unsigned int width)
+{
+	if (!v->common || off + width > v->common_len)
+		return 0;
+	if (width == 1)
+		return c_read8(v, off);
+	return width == 2 ? c_read16(v, off) : c_read32(v, off);
+}
+
+void virtio_common_write(struct virtio_device *v, unsigned int off, unsigned int width,
+			 uint32_t val)
+{
+	if (!v->common || off + width > v->common_len)
+		return;
+	if (width == 1)
+		c_write8(v, off, (uint8_t)val);
+	else if (width == 2)
+		c_write16(v, off, (uint16_t)val);
+	else
+		c_write32(v, off, val);
+}
+
+int virtio_restart(struct virtio_device *v, uint64_t extra_features)
+{
+	int ret;
+
+	if (!v->driver || !v->common)
+		return -ENODEV;
+	device_stop(v);
+	restart_features = extra_features;
+	ret = device_start(v);
+	restart_features = 0;
+	return ret;
+}
+
+/* The first queue marked broken, or -1. */
+static int device_broken(const struct virtio_device *v)
 {
 	for (int q = 0; q < VIRTIO_MAX_QUEUES; q++)
 		if (v->queues[q].vq && virtq_is_broken(v->queues[q].vq))
-			return true;
-	return false;
+			return q;
+	return -1;
 }
 
 /*
@@ -597,13 +614,14 @@ static unsigned int recover_broken_poll(struct poll_ctx *ctx, unsigned int budge
 
 	for (unsigned int i = 0; i < n_devices && done < budget; i++) {
 		struct virtio_device *v = &devices[i];
+		int q = v->driver && v->common ? device_broken(v) : -1;
 
-		if (!v->driver || !v->common || !device_broken(v))
+		if (q < 0)
 			continue;
 		v->recoveries++;
-		pr_err("virtio %02x:%02x.%x (%s): queue broken by the device (a garbled "
-		       "completion, lost buffers or silence): reset and re-probe #%llu\n",
-		       v->pci->bus, v->pci->dev, v->pci->fn, v->driver->name,
+		pr_err("virtio %02x:%02x.%x (%s): queue broken by the device (queue %d: a "
+		       "garbled completion, lost buffers or silence): reset and re-probe #%llu\n",
+		       v->pci->bus, v->pci->dev, v->pci->fn, v->driver->name, q,
 		       (unsigned long long)v->recoveries);
 		device_stop(v);
 		device_start(v);
@@ -617,7 +635,7 @@ static enum poll_verdict recover_check(struct poll_ctx *ctx, bool count, const c
 {
 	*what = "virtio-recover (a queue broken)";
 	for (unsigned int i = 0; i < n_devices; i++)
-		if (devices[i].driver && devices[i].common && device_broken(&devices[i]))
+		if (devices[i].driver && devices[i].common && device_broken(&devices[i]) >= 0)
 			return POLL_LOST;
 	return POLL_IDLE;
 }

@@ -61,6 +61,7 @@ struct virtio_device {
 	const char *state;
 	/* capability windows (4.1.4) */
 	volatile uint8_t *common;
+	uint32_t common_len; /* of the common configuration structure */
 	volatile uint8_t *isr;
 	volatile uint8_t *device_cfg;
 	volatile uint8_t *notify_base;
@@ -140,6 +141,18 @@ bool virtio_device_ok(struct virtio_device *vdev);
 
 /* Reset every device and probe again with the current config (ring=...). */
 void virtio_reprobe_all(void);
+
+/*
+ * The hostile driver (fuzz_transport.c), never on a data path: the
+ * common configuration read and written as it is, @width 1, 2 or 4
+ * bytes at @off (virtio_pci_regs.h; nothing past the structure), and a
+ * reset and probe again of @v, negotiating @extra_features too when
+ * the device offers them (0, or the probe's error).
+ */
+uint32_t virtio_common_read(struct virtio_device *v, unsigned int off, unsigned int width);
+void virtio_common_write(struct virtio_device *v, unsigned int off, unsigned int width,
+			 uint32_t val);
+int virtio_restart(struct virtio_device *v, uint64_t extra_features);
 
 /* txpoll=1: reclaim TX buffers only in the poll loop (txpoll.c). */
 extern struct config_key cfg_txpoll;

@@ -9,6 +9,7 @@
 #include "kernel/io.h"
 #include "kernel/percpu.h"
 #include "kernel/shell.h"
+#include "kernel/shell_json.h"
 #include "kernel/time.h"
 #include "kernel/xcpu.h"
 
@@ -148,10 +149,79 @@ static int cmd_virtio_break(int argc, char **argv)
 	return 0;
 }
 
+static void queue_json(struct json_writer *w, const struct virtio_queue *q)
+{
+	struct virtq_stats st;
+
+	virtq_get_stats(q->vq, &st);
+	json_open(w, NULL, '{');
+	json_put_u64(w, "index", virtq_index(q->vq));
+	json_put_string(w, "layout", virtq_layout(q->vq) == VIRTQ_PACKED ? "packed" : "split");
+	json_put_u64(w, "size", virtq_size(q->vq));
+	json_put_i64(w, "vector", q->vector);
+	json_put_u64(w, "added", st.added);
+	json_put_u64(w, "completed", st.completed);
+	json_put_u64(w, "kicks", st.kicks);
+	json_put_u64(w, "suppressed", st.kicks_suppressed);
+	json_put_u64(w, "interrupts", st.interrupts);
+	json_put_u64(w, "bad", st.bad_completions);
+	json_put_u64(w, "full", st.full);
+	json_put_u64(w, "indirect", st.indirect);
+	json_put_u64(w, "missed", st.missed_notifications);
+	json_put_u64(w, "wrong_cpu", st.wrong_cpu);
+	json_close(w, '}');
+}
+
+/* One device for programs: its PCI function and memory BARs, state, queues. */
+static void device_json(struct json_writer *w, struct virtio_device *v)
+{
+	json_open(w, NULL, '{');
+	json_put_u64(w, "bus", v->pci->bus);
+	json_put_u64(w, "dev", v->pci->dev);
+	json_put_u64(w, "fn", v->pci->fn);
+	json_put_string(w, "type", type_name(v->type));
+	json_put_string(w, "driver", v->driver ? v->driver->name : "none");
+	json_put_string(w, "state", v->state ? v->state : "?");
+	json_open(w, "bars", '[');
+	for (unsigned int b = 0; b < 6; b++) {
+		if (!v->pci->bar[b].addr || v->pci->bar[b].io)
+			continue;
+		json_open(w, NULL, '{');
+		json_put_u64(w, "addr", v->pci->bar[b].addr);
+		json_put_u64(w, "size", v->pci->bar[b].size);
+		json_close(w, '}');
+	}
+	json_close(w, ']');
+	if (v->common) {
+		json_put_u64(w, "offered", v->offered);
+		json_put_u64(w, "negotiated", v->features);
+		json_put_u64(w, "recoveries", v->recoveries);
+	}
+	json_open(w, "queues", '[');
+	for (int q = 0; v->common && q < VIRTIO_MAX_QUEUES; q++)
+		if (v->queues[q].vq)
+			queue_json(w, &v->queues[q]);
+	json_close(w, ']');
+	json_close(w, '}');
+}
+
+static int virtio_json(void)
+{
+	struct json_writer *w = shell_json_begin();
+
+	json_open(w, "devices", '[');
+	for (unsigned int i = 0; i < virtio_device_count(); i++)
+		device_json(w, virtio_device_get(i));
+	json_close(w, ']');
+	return shell_json_end("virtio");
+}
+
 static int cmd_virtio(int argc, char **argv)
 {
 	if (argc > 1 && !strcmp(argv[1], "break"))
 		return cmd_virtio_break(argc, argv);
+	if (shell_json_wanted(&argc, argv) && argc == 1)
+		return virtio_json();
 	if (argc > 1)
 		return shell_error("virtio: unexpected argument '%s'", argv[1]);
 	printf("%u virtio device(s)\n", virtio_device_count());
@@ -182,7 +252,7 @@ static int cmd_virtio(int argc, char **argv)
 
 static const struct shell_cmd virtio_cmd = {
 	.name = "virtio",
-	.usage = "[break DEV QUEUE [MS]]",
+	.usage = "[json | break DEV QUEUE [MS]]",
 	.help = "virtio devices: features, rings, queues, counters (break: as if garbled)",
 	.run = cmd_virtio,
 };

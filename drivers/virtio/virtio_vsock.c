@@ -26,8 +26,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "drivers/virtio/hostile.h"
 #include "drivers/virtio/virtio_pci.h"
-#include "drivers/virtio/vsock_attack.h"
 #include "kernel/config.h"
 #include "kernel/poll.h"
 #include "kernel/printk.h"
@@ -654,7 +654,7 @@ static const struct virtio_driver vsock_driver = {
 	.show = vsock_show,
 };
 
-/* vsock_attack.c writes into the live queue; it owns no state of ours. */
+/* The hostile driver writes into the live queue; it owns no state of ours. */
 struct virtq *virtio_vsock_txq(void)
 {
 	return vsock_dev ? vsock_dev->tx : NULL;
@@ -666,26 +666,45 @@ struct poll_ctx *virtio_vsock_txq_ctx(void)
 	return vsock_dev ? &vsock_dev_ctx : NULL;
 }
 
-/*
- * vsock_attack.c: @pkt posted on RX as a device-readable buffer, which
- * no driver may do (5.10.6.3: RX buffers are device-writable). Counted in
- * rx_posted like any RX buffer: rx_reap takes it back (and drops it, a
- * completion with no header).
- */
-int virtio_vsock_post_rx_readonly(struct vsock_pkt *pkt, uint32_t len)
+static int rx_posted(struct virtio_vsock *d, int ret)
 {
-	struct virtio_vsock *d = vsock_dev;
-	struct vbuf out = { &pkt->hdr, len };
-	int ret;
-
-	if (!d)
-		return -ENODEV;
-	ret = virtq_add(d->rx, &out, 1, NULL, 0, pkt);
 	if (ret)
 		return ret;
 	d->rx_posted++;
 	virtq_kick(d->rx);
 	return 0;
+}
+
+/*
+ * The hostile driver: @pkt posted on RX as @out and @in say. Device-
+ * readable parts are what no driver may post there (5.10.6.3: RX buffers
+ * are device-writable); the writable ones may split the buffer anywhere.
+ * Counted in rx_posted like any RX buffer: rx_reap takes it back and
+ * checks what the device wrote (a completion without a header is dropped).
+ */
+int virtio_vsock_post_rx(struct vsock_pkt *pkt, const struct vbuf *out, unsigned int n_out,
+			 const struct vbuf *in, unsigned int n_in)
+{
+	struct virtio_vsock *d = vsock_dev;
+
+	if (!d)
+		return -ENODEV;
+	return rx_posted(d, virtq_add(d->rx, out, n_out, in, n_in, pkt));
+}
+
+/*
+ * The same as descriptors written as @tmpl says (virtq_add_forged): the
+ * ring bounds nothing the device may write, so the completion's length
+ * reads as 0 and rx_reap drops it.
+ */
+int virtio_vsock_post_rx_forged(struct vsock_pkt *pkt, const struct virtq_desc *tmpl,
+				unsigned int n)
+{
+	struct virtio_vsock *d = vsock_dev;
+
+	if (!d)
+		return -ENODEV;
+	return rx_posted(d, virtq_add_forged(d->rx, tmpl, n, pkt));
 }
 
 void virtio_vsock_init(void)

@@ -479,6 +479,8 @@ int virtq_add_forged(struct virtq *vq, const struct virtq_desc *tmpl, unsigned i
 {
 	if (!token || vq->broken)
 		return -EIO;
+	if (!virtq_owned(vq))
+		return virtq_add_refused(vq, token);
 	if (vq->layout == VIRTQ_PACKED)
 		return virtq_add_forged_packed(vq, tmpl, n, token);
 	return virtq_add_forged_split(vq, tmpl, n, token);
@@ -488,8 +490,50 @@ bool virtq_forge_avail_idx(struct virtq *vq, uint16_t ahead)
 {
 	if (vq->layout != VIRTQ_SPLIT || vq->broken)
 		return false;
+	if (!virtq_owned(vq))
+		return virtq_wrong_cpu(vq) != NULL;
 	virtq_forge_avail_idx_split(vq, ahead);
 	return true;
+}
+
+bool virtq_forge_publish(struct virtq *vq, uint16_t head)
+{
+	if (vq->layout != VIRTQ_SPLIT || vq->broken)
+		return false;
+	if (!virtq_owned(vq))
+		return virtq_wrong_cpu(vq) != NULL;
+	virtq_forge_publish_split(vq, head);
+	return true;
+}
+
+int virtq_fixed_add_forged(struct virtq *vq, struct virtq_fixed_buf *bufs, uint16_t id,
+			   const struct virtq_desc *d)
+{
+	struct virtq_chain *c;
+	unsigned int added;
+
+	if (vq->broken)
+		return -EIO;
+	if (!virtq_owned(vq)) {
+		virtq_wrong_cpu(vq);
+		return -EPERM;
+	}
+	if (id >= vq->size)
+		return -EINVAL;
+	c = &vq->chain[id];
+	if (c->token)
+		return -EBUSY;
+	if (!vq->num_free)
+		return -ENOSPC;
+	bufs[id] = (struct virtq_fixed_buf){ d->addr, d->len, id, 0 };
+	c->in_len = 0; /* nothing the device may write: any used len is ignored */
+	c->ndescs = 1;
+	if (vq->layout == VIRTQ_SPLIT)
+		added = virtq_fixed_add_forged_split(vq, id, d);
+	else
+		added = virtq_fixed_add_forged_packed(vq, id, d);
+	vq->stats.added += added;
+	return added ? 0 : -ENOSPC;
 }
 
 uint16_t virtq_forge_next_slot(const struct virtq *vq)

@@ -182,13 +182,14 @@ static inline unsigned int virtq_free_slots(const struct virtq *vq);
 void virtq_set_indirect_min(struct virtq *vq, unsigned int min_descs);
 
 /*
- * Hostile-driver support for vsock_attack.c, never on a data path: a
- * chain of @n descriptors written as @tmpl says (a next below @n is the
+ * Hostile-driver support (hostile.h: the attack modes and the fuzzer),
+ * never on a data path: a chain of @n descriptors written as @tmpl says (a next below @n is the
  * chain's own k-th descriptor; packed rings: the next @n slots, and a next
  * of VIRTQ_FORGE_WRAP_LIE gives that descriptor the other wrap counter's
  * avail/used bits), tracked like any buffer so its completion frees it;
  * and the split avail index published @ahead past ours (false on a
- * packed ring).
+ * packed ring). Producer-side writes like virtq_add: on the queue's
+ * owner only (elsewhere -EPERM or false, counted in stats.wrong_cpu).
  */
 #define VIRTQ_FORGE_WRAP_LIE 0xfffe
 int virtq_add_forged(struct virtq *vq, const struct virtq_desc *tmpl, unsigned int n, void *token);
@@ -201,6 +202,20 @@ bool virtq_forge_avail_idx(struct virtq *vq, uint16_t ahead);
 void virtq_mark_broken(struct virtq *vq);
 /* The slot the next buffer starts in (packed: next_avail; split: the avail ring entry). */
 uint16_t virtq_forge_next_slot(const struct virtq *vq);
+/*
+ * Split: an available ring entry naming @head, which names no chain of
+ * ours (beyond the ring, or in flight already); false on a packed ring.
+ */
+bool virtq_forge_publish(struct virtq *vq, uint16_t head);
+/*
+ * A fixed-layout queue (below): buffer @id made available with a
+ * descriptor exactly as @d says (packed: VIRTQ_FORGE_WRAP_LIE as @d's
+ * next lies about the wrap counter). 0, -EBUSY while @id is in flight,
+ * -ENOSPC, -EIO on a broken queue.
+ */
+struct virtq_fixed_buf;
+int virtq_fixed_add_forged(struct virtq *vq, struct virtq_fixed_buf *bufs, uint16_t id,
+			   const struct virtq_desc *d);
 
 /* Guest-physical addresses of the three areas (4.1.4.3 queue_desc etc.). */
 uint64_t virtq_desc_addr(const struct virtq *vq);

@@ -54,6 +54,11 @@ int virtq_add_forged_split(struct virtq *vq, const struct virtq_desc *tmpl, unsi
 int virtq_add_forged_packed(struct virtq *vq, const struct virtq_desc *tmpl, unsigned int n,
 			    void *token);
 void virtq_forge_avail_idx_split(struct virtq *vq, uint16_t ahead);
+void virtq_forge_publish_split(struct virtq *vq, uint16_t head);
+unsigned int virtq_fixed_add_forged_split(struct virtq *vq, uint16_t id,
+					  const struct virtq_desc *d);
+unsigned int virtq_fixed_add_forged_packed(struct virtq *vq, uint16_t id,
+					   const struct virtq_desc *d);
 
 /* Fixed-layout twins. */
 void virtq_fixed_set_split(struct virtq *vq, uint16_t id, const struct virtq_fixed_buf *fb);

@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "drivers/virtio/hostile.h"
 #include "drivers/virtio/net_attack.h"
 #include "drivers/virtio/vsock_attack.h"
 #include "kernel/config.h"
@@ -36,29 +37,20 @@
 #include "kernel/poll.h"
 #include "kernel/printk.h"
 #include "kernel/shell.h"
+#include "kernel/shell_json.h"
 #include "kernel/time.h"
 #include "net/vsock/vsock.h"
 
 #define NS_PER_MS 1000000ULL
-/* Silence for this long after the last packet, with TX held: no answer. */
-#define SILENCE_NS (3000ULL * NS_PER_MS)
-/* Settling gives up after this even while the device trickles answers. */
-#define SETTLE_MAX_NS (60000ULL * NS_PER_MS)
-#define UNUSED_PORT 31351u
+#define UNUSED_PORT HOSTILE_UNUSED_PORT
 #define FLOOD_BURST 256u
 #define PAYLOAD 16u
-
-struct attack_target {
-	bool found;
-	uint32_t local_port, peer_port;
-	uint32_t buf_alloc, fwd_cnt;
-};
 
 struct attack_mode {
 	const char *name;
 	const char *help;
 	enum vsock_type type; /* of the victim, and of the packets */
-	int (*send)(const struct attack_mode *m, const struct attack_target *t, uint32_t nth);
+	int (*send)(const struct attack_mode *m, const struct hostile_victim *t, uint32_t nth);
 	int arg;
 	int ring; /* one layout only: ONLY_SPLIT, ONLY_PACKED; or ON_NET */
 };
@@ -71,14 +63,15 @@ struct attack_tally {
 	uint64_t runs, sent, refused, answered, kept, silent;
 };
 
-static int send_hdr(const struct attack_mode *m, const struct attack_target *t, uint32_t nth);
-static int send_ring(const struct attack_mode *m, const struct attack_target *t, uint32_t nth);
-static int send_avail_jump(const struct attack_mode *m, const struct attack_target *t,
+static int send_hdr(const struct attack_mode *m, const struct hostile_victim *t, uint32_t nth);
+static int send_ring(const struct attack_mode *m, const struct hostile_victim *t, uint32_t nth);
+static int send_avail_jump(const struct attack_mode *m, const struct hostile_victim *t,
 			   uint32_t nth);
-static int send_notify_flood(const struct attack_mode *m, const struct attack_target *t,
+static int send_notify_flood(const struct attack_mode *m, const struct hostile_victim *t,
 			     uint32_t nth);
-static int send_wrong_way(const struct attack_mode *m, const struct attack_target *t, uint32_t nth);
-static int send_net(const struct attack_mode *m, const struct attack_target *t, uint32_t nth);
+static int send_wrong_way(const struct attack_mode *m, const struct hostile_victim *t,
+			  uint32_t nth);
+static int send_net(const struct attack_mode *m, const struct hostile_victim *t, uint32_t nth);
 
 /* Header modes: what each changes in an otherwise honest header. */
 enum hdr_lie {
@@ -229,13 +222,11 @@ CONFIG_KEY(cfg_attack_port) = {
 struct attack_run {
 	const struct attack_mode *mode;
 	uint32_t every_ms, count, sent;
-	uint64_t next_ns; /* next packet, or the settle deadline */
-	uint64_t settle_start_ns, progress_ns;
-	uint64_t completed; /* TX completions at the last look */
-	uint64_t settle_completed; /* TX completions when the probe went out */
-	uint64_t out0; /* TX buffers out at the start: a run's own are those past it */
+	uint64_t next_ns; /* next packet */
+	struct tx_watch watch; /* of the mode's TX queue */
 	uint64_t resets0; /* transport resets before the run */
 	bool active, settling;
+	bool json; /* started as `attack MODE ... json`: the end as a JSON line too */
 };
 
 static struct attack_run run;
@@ -250,77 +241,19 @@ static struct virtq *mode_txq(const struct attack_mode *m)
 	return m->ring == ON_NET ? virtio_net_txq() : virtio_vsock_txq();
 }
 
-static void find_target(const struct attack_mode *m, struct attack_target *t)
+static void find_target(const struct attack_mode *m, struct hostile_victim *t)
 {
-	uint32_t port = config_get(&cfg_attack_port);
-	struct vsock_sock *s = NULL;
-	struct vsock_info in;
-
-	memset(t, 0, sizeof(*t));
-	t->local_port = UNUSED_PORT;
-	t->peer_port = UNUSED_PORT + 1;
-	t->buf_alloc = 65536;
-	while ((s = vsock_next(s))) {
-		vsock_get_info(s, &in);
-		if (in.state != VSOCK_CONNECTED || in.type != m->type)
-			continue;
-		if (in.local_port != port && m->type != VSOCK_TYPE_SEQPACKET)
-			continue;
-		t->found = true;
-		t->local_port = in.local_port;
-		t->peer_port = in.peer_port;
-		t->buf_alloc = in.buf_alloc;
-		t->fwd_cnt = in.fwd_cnt;
-		return;
-	}
+	hostile_victim(m->type, config_get(&cfg_attack_port), t);
 }
 
-/* One packet of @payload bytes, @desc_len of it in the descriptor. */
-static int queue_pkt(const struct virtio_vsock_hdr *h, uint32_t payload, uint32_t desc_len)
-{
-	struct virtq *vq = virtio_vsock_txq();
-	struct vsock_pkt *pkt;
-	struct vbuf out;
-	int ret;
-
-	if (!vq)
-		return -ENODEV;
-	pkt = vsock_pkt_alloc(payload);
-	if (!pkt)
-		return -ENOMEM;
-	pkt->hdr = *h;
-	memset(pkt->data, 0xa5, payload);
-	out.addr = &pkt->hdr;
-	out.len = desc_len;
-	/* completion frees it in the driver's tx_reclaim like any packet */
-	ret = virtq_add(vq, &out, 1, NULL, 0, pkt);
-	if (ret)
-		vsock_pkt_free(pkt);
-	return ret;
-}
-
-static void honest_hdr(const struct attack_mode *m, const struct attack_target *t,
-		       struct virtio_vsock_hdr *h, uint16_t op)
-{
-	memset(h, 0, sizeof(*h));
-	h->src_cid = vsock_local_cid();
-	h->dst_cid = VSOCK_CID_HOST;
-	h->src_port = t->local_port;
-	h->dst_port = t->peer_port;
-	h->type = m->type;
-	h->op = op;
-	h->buf_alloc = t->buf_alloc;
-	h->fwd_cnt = t->fwd_cnt;
-}
-
-static int send_hdr(const struct attack_mode *m, const struct attack_target *t, uint32_t nth)
+static int send_hdr(const struct attack_mode *m, const struct hostile_victim *t, uint32_t nth)
 {
 	struct virtio_vsock_hdr h;
 	uint32_t payload = 0, desc_payload = 0;
 	unsigned int burst = 1, i;
 	int ret = 0;
 
-	honest_hdr(m, t, &h, VSOCK_OP_CREDIT_UPDATE);
+	hostile_hdr(t, VSOCK_OP_CREDIT_UPDATE, &h);
 	switch ((enum hdr_lie)m->arg) {
 	case LIE_LEN_BUF:
 		h.op = VSOCK_OP_RW;
@@ -391,7 +324,7 @@ static int send_hdr(const struct attack_mode *m, const struct attack_target *t, 
 	}
 	/* a burst that found the ring full part way still went out */
 	for (i = 0; i < burst && !ret; i++)
-		ret = queue_pkt(&h, payload, VSOCK_HDR_LEN + desc_payload);
+		ret = hostile_queue_pkt(&h, payload, VSOCK_HDR_LEN + desc_payload);
 	return i > 1 ? 0 : ret;
 }
 
@@ -399,14 +332,14 @@ static int send_hdr(const struct attack_mode *m, const struct attack_target *t, 
  * Honest CREDIT_UPDATEs on the victim until the next buffer starts in the
  * ring's last slot (true), or the ring is full (false: again next time).
  */
-static bool reach_last_slot(const struct attack_mode *m, const struct attack_target *t)
+static bool reach_last_slot(const struct attack_mode *m, const struct hostile_victim *t)
 {
 	struct virtq *vq = virtio_vsock_txq();
 	struct virtio_vsock_hdr h;
 
-	honest_hdr(m, t, &h, VSOCK_OP_CREDIT_UPDATE);
+	hostile_hdr(t, VSOCK_OP_CREDIT_UPDATE, &h);
 	while (virtq_forge_next_slot(vq) != virtq_size(vq) - 1)
-		if (virtq_free_slots(vq) < 3 || queue_pkt(&h, 0, VSOCK_HDR_LEN))
+		if (virtq_free_slots(vq) < 3 || hostile_queue_pkt(&h, 0, VSOCK_HDR_LEN))
 			return false;
 	return virtq_free_slots(vq) >= 2;
 }
@@ -415,7 +348,7 @@ static bool reach_last_slot(const struct attack_mode *m, const struct attack_tar
  * Ring modes: a valid header in a buffer of our own (freed when the chain
  * completes), then descriptors around it that break one rule each.
  */
-static int send_ring(const struct attack_mode *m, const struct attack_target *t, uint32_t nth)
+static int send_ring(const struct attack_mode *m, const struct hostile_victim *t, uint32_t nth)
 {
 	struct virtq *vq = virtio_vsock_txq();
 	struct virtq_desc one[1], two[2], *d = one;
@@ -436,7 +369,7 @@ static int send_ring(const struct attack_mode *m, const struct attack_target *t,
 	pkt = vsock_pkt_alloc(64);
 	if (!pkt)
 		return -ENOMEM;
-	honest_hdr(m, t, &pkt->hdr, VSOCK_OP_CREDIT_UPDATE);
+	hostile_hdr(t, VSOCK_OP_CREDIT_UPDATE, &pkt->hdr);
 	hdr_pa = virt_to_phys(&pkt->hdr);
 	one[0] = (struct virtq_desc){ hdr_pa, VSOCK_HDR_LEN, 0, 0xffff };
 	switch ((enum ring_lie)m->arg) {
@@ -531,7 +464,7 @@ static int send_ring(const struct attack_mode *m, const struct attack_target *t,
  * device-writable one on TX (arg 0), a device-readable one on RX (arg 1).
  * Either comes back through the driver's own reclaim or reap.
  */
-static int send_wrong_way(const struct attack_mode *m, const struct attack_target *t, uint32_t nth)
+static int send_wrong_way(const struct attack_mode *m, const struct hostile_victim *t, uint32_t nth)
 {
 	struct virtq *vq = virtio_vsock_txq();
 	struct vsock_pkt *pkt;
@@ -544,11 +477,11 @@ static int send_wrong_way(const struct attack_mode *m, const struct attack_targe
 	pkt = vsock_pkt_alloc(64);
 	if (!pkt)
 		return -ENOMEM;
-	honest_hdr(m, t, &pkt->hdr, VSOCK_OP_CREDIT_UPDATE);
+	hostile_hdr(t, VSOCK_OP_CREDIT_UPDATE, &pkt->hdr);
 	b.addr = &pkt->hdr;
 	b.len = VSOCK_HDR_LEN + 64;
 	if (m->arg)
-		ret = virtio_vsock_post_rx_readonly(pkt, b.len);
+		ret = virtio_vsock_post_rx(pkt, &b, 1, NULL, 0);
 	else
 		ret = virtq_add(vq, NULL, 0, &b, 1, pkt);
 	if (ret)
@@ -556,7 +489,8 @@ static int send_wrong_way(const struct attack_mode *m, const struct attack_targe
 	return ret;
 }
 
-static int send_avail_jump(const struct attack_mode *m, const struct attack_target *t, uint32_t nth)
+static int send_avail_jump(const struct attack_mode *m, const struct hostile_victim *t,
+			   uint32_t nth)
 {
 	struct virtq *vq = virtio_vsock_txq();
 
@@ -567,13 +501,13 @@ static int send_avail_jump(const struct attack_mode *m, const struct attack_targ
 	return virtq_forge_avail_idx(vq, virtq_size(vq) + 1) ? 0 : -EOPNOTSUPP;
 }
 
-static int send_net(const struct attack_mode *m, const struct attack_target *t, uint32_t nth)
+static int send_net(const struct attack_mode *m, const struct hostile_victim *t, uint32_t nth)
 {
 	(void)t;
 	return net_attack_send((enum net_lie)m->arg, nth);
 }
 
-static int send_notify_flood(const struct attack_mode *m, const struct attack_target *t,
+static int send_notify_flood(const struct attack_mode *m, const struct hostile_victim *t,
 			     uint32_t nth)
 {
 	struct virtq *vq = virtio_vsock_txq();
@@ -588,42 +522,26 @@ static int send_notify_flood(const struct attack_mode *m, const struct attack_ta
 
 /* ---- the run ---- */
 
-/*
- * What the driver has reclaimed of the mode's queue; the look asks its
- * context to reclaim (with txpoll nothing else may, on a quiet device),
- * so the next look sees what the device has completed since.
- */
-static uint64_t tx_completed(struct virtq_stats *st)
+/* The end of a run started with `json`, for programs: "attack-json: {...}". */
+static void stop_json(const char *how, uint64_t resets)
 {
-	struct virtq *vq = mode_txq(run.mode);
-	struct poll_ctx *ctx = run.mode->ring == ON_NET ? virtio_net_txq_ctx() :
-							  virtio_vsock_txq_ctx();
+	struct json_writer *w = shell_json_begin();
 
-	memset(st, 0, sizeof(*st));
-	if (ctx)
-		poll_schedule(ctx);
-	if (vq)
-		virtq_get_stats(vq, st);
-	return st->completed;
-}
-
-/* No TX completion for SILENCE_NS (progress noted on each look). */
-static bool tx_silent(uint64_t now)
-{
-	struct virtq_stats st;
-	uint64_t done = tx_completed(&st);
-
-	if (done != run.completed) {
-		run.completed = done;
-		run.progress_ns = now;
-	}
-	return now - run.progress_ns > SILENCE_NS;
+	json_put_string(w, "mode", run.mode->name);
+	json_put_string(w, "outcome", how);
+	json_put_u64(w, "sent", run.sent);
+	json_put_u64(w, "count", run.count);
+	if (run.mode->ring != ON_NET)
+		json_put_u64(w, "transport_resets", resets);
+	shell_json_end("attack");
 }
 
 static void attack_stop(const char *how)
 {
 	uint64_t resets = vsock_counters()->transport_resets - run.resets0;
 
+	if (run.json)
+		stop_json(how, resets);
 	if (run.mode->ring == ON_NET)
 		pr_warn("attack %s: %s: sent %u of %u\n", run.mode->name, how, run.sent, run.count);
 	else
@@ -635,81 +553,57 @@ static void attack_stop(const char *how)
 /*
  * After the last packet: a harmless probe (vsock: an RST between ports
  * nobody uses; virtio-net has normal traffic), then wait until TX is
- * drained. A device that completes nothing for SILENCE_NS while buffers
- * are out did not survive it on its own: the queue is marked broken, and
- * the transport resets the device.
+ * drained. A device that completes nothing for HOSTILE_SILENCE_NS while
+ * buffers are out did not survive it on its own: the queue is marked
+ * broken, and the transport resets the device.
  */
 static void settle_start(uint64_t now)
 {
-	struct attack_target none = { .local_port = UNUSED_PORT, .peer_port = UNUSED_PORT + 1 };
-	struct virtio_vsock_hdr h;
-	struct virtq_stats st;
-
-	honest_hdr(&modes[0], &none, &h, VSOCK_OP_RST);
-	if (run.mode->ring != ON_NET && !queue_pkt(&h, 0, VSOCK_HDR_LEN))
-		virtq_kick(virtio_vsock_txq());
+	if (run.mode->ring != ON_NET)
+		hostile_probe();
 	run.settling = true;
-	run.settle_start_ns = run.progress_ns = now;
-	run.completed = run.settle_completed = tx_completed(&st);
-}
-
-/* TX buffers the device holds now beyond those it held before the run. */
-static uint64_t tx_kept(const struct virtq_stats *st)
-{
-	uint64_t out = st->added - st->completed;
-
-	return out > run.out0 ? out - run.out0 : 0;
-}
-
-/*
- * Completions went on, the probe's among them, but buffers of this run
- * never came back: the device dropped a chain without marking it used
- * (virtio 1.2 2.7.8), and holds it until a reset.
- */
-static void stop_kept(struct attack_tally *t, const struct virtq_stats *st)
-{
-	char how[64];
-
-	t->kept++;
-	snprintf(how, sizeof(how), "done, device keeps %llu buffers",
-		 (unsigned long long)tx_kept(st));
-	attack_stop(how);
+	tx_watch_settle(&run.watch, mode_txq(run.mode), now);
 }
 
 static void settle(uint64_t now)
 {
 	struct attack_tally *t = &tally[run.mode - modes];
 	struct virtq *vq = mode_txq(run.mode);
-	struct virtq_stats st;
-	bool silent = tx_silent(now);
+	char how[64];
 
-	tx_completed(&st);
-	if (vq && !tx_kept(&st)) {
+	switch (tx_watch_verdict(&run.watch, vq, now)) {
+	case TXW_WAIT:
+		return;
+	case TXW_ANSWERED:
 		t->answered++;
 		attack_stop("done, device answered");
 		return;
-	}
-	if (vq && (silent || now - run.settle_start_ns > SETTLE_MAX_NS) &&
-	    st.completed != run.settle_completed) {
-		stop_kept(t, &st);
+	case TXW_KEPT:
+		t->kept++;
+		snprintf(how, sizeof(how), "done, device keeps %llu buffers",
+			 (unsigned long long)tx_watch_kept(&run.watch, vq));
+		attack_stop(how);
 		return;
-	}
-	if (!vq || silent) {
+	case TXW_SILENT:
 		t->silent++;
-		if (vq)
-			virtq_mark_broken(vq); /* virtio-recover resets the device */
-		attack_stop(vq ? "done, device silent: reset" : "done, no device");
+		virtq_mark_broken(vq); /* virtio-recover resets the device */
+		attack_stop("done, device silent: reset");
+		return;
+	case TXW_NO_DEVICE:
+		t->silent++;
+		attack_stop("done, no device");
+		return;
+	case TXW_BUSY:
+		attack_stop("done, device still busy");
 		return;
 	}
-	if (now - run.settle_start_ns > SETTLE_MAX_NS)
-		attack_stop("done, device still busy");
 }
 
 /* While an attack runs: a look every millisecond, by the clock. */
 static unsigned int attack_poll(struct poll_ctx *ctx, unsigned int budget)
 {
 	struct attack_tally *t;
-	struct attack_target tgt;
+	struct hostile_victim tgt;
 	uint64_t now = now_ns();
 	struct virtq *vq;
 	int ret;
@@ -739,11 +633,10 @@ static unsigned int attack_poll(struct poll_ctx *ctx, unsigned int budget)
 	virtq_kick(vq); /* also what a burst queued before the ring filled */
 	if (ret) {
 		t->refused++; /* ring full: try again next time */
-		if (tx_silent(now)) {
+		if (tx_watch_silent(&run.watch, vq, now)) {
 			/* full, and the device takes nothing: settle says silent */
 			run.settling = true;
-			run.settle_start_ns = now;
-			run.settle_completed = run.completed;
+			tx_watch_settle(&run.watch, vq, now);
 			return 1;
 		}
 	} else {
@@ -767,8 +660,6 @@ static struct poll_ctx attack_ctx = {
  */
 static int attack_start(const struct attack_mode *m, uint32_t every_ms, uint32_t count)
 {
-	struct virtq_stats st;
-
 	if (!attack_ctx.cpu) {
 		int ret = poll_ctx_add(&attack_ctx);
 
@@ -777,13 +668,11 @@ static int attack_start(const struct attack_mode *m, uint32_t every_ms, uint32_t
 	}
 	memset(&run, 0, sizeof(run));
 	run.mode = m;
-	tx_completed(&st); /* of the mode's queue */
 	run.every_ms = every_ms;
 	run.count = count;
 	run.active = true;
 	run.resets0 = vsock_counters()->transport_resets;
-	run.progress_ns = now_ns();
-	run.out0 = tx_kept(&st); /* with out0 still 0: every buffer out now */
+	tx_watch_begin(&run.watch, mode_txq(m), now_ns());
 	tally[m - modes].runs++;
 	pr_warn("attack %s: start: %u packets, one every %u ms\n", m->name, count, every_ms);
 	poll_schedule(&attack_ctx);
@@ -798,6 +687,38 @@ static const struct attack_mode *find_mode(const char *name)
 		if (!strcmp(modes[i].name, name))
 			return &modes[i];
 	return NULL;
+}
+
+static const char *mode_ring(const struct attack_mode *m)
+{
+	return m->ring == ONLY_SPLIT  ? "split" :
+	       m->ring == ONLY_PACKED ? "packed" :
+	       m->ring == ON_NET      ? "net" :
+					"any";
+}
+
+static int list_modes_json(void)
+{
+	struct json_writer *w = shell_json_begin();
+
+	json_open(w, "modes", '[');
+	for (unsigned int i = 0; i < N_MODES; i++) {
+		const struct attack_tally *t = &tally[i];
+
+		json_open(w, NULL, '{');
+		json_put_string(w, "name", modes[i].name);
+		json_put_string(w, "help", modes[i].help);
+		json_put_string(w, "ring", mode_ring(&modes[i]));
+		json_put_u64(w, "runs", t->runs);
+		json_put_u64(w, "sent", t->sent);
+		json_put_u64(w, "refused", t->refused);
+		json_put_u64(w, "answered", t->answered);
+		json_put_u64(w, "silent", t->silent);
+		json_put_u64(w, "kept", t->kept);
+		json_close(w, '}');
+	}
+	json_close(w, ']');
+	return shell_json_end("attack");
 }
 
 static void list_modes(void)
@@ -837,6 +758,7 @@ static int parse_opt(const char *arg, const char *key, uint64_t max, uint32_t *o
 static int cmd_attack(int argc, char **argv)
 {
 	uint32_t every = config_get(&cfg_attack_every), count = config_get(&cfg_attack_count);
+	bool json = shell_json_wanted(&argc, argv);
 	const struct attack_mode *m;
 
 	if (argc < 2) {
@@ -848,6 +770,8 @@ static int cmd_attack(int argc, char **argv)
 		return 0;
 	}
 	if (!strcmp(argv[1], "list")) {
+		if (json)
+			return list_modes_json();
 		list_modes();
 		return 0;
 	}
@@ -876,12 +800,13 @@ static int cmd_attack(int argc, char **argv)
 	}
 	if (attack_start(m, every, count))
 		return shell_error("attack: no room for a poll context (POLL_MAX)");
+	run.json = json;
 	return 0;
 }
 
 static const struct shell_cmd attack_cmd = {
 	.name = "attack",
-	.usage = "list | stop | MODE [every=MS] [count=N]",
+	.usage = "list | stop | MODE [every=MS] [count=N] [json]",
 	.help = "hostile driver: malformed packets or ring entries into vsock or virtio-net TX",
 	.run = cmd_attack,
 };

@@ -8,16 +8,6 @@
 #ifndef DRIVERS_VIRTIO_VSOCK_ATTACK_H
 #define DRIVERS_VIRTIO_VSOCK_ATTACK_H
 
-#include "drivers/virtio/virtqueue.h"
-
-/* virtio_vsock.c: the device's TX queue, NULL without a device. */
-struct virtq *virtio_vsock_txq(void);
-/* The context that reclaims what was sent on it. */
-struct poll_ctx *virtio_vsock_txq_ctx(void);
-/* virtio_vsock.c: @pkt on RX, device-readable (-ENODEV without a device). */
-struct vsock_pkt;
-int virtio_vsock_post_rx_readonly(struct vsock_pkt *pkt, uint32_t len);
-
 /* The `attack` command, its boot keys and its poll context. */
 void vsock_attack_init(void);
 

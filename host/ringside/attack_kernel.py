@@ -1,9 +1,8 @@
 # SPDX-License-Identifier: MIT
-"""The kernel's vhost-vsock and vhost-net as attack-matrix's back ends.
+"""The kernel's vhost-vsock and vhost-net as the attack matrix's devices.
 
 On a KVM host with /dev/vhost-vsock and /dev/vhost-net (a real one, or
-the nested host: `host/nested host/attack-matrix --backend
-kernel,net-vhost`):
+the nested host: `ringside nested attacks --devices kernel,net-vhost`):
 
   kernel     the vsock modes; the guest boots with `-device
              vhost-vsock-pci` and the host's side of every connection is
@@ -31,9 +30,8 @@ import os
 import re
 import socket
 import subprocess
-import time
 
-from .attack_matrix import CONNECT_TIMEOUT, Session
+from .attack import CONNECT_TIMEOUT, Session, retried_connect
 from .attack_net import NetTap
 
 CID = 3
@@ -60,7 +58,7 @@ def why_not_here(device):
     """None where the kernel's `device` (/dev/vhost-vsock, /dev/vhost-net)
     can serve a guest under KVM, else why not."""
     if not os.path.exists(device):
-        return 'no %s: run it on a KVM host or through host/nested' % device
+        return 'no %s: run it on a KVM host or through ringside nested' % device
     if not os.access('/dev/kvm', os.R_OK | os.W_OK):
         return 'no usable /dev/kvm'
     return None
@@ -129,9 +127,9 @@ class KernelSession(KernelLog, Session):
 
     def connect(self, port, timeout=CONNECT_TIMEOUT, seq=False):
         """AF_VSOCK to the guest, retried while the device restarts."""
-        deadline = time.monotonic() + timeout
         kind = socket.SOCK_SEQPACKET if seq else socket.SOCK_STREAM
-        while True:
+
+        def connect():
             s = socket.socket(socket.AF_VSOCK, kind)
             s.settimeout(10)
             try:
@@ -139,9 +137,9 @@ class KernelSession(KernelLog, Session):
                 return s
             except OSError:
                 s.close()
-                if time.monotonic() > deadline or not self.alive():
-                    raise
-                time.sleep(0.2)  # the guest resets its device: no event reaches the host
+                raise
+        # the guest resets its device: no event reaches the host
+        return retried_connect(connect, timeout, self.alive)
 
 
 class NetVhost(KernelLog, NetTap):

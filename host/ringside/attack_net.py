@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""attack-matrix's virtio-net back ends: ringside's `attack net-*` modes
+"""The attack matrix's virtio-net devices: ringside's `attack net-*` modes
 (drivers/virtio/net_attack.c) against device models nobody here wrote.
 
   net-qemu     QEMU's own virtio-net-pci, user space, on `-netdev dgram`
@@ -13,7 +13,7 @@
                counters say what the kernel took; the bystander is pktgen
                after the attack, every frame counted by the tap.
   net-testpmd  virtio-net-pci on vhost-user to dpdk-testpmd (rxonly, as
-               host/bench-net runs it). testpmd counts what it received;
+               `ringside net` runs it). testpmd counts what it received;
                the bystander is pktgen after the attack, every frame of it
                counted by testpmd.
 
@@ -42,10 +42,12 @@ import time
 import ringside as rr
 
 from . import netns
-from .bench_net import GUEST_IP, GUEST_MAC, PEER_IP, PEER_MAC, guest_args, parse_pktgen
+from .attack_guest import done, done_line, start, was_reset
 from .ether_peer import EtherPeer, eth, ip_bytes, ipv4, mac_bytes, udp, ETH_P_IP
 from .machine import LoggedLaunch
-from .testpmd import TestPmd, TestPmdError
+from .netguest import GUEST_IP, PEER_IP, NetError, pktgen
+from .testpmd import GUEST_MAC, TestPmd, TestPmdError, guest_args
+from .wait import poll_for
 
 BOOT_TIMEOUT = 300
 ATTACK_TIMEOUT = 240
@@ -166,18 +168,13 @@ class PktgenBystander:
 
     def after(self):
         before = self.rx_count()
-        out = self.launch.console.command(
-            'pktgen count=%d size=64 burst=32 dst=%s,%s port=9'
-            % (PKTGEN_FRAMES, PEER_IP, PEER_MAC), 300)
         try:
-            sent = parse_pktgen(out)['packets']
-        except TestPmdError:
-            return 'pktgen: %s' % out.strip()[-200:]
-        deadline = time.monotonic() + 60
+            sent = pktgen(self.launch.console, PKTGEN_FRAMES, 64, 32, 300, port=9)['packets']
+        except NetError as e:
+            return str(e)[-200:]
+        # the peer's counter has no event to wait on
+        got = poll_for(lambda: self.rx_count() - before >= sent and sent, 60, 0.2)
         got = self.rx_count() - before
-        while got < sent and time.monotonic() < deadline:
-            time.sleep(0.2)  # the peer's counter has no event to wait on
-            got = self.rx_count() - before
         if sent != PKTGEN_FRAMES or got != sent:
             return 'pktgen sent %d of %d, %s received %d' % (sent, PKTGEN_FRAMES,
                                                              self.peer_name, got)
@@ -285,26 +282,23 @@ class NetTap(PktgenBystander, NetSession):
         return '; '.join(x for x in (own, moved and 'tap rx ' + moved) if x)
 
 
-def _wait_done(sess, res, done):
-    """The guest's done line; meanwhile the live bystander, if the session has one."""
+def _wait_done(sess, res, mark):
+    """The attack's end (attack_guest.done); meanwhile the live bystander,
+    if the session has one. None if it did not end in ATTACK_TIMEOUT."""
     console = sess.launch.console
-    if not sess.live_bystander:
-        try:
-            return console.wait_for(done, ATTACK_TIMEOUT)
-        except rr.LaunchError:
-            return None
     deadline = time.monotonic() + ATTACK_TIMEOUT
     n = 0
     while time.monotonic() < deadline and sess.alive():
-        m = done.search(console.text, console.pos)
-        if m:
-            return m
-        if res.bystander:
-            # nothing left to exchange: wait for the line alone
+        end = done(console, mark)
+        if end:
+            return end
+        if not sess.live_bystander or res.bystander:
+            # nothing to exchange: wait for a line from the guest
             try:
-                return console.wait_for(done, max(1, deadline - time.monotonic()))
+                console.wait_for(r'\n', max(0.1, deadline - time.monotonic()))
             except rr.LaunchError:
-                return None
+                return done(console, mark)
+            continue
         err = sess.exchange(n)
         n += 1
         if err:
@@ -314,33 +308,33 @@ def _wait_done(sess, res, done):
     return None
 
 
-def run_mode(sess, mode, done_re, result_class):
-    """One net mode on a running session: a result_class (attack_matrix.Result)."""
+def run_mode(sess, mode, result_class):
+    """One net mode on a running session: a result_class (attack.Result)."""
     res = result_class(sess.ring, mode)
     sess.begin()
     got0 = sess.delivered()
     console = sess.launch.console
-    console.command('attack %s every=%d count=%d' % (mode, sess.every, sess.count), 60)
-    m = _wait_done(sess, res, re.compile(done_re % re.escape(mode)))
-    res.guest_line = m.group(0).rstrip() if m else ''
+    mark = len(console.text)
+    start(console, mode, sess.every, sess.count)
+    end = _wait_done(sess, res, mark)
+    res.guest_line = done_line(end) if end else ''
     if not sess.alive():
         res.outcome = 'crashes'
         res.guest_line = res.guest_line or 'QEMU or %s exited' % sess.peer_name
         res.violation = sess.device_errors()
         return res
-    if not m:
+    if not end:
         console.command('attack stop', 60)
         res.outcome = 'stalls'
         return res
-    sent = re.search(r'sent (\d+) of', res.guest_line)
-    sent = int(sent.group(1)) if sent else 0
+    sent = end['sent']
     got = sess.delivered() - got0
     res.violation = sess.device_errors()  # before the bystander's own frames
     res.after = sess.after()
     res.delta = {'sent': sent, 'delivered': got}
     if res.after:
         res.outcome = 'stalls'
-    elif ': reset' in res.guest_line:
+    elif was_reset(end):
         res.outcome = 'resets'
     elif res.bystander:
         res.outcome = 'stalls'

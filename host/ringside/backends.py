@@ -18,8 +18,47 @@ class HelperSpec:
 
 # What a back end's command line (--backend CMD) may name; the launcher fills
 # them in: the vhost-user socket QEMU connects to, the hybrid-vsock socket
-# host programs use, the guest's CID.
-PLACEHOLDERS = ('{socket}', '{uds}', '{cid}')
+# host programs use, the guest's CID, and a control socket where a back end
+# that speaks our back end's control protocol (backend_ctl.py) answers
+# `counters` and `inject stop`.
+PLACEHOLDERS = ('{socket}', '{uds}', '{cid}', '{control}')
+
+# What a command may need of a back end beyond the three a vhost-user-vsock
+# back end takes: its counters (through {control}), fault injection
+# (--inject), busy polling (--poll), TCP forwarding (--forward-tcp) and
+# SOCK_SEQPACKET host clients (--uds-seqpacket). Ours has them all.
+NEEDS = {
+    'counters': 'its counters (a --backend CMD that names {control})',
+    'inject': 'fault injection (our back end\'s --inject)',
+    'poll': 'busy polling (our back end\'s --poll)',
+    'forward': 'TCP forwarding (our back end\'s --forward-tcp)',
+    'seqpacket': 'SOCK_SEQPACKET host clients (our back end\'s --uds-seqpacket)',
+}
+
+
+def missing(opts, needs):
+    """Of `needs` (names of NEEDS), those the launcher options' back end
+    does not have: none for ours, {control}'s counters at most for a
+    --backend of someone else's, none of them on the kernel's vhost-vsock
+    (--vsock-transport kernel)."""
+    if opts.vsock_transport == 'kernel':
+        return [n for n in needs]
+    if opts.backend is None:
+        return []
+    names_control = any('{control}' in w for w in opts.backend_cmd)
+    return [n for n in needs if not (n == 'counters' and names_control)]
+
+
+def refuse_missing(opts, needs, prog):
+    """One line naming what the back end lacks, or None: what a command
+    that cannot do without `needs` says before anything boots."""
+    lack = missing(opts, needs)
+    if not lack:
+        return None
+    who = ("the kernel's vhost-vsock" if opts.vsock_transport == 'kernel'
+           else '--backend %r' % opts.backend)
+    return '%s needs %s; %s has not (our back end, the default, has)' % (
+        prog, ' and '.join(NEEDS[n] for n in lack), who)
 
 
 def fill_placeholders(words, values):
@@ -33,23 +72,28 @@ def fill_placeholders(words, values):
     return out
 
 
+def backend_spec(opts):
+    """The vhost-user-vsock back end's HelperSpec: --backend CMD, or ours,
+    its placeholders filled in (plan_paths first), our back end's own
+    options (--vsock-arg, --forward) after it."""
+    # keep in step with `build/host/ringside-vhost-vsock --help`
+    argv = fill_placeholders(opts.backend_cmd, {
+            'socket': opts.vsock_socket, 'uds': opts.vsock_uds, 'cid': opts.vsock_cid,
+            'control': opts.vsock_control})
+    return HelperSpec('vhost-vsock', argv + ['--forward-tcp=' + f for f in opts.forward]
+                      + opts.vsock_arg, socket_path=opts.vsock_socket,
+                      timeout=opts.backend_timeout)
+
+
 def helper_specs(opts, accel):
     """Back-end processes to start before QEMU, in start order.
 
     New back ends (vhost-user-net peers, ...) add a spec here and their QEMU
     arguments in qemu_argv(); Children stops them after QEMU.
     """
-    specs = []
     if opts.vsock and not vsock_kernel(opts, accel):
-        # --backend CMD, or ours: keep in step with
-        # `build/host/ringside-vhost-vsock --help`.
-        argv = fill_placeholders(opts.backend_cmd, {
-                'socket': opts.vsock_socket, 'uds': opts.vsock_uds, 'cid': opts.vsock_cid})
-        specs.append(HelperSpec('vhost-vsock', argv
-                                + ['--forward-tcp=' + f for f in opts.forward]
-                                + opts.vsock_arg, socket_path=opts.vsock_socket,
-                                timeout=opts.backend_timeout))
-    return specs
+        return [backend_spec(opts)]
+    return []
 
 
 def plan_paths(opts, workdir):
@@ -57,6 +101,14 @@ def plan_paths(opts, workdir):
     if opts.vsock:
         opts.vsock_socket = opts.vsock_socket or os.path.join(workdir, 'vhost-vsock.sock')
         opts.vsock_uds = opts.vsock_uds or os.path.join(workdir, 'vsock')
+        opts.vsock_control = os.path.join(workdir, 'control.sock')
+
+
+def control_path(opts):
+    """The back end's control socket, where its command names {control}."""
+    if opts.vsock and any('{control}' in w for w in opts.backend_cmd or []):
+        return getattr(opts, 'vsock_control', None)
+    return None
 
 
 def remove_stale_socket(path):

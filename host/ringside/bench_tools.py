@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""bench-vsock --tools: tools people already use, next to ringside-bench,
+"""bench --tools: tools people already use, next to ringside-bench,
 in the same boot and configuration.
 
 Through the back end's TCP forwarding (--forward-tcp): Debian's sockperf
@@ -21,14 +21,14 @@ import json
 import os
 import re
 import shutil
-import signal
 import socket
 import subprocess
-import time
 
 from .benchlib import BENCH, run_bench
-from .process import die_with_parent
+from .errors import LaunchError
+from .process import Children
 from .table import Column, Table
+from .wait import until
 
 GUEST_ECHO, GUEST_SINK, GUEST_SOURCE = 1234, 1235, 1236
 GUEST_IPERF3, GUEST_SOCKPERF = 5201, 11111
@@ -54,57 +54,39 @@ def forward_args():
     return args, ports
 
 
-def _signal_group(proc, sig):
-    try:
-        os.killpg(proc.pid, sig)
-    except ProcessLookupError:
-        pass
-
-
 class SocatForwards:
     """forward_args()'s forwards for a guest on the kernel's vhost-vsock:
     one socat per port, TCP on 127.0.0.1 to AF_VSOCK CID:port, started
-    listening and stopped by PID."""
+    listening and stopped (with the connections it forked) by Children."""
 
     def __init__(self, cid, ports, prog):
-        self.procs = []
+        self.children = Children()
         try:
             for guest, host in ports.items():
-                # its own process group with the connections it forks, and
                 # none of our pipes: a caller reading our output to its end
                 # must not wait on a forward left behind
-                self.procs.append(subprocess.Popen(
-                    ['socat', 'TCP-LISTEN:%d,bind=127.0.0.1,reuseaddr,fork' % host,
-                     'VSOCK-CONNECT:%d:%d' % (cid, guest)], stdin=subprocess.DEVNULL,
-                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                    start_new_session=True, preexec_fn=die_with_parent))
-                self._wait_listening(host, prog)
+                proc = self.children.spawn(
+                    'socat', ['socat', 'TCP-LISTEN:%d,bind=127.0.0.1,reuseaddr,fork' % host,
+                              'VSOCK-CONNECT:%d:%d' % (cid, guest)], stdin=subprocess.DEVNULL,
+                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                self._wait_listening(proc, host, prog)
         except BaseException:
             self.close()
             raise
 
-    def _wait_listening(self, port, prog, timeout=20.0):
-        deadline = time.monotonic() + timeout
-        while True:
+    @staticmethod
+    def _wait_listening(proc, port, prog, timeout=20.0):
+        def listening():
             with socket.socket() as s:
-                if s.connect_ex(('127.0.0.1', port)) == 0:
-                    return
-            if self.procs[-1].poll() is not None or time.monotonic() > deadline:
-                raise SystemExit('%s: socat did not listen on 127.0.0.1:%d' % (prog, port))
-            time.sleep(0.05)
+                return s.connect_ex(('127.0.0.1', port)) == 0
+        try:
+            until(listening, timeout, 'socat on 127.0.0.1:%d' % port, interval=0.05,
+                  fail=lambda: proc.poll() is not None and 'socat exited')
+        except LaunchError:
+            raise SystemExit('%s: socat did not listen on 127.0.0.1:%d' % (prog, port))
 
     def close(self):
-        """Each socat and the connections it forked, by process group."""
-        for proc in self.procs:
-            _signal_group(proc, signal.SIGTERM)
-        for proc in self.procs:
-            try:
-                proc.wait(5)
-            except subprocess.TimeoutExpired:
-                pass
-            _signal_group(proc, signal.SIGKILL)
-            proc.wait()
-        self.procs = []
+        self.children.stop_all()
 
     def __enter__(self):
         return self
@@ -213,25 +195,28 @@ def iperf3_cell(port, mode, streams, length, seconds, prog):
 
 def bench_streams(targets, streams, length, seconds, prog):
     """ringside-bench stream, one run per (direction, target) at once."""
-    procs = []
-    for d, target in targets:
-        args = [BENCH, 'stream'] + target + ['--dir', d, '-l', str(length), '-P', str(streams),
-                                             '--time', str(seconds), '--json']
-        procs.append((d, subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                          text=True)))
+    children, procs = Children(), []
     gbps = {'h2g': 0.0, 'g2h': 0.0}
     failed = None
-    for d, proc in procs:
-        try:
-            out, err = proc.communicate(timeout=seconds * 10 + 120)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            out, err = proc.communicate()
-        if proc.returncode != 0:
-            failed = failed or 'ringside-bench stream --dir %s failed (%d): %s' % (
-                d, proc.returncode, err.strip())
-        else:
-            gbps[d] = json.loads(out)['gbps']
+    try:
+        for d, target in targets:
+            args = [BENCH, 'stream'] + target + ['--dir', d, '-l', str(length), '-P',
+                                                 str(streams), '--time', str(seconds), '--json']
+            procs.append((d, children.spawn('ringside-bench', args, stdout=subprocess.PIPE,
+                                            stderr=subprocess.PIPE, text=True)))
+        for d, proc in procs:
+            try:
+                out, err = proc.communicate(timeout=seconds * 10 + 120)
+            except subprocess.TimeoutExpired:
+                children.stop(proc)
+                out, err = proc.communicate()
+            if proc.returncode != 0:
+                failed = failed or 'ringside-bench stream --dir %s failed (%d): %s' % (
+                    d, proc.returncode, err.strip())
+            else:
+                gbps[d] = json.loads(out)['gbps']
+    finally:
+        children.stop_all()
     if failed:
         raise SystemExit('%s: %s' % (prog, failed))
     return gbps['h2g'], gbps['g2h']
@@ -242,13 +227,13 @@ def run_tools_stream(opts, target, ports, prog):
     forwarded, ringside-bench forwarded, ringside-bench direct, adjacent in
     time; buffer length the largest of --lengths."""
     rows = []
-    length = max(opts.lengths)
+    length = max(opts.length)
     have_iperf3 = shutil.which('iperf3') is not None
     tcp = {d: ['--tcp', '127.0.0.1:%d' % ports[g]]
            for d, g in (('h2g', GUEST_SINK), ('g2h', GUEST_SOURCE))}
     for mode in opts.dirs + ['bidir']:
         dirs = ['h2g', 'g2h'] if mode == 'bidir' else [mode]
-        for streams in opts.streams:
+        for streams in opts.parallel:
             cells = []
             if have_iperf3:
                 cells.append(('iperf3 tcp fwd', lambda: iperf3_cell(

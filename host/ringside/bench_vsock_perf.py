@@ -1,10 +1,10 @@
 # SPDX-License-Identifier: MIT
-"""bench-vsock --vsock-perf: the kernel's own vsock_perf
+"""bench --vsock-perf: the kernel's own vsock_perf
 (tools/testing/vsock/, `make vsock-perf`) as an independent client, beside
 ringside-bench, on the kernel's vhost-vsock (vsock_perf speaks AF_VSOCK
 only: a KVM host, or host/nested).
 
-Per guest (ringside in bench-vsock's boot; with `--vsock-perf
+Per guest (ringside in bench's boot; with `--vsock-perf
 ringside,linux` the Linux baseline guest in a boot of its own after it),
 per round and buffer length B, adjacent in time:
 
@@ -32,7 +32,9 @@ import statistics
 import subprocess
 
 from .benchlib import run_bench
+from .guest_stats import StatsError, json_of
 from .images import repo_path
+from .process import Children
 from .table import Column, Table
 
 VSOCK_PERF = repo_path('build', 'vsock-tools', 'vsock_perf')
@@ -48,8 +50,6 @@ RECEIVER_RE = {
     'gbps': re.compile(r'^rx performance: ([\d.]+) Gbits/s$', re.M),
     'wakeups': re.compile(r'^POLLIN wakeups: (\d+)$', re.M),
 }
-RINGSIDE_STREAM_RE = re.compile(r'stream (\d+) B writes for ([\d.]+) s: (\d+) bytes, '
-                                r'([\d.]+) Gb/s')
 CONNECT_TRIES = 50   # the guest's connects until vsock_perf listens
 
 
@@ -93,9 +93,11 @@ class Receiver:
 
     def __init__(self, port, buf):
         self.port = port
-        self.proc = subprocess.Popen([VSOCK_PERF, '--port', str(port), '--buf-size', str(buf)],
-                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                     stdin=subprocess.DEVNULL)
+        self.children = Children()
+        self.proc = self.children.spawn(
+                'vsock_perf', [VSOCK_PERF, '--port', str(port), '--buf-size', str(buf)],
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                stdin=subprocess.DEVNULL)
 
     def exited(self):
         return self.proc.poll() is not None
@@ -114,9 +116,7 @@ class Receiver:
         return parse(out, RECEIVER_RE, 'receiver')
 
     def close(self):
-        if self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait()
+        self.children.stop_all()
 
     def __enter__(self):
         return self
@@ -133,13 +133,14 @@ def ringside_send(console, port, buf, seconds, gone):
     for _ in range(CONNECT_TRIES):
         if gone():
             break
-        out = console.command('vsock stream %d %d %d %d' % (HOST_CID, port, buf, seconds),
-                              seconds + 120)
-        m = RINGSIDE_STREAM_RE.search(out)
-        if m:
-            return {'bytes': int(m.group(3)), 'gbps': float(m.group(4))}
-        if 'connect to' not in out:
-            raise SystemExit('ringside: vsock stream to port %d: %s' % (port, out.strip()))
+        try:
+            r = json_of(console, 'vsock stream %d %d %d %d' % (HOST_CID, port, buf, seconds),
+                        seconds + 120)
+        except StatsError as e:
+            if 'connect to' not in str(e):
+                raise SystemExit('ringside: vsock stream to port %d: %s' % (port, e))
+            continue
+        return {'bytes': r['bytes'], 'gbps': r['bytes'] * 8 / r['ns'] if r['ns'] else 0.0}
     raise SystemExit('ringside: no listener on host port %d (vsock_perf %s)'
                      % (port, 'exited' if gone() else 'still not listening'))
 
@@ -174,7 +175,7 @@ def run_guest(guest, target, send, opts, prog):
     rows = []
     for rnd in range(opts.rounds):
         for d in opts.dirs:
-            for buf in opts.lengths:
+            for buf in opts.length:
                 row = {'guest': guest, 'dir': d, 'len': buf, 'round': rnd}
                 if d == 'h2g':
                     r = sender(cid, GUEST_SINK, opts.vsock_perf_bytes, buf)

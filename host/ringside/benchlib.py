@@ -1,12 +1,13 @@
 # SPDX-License-Identifier: MIT
-"""Shared pieces of the host benchmark scripts (bench-vsock, bench-compare):
-the benchmark client, where it reaches the guest, and waiting for vsock to
-answer."""
+"""The host side of a measurement: the benchmark client (ringside-bench),
+where it reaches the guest, waiting for vsock to answer, the CONNECT/OK
+handshake of a hybrid socket, and an echo checked byte for byte."""
 
 import contextlib
 import json
 import os
 import re
+import select
 import socket
 import subprocess
 import sys
@@ -14,7 +15,7 @@ import time
 
 from .images import REPO
 from .machine import Launch
-from .qemu import vsock_kernel
+from .wait import WaitTimeout, until
 
 BENCH = os.path.join(REPO, 'build', 'host', 'ringside-bench')
 
@@ -84,6 +85,15 @@ def hybrid_connect(path, port, timeout, kind=socket.SOCK_STREAM):
         raise
 
 
+def _answers(connect):
+    """True when connect() gets through; False on any OSError."""
+    try:
+        connect().close()
+        return True
+    except OSError:
+        return False
+
+
 def wait_vsock_up(uds, port=1234, timeout=60, prog='bench'):
     """Wait until a CONNECT to the guest's `port` gets OK.
 
@@ -92,42 +102,33 @@ def wait_vsock_up(uds, port=1234, timeout=60, prog='bench'):
     device reset (switches that change negotiated features). Until then
     the back end refuses connections.
     """
-    deadline = time.monotonic() + timeout
-    while True:
-        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        until(lambda: _answers(lambda: hybrid_connect(uds, port, 5)), timeout,
+              'answer from vsock port %d' % port)
+    except WaitTimeout:
+        raise SystemExit('%s: vsock port %d did not answer within %d s' % (prog, port, timeout))
+
+
+def _vsock_connect(cid, port):
+    s = socket.socket(socket.AF_VSOCK, socket.SOCK_STREAM)
+    try:
         s.settimeout(5)
-        try:
-            s.connect(uds)
-            s.sendall(b'CONNECT %d\n' % port)
-            if s.recv(64).startswith(b'OK '):
-                return
-        except OSError:
-            pass
-        finally:
-            s.close()
-        if time.monotonic() > deadline:
-            raise SystemExit('%s: vsock port %d did not answer within %d s'
-                             % (prog, port, timeout))
-        time.sleep(0.1)
+        s.connect((cid, port))
+        return s
+    except BaseException:
+        s.close()
+        raise
 
 
 def wait_vsock_cid(cid, port=1234, timeout=60, prog='bench'):
     """Until the guest's `port` takes an AF_VSOCK connection: the kernel's
     vhost-vsock (only where /dev/vhost-vsock is: a KVM host, host/nested)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        s = socket.socket(socket.AF_VSOCK, socket.SOCK_STREAM)
-        s.settimeout(5)
-        try:
-            s.connect((cid, port))
-            return
-        except OSError:
-            if time.monotonic() > deadline:
-                raise SystemExit('%s: vsock %d:%d did not answer within %d s'
-                                 % (prog, cid, port, timeout))
-            time.sleep(0.2)
-        finally:
-            s.close()
+    try:
+        until(lambda: _answers(lambda: _vsock_connect(cid, port)), timeout,
+              'answer from vsock %d:%d' % (cid, port), interval=0.2)
+    except WaitTimeout:
+        raise SystemExit('%s: vsock %d:%d did not answer within %d s'
+                         % (prog, cid, port, timeout))
 
 
 def wait_target(target, prog):
@@ -143,9 +144,46 @@ def vsock_target(launch, prog):
     """ringside-bench's arguments that reach a started guest's vsock device,
     once its echo port answers: AF_VSOCK to its CID on the kernel's
     vhost-vsock, else the back end's hybrid socket."""
-    if vsock_kernel(launch.opts, launch.accel):
-        target = ['--cid', str(launch.opts.vsock_cid)]
-    else:
-        target = ['--uds', launch.opts.vsock_uds]
+    target = launch.vsock_target()
     wait_target(target, prog)
     return target
+
+
+def pattern(n, off=0):
+    """Bytes off..off+n of the guests' own pattern: byte i is i % 251
+    (app/services.h, the Linux guest's server)."""
+    period = bytes(range(251))
+    start = off % 251
+    return (period * ((start + n) // 251 + 1))[start:start + n]
+
+
+def echo_exchange(s, data, timeout):
+    """Write data and read as many bytes back, interleaved; '' if they are
+    the same, else what went wrong (timeout, EOF, reset, first mismatch)."""
+    s.setblocking(False)
+    got = bytearray()
+    sent = 0
+    deadline = time.monotonic() + timeout
+    while len(got) < len(data):
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return 'timeout after %d of %d bytes' % (len(got), len(data))
+        wr = [s] if sent < len(data) else []
+        r, w, _ = select.select([s], wr, [], left)
+        try:
+            if w:
+                sent += s.send(data[sent:sent + 65536])
+            if r:
+                chunk = s.recv(1 << 20)
+                if not chunk:
+                    return 'EOF after %d of %d bytes' % (len(got), len(data))
+                got += chunk
+        except BlockingIOError:
+            continue
+        except OSError as e:
+            return '%s after %d of %d bytes' % (e.strerror or e, len(got), len(data))
+    if got != data:
+        at = next((i for i, (a, b) in enumerate(zip(got, data)) if a != b),
+                  min(len(got), len(data)))
+        return 'mismatch at byte %d of %d (%d came back)' % (at, len(data), len(got))
+    return ''

@@ -12,20 +12,75 @@ from .errors import EXIT_USAGE
 from .images import LINUX_GUESTS
 
 
+SCREEN = 25   # lines of --help: one screen
+# The end of the --help of a command that boots: where launcher options go.
+LAUNCHER_EPILOG = ('After "--": launcher options for every boot (ringside run --help-all),\n'
+                   'e.g. -- --backend CMD, -- --qemu PATH, -- --vsock-transport kernel.')
+
+
+class ScreenHelp(argparse.RawDescriptionHelpFormatter):
+    """--help on one screen: each option's help on its own line, beside
+    the option; a description or epilog keeps its own line breaks."""
+
+    def __init__(self, prog):
+        super().__init__(prog, max_help_position=30, width=80)
+
+
 class Parser(argparse.ArgumentParser):
-    """argparse with errors on one line, like every ringside command."""
+    """argparse with errors on one line (status 2, before anything is
+    built or booted) and help in two sizes: --help shows the options a
+    first run needs, on one screen; an option added with more=True is
+    left to --help-all, which shows every option. Nothing is hidden."""
+
+    def __init__(self, *args, **kw):
+        kw.setdefault('formatter_class', ScreenHelp)
+        kw['add_help'] = False
+        # a module's first docstring line, "bench: boot ...", as "Boot ..."
+        name = (kw.get('prog') or '').split(' ')[-1] + ': '
+        desc = kw.get('description') or ''
+        if name != ': ' and desc.startswith(name):
+            rest = desc[len(name):]
+            # "ns per buffer ..." stays: a unit is not capitalised
+            kw['description'] = rest if rest.split(' ')[0] in ('ns',) else \
+                rest[0].upper() + rest[1:]
+        super().__init__(*args, **kw)
+        self._more = []
+        self.add_argument('-h', '--help', action='help', help='this help')
+        self.add_argument('--help-all', action=_HelpAll, nargs=0,
+                          help='every option, --help\'s and the rest', more=True)
+
+    def add_argument(self, *args, more=False, **kw):
+        action = super().add_argument(*args, **kw)
+        if more:
+            self._more.append(action)
+        return action
 
     def error(self, message):
         sys.stderr.write('%s: error: %s (see --help)\n' % (self.prog, message))
         sys.exit(EXIT_USAGE)
 
+    def format_help(self, every=False):
+        hidden = [] if every else [a for a in self._more if a.help != argparse.SUPPRESS]
+        saved = [a.help for a in hidden]
+        for a in hidden:
+            a.help = argparse.SUPPRESS
+        try:
+            text = super().format_help()
+        finally:
+            for a, h in zip(hidden, saved):
+                a.help = h
+        if hidden:
+            text += '%d more option%s: --help-all\n' % (len(hidden), 's' * (len(hidden) > 1))
+        return text
 
-class ScreenHelp(argparse.HelpFormatter):
-    """--help on one screen: each option's help on its own line, beside
-    the option (the details are in the docs)."""
+    def print_help_all(self):
+        self._print_message(self.format_help(every=True), sys.stdout)
 
-    def __init__(self, prog):
-        super().__init__(prog, max_help_position=28, width=80)
+
+class _HelpAll(argparse.Action):
+    def __call__(self, parser, namespace, values, option_string=None):
+        parser.print_help_all()
+        parser.exit()
 
 
 # Option types that fail at parse time, before anything is built or booted,
@@ -95,6 +150,22 @@ def int_list(text):
     if any(v <= 0 for v in values):
         raise argparse.ArgumentTypeError('expected positive numbers, got %r' % text)
     return values
+
+
+def csv_list(kind, allowed=None):
+    """A type for comma-separated values of `kind`, each one of `allowed`."""
+    def parse(text):
+        items = [x for x in text.split(',') if x]
+        out = []
+        for x in items:
+            v = kind(x)
+            if allowed and v not in allowed:
+                raise argparse.ArgumentTypeError('%r not one of %s' % (x, allowed))
+            out.append(v)
+        if not out:
+            raise argparse.ArgumentTypeError('empty list')
+        return out
+    return parse
 
 
 def shape(text):

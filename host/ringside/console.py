@@ -170,6 +170,19 @@ class Console:
                                           self.diagnose() if self.diagnose else ''))
                 self._cond.wait(left)
 
+    def search(self, pattern, start, timeout):
+        """The first match of `pattern` (compiled) at or after offset `start`,
+        waiting up to `timeout` s for it to arrive; None if it did not (or
+        the line closed). The cursor stays where it is."""
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while True:
+                m = pattern.search(self.text, start)
+                left = deadline - time.monotonic()
+                if m or self.eof or left <= 0:
+                    return m
+                self._cond.wait(left)
+
     def wait_eof(self, timeout):
         deadline = time.monotonic() + timeout
         with self._cond:
@@ -192,9 +205,14 @@ class Console:
                 data = data[n:]
 
     def wait_ready(self, timeout):
-        """Wait for the READY line and the first prompt after it."""
-        self.wait_for(re.escape(READY) + r'\r?\n', timeout, what="'%s'" % READY)
+        """Wait for the READY line and the first prompt after it; returns
+        what the guest printed from the cursor up to READY (its boot)."""
+        with self._cond:
+            start = self.pos
+        m = self.wait_for(re.escape(READY) + r'\r?\n', timeout, what="'%s'" % READY)
         self.wait_for(re.escape(PROMPT), timeout, what='prompt %r' % PROMPT)
+        with self._cond:
+            return self.text[start:m.start()]
 
     def wait_linux_ready(self, timeout):
         """Wait for the Linux guest's ready line (host/linux-guest)."""

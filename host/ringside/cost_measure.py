@@ -1,36 +1,19 @@
 # SPDX-License-Identifier: MIT
 """Measuring guest cost around a workload: the idle rate, spans of counters
 with the idle rate taken off, waiting for the guest to settle, the split of
-a span into work, poll passes and heap, and per-operation cost cells.
+a span into work, poll passes and heap, per-operation cost cells, and the
+standard workloads (echo round trips, a stream each way) bracketed by them.
 
-The benchmark scripts (bench-vsock, bench-compare, bench-net, bench-seeds)
-and the tests (tests/qemu/test_cost.py) share these, so a benchmark's cost
-column is what the tests check.
-
-main() is host/cost-measure, the standard table of guest instructions per
-operation: it boots ringside (or, with --linux, the Linux guest of make
-linux-guest) with the vsock back end and the ringside-cost plugin, then
-measures with the counters bracketed tightly around each workload (idle,
-64 B and 4 KiB echo round trips, a stream each way). What the guest does
-while it waits is measured as an idle rate just before each workload and
-taken off, so the numbers are the work of the operations themselves.
+The commands (bench, vs-linux, net, seeds, cost) and the tests
+(tests/qemu/test_cost.py) share these, so a benchmark's cost column is
+what the tests check.
 """
 
-import os
-import re
 import statistics
-import sys
-import tempfile
 import time
-
-import ringside as rr
 
 from . import cost
 from .benchlib import hybrid_connect
-from .cli import Parser, nonneg_float, nonneg_int, positive_int
-from .images import LINUX_INITRD, LINUX_KERNEL, REPO
-from .results import add_options, publish
-from .table import Column, Table
 
 IDLE_WINDOW = 1.0   # seconds of idle counting before each workload
 
@@ -185,22 +168,6 @@ def cell_cost(span, ops, irqs=None):
     return out
 
 
-def virtio_bars(lspci):
-    """(base, size) of the memory BARs of virtio functions (vendor 1af4)
-    in ringside's `lspci` output: the windows whose stores count as
-    notifies (with io=on; CostBlock.set_notify)."""
-    bars, in_virtio = [], False
-    for line in lspci.splitlines():
-        dev = re.match(r'\S+ ([0-9a-f]{4}):[0-9a-f]{4} class', line)
-        if dev:
-            in_virtio = dev.group(1) == '1af4'
-            continue
-        m = re.match(r'\s+bar\d: mem (0x[0-9a-f]+) size (0x[0-9a-f]+)', line)
-        if in_virtio and m:
-            bars.append((int(m.group(1), 16), int(m.group(2), 16)))
-    return bars
-
-
 class Meter:
     """A guest's cost block for a benchmark: measure(run, ops_of) brackets
     one cell with an idle-rate window before it and a span around it.
@@ -230,16 +197,12 @@ class Meter:
         self.block.close()
 
 
-# ---------------------------------------------------------------- host/cost-measure
+# ------------------------------------------------ the standard workloads
 
 ECHO, SINK, SOURCE = 1234, 1235, 1236
 CMDLINE = 'irq=msix idle=halt'
 KIB = 1024
 IO_TIMEOUT = 120
-BOOT_TIMEOUT = 300
-ELF = os.path.join(REPO, 'build', 'ringside.elf')
-PLUGIN = os.path.join(REPO, 'build', 'host', 'ringside-cost.so')
-PROG = 'cost-measure'
 
 
 def recv_exact(sock, n):
@@ -327,164 +290,3 @@ def roundtrips(block, uds, symbols, size, count, runs, gap):
             rows['halts'].append(span.delta.totals['halts'] / count)
             spans.append(span)
     return rows, spans
-
-
-class CostTable:
-    """The guest instructions table: printed as it grows, kept for --json."""
-
-    def __init__(self):
-        self.rows = []
-        self.table = Table([Column('guest instructions', 30, left=True),
-                            Column('mean', 10, '%.1f'), Column('min', 10, '%.1f'),
-                            Column('max', 10, '%.1f'), Column('spread', 8, '%.2f%%')])
-        print('\n'.join(self.table.head()))
-
-    def row(self, name, vals):
-        r = {'what': name, 'mean': statistics.mean(vals), 'min': min(vals), 'max': max(vals),
-             'spread_pct': spread(vals), 'runs': list(vals)}
-        self.rows.append(r)
-        print(self.table.format(name, r['mean'], r['min'], r['max'], r['spread_pct']))
-
-
-def launch(opts, block_path, log_dir):
-    """A started Launch with the vsock back end and the plugin counting
-    into block_path: ringside by PVH, or the Linux guest with --linux."""
-    args = ['--boot', 'elf', '--vsock', '--accel', 'tcg', '--cost', block_path + ',prof=on']
-    if opts.linux:
-        args += ['--kernel', LINUX_KERNEL, '--cmdline', 'console=ttyS0 quiet panic=-1',
-                 '--qemu-arg=-initrd', '--qemu-arg=%s' % LINUX_INITRD]
-    else:
-        args += ['--cmdline', opts.cmdline]
-    err = open(os.path.join(log_dir, 'qemu.stderr.log'), 'wb')
-    ser = open(os.path.join(log_dir, 'serial.log'), 'wb')
-    la = rr.Launch(rr.parse_args(args), 'tcg', qemu_stderr=err, log=ser)
-    la.start()
-    la.wait_ready(BOOT_TIMEOUT, linux=opts.linux)
-    deadline = time.monotonic() + 60
-    while True:     # the back end takes connections once it has the rings
-        try:
-            hybrid_connect(la.opts.vsock_uds, ECHO, IO_TIMEOUT).close()
-            return la
-        except OSError:
-            if time.monotonic() > deadline:
-                la.stop()
-                raise
-            time.sleep(0.2)
-
-
-def read_kallsyms(console, path):
-    """The Linux guest's /proc/kallsyms (kernel and modules) into path:
-    Debian's /boot/System.map is a stub. Returns the symbols."""
-    console.send('kallsyms\n')
-    m = console.wait_for(r'kallsyms-begin\r?\n((?:.|\n)*?)kallsyms-end\r?\n', 600,
-                         what='kallsyms')
-    with open(path, 'w') as f:
-        f.write(m.group(1).replace('\r', ''))
-    return cost.system_map_symbols(path)
-
-
-def measure_linux(opts, la, block, tmp):
-    symbols = read_kallsyms(la.console, os.path.join(tmp, 'kallsyms'))
-    uds = la.opts.vsock_uds
-    print('Linux guest; %d runs; round trips: %d per run, %g s apart; symbols: %s'
-          % (opts.runs, opts.count, opts.gap, os.path.join(tmp, 'kallsyms')))
-    table = CostTable()
-    table.row('idle, per second', [idle_rate(block, 2.0) for _ in range(opts.runs)])
-    last = None
-    for size in (64, 4096):
-        vals = []
-        with hybrid_connect(uds, ECHO, IO_TIMEOUT) as s:
-            pingpong(block, None, size, 200, sock=s, gap=opts.gap)
-            for _ in range(opts.runs):
-                v, span = pingpong(block, None, size, opts.count, 0, s, opts.gap)
-                vals.append(v)
-                last = last or span
-        table.row('%d B round trip, total' % size, vals)
-    total = opts.mib << 20
-    table.row('h2g stream 64 KiB, per KiB',
-              [stream_h2g(block, uds, total)[0] for _ in range(opts.runs)])
-    table.row('g2h stream 64 KiB, per KiB',
-              [stream_g2h(block, uds, total)[0] for _ in range(opts.runs)])
-    print('\ntop functions of a 64 B round trip (first run; idle included):')
-    for line in cost.report(last.delta, symbols, opts.count, opts.top, 'rt')[10:]:
-        print(line)
-    return table.rows
-
-
-def measure_ringside(opts, la, block, tmp):
-    symbols = cost.elf_symbols(ELF)
-    uds = la.opts.vsock_uds
-    print('guest: %s; %d runs; round trips: %d per run, %g s apart, one connection'
-          % (opts.cmdline, opts.runs, opts.count, opts.gap))
-    table = CostTable()
-    rates = [idle_rate(block, 2.0) for _ in range(opts.runs)]
-    table.row('idle, per second', rates)
-    table.row('idle, per wake-up', [r.per_halt for r in rates])
-    spans64 = None
-    for size in (64, 4096):
-        rows, spans = roundtrips(block, uds, symbols, size, opts.count, opts.runs, opts.gap)
-        spans64 = spans64 or spans
-        for key, vals in rows.items():
-            table.row('%d B round trip, %s' % (size, key), vals)
-    total = opts.mib << 20
-    streams = {}
-    for name, fn in (('h2g', stream_h2g), ('g2h', stream_g2h)):
-        runs = [fn(block, uds, total) for _ in range(opts.runs)]
-        table.row('%s stream 64 KiB, per KiB' % name, [r[0] for r in runs])
-        streams[name] = runs[-1][1]
-    print('\ntop functions of a 64 B round trip (last run; idle wake-ups included):')
-    for line in cost.report(spans64[-1].delta, symbols, opts.count, opts.top, 'rt')[10:]:
-        print(line)
-    if opts.stream_top:
-        for name, span in streams.items():
-            print('\ntop functions of a %s stream per 64 KiB (last run):' % name)
-            for line in cost.report(span.delta, symbols, total >> 16, opts.stream_top,
-                                    '64K')[10:]:
-                print(line)
-    return table.rows
-
-
-def build_parser():
-    p = Parser(prog=PROG, description='Guest instructions per operation (idle, echo round '
-               'trips, streams), counted by the ringside-cost plugin under TCG.')
-    p.add_argument('--runs', type=positive_int, default=3, help='runs of each workload')
-    p.add_argument('--count', type=positive_int, default=2000, help='round trips per run')
-    p.add_argument('--gap', type=nonneg_float, default=0.0005,
-                   help='seconds after each reply (0: back to back)')
-    p.add_argument('--mib', type=positive_int, default=32, help='MiB per stream run')
-    p.add_argument('--cmdline', default=CMDLINE,
-                   help='ringside kernel command line (default %(default)r)')
-    p.add_argument('--top', type=positive_int, default=10,
-                   help='functions listed for the 64 B round trip')
-    p.add_argument('--stream-top', type=nonneg_int, default=0, metavar='N',
-                   help='also the top N functions of each stream, per 64 KiB')
-    p.add_argument('--linux', action='store_true',
-                   help='measure the Linux guest instead (make linux-guest)')
-    add_options(p)
-    return p
-
-
-def main(argv=None):
-    p = build_parser()
-    opts = p.parse_args(argv)
-    need = [PLUGIN] + ([LINUX_KERNEL, LINUX_INITRD] if opts.linux else [ELF])
-    missing = [path for path in need if not os.path.exists(path)]
-    if missing:
-        print('%s: %s missing (run make%s)' % (PROG, os.path.relpath(missing[0], REPO),
-                                               ' linux-guest' if opts.linux else ''),
-              file=sys.stderr)
-        return 1
-    tmp = tempfile.mkdtemp(prefix='ringside-cost-')
-    path = os.path.join(tmp, 'guest.cost')
-    la = launch(opts, path, tmp)
-    try:
-        block = cost.CostBlock(path)
-        guest = 'linux' if opts.linux else 'ringside'
-        rows = (measure_linux if opts.linux else measure_ringside)(opts, la, block, tmp)
-        status = 0 if opts.linux or la.poweroff() == 0 else 1
-        publish(PROG, opts, {'guest': guest, 'cmdline': None if opts.linux else opts.cmdline,
-                             'runs': opts.runs, 'count': opts.count, 'rows': rows},
-                accel='tcg')
-        return status
-    finally:
-        la.stop()

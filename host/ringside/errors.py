@@ -3,7 +3,7 @@
 
 import sys
 
-PROG = 'ringside-run'
+PROG = 'ringside run'   # the launcher's name in its messages
 
 EXIT_ERROR = 1
 EXIT_USAGE = 2

@@ -12,7 +12,7 @@ EtherPeer answers ARP for its address and ICMP echo (so the guest can
 the test through a queue. Frames are built and parsed here with struct,
 checksums included, so the tests can also send malformed ones.
 
-tests/qemu/test_net.py and attack_matrix.py (the net-qemu back end) use
+tests/qemu/test_net.py and attack_net.py (the net-qemu device) use
 the peer; they test ringside, the peer's builders only through what
 ringside makes of them.
 """
@@ -22,6 +22,8 @@ import socket
 import struct
 import threading
 import time
+
+from .wait import poll_for
 
 BROADCAST = b'\xff' * 6
 ETH_P_IP = 0x0800
@@ -221,9 +223,7 @@ class EtherPeer:
 
     def wait_count(self, key, n, timeout=60.0):
         """Wait until counts[key] >= n; polls a counter the thread bumps."""
-        deadline = time.monotonic() + timeout
-        while self.counts[key] < n and time.monotonic() < deadline:
-            time.sleep(0.05)
+        poll_for(lambda: self.counts[key] >= n, timeout, interval=0.05)
         return self.counts[key]
 
     def close(self):

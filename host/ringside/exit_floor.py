@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""exit-cost --floor: the notification floor, VM exits per 64 B round trip
+"""exits --floor: the notification floor, VM exits per 64 B round trip
 with each side of the ring halting or polling.
 
 A round trip costs a guest exits for three things: its kick (the notify
@@ -29,15 +29,14 @@ import time
 
 import ringside as rr
 
-from . import kvm_exits, netns
-from .bench_rr import net_args, ringside_cmdline
+from . import kvm_exits, linux_guest, netns
 from .benchlib import Progress, booted, run_bench, wait_vsock_cid, wait_vsock_up
-from .images import is_linux, linux_guest
+from .images import is_linux
 from .process import read_text
 from .table import Column, Table
 
 CID = 3
-LINUX_BASE = 'console=ttyS0 quiet panic=-1'
+PROG = 'ringside exits'
 # Linux's polling: idle=poll, and busy reads long enough to span a nested
 # round trip, so a recvfrom that would sleep spins on the queue instead.
 LINUX_POLL = ('idle=poll sysctl.net.core.busy_read=2000 '
@@ -77,7 +76,7 @@ def guest_keys(which, polling):
 
 
 def launcher_args(which, device, keys):
-    """ringside-run's arguments for one cell (the netns's QEMU is set apart)."""
+    """`ringside run`'s arguments for one cell (the netns's QEMU is set apart)."""
     args = ['--accel', 'kvm', '--boot', 'elf']
     if device == 'vhost-vsock':
         args += ['--vsock', '--vsock-transport', 'kernel', '--vsock-cid', str(CID)]
@@ -86,15 +85,12 @@ def launcher_args(which, device, keys):
         if device.endswith('--poll'):
             args.append('--vsock-arg=--poll')
     else:
-        args += net_args(1, poll_us_of(device))
+        args += netns.net_args(1, poll_us_of(device))
     if is_linux(which):
-        kernel, initrd = linux_guest(which)
-        cmdline = ' '.join(w for w in (LINUX_BASE, keys) if w)
-        return args + ['--kernel', kernel, '--cmdline', cmdline,
-                       '--qemu-arg=-initrd', '--qemu-arg=' + initrd]
+        return args + linux_guest.linux_launch_args(which, keys)
     words = [keys] if keys else []
     if device.startswith('vhost-net'):
-        words.insert(0, ringside_cmdline(1))
+        words.insert(0, netns.ringside_cmdline(1))
     return args + (['--cmdline', ' '.join(words)] if words else [])
 
 
@@ -107,7 +103,7 @@ def one_cell(which, device, keys, opts, counter):
             lopts.qemu = ns.qemu
         with booted(lopts, 'kvm', 'exit-floor', linux=is_linux(which)) as launch:
             if device == 'vhost-vsock':
-                wait_vsock_cid(CID, prog='exit-cost')
+                wait_vsock_cid(CID, prog=PROG)
                 target, prefix = ['--cid', str(CID)], []
             elif ns:
                 if is_linux(which):
@@ -115,12 +111,12 @@ def one_cell(which, device, keys, opts, counter):
                     launch.console.wait_for(r'udpecho ready', 120)
                 target, prefix = ['--udp', '%s:7' % netns.GUEST_IP], ns.prefix()
             else:
-                wait_vsock_up(launch.opts.vsock_uds, prog='exit-cost')
+                wait_vsock_up(launch.opts.vsock_uds, prog=PROG)
                 target, prefix = ['--uds', launch.opts.vsock_uds], []
             args = ['rr'] + target + ['--sessions', '1', '--size', '64',
                                       '--time', str(opts.time), '--warmup', '200']
             before = counter.snapshot()
-            res = run_bench(args, opts.time * 20 + 300, 'exit-cost', prefix=prefix)
+            res = run_bench(args, opts.time * 20 + 300, PROG, prefix=prefix)
             after = counter.snapshot()
             if not is_linux(which):
                 launch.poweroff()
@@ -155,20 +151,21 @@ def run(opts):
             for polling in (False, True) for device in device_list(opts)]
     if any(d.startswith('vhost-net') for _, _, d in todo):
         if not netns.usable():
-            raise SystemExit('exit-cost: error: --floor: the vhost-net cells need root, '
-                             'ip netns and /dev/net/tun')
+            raise SystemExit('%s: error: --floor: the vhost-net cells need root, '
+                             'ip netns and /dev/net/tun' % PROG)
         if not os.path.exists('/dev/vhost-net'):
-            raise SystemExit('exit-cost: error: --floor: no /dev/vhost-net (modprobe vhost_net)')
+            raise SystemExit('%s: error: --floor: no /dev/vhost-net (modprobe vhost_net)'
+                             % PROG)
     with kvm_exits.ExitCounter() as counter:
-        progress = Progress('exit-cost', len(todo))
+        progress = Progress(PROG, len(todo))
         for which, polling, device in todo:
             name = '%s %s' % (which, 'poll' if polling else 'halt')
             progress.step('%s, %s' % (name, device))
             cells[(name, device)] = one_cell(which, device, guest_keys(which, polling),
                                              opts, counter)
-    print('exit-cost --floor: KVM (halt_poll_ns %s), %s; %g s of 64 B round trips a cell; '
+    print('%s --floor: KVM (halt_poll_ns %s), %s; %g s of 64 B round trips a cell; '
           'ringside polling: %s; Linux polling: %s' % (
-              read_text('/sys/module/kvm/parameters/halt_poll_ns') or '?',
+              PROG, read_text('/sys/module/kvm/parameters/halt_poll_ns') or '?',
               time.strftime('%Y-%m-%d %H:%M'),
               opts.time, RINGSIDE_POLL, LINUX_POLL))
     print_floor(cells)

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""exit-cost --tail N: the latency tail on KVM, every round trip kept.
+"""exits --tail N: the latency tail on KVM, every round trip kept.
 
 Each variant boots under KVM with the kernel's vhost-vsock, the guest
 alone on the host, and answers N 64 B round trips from the same client
@@ -31,13 +31,14 @@ import time
 
 import ringside as rr
 
+from . import linux_guest
 from .benchlib import BENCH, booted, wait_vsock_cid
 from .guest_stats import guest_stats
-from .images import is_linux, linux_guest, linux_missing
+from .images import is_linux, linux_missing
 from .table import Column, Table
 
 CID = 3
-PROG = 'exit-cost'
+PROG = 'ringside exits'
 DEFAULT_VARIANTS = ('ringside', 'ringside:idle_guard=0', 'linux')
 
 # Exit reasons of AMD's SVM (the nested host's): INTR, VINTR, HLT.
@@ -74,10 +75,7 @@ def launcher_args(guest, elf, keys):
     args = ['--vsock', '--vsock-transport', 'kernel', '--accel', 'kvm', '--boot', 'elf',
             '--vsock-cid', str(CID)]
     if is_linux(guest):
-        kernel, initrd = linux_guest(guest)
-        cmdline = ' '.join(w for w in ('console=ttyS0 quiet panic=-1', keys) if w)
-        return args + ['--kernel', kernel, '--cmdline', cmdline,
-                       '--qemu-arg=-initrd', '--qemu-arg=' + initrd]
+        return args + linux_guest.linux_launch_args(guest, keys)
     if elf:
         args += ['--kernel', elf]
     return args + (['--cmdline', keys] if keys else [])

@@ -11,6 +11,7 @@ def repo_path(*parts):
     return os.path.join(REPO, *parts)
 
 
+FRONT_DOOR = repo_path('ringside')   # ./ringside COMMAND: a command run as its own process
 DEFAULT_ISO = repo_path('build', 'ringside.iso')
 DEFAULT_ELF = repo_path('build', 'ringside.elf')
 DEFAULT_ESP = repo_path('build', 'ringside-esp.img')

@@ -3,13 +3,16 @@
 
 import copy
 import os
+import re
 import shlex
 import socket
 import subprocess
 import tempfile
 import time
 
-from .backends import helper_specs, is_listening, plan_paths, remove_stale_socket
+from .backend_ctl import BackendControl, BackendProcess
+from .backends import (backend_spec, control_path, helper_specs, is_listening, plan_paths,
+                       remove_stale_socket)
 from .console import Console
 from .errors import GuestExited, LaunchError
 from .images import DEFAULT_ELF, DEFAULT_ESP, DEFAULT_ISO, LINUX_READY_TIMEOUT
@@ -17,6 +20,15 @@ from .process import Children
 from . import vcpu_watch
 from .qemu import packed_requested, qemu_argv, size_bytes, vsock_kernel
 from .vhost import kernel_vsock_problem
+from .wait import until
+
+# The guest's own report of a command-line word it did not take
+# (kernel/config.c): an unknown key, or a bad value of a known one.
+CMDLINE_REFUSED = re.compile(r'^cmdline: ([^\r\n]*)', re.M)
+
+
+class BadCmdline(LaunchError):
+    """The guest named a key of its command line it did not take."""
 
 
 def boots_ringside(opts):
@@ -39,6 +51,90 @@ def ringside_code(opts):
     return None
 
 
+def wait_listening(spec, proc):
+    """Wait until a helper listens on its socket (a path has no event to
+    wait on). The error names the command."""
+    def exited():
+        if proc.poll() is not None:
+            return 'back end exited with status %d before listening on %s: %s' % (
+                    proc.returncode, spec.socket_path, shlex.join(spec.argv))
+    try:
+        until(lambda: is_listening(spec.socket_path), spec.timeout,
+              'back end listening on %s' % spec.socket_path, interval=0.02, fail=exited)
+    except LaunchError:
+        raise LaunchError(exited() or 'back end did not listen on %s within %g s: %s' % (
+                spec.socket_path, spec.timeout, shlex.join(spec.argv)))
+
+
+class VsockBackend:
+    """The vhost-user-vsock back end a launch would start (ours, or
+    --backend CMD), on its own: QEMUs may come and go while it stays
+    (Launch(..., backend=it)). Its sockets live in a folder of its own;
+    stderr goes to `stderr` (a file, or None: inherited)."""
+
+    def __init__(self, opts, children=None, stderr=None):
+        self.opts = copy.copy(opts)
+        self.children = children or Children(opts.verbose)
+        self.stderr = stderr
+        self.proc = None
+        self._workdir = None
+
+    def start(self):
+        try:
+            self._workdir = tempfile.mkdtemp(prefix='ringside-')
+            plan_paths(self.opts, self._workdir)
+            spec = backend_spec(self.opts)
+            self.proc = self.children.spawn(spec.name, spec.argv, stdin=subprocess.DEVNULL,
+                                            stderr=self.stderr)
+            wait_listening(spec, self.proc)
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    @property
+    def uds(self):
+        """The hybrid socket host programs connect to."""
+        return self.opts.vsock_uds
+
+    def control(self):
+        """Its control socket (BackendControl), or None (see Launch)."""
+        path = control_path(self.opts)
+        return BackendControl(path) if path else None
+
+    def process(self):
+        return BackendProcess(self.proc) if self.proc else None
+
+    def stop(self):
+        """Stop it (its process group); remove its sockets and folder."""
+        if self.proc:
+            self.children.stop(self.proc)
+        remove_stale_socket(self.opts.vsock_socket)
+        _remove_folder(self._workdir)
+        self._workdir = None
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc):
+        self.stop()
+
+
+def _remove_folder(path):
+    """A run's own folder and the files in it (sockets, a cost block)."""
+    if not path:
+        return
+    for name in os.listdir(path):
+        try:
+            os.unlink(os.path.join(path, name))
+        except OSError:
+            pass
+    try:
+        os.rmdir(path)
+    except OSError:
+        pass
+
+
 class Launch:
     """One guest: helper processes, QEMU, and (unless interactive on a Unix
     socket) the serial console. Use start(), then .console, then stop().
@@ -48,9 +144,10 @@ class Launch:
     """
 
     def __init__(self, opts, accel, children=None, qemu_stderr=None, tee=None,
-                 log=None, attach_console=True):
+                 log=None, attach_console=True, backend=None):
         self.opts = copy.copy(opts)  # start() fills in per-run paths
         self.accel = accel
+        self.backend = backend       # a VsockBackend that outlives this launch
         self.children = children or Children(opts.verbose)
         self.qemu_stderr = qemu_stderr
         self.tee, self.log = tee, log
@@ -88,13 +185,18 @@ class Launch:
             problem = kernel_vsock_problem(packed_requested(self.opts.qemu_arg))
             if problem:
                 raise LaunchError('vhost-vsock-pci: ' + problem)
-        for spec in helper_specs(self.opts, self.accel):
-            remove_stale_socket(spec.socket_path)
-            self._sockets += [spec.socket_path]
-            proc = self.children.spawn(spec.name, spec.argv, stdin=subprocess.DEVNULL,
-                                       stderr=self.qemu_stderr)
-            if spec.socket_path:
-                self._wait_listening(spec, proc)
+        if self.backend:
+            # QEMU connects to a back end that runs already
+            for name in ('vsock_socket', 'vsock_uds', 'vsock_control', 'backend_cmd'):
+                setattr(self.opts, name, getattr(self.backend.opts, name))
+        else:
+            for spec in helper_specs(self.opts, self.accel):
+                remove_stale_socket(spec.socket_path)
+                self._sockets += [spec.socket_path]
+                proc = self.children.spawn(spec.name, spec.argv, stdin=subprocess.DEVNULL,
+                                           stderr=self.qemu_stderr)
+                if spec.socket_path:
+                    wait_listening(spec, proc)
         argv = self.argv()
         watch = None
         if self.accel == 'kvm' and vcpu_watch.wanted():
@@ -124,44 +226,76 @@ class Launch:
             self.console.diagnose = lambda: vcpu_watch.explain(watch, ram, ringside, code)
         return self
 
-    def _wait_listening(self, spec, proc):
-        """Wait until the helper listens on its socket; polls: a path has no
-        event to wait on. The error names the command."""
-        deadline = time.monotonic() + spec.timeout
-        while not is_listening(spec.socket_path):
-            if proc.poll() is not None:
-                raise LaunchError('back end exited with status %d before listening on %s: %s'
-                                  % (proc.returncode, spec.socket_path, shlex.join(spec.argv)))
-            if time.monotonic() > deadline:
-                raise LaunchError('back end did not listen on %s within %g s: %s'
-                                  % (spec.socket_path, spec.timeout, shlex.join(spec.argv)))
-            time.sleep(0.02)
-
     def _connect(self, path, timeout=30.0):
         """Connect to QEMU's serial socket once QEMU has created it."""
-        deadline = time.monotonic() + timeout
-        while True:
+        def connected():
             sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
             try:
                 sock.connect(path)
                 return sock
             except OSError:
                 sock.close()
+                return None
+
+        def exited():
             if self.qemu.poll() is not None:
-                raise LaunchError('QEMU exited with status %d before its serial socket opened'
-                                  % self.qemu.returncode)
-            if time.monotonic() > deadline:
-                raise LaunchError('cannot connect to %s within %g s' % (path, timeout))
-            time.sleep(0.02)
+                return 'QEMU exited with status %d before its serial socket opened' % (
+                        self.qemu.returncode)
+        try:
+            return until(connected, timeout, 'serial socket %s' % path, interval=0.02,
+                         fail=exited)
+        except LaunchError:
+            raise LaunchError(exited() or 'cannot connect to %s within %g s' % (path, timeout))
 
     def wait_ready(self, timeout=None, linux=False):
         """Until the guest is ready: ringside's ready line and prompt
         (within --timeout), or with `linux` the Linux guest's ready line
-        (within LINUX_READY_TIMEOUT); `timeout` seconds for either."""
+        (within LINUX_READY_TIMEOUT); `timeout` seconds for either.
+        ringside naming a word of its command line it did not take (an
+        unknown key, a bad value) is BadCmdline here, before anything is
+        measured, unless --allow-bad-cmdline."""
         if linux:
             self.console.wait_linux_ready(LINUX_READY_TIMEOUT if timeout is None else timeout)
-        else:
-            self.console.wait_ready(self.opts.timeout if timeout is None else timeout)
+            return
+        boot = self.console.wait_ready(self.opts.timeout if timeout is None else timeout)
+        refused = CMDLINE_REFUSED.findall(boot)
+        if refused and not getattr(self.opts, 'allow_bad_cmdline', False):
+            raise BadCmdline('the guest did not take its command line: %s (to go on anyway: '
+                             '--allow-bad-cmdline)' % '; '.join(refused))
+
+    # -- what a command reaches the guest and its back end through
+
+    def vsock_target(self):
+        """ringside-bench's arguments that reach the guest's vsock device:
+        ['--cid', N] on the kernel's vhost-vsock, else ['--uds', PATH]
+        (the back end's hybrid socket); None without vsock."""
+        if not self.opts.vsock:
+            return None
+        if vsock_kernel(self.opts, self.accel):
+            return ['--cid', str(self.opts.vsock_cid)]
+        return ['--uds', self.opts.vsock_uds]
+
+    def vsock_note(self):
+        """One line saying where host programs reach the guest."""
+        kind, where = self.vsock_target()
+        if kind == '--cid':
+            return "vsock: the kernel's vhost-vsock; host programs use AF_VSOCK to CID %s" % where
+        return ('vsock: the back end %s; host programs use its hybrid socket %s '
+                '(CONNECT <port>)' % (os.path.basename(self.opts.backend_cmd[0]), where))
+
+    def backend_process(self):
+        """The vhost-user back end's process (BackendProcess), or None."""
+        if self.backend:
+            return self.backend.process()
+        proc = self.children.find('vhost-vsock')
+        return BackendProcess(proc) if proc else None
+
+    def backend_control(self):
+        """The back end's control socket (BackendControl), or None where
+        its command does not name {control} (backends.missing says so
+        before the boot)."""
+        path = control_path(self.opts)
+        return BackendControl(path) if path else None
 
     def wait_exit(self, timeout):
         """QEMU's exit status, or None if it still runs after `timeout`."""
@@ -194,17 +328,8 @@ class Launch:
                     pass
             if self.console and self.console.holder:
                 self.console.holder.close()
-        if self._workdir:
-            for name in os.listdir(self._workdir):
-                try:
-                    os.unlink(os.path.join(self._workdir, name))
-                except OSError:
-                    pass
-            try:
-                os.rmdir(self._workdir)
-            except OSError:
-                pass
-            self._workdir = None
+        _remove_folder(self._workdir)
+        self._workdir = None
 
     def __enter__(self):
         return self.start()
@@ -216,7 +341,7 @@ class Launch:
 class LoggedLaunch:
     """A guest whose QEMU and back-end stderr and serial console are kept
     in LOG_DIR/NAME.stderr.log and NAME.serial.log: one cell of a matrix
-    (fault-matrix, attack-matrix), read back as evidence."""
+    (faults, attacks), read back as evidence."""
 
     def __init__(self, opts, accel, log_dir, name):
         self.opts, self.accel, self.name = opts, accel, name

@@ -16,6 +16,7 @@ import tempfile
 HOST_IP = '10.0.2.2'
 GUEST_IP = '10.0.2.15'
 TAP = 'rstap0'
+MAC = '52:54:00:12:34:56'
 
 
 def run(*argv, check=True, timeout=60):
@@ -35,6 +36,28 @@ def usable():
 def tuntap_add(queues=1):
     """`ip tuntap` arguments that make the tap, multi-queue for queues > 1."""
     return ('tuntap', 'add', 'dev', TAP, 'mode', 'tap') + (('multi_queue',) if queues > 1 else ())
+
+
+def ringside_cmdline(queues):
+    """ringside's keys for the namespace's addresses, with `queues` pairs."""
+    words = 'ip=%s prefix=24 gw=%s' % (GUEST_IP, HOST_IP)
+    return words + (' net_queues=%d' % queues if queues > 1 else '')
+
+
+def net_args(queues, poll_us=None):
+    """virtio-net-pci on the namespace's tap; queues > 1: that many pairs
+    (mq=on) with an MSI-X vector per queue, the control queue and the
+    config, on a multi-queue tap (NetNs(queues=...)); with poll_us (an
+    int) the tap is served by the kernel's vhost-net, busy polling that
+    many microseconds."""
+    tap = 'tap,id=n0,ifname=%s,script=no,downscript=no' % TAP
+    dev = 'virtio-net-pci,netdev=n0,mac=%s' % MAC
+    if poll_us is not None:
+        tap += ',vhost=on,poll-us=%d' % poll_us
+    if queues > 1:
+        tap += ',queues=%d' % queues
+        dev += ',mq=on,vectors=%d' % (2 * queues + 2)
+    return ['--qemu-arg=-netdev', '--qemu-arg=' + tap, '--qemu-arg=-device', '--qemu-arg=' + dev]
 
 
 class NetNs:

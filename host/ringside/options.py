@@ -20,15 +20,10 @@ from .vhost import kernel_vsock_problem
 BACKEND_TIMEOUT = 20.0   # seconds for a back end to listen on its socket
 
 HELP_EPILOG = """\
-modes:  interactive (default): the console here; Ctrl-A x quits, Ctrl-A Ctrl-A
-        sends Ctrl-A.  --cmd: wait for ready, run each command, print its output,
-        power off; QEMU's status: 0 after poweroff, (N<<1)|1 after exit(N).
-notes:  --cmdline reaches ELF boots only (the ISO's GRUB menu has a fixed one).
-        --accel auto boots the ELF under KVM for a few seconds; TCG unless it
-        printed 'ringside: ready'.  --vsock-transport auto: kernel with KVM and
-        /dev/vhost-vsock, else vhost-user.  --backend CMD: {socket} {uds} {cid}
-        filled in, QEMU starts once {socket} listens (default: our back end).
-"""
+Interactive by default: the console here, Ctrl-A x quits. --cmd: run each
+command, print its output, power off (exit status: QEMU's). --vsock-transport
+auto: the kernel's vhost-vsock under KVM where /dev/vhost-vsock is, unless
+--backend, --vsock-uds, --vsock-arg or --forward ask for vhost-user."""
 
 
 class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
@@ -72,55 +67,60 @@ def build_parser():
     a = p.add_argument
     a('--boot', choices=('iso', 'elf'), metavar='iso|elf',
       help='the ISO (default) or the ELF via -kernel (PVH)')
-    a('--iso', metavar='PATH', help='ISO image (default build/ringside.iso)')
-    a('--kernel', metavar='PATH', help='ELF for -kernel (default build/ringside.elf)')
-    a('--firmware', choices=('bios', 'uefi', 'uefi-direct'), default='bios',
-      metavar='bios|uefi|uefi-direct', help='SeaBIOS; OVMF; OVMF + build/ringside-esp.img')
-    a('--machine', choices=('q35', 'pc'), default='q35', metavar='q35|pc', help='default q35')
-    a('--memory', type=_memory, default='512M', metavar='SIZE', help='default 512M')
+    a('--iso', metavar='PATH', more=True, help='ISO image (default build/ringside.iso)')
+    a('--kernel', metavar='PATH', more=True,
+      help='ELF or bzImage for -kernel (default build/ringside.elf)')
+    a('--firmware', choices=('bios', 'uefi', 'uefi-direct'), default='bios', metavar='F',
+      help='bios (SeaBIOS), uefi (OVMF), uefi-direct (OVMF, ESP)')
+    a('--machine', choices=('q35', 'pc'), default='q35', metavar='q35|pc', more=True,
+      help='default q35')
+    a('--memory', type=_memory, default='512M', metavar='SIZE', more=True, help='default 512M')
     a('--cmdline', metavar='ARGS', help="e.g. 'loglevel=5' (ELF boots only)")
     a('--accel', choices=('auto', 'kvm', 'tcg'), default='auto', metavar='auto|kvm|tcg',
-      help='default auto (see notes)')
-    a('--serial', type=_serial, default='stdio', metavar='stdio|unix:PATH',
+      help='auto: KVM if a short boot under it works, else TCG')
+    a('--serial', type=_serial, default='stdio', metavar='stdio|unix:PATH', more=True,
       help='where COM1 goes (default stdio)')
     a('--wait-ready', type=_yes_no, nargs='?', const=True, default=True,
-      metavar='yes|no', help="fail unless 'ringside: ready' shows (yes)")
-    a('--timeout', type=_seconds, default=120.0, metavar='S',
+      metavar='yes|no', help="fail unless 'ringside: ready' shows (yes)", more=True)
+    a('--allow-bad-cmdline', action='store_true', more=True,
+      help="go on when the guest names an unknown key or bad value of its command "
+           "line (a boot stops there otherwise)")
+    a('--timeout', type=_seconds, default=120.0, metavar='S', more=True,
       help='wait S seconds for ready, each --cmd (120)')
     a('--cmd', action='append', default=[], metavar='COMMAND',
       help='scripted mode: run COMMAND (repeatable)')
-    a('--strict', action='store_true', help="with --cmd: exit 1 on any 'error:' output")
-    a('--no-reboot', action='store_true', help='a guest reboot exits QEMU')
+    a('--strict', action='store_true', help="with --cmd: exit 1 on any 'error:' output",
+      more=True)
+    a('--no-reboot', action='store_true', help='a guest reboot exits QEMU', more=True)
     a('--vsock', action='store_true',
-      help='add vhost-user-vsock-pci and its back end')
+      help='a vsock device: vhost-user and a back end, or the kernel\'s')
     a('--vsock-uds', metavar='PATH', help='hybrid-vsock socket for host programs')
-    a('--vsock-arg', metavar='ARG', action='append', default=[],
-      help='extra back-end argument (repeatable)')
-    # --forward [ADDR:]H=G (repeatable): the back end's --forward-tcp, TCP port H
-    # (127.0.0.1 unless ADDR) to guest vsock port G (docs/own-stack.md,
-    # tools people already use); out of --help, which must fit a screen.
-    a('--forward', metavar='[ADDR:]H=G', action='append', default=[], help=argparse.SUPPRESS)
+    a('--vsock-arg', metavar='ARG', action='append', default=[], more=True,
+      help="extra argument of our back end's (repeatable)")
+    a('--forward', metavar='[ADDR:]H=G', action='append', default=[], more=True,
+      help="TCP port H (127.0.0.1 unless ADDR) to guest vsock port G: the back end's "
+           "--forward-tcp (repeatable)")
     a('--vsock-transport', choices=['auto', 'vhost-user', 'kernel'], default='auto',
-      metavar='auto|vhost-user|kernel', help='kernel: vhost-vsock-pci (see notes)')
+      metavar='T', help="auto, vhost-user (a back end), kernel (vhost-vsock-pci)")
     a('--backend', metavar='CMD',
-      help='your vhost-user-vsock back end (see notes)')
+      help='your back end: {socket} {uds} {cid} {control} filled in')
     a('--qemu', metavar='PATH',
       help='QEMU ($RINGSIDE_QEMU, else qemu-system-x86_64)')
-    # --cost PATH[,OPTS]: guest cost counters (docs/benchmarks.md); out of
-    # --help, which must fit a screen.
-    a('--cost', metavar='PATH[,OPTS]', help=argparse.SUPPRESS)
-    a('--qemu-arg', action='append', default=[], metavar='ARG',
-      help='extra QEMU argument (repeatable)')
+    a('--cost-block', metavar='PATH[,OPTS]', more=True,
+      help='count guest instructions into PATH (the cost plugin; docs/benchmarks.md)')
+    a('--qemu-arg', action='append', default=[], metavar='ARG', more=True,
+      help='extra QEMU argument (repeatable; or after --)')
     a('--dry-run', action='store_true', help='print the command line(s), start nothing')
     a('-v', '--verbose', action='count', default=0, help='say what happens (-vv: serial to stderr)')
-    # Knobs for scripts and for the lead's later back ends; not in --help.
-    a('--esp', metavar='PATH', help=argparse.SUPPRESS)
-    # --vsock-backend PATH: our back end's binary in the default --backend CMD
-    a('--vsock-backend', metavar='PATH', help=argparse.SUPPRESS)
-    # seconds for the back end to listen on {socket}
-    a('--backend-timeout', type=_seconds, default=BACKEND_TIMEOUT, help=argparse.SUPPRESS)
-    a('--vsock-socket', metavar='PATH', help=argparse.SUPPRESS)
-    a('--vsock-cid', type=int, default=3, help=argparse.SUPPRESS)
+    a('--esp', metavar='PATH', more=True,
+      help='ESP image for --firmware uefi-direct (build/ringside-esp.img)')
+    a('--vsock-backend', metavar='PATH', more=True,
+      help="our back end's binary in the default back end command")
+    a('--backend-timeout', type=_seconds, default=BACKEND_TIMEOUT, metavar='S', more=True,
+      help='seconds for the back end to listen on {socket} (%g)' % BACKEND_TIMEOUT)
+    a('--vsock-socket', metavar='PATH', more=True,
+      help="the vhost-user socket (default: one in a folder of the run's own)")
+    a('--vsock-cid', type=int, default=3, metavar='N', more=True, help="the guest's CID (3)")
     return p
 
 
@@ -175,11 +175,15 @@ def resolve(opts):
         raise UsageError('--vsock-arg and --forward need --vsock')
     if (opts.backend or opts.vsock_backend) and not opts.vsock:
         raise UsageError('--backend needs --vsock')
-    if opts.vsock_transport == 'kernel' and (opts.vsock_uds or opts.vsock_arg or opts.forward
-                                             or opts.backend or opts.vsock_backend):
-        raise UsageError('--vsock-uds, --vsock-arg, --forward and --backend are for a '
-                         'vhost-user back end, not --vsock-transport kernel')
+    asked = vhost_user_options(opts)
+    if opts.vsock_transport == 'kernel' and asked:
+        raise UsageError('%s %s for a vhost-user back end, not --vsock-transport kernel'
+                         % (', '.join(asked), 'is' if len(asked) == 1 else 'are'))
+    if opts.vsock_transport == 'auto' and asked:
+        # the back end asked for is the one measured, wherever the kernel's could run
+        opts.vsock_transport = 'vhost-user'
     opts.backend_cmd = _backend_cmd(opts)
+    opts.vsock_control = None   # plan_paths: where {control} goes
     for name in ('vsock_socket', 'vsock_uds'):
         if getattr(opts, name):
             setattr(opts, name, os.path.abspath(getattr(opts, name)))
@@ -189,12 +193,20 @@ def resolve(opts):
             raise UsageError('--vsock-transport kernel: ' + problem)
     if opts.strict and not opts.cmd:
         raise UsageError('--strict needs --cmd')
-    if opts.cost:
+    if opts.cost_block:
         # The cost plugin's block: shm=PATH, then its own options as given.
-        path, _, rest = opts.cost.partition(',')
+        path, _, rest = opts.cost_block.partition(',')
         plugin = '%s,shm=%s' % (COST_PLUGIN, qemu_opt(os.path.abspath(path)))
         opts.qemu_arg = ['-plugin', plugin + (',' + rest if rest else '')] + opts.qemu_arg
     return opts
+
+
+def vhost_user_options(opts):
+    """The options given that only a vhost-user back end takes."""
+    return [name for name, given in (
+            ('--backend', opts.backend), ('--vsock-backend', opts.vsock_backend),
+            ('--vsock-uds', opts.vsock_uds), ('--vsock-arg', opts.vsock_arg),
+            ('--forward', opts.forward), ('--vsock-socket', opts.vsock_socket)) if given]
 
 
 def _check_folders(opts):
@@ -204,7 +216,7 @@ def _check_folders(opts):
     paths = [('--iso', opts.iso), ('--kernel', opts.kernel), ('--esp', opts.esp),
              ('--serial unix:', opts.serial_path), ('--vsock-uds', opts.vsock_uds),
              ('--vsock-socket', opts.vsock_socket), ('--vsock-backend', opts.vsock_backend),
-             ('--cost', opts.cost and opts.cost.partition(',')[0])]
+             ('--cost-block', opts.cost_block and opts.cost_block.partition(',')[0])]
     for option, path in paths:
         if not path:
             continue
@@ -234,7 +246,7 @@ def _backend_cmd(opts):
     build/host/ringside-vhost-vsock)."""
     if opts.backend is None:
         return [opts.vsock_backend or DEFAULT_VSOCK_BACKEND, '--socket', '{socket}',
-                '--uds', '{uds}', '--guest-cid', '{cid}']
+                '--uds', '{uds}', '--guest-cid', '{cid}', '--control', '{control}']
     if opts.vsock_backend:
         raise UsageError('--backend and --vsock-backend exclude each other')
     try:

@@ -9,6 +9,7 @@ import subprocess
 import threading
 
 from .errors import LaunchError, log
+from .wait import poll_for
 
 STOP_GRACE = 3.0         # seconds between SIGTERM and SIGKILL for a child
 
@@ -44,12 +45,15 @@ def vhost_workers(qemu_pid):
 
 
 class Children:
-    """Every process a launch started; stop_all() ends them newest first.
+    """Every process a launch (or a command) started; stop_all() ends them
+    newest first.
 
-    Each child gets its own session (so a terminal's signals reach only the
-    launcher, which then stops the children in order) and PR_SET_PDEATHSIG,
-    so even a SIGKILLed launcher leaves nothing running. Processes are
-    addressed by PID only.
+    Each child leads a process group of its own (a new session: a
+    terminal's signals reach only us, and we stop the children in order)
+    and has PR_SET_PDEATHSIG, so even a SIGKILLed parent leaves nothing
+    running. stop() signals the child's group, which is the child and
+    whatever it started (a wrapper's QEMU, socat's forks): processes are
+    addressed by the ids we were given at spawn, never by name.
     """
 
     def __init__(self, verbose=0):
@@ -69,16 +73,36 @@ class Children:
             self.procs.append((name, proc))
         return proc
 
+    def find(self, name):
+        """The newest child called `name`, or None."""
+        with self._lock:
+            return next((p for n, p in reversed(self.procs) if n == name), None)
+
+    @staticmethod
+    def _signal(proc, sig):
+        try:
+            os.killpg(proc.pid, sig)   # its group: it leads one (start_new_session)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+    @staticmethod
+    def _exited(proc):
+        """Whether the child has exited, left unreaped (a zombie keeps its
+        id, so its group can still be signalled)."""
+        try:
+            return bool(os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT))
+        except ChildProcessError:
+            return True   # reaped meanwhile (another thread's wait)
+
     def stop(self, proc, grace=STOP_GRACE):
-        """SIGTERM, then SIGKILL after `grace` seconds; returns the status."""
-        if proc.poll() is None:
-            try:
-                proc.terminate()
-                proc.wait(grace)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-            except ProcessLookupError:
-                pass
+        """SIGTERM to its group, SIGKILL after `grace` seconds, and SIGKILL
+        to whatever of the group outlived the child; returns the child's
+        status."""
+        if proc.returncode is None:
+            self._signal(proc, signal.SIGTERM)
+            poll_for(lambda: self._exited(proc), grace, interval=0.02)
+            if proc.returncode is None:
+                self._signal(proc, signal.SIGKILL)
         return proc.wait()
 
     def stop_all(self, grace=STOP_GRACE):
@@ -89,3 +113,15 @@ class Children:
             self.stop(proc, grace)
             if running and self.verbose:
                 log('stopped %s (pid %d)' % (name, proc.pid))
+
+
+def run_to_end(name, argv, timeout=None, **popen_kw):
+    """Run `argv` to its end through a Children (its own process group,
+    stopped with whatever it started if we are interrupted or `timeout`
+    seconds pass); its exit status."""
+    children = Children()
+    try:
+        proc = children.spawn(name, argv, stdin=subprocess.DEVNULL, **popen_kw)
+        return proc.wait(timeout)
+    finally:
+        children.stop_all()

@@ -1,12 +1,24 @@
 # SPDX-License-Identifier: MIT
-"""Where every script's results go, one way for all: the run saved under
-build/bench/ with what it ran on, --json FILE (- for stdout) and --csv FILE.
-`host/compare A B` reads two saved runs back (see compare.py)."""
+"""Where every command's results go, one way for all: the run saved under
+build/bench/ with what it ran on, --json FILE (- for stdout) and --csv FILE,
+all in one versioned schema (SCHEMA):
+
+    {"schema": "ringside-results/1",
+     "meta":   {prog, argv, date, git, qemu, accel, host load, ...},
+     "cells":  [{"config": {"cell": "ping-pong", "size": 64, ...},
+                 "metric": "p50", "unit": "ns", "better": "lower",
+                 "samples": [812345, 798211, 803050]}, ...],
+     "result": the command's own object, every figure it printed}
+
+A cell is one configuration's one metric with its samples (a value per
+round); `ringside compare A B` matches cells by configuration and metric.
+"""
 
 import argparse
 import csv
 import datetime
 import json
+import math
 import os
 import shutil
 import subprocess
@@ -17,6 +29,7 @@ from .images import REPO
 
 SAVE_DIR = os.path.join(REPO, 'build', 'bench')
 STDOUT = '-'
+SCHEMA = 'ringside-results/1'
 
 
 def json_target(text):
@@ -27,11 +40,10 @@ def json_target(text):
 def add_options(p):
     """--json, --csv and --no-save, the same in every script."""
     p.add_argument('--json', type=json_target, metavar='FILE', action=_JsonOption,
-                   help='also write the results as JSON to FILE (- : stdout, instead '
-                        'of the tables)')
-    p.add_argument('--csv', type=output_file, metavar='FILE',
-                   help='also write the result rows as CSV to FILE')
-    p.add_argument('--no-save', action='store_true',
+                   help='the results as JSON to FILE too (-: stdout)')
+    p.add_argument('--csv', type=output_file, metavar='FILE', more=True,
+                   help='the result rows as CSV to FILE too')
+    p.add_argument('--no-save', action='store_true', more=True,
                    help='do not keep the run under build/bench/')
 
 
@@ -130,16 +142,49 @@ def write_csv(path, rows):
         w.writerows(rows)
 
 
-def publish(prog, opts, result, **known):
+class Cells:
+    """The cells of a run, in the order they were measured: add() a sample
+    of a configuration's metric; the same configuration and metric again
+    is another sample of the same cell (another round)."""
+
+    def __init__(self):
+        self._cells = {}
+
+    def add(self, config, metric, unit, value, better=None):
+        """`config` a dict of the cell's settings (str/int values), `better`
+        'lower' or 'higher' (None: neither, e.g. a count). None values
+        (a cell that did not run) are left out."""
+        if value is None or (isinstance(value, float) and math.isnan(value)):
+            return
+        key = cell_key(config, metric)
+        cell = self._cells.setdefault(key, {'config': dict(config), 'metric': metric,
+                                            'unit': unit, 'better': better, 'samples': []})
+        cell['samples'].append(value)
+
+    def extend(self, config, metric, unit, values, better=None):
+        """Several samples of a cell at once (the rounds of a table row)."""
+        for v in values:
+            self.add(config, metric, unit, v, better)
+
+    def list(self):
+        return list(self._cells.values())
+
+
+def cell_key(config, metric):
+    """A cell's identity: its configuration and metric, in one string."""
+    return ' '.join(['%s=%s' % kv for kv in sorted(config.items())] + [metric])
+
+
+def publish(prog, opts, result, cells=None, **known):
     """Write the run where it was asked for, and keep it under build/bench/
-    unless --no-save. Returns the saved path (or None). The command line
-    recorded is opts.argv (set by the script's main), else this process's."""
+    unless --no-save. Returns the saved path (or None). `cells` (a Cells,
+    or a list of cell dicts) are the run's figures for `compare`; the
+    command line recorded is opts.argv (set by the command's main), else
+    this process's."""
     meta = metadata(prog, getattr(opts, 'argv', sys.argv[1:]), **known)
-    # the result's own keys stay where readers of --json files find them
-    if isinstance(result, dict):
-        doc = dict(result, meta=meta)
-    else:
-        doc = {'meta': meta, 'result': result}
+    if isinstance(cells, Cells):
+        cells = cells.list()
+    doc = {'schema': SCHEMA, 'meta': meta, 'cells': cells or [], 'result': result}
     if opts.json == STDOUT:
         if _json_out:
             sys.stdout.flush()
@@ -155,11 +200,12 @@ def publish(prog, opts, result, **known):
         return None
     os.makedirs(SAVE_DIR, exist_ok=True)
     stamp = meta['date'].replace(':', '').replace('+0000', 'Z')
-    path = os.path.join(SAVE_DIR, '%s-%s.json' % (prog, stamp))
+    name = prog.replace('ringside ', '')
+    path = os.path.join(SAVE_DIR, '%s-%s.json' % (name, stamp))
     n = 1
     while os.path.exists(path):
         n += 1
-        path = os.path.join(SAVE_DIR, '%s-%s-%d.json' % (prog, stamp, n))
+        path = os.path.join(SAVE_DIR, '%s-%s-%d.json' % (name, stamp, n))
     with open(path, 'w') as f:
         json.dump(doc, f, indent=1)
     print('%s: results saved in %s' % (prog, os.path.relpath(path)), file=sys.stderr)
@@ -167,11 +213,15 @@ def publish(prog, opts, result, **known):
 
 
 def load(path):
-    """A saved run or --json file: (meta, result); meta is {} for JSON
-    written without it."""
+    """A saved run or --json file: (meta, result, cells); meta is {} and
+    cells [] for a file from before the schema."""
     with open(path) as f:
         doc = json.load(f)
     if not isinstance(doc, dict):
-        return {}, doc
+        return {}, doc, []
+    if doc.get('schema') == SCHEMA:
+        return doc.get('meta', {}), doc.get('result'), doc.get('cells', [])
+    if 'schema' in doc:
+        raise ValueError('schema %r, not %r' % (doc['schema'], SCHEMA))
     meta = doc.pop('meta', {})
-    return meta, doc.pop('result') if set(doc) == {'result'} else doc
+    return meta, doc.pop('result') if set(doc) == {'result'} else doc, []

@@ -1,17 +1,18 @@
 # SPDX-License-Identifier: MIT
 """dpdk-testpmd with a vhost-user server socket: the peer of virtio-net in
-host/bench-net and tests/qemu/test_net_testpmd.py."""
+`ringside net` and tests/qemu/test_net_testpmd.py."""
 
 import os
 import re
 import shutil
-import signal
 import subprocess
 import threading
 import time
 
+from .errors import LaunchError
 from .peer import FramePeer
-from .process import die_with_parent
+from .process import Children
+from .wait import until
 
 TESTPMD = 'dpdk-testpmd'
 GUEST_MAC = '52:54:00:12:34:56'
@@ -39,8 +40,8 @@ class TestPmd(FramePeer):
     """dpdk-testpmd with a vhost-user server socket, driven on its console.
 
     Runs interactive (-i) with --auto-start, stdout line-buffered through
-    stdbuf so answers arrive as they are printed. Stopped by PID: `quit`,
-    then SIGTERM, then SIGKILL. Its counters (port_stats()) are never
+    stdbuf so answers arrive as they are printed. Stopped by `quit`, then
+    by its process group (Children). Its counters (port_stats()) are never
     cleared, so a reset racing the forwarding lcore cannot skew them;
     testpmd counts RX-packets as it drains.
     """
@@ -55,6 +56,7 @@ class TestPmd(FramePeer):
         self.prefix = 'ringside-%d-%d' % (os.getpid(), int(time.monotonic() * 1000) % 100000)
         self.log = log
         self.proc = None
+        self.proc_status = None
         self.text = ''
         self.pos = 0
         self._cond = threading.Condition()
@@ -74,20 +76,23 @@ class TestPmd(FramePeer):
     def start(self, timeout=60.0):
         if os.path.exists(self.sock):
             os.unlink(self.sock)
-        self.proc = subprocess.Popen(self.argv(), stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                     start_new_session=True, preexec_fn=die_with_parent)
+        self.children = Children()
+        try:
+            self.proc = self.children.spawn('testpmd', self.argv(), stdin=subprocess.PIPE,
+                                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        except LaunchError as e:
+            raise TestPmdError(str(e))
         threading.Thread(target=self._read, daemon=True).start()
-        deadline = time.monotonic() + timeout
-        # The socket file has no event to wait on: poll for it.
-        while not os.path.exists(self.sock):
-            if self.proc.poll() is not None:
-                raise TestPmdError('testpmd exited with status %d: %s'
-                                   % (self.proc.returncode, self.text[-500:]))
-            if time.monotonic() > deadline:
-                self.stop()
-                raise TestPmdError('testpmd did not create %s in %g s' % (self.sock, timeout))
-            time.sleep(0.05)
+        try:
+            # The socket file has no event to wait on: asked for.
+            until(lambda: os.path.exists(self.sock), timeout, 'testpmd\'s %s' % self.sock,
+                  interval=0.05, fail=lambda: self.proc.poll() is not None and 'testpmd exited')
+        except LaunchError:
+            exited = self.proc.poll() is not None
+            self.stop()
+            raise TestPmdError('testpmd exited with status %d: %s' % (
+                    self.proc_status, self.text[-500:]) if exited else
+                    'testpmd did not create %s in %g s' % (self.sock, timeout))
         return self
 
     def _read(self):
@@ -165,6 +170,7 @@ class TestPmd(FramePeer):
         return guest_args(self.sock, packed=packed, mac=mac, queues=self.queues)
 
     def stop(self, grace=5.0):
+        """`quit`, then its process group stopped (Children.stop)."""
         proc, self.proc = self.proc, None
         if proc is None:
             return
@@ -175,15 +181,8 @@ class TestPmd(FramePeer):
                 proc.wait(grace)
         except (OSError, subprocess.TimeoutExpired):
             pass
-        for sig in (signal.SIGTERM, signal.SIGKILL):
-            if proc.poll() is not None:
-                break
-            try:
-                proc.send_signal(sig)
-                proc.wait(grace)
-            except (ProcessLookupError, subprocess.TimeoutExpired):
-                pass
-        proc.wait()
+        self.proc_status = self.children.stop(proc, grace)
+        self.children.stop_all()
         for f in (proc.stdin, proc.stdout):
             try:
                 f.close()

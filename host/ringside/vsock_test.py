@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: MIT
-"""vsock-test: the kernel's own vsock test suite against ringside and the
-Linux guests, case by case, in both roles, on the kernel's vhost-vsock.
+"""The kernel's own vsock test suite against ringside and the Linux
+guests, case by case, in both roles, on the kernel's vhost-vsock: what
+`ringside vsock-test` (ringside/commands/vsock_test.py) runs.
 
 vsock_test (tools/testing/vsock/ of Debian's linux-source-6.12, `make
 vsock-test`) runs on this host and plays one role while the guest plays
@@ -23,14 +24,13 @@ from the next case (the cases done passed as --skip), so every case gets
 a result of its own: pass, fail (with the failing side's own message), or
 n/a (a half ringside cannot play, with the facility it lacks; or a case
 --skip/--pick left out is not in the table at all). The table and the
-JSON (one cell per guest, role and case: guest, role, case, name, result,
-reason) go where every script's results go.
+JSON (the result's cells: one per guest, role and case, with guest,
+role, case, name, result and reason) go where every command's results go.
 
 Needs AF_VSOCK to a guest, so the kernel's vhost-vsock under KVM: a KVM
-host, or `host/nested host/vsock-test` here.
+host, or `ringside nested --kernel 6.12 vsock-test` here.
 """
 
-import argparse
 import os
 import re
 import socket
@@ -42,14 +42,14 @@ import time
 import ringside as rr
 
 from .benchlib import wait_vsock_cid
-from .cli import Parser, guest_list
 from .guest_stats import guest_stats
-from .images import is_linux, linux_guest, linux_missing, repo_path
+from .images import is_linux, repo_path
+from .linux_guest import linux_launch_args
 from .machine import Launch
 from .process import Children
-from .results import add_options, publish
+from .results import Cells
 
-PROG = 'vsock-test'
+PROG = 'ringside vsock-test'
 LOG_DIR = repo_path('build', 'vsock-test')   # per guest: its console, vsock_test's output
 VSOCK_TEST = repo_path('build', 'vsock-tools', 'vsock_test')
 VSOCK_TEST_VERSION = repo_path('build', 'vsock-tools', 'VERSION')
@@ -86,18 +86,6 @@ def list_cases():
         raise SystemExit('%s: %s --list printed no cases: %s' % (PROG, VSOCK_TEST,
                                                                  (out.stderr + out.stdout)[-300:]))
     return cases
-
-
-def id_list(text):
-    """--skip/--pick: case ids, comma separated."""
-    try:
-        ids = [int(w) for w in text.split(',') if w.strip()]
-    except ValueError:
-        ids = []
-    if not ids or min(ids) < 0:
-        raise argparse.ArgumentTypeError('expected case ids (vsock_test --list), e.g. 3,7, '
-                                         'got %r' % text)
-    return ids
 
 
 def free_tcp_port():
@@ -270,9 +258,7 @@ class Runner:
         args = ['--boot', 'elf', '--vsock', '--accel', self.accel,
                 '--vsock-transport', 'kernel']
         if is_linux(self.which):
-            kernel, initrd = linux_guest(self.which)
-            args += ['--kernel', kernel, '--cmdline', 'console=ttyS0 quiet panic=-1',
-                     '--qemu-arg=-initrd', '--qemu-arg=' + initrd]
+            args += linux_launch_args(self.which)
         return rr.parse_args(args + self.opts.launcher_args)
 
     def run(self):
@@ -309,6 +295,7 @@ class Runner:
     def run_role(self, role):
         todo = list(self.selected)
         before = self.vsock_counters()
+        again = False
         while todo:
             print('%s: %s as %s, from case %d (%d to go)'
                   % (PROG, self.which, role, todo[0], len(todo)), file=sys.stderr, flush=True)
@@ -318,9 +305,18 @@ class Runner:
                 raise SystemExit('%s: %s as %s: %s; the guest said: %s'
                                  % (PROG, self.which, role, e,
                                     last_words(self.launch.console.tail(600))))
+            if not decided and not again:
+                # neither side said a word about any case: the guest went
+                # away under the run (a reboot), or the bridge did; once
+                print('%s: %s as %s: the run from case %d decided nothing, once more'
+                      % (PROG, self.which, role, todo[0]), file=sys.stderr, flush=True)
+                again = True
+                continue
             if not decided:
-                raise SystemExit('%s: %s as %s: the run from case %d decided nothing'
-                                 % (PROG, self.which, role, todo[0]))
+                decided = {todo[0]: ('fail', 'two runs from this case decided nothing; the '
+                                     'guest said: %s'
+                                     % last_words(self.launch.console.tail(600)))}
+            again = False
             for cid, (result, reason) in decided.items():
                 self.cells.append({'guest': self.which, 'role': role, 'case': cid,
                                    'name': self.names[cid], 'result': result,
@@ -464,50 +460,16 @@ def print_table(cells, guests, roles, names):
 def why_not_here():
     if not os.path.exists('/dev/vhost-vsock'):
         return ('no /dev/vhost-vsock: vsock-test needs the kernel\'s vhost-vsock and AF_VSOCK '
-                '(a KVM host, or host/nested host/vsock-test)')
+                '(a KVM host, or ringside nested --kernel 6.12 vsock-test)')
     if not rr.kvm_usable():
         return 'no usable /dev/kvm'
     return None
 
 
-def main(argv):
-    p = Parser(prog=PROG, description=__doc__.split('\n')[0],
-               epilog='Launcher options after "--" go to every boot (host/ringside-run).')
-    p.add_argument('--guests', type=guest_list, default='ringside,linux,linux-6.12',
-                   help='who runs, in order (ringside,linux,linux-6.12)')
-    p.add_argument('--roles', default='server,client',
-                   help='the guest\'s roles: server (it accepts), client (it connects)')
-    p.add_argument('--list', action='store_true', help='the cases (vsock_test --list), then exit')
-    p.add_argument('--skip', type=id_list, default=[], metavar='IDS',
-                   help='case ids to leave out, e.g. 8,10')
-    p.add_argument('--pick', type=id_list, default=[], metavar='IDS',
-                   help='only these case ids')
-    add_options(p)
-    p.add_argument('launcher_args', nargs='*', help=argparse.SUPPRESS)
-    opts = p.parse_args(argv)
-    opts.argv = argv
-    opts.roles = [r.strip() for r in opts.roles.split(',') if r.strip()]
-    if not opts.roles or any(r not in ROLES for r in opts.roles) or \
-            len(set(opts.roles)) != len(opts.roles):
-        p.error('--roles takes server, client or both, got %r' % ','.join(opts.roles))
-    if not os.access(VSOCK_TEST, os.X_OK):
-        p.error('%s missing: run make vsock-test' % os.path.relpath(VSOCK_TEST, rr.REPO))
-    cases = list_cases()
-    if opts.list:
-        for cid, name in cases:
-            print('%d\t%s' % (cid, name))
-        return 0
-    bad = [c for c in opts.skip + opts.pick if c not in dict(cases)]
-    if bad:
-        p.error('no case %s in vsock_test --list (0..%d)' % (bad[0], len(cases) - 1))
-    for w in opts.guests:
-        if is_linux(w) and linux_missing(w):
-            p.error(linux_missing(w))
-    why = why_not_here()
-    if why:
-        raise SystemExit('%s: %s' % (PROG, why))
-    base = rr.parse_args(['--vsock', '--boot', 'elf'] + opts.launcher_args)
-    accel = 'kvm' if rr.probe_kvm(base) else 'tcg'
+def run(opts, accel, cases):
+    """Every guest of opts.guests booted in turn, both roles of opts.roles
+    run against it: (cells, {guest: {role: its socket counters' change}})
+    (ringside's counters only)."""
     cells, counters = [], {}
     for w in opts.guests:
         print('%s: %s' % (PROG, w), file=sys.stderr, flush=True)
@@ -515,15 +477,24 @@ def main(argv):
         cells += runner.run()
         if runner.counters:
             counters[w] = runner.counters
-    version = open(VSOCK_TEST_VERSION).read().strip() if os.path.exists(VSOCK_TEST_VERSION) \
-        else 'unknown'
-    print('vsock_test from %s; roles are the guest\'s (server: vsock_test --mode=client here); '
-          'accel %s, the kernel\'s vhost-vsock' % (version, accel))
-    ran = {c['case'] for c in cells}
-    print_table(cells, opts.guests, opts.roles, {c: n for c, n in cases if c in ran})
-    for role, c in counters.get('ringside', {}).items():
-        print('ringside as %s, its socket layer: %s' % (role, ', '.join(
-            '%s %d' % (k, v) for k, v in sorted(c.items()) if v and not k.endswith('bytes'))))
-    publish(PROG, opts, {'vsock_test': version, 'accel': accel, 'cells': cells,
-                         'counters': counters})
-    return 1 if any(c['result'] == 'fail' for c in cells) else 0
+    return cells, counters
+
+
+def version():
+    """The linux-source package vsock_test was built from (make vsock-test)."""
+    if not os.path.exists(VSOCK_TEST_VERSION):
+        return 'unknown'
+    with open(VSOCK_TEST_VERSION) as f:
+        return f.read().strip()
+
+
+def results_cells(cells):
+    """The cells `ringside compare` matches: per guest, role and case,
+    whether it passed (1) or failed (0); a case not applicable has none."""
+    out = Cells()
+    for c in cells:
+        if c['result'] != 'n/a':
+            out.add({'cell': 'vsock-test', 'guest': c['guest'], 'role': c['role'],
+                     'case': c['case']}, 'passed', 'cases', int(c['result'] == 'pass'),
+                    'higher')
+    return out

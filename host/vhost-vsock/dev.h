@@ -23,6 +23,8 @@ enum ep_kind {
 	EP_TCP_LISTEN, /* a --forward-tcp listener (tcp_front.c) */
 	EP_CONN, /* a host-side socket of one connection */
 	EP_SIGNAL,
+	EP_CTL_LISTEN, /* the --control listener */
+	EP_CTL_CONN, /* a control client (control.c) */
 };
 
 struct ep_src {
@@ -41,6 +43,7 @@ struct vsock_dev {
 	const char *vu_path;
 	const char *uds_path;
 	const char *uds_seq_path; /* NULL: no SEQPACKET host clients */
+	const char *ctl_path; /* NULL: no control socket */
 	uint64_t guest_cid;
 	uint32_t buf_alloc; /* what we advertise per connection */
 	bool poll;
@@ -49,8 +52,8 @@ struct vsock_dev {
 
 	int epfd;
 	struct ep_src ep_vu_listen, ep_vu_conn, ep_kick[2], ep_uds, ep_uds_seq;
-	struct ep_src ep_sig;
-	int vu_listen_fd, vu_fd, uds_fd, uds_seq_fd, sig_fd;
+	struct ep_src ep_sig, ep_ctl;
+	int vu_listen_fd, vu_fd, uds_fd, uds_seq_fd, sig_fd, ctl_fd;
 
 	/* vhost-user state */
 	uint64_t features, protocol_features;

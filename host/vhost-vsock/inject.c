@@ -93,6 +93,24 @@ void inject_dump(void)
 	fflush(stderr);
 }
 
+size_t inject_json(char *buf, size_t cap)
+{
+	size_t n = snprintf(buf, cap, "{\"enabled\":%s,\"stopped\":%s,\"done\":{",
+			    inj.enabled ? "true" : "false", inj.stopped ? "true" : "false");
+	bool first = true;
+
+	for (unsigned m = 0; m < INJ_NMODES && n < cap; m++) {
+		if (!(inj.enabled & (1u << m)))
+			continue;
+		n += snprintf(buf + n, cap - n, "%s\"%s\":%llu", first ? "" : ",", mode_names[m],
+			      (unsigned long long)inj.done[m]);
+		first = false;
+	}
+	if (n < cap)
+		n += snprintf(buf + n, cap - n, "}}");
+	return n;
+}
+
 /* xorshift64*: deterministic for a given --inject-seed */
 static uint32_t rnd(void)
 {

@@ -5,7 +5,8 @@
  * Every --inject-every N packets the back end puts in the guest's RX queue
  * (or completions it writes on TX), one fault of the enabled modes is
  * injected, chosen by a generator seeded with --inject-seed so a run
- * repeats exactly. SIGUSR1 stops injecting (and prints the counters).
+ * repeats exactly. The control socket's "inject stop" (or SIGUSR1) stops
+ * injecting.
  */
 #ifndef VV_INJECT_H
 #define VV_INJECT_H
@@ -53,8 +54,10 @@ enum inject_mode { INJECT_LIST(INJECT_ENUM) INJ_NMODES };
 bool inject_parse_modes(const char *arg);
 void inject_list(FILE *f); /* --inject list: the mode names, one a line */
 void inject_configure(unsigned every, uint64_t seed);
-void inject_stop(void); /* SIGUSR1 */
+void inject_stop(void); /* SIGUSR1, or the control socket's "inject stop" */
 void inject_dump(void); /* counters to stderr */
+/* {"enabled":..,"stopped":..,"done":{MODE:N,...}} into @buf; its length (>= @cap: cut). */
+size_t inject_json(char *buf, size_t cap);
 
 /*
  * The hooks. inject_rx_packet: a real packet is about to be completed in

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "conn.h"
+#include "control.h"
 #include "dev.h"
 #include "inject.h"
 #include "stats.h"
@@ -29,20 +30,17 @@ static const char usage[] =
 	"  --uds PATH        host clients connect and send \"CONNECT <port>\\n\"; guest\n"
 	"                    connections to host port P go to PATH_P\n"
 	"  --uds-seqpacket PATH  the same for SOCK_SEQPACKET clients (optional)\n"
+	"  --control PATH    programs send \"counters\" or \"inject stop\": JSON back\n"
 	"  --guest-cid N     the guest's CID (default 3)\n"
 	"  --buf-alloc BYTES receive buffer advertised per connection (default 262144)\n"
 	"  --poll            busy-poll the rings instead of sleeping on eventfds\n"
 	"  --forward-tcp [ADDR:]HOSTPORT=GUESTPORT  TCP on ADDR:HOSTPORT (127.0.0.1;\n"
 	"                    0: a free port) to GUESTPORT, both <= 65535 (repeatable)\n"
-	"  --inject MODE[,MODE]|all  act as a faulty device: short-len len-overflow\n"
-	"                    len-beyond rw-unknown bad-op bad-type zero-rw\n"
-	"                    rst-storm dup-response credit-lie split wrong-dst\n"
-	"                    bogus-rx-id bogus-tx-id stale-rx-id stale-tx-id\n"
-	"                    (--inject list: one a line)\n"
+	"  --inject MODE[,MODE]|all  act as a faulty device (--inject list: the modes)\n"
 	"  --inject-every N, --inject-seed S  a fault per N packets (100), seeded (1)\n"
 	"  -v, --verbose     log the front end's messages (twice: every message)\n"
 	"  -h, --help        this text\n"
-	"Counters go to stderr on SIGUSR1 (which also stops --inject) and at exit.\n"
+	"Counters go to stderr at exit, and on SIGUSR1 (which also stops --inject).\n"
 	"QEMU needs shared guest RAM: -object memory-backend-memfd,id=mem,size=512M,\n"
 	"share=on -machine q35,memory-backend=mem -chardev socket,id=vu,path=PATH\n"
 	"-device vhost-user-vsock-pci,chardev=vu\n";
@@ -51,7 +49,7 @@ static const char usage[] =
  * The socket files we created: removed at every exit, die() included, so
  * a failed start leaves nothing behind (and a stale file is never ours).
  */
-static const char *bound_paths[3];
+static const char *bound_paths[4];
 static unsigned n_bound;
 
 static void unlink_bound(void)
@@ -128,6 +126,7 @@ static void parse_args(struct vsock_dev *d, int argc, char **argv)
 	static const struct option opts[] = { { "socket", required_argument, NULL, 's' },
 					      { "uds", required_argument, NULL, 'u' },
 					      { "uds-seqpacket", required_argument, NULL, 'q' },
+					      { "control", required_argument, NULL, 'C' },
 					      { "guest-cid", required_argument, NULL, 'c' },
 					      { "buf-alloc", required_argument, NULL, 'b' },
 					      { "poll", no_argument, NULL, 'p' },
@@ -155,6 +154,9 @@ static void parse_args(struct vsock_dev *d, int argc, char **argv)
 			break;
 		case 'q':
 			d->uds_seq_path = optarg;
+			break;
+		case 'C':
+			d->ctl_path = optarg;
 			break;
 		case 'c':
 			errno = 0;
@@ -239,6 +241,11 @@ static void setup(struct vsock_dev *d)
 	d->uds_fd = listen_unix(d->uds_path, "--uds", SOCK_STREAM);
 	ep_add(d, d->vu_listen_fd, &d->ep_vu_listen, EP_VU_LISTEN);
 	ep_add(d, d->uds_fd, &d->ep_uds, EP_UDS_LISTEN);
+	d->ctl_fd = -1;
+	if (d->ctl_path) {
+		d->ctl_fd = listen_unix(d->ctl_path, "--control", SOCK_STREAM);
+		ep_add(d, d->ctl_fd, &d->ep_ctl, EP_CTL_LISTEN);
+	}
 	d->uds_seq_fd = -1;
 	if (d->uds_seq_path) {
 		d->uds_seq_fd = listen_unix(d->uds_seq_path, "--uds-seqpacket", SOCK_SEQPACKET);
@@ -373,6 +380,12 @@ static void run(struct vsock_dev *d)
 			case EP_SIGNAL:
 				if (!handle_signal(d))
 					return;
+				break;
+			case EP_CTL_LISTEN:
+				control_accept(d);
+				break;
+			case EP_CTL_CONN:
+				control_event(d, src);
 				break;
 			}
 		}

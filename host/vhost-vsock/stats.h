@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Counters of the back end. Every drop, protocol violation and error has a
- * named counter; they are dumped on SIGUSR1 and at exit (stats_dump()).
+ * named counter; programs read them through the control socket (control.c),
+ * and they are dumped at exit and on SIGUSR1 (stats_dump()).
  */
 #ifndef VV_STATS_H
 #define VV_STATS_H

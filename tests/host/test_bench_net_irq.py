@@ -1,13 +1,13 @@
 # SPDX-License-Identifier: MIT
-"""bench-net --irq-cpu own,other: what it parses and refuses, the boot
+"""ringside net --irq-cpu own,other: what it parses and refuses, the boot
 keys and QEMU arguments each placement gives ringside, the check that
 the guest took net_irq (its own error when it does not know the key),
 and the table and ratios with the placement as a column; --pin none/-1."""
 
 import pytest
 
-from ringside import bench_net
-from ringside import testpmd
+from ringside.commands import net as bench_net
+from ringside.netguest import NetError
 from conftest import usage_error
 
 NET = ['-netdev', 'vhost-user,id=n0,chardev=vhu0']
@@ -37,7 +37,7 @@ def test_placements_parse_in_order(text, placements):
 ])
 def test_bad_placements_are_one_line(capsys, argv, error):
     assert usage_error(capsys, bench_net.main, argv) == \
-        'bench-net: error: %s (see --help)\n' % error
+        'ringside net: error: %s (see --help)\n' % error
 
 
 def test_default_boot_keys_unchanged():
@@ -73,7 +73,7 @@ def test_a_guest_that_took_the_key_passes():
 @pytest.mark.parametrize('answer', ["error: unknown key 'net_irq' (try 'config')",
                                     'net_irq=own'])
 def test_a_guest_without_it_fails_with_its_own_words(answer):
-    with pytest.raises(testpmd.TestPmdError) as e:
+    with pytest.raises(NetError) as e:
         bench_net.check_key(Console(answer), 'net_irq', 'other', 5)
     assert str(e.value) == 'ringside did not take net_irq=other: %s' % answer
 

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""bench-net --queues N and --pair-cpu spread,cpu0: what they parse and
+"""ringside net --queues N and --pair-cpu spread,cpu0: what they parse and
 refuse, the boot keys and vCPUs they give the guests, pktgen's per-CPU
 lines (ringside's and the Linux guest server's), and the tables with the
 owner layout, each CPU's Mpps, the spread/cpu0 ratio and Linux beside
@@ -8,9 +8,8 @@ the first layout."""
 
 import pytest
 
-from ringside import bench_net
-from ringside import testpmd
-from ringside import vhost_net
+from ringside import linux_guest, netguest, testpmd, vhost_net
+from ringside.commands import net as bench_net
 from conftest import PrintedConsole, usage_error
 
 NET = ['-netdev', 'vhost-user,id=n0,chardev=vhu0']
@@ -35,7 +34,7 @@ def test_defaults_one_queue_no_layouts():
 ])
 def test_bad_queues_are_one_line(capsys, argv, error):
     assert usage_error(capsys, bench_net.main, argv) == \
-        'bench-net: error: %s (see --help)\n' % error
+        'ringside net: error: %s (see --help)\n' % error
 
 
 def test_queues_boot_keys_and_vcpus():
@@ -56,11 +55,40 @@ def test_peers_offer_the_queues():
     assert 'queues' not in ' '.join(vhost_net.TapSink('qemu').net_args(False, 'm'))
 
 
-def test_per_cpu_line():
-    out = ('pktgen: per queue 0=500 1=500\r\n'
-           'pktgen: per cpu 0=1.6942 1=2.5044 Mpps\r\n')
-    assert bench_net.parse_per_cpu(out) == {0: 1.6942, 1: 2.5044}
-    assert bench_net.parse_per_cpu('pktgen: 1000 packets') == {}
+class JsonConsole:
+    """A guest console that answers every command with `line`."""
+
+    def __init__(self, line):
+        self.line, self.sent = line, []
+
+    def command(self, cmd, timeout):
+        self.sent.append(cmd)
+        return self.line
+
+
+def test_pktgen_json_gives_each_cpus_rate():
+    con = JsonConsole('pktgen-json: {"count":1000,"sent":1000,"size":64,"bytes":64000,'
+                      '"ns":400000,"kicks":10,"ring_full":2,"burst":256,"stalled":false,'
+                      '"queues":[500,500],"cpus":[{"cpu":0,"sent":500,"ns":250000},'
+                      '{"cpu":1,"sent":500,"ns":200000}]}')
+    r = netguest.pktgen(con, 1000, 64, 256, 60, queues=2)
+    assert con.sent == ['pktgen count=1000 size=64 burst=256 dst=10.0.2.2,02:00:00:00:00:02 '
+                        'queues=2 json']
+    assert r['packets'] == 1000 and r['cpu_mpps'] == {0: 2.0, 1: 2.5}
+    assert r['mpps'] == 2.5 and r['kicks_per_packet'] == 0.01 and r['ring_full'] == 2
+
+
+def test_pktgen_of_one_cpu_has_no_split():
+    con = JsonConsole('pktgen-json: {"count":10,"sent":10,"size":64,"bytes":640,"ns":5000,'
+                      '"kicks":1,"ring_full":0,"burst":1,"stalled":false,"queues":[10],'
+                      '"cpus":[{"cpu":0,"sent":10,"ns":4000}]}')
+    assert netguest.pktgen(con, 10, 64, 1, 60)['cpu_mpps'] == {}
+
+
+def test_pktgen_refused_is_the_guests_line():
+    con = JsonConsole('error: pktgen: no network device')
+    with pytest.raises(netguest.NetError, match='no network device'):
+        netguest.pktgen(con, 10, 64, 1, 60)
 
 
 def run(pair_cpu, mpps, per, rnd=0):
@@ -96,7 +124,8 @@ LINUX_TWO = ('pktgen-queues: 0=600/400000 1=400/200000\r\n'
 
 def test_linux_pktgen_queues_line():
     con = PrintedConsole(LINUX_TWO)
-    r = bench_net.linux_pktgen(con, 1000, 64, 256, 60, queues=2)
+    r = linux_guest.pktgen(con, netguest.PEER_IP, netguest.PEER_MAC, 1000, 64, 256, 60,
+                           queues=2)
     assert con.sent[0].startswith('pktgen ') and con.sent[0].endswith(' 1000 64 256 2\n')
     assert r['packets'] == 1000 and r['cpu_mpps'] == {0: 600 / 400000, 1: 400 / 200000}
     assert abs(r['mpps'] - 1000 / 400000) < 1e-12
@@ -105,15 +134,15 @@ def test_linux_pktgen_queues_line():
 def test_linux_pktgen_one_queue_as_before():
     con = PrintedConsole('pktgen-result: sent 10 of 10 in 5 usec 2000000 pps errors 0 '
                          'size 64 burst 1 runs 1\r\npktgen-done\r\n')
-    r = bench_net.linux_pktgen(con, 10, 64, 1, 60)
+    r = linux_guest.pktgen(con, netguest.PEER_IP, netguest.PEER_MAC, 10, 64, 1, 60)
     assert con.sent[0].endswith(' 10 64 1\n') and r['cpu_mpps'] == {} and r['packets'] == 10
 
 
 def test_linux_pktgen_error_is_one_line():
     con = PrintedConsole('pktgen error: no /proc/net/pktgen/kpktgend_1: 2 queues need 2 '
                          'CPUs\r\npktgen-done\r\n')
-    with pytest.raises(bench_net.TestPmdError, match='^Linux guest: pktgen error: no '):
-        bench_net.linux_pktgen(con, 10, 64, 1, 60, queues=2)
+    with pytest.raises(linux_guest.PktgenError, match='^Linux guest: pktgen error: no '):
+        linux_guest.pktgen(con, netguest.PEER_IP, netguest.PEER_MAC, 10, 64, 1, 60, queues=2)
 
 
 def test_linux_beside_the_first_layout(capsys):

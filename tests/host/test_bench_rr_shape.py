@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""bench-rr's --shape axis (vCPUs x virtio-net queue pairs): what it
+"""ringside rr's --shape axis (vCPUs x virtio-net queue pairs): what it
 parses and refuses, the QEMU and guest command lines each shape boots
 with, how the guests' queue pairs are read back, and the tables that
 put ringside beside Linux in the same shape."""
@@ -7,7 +7,8 @@ put ringside beside Linux in the same shape."""
 
 import pytest
 
-from ringside import bench_rr, netns
+from ringside import linux_guest, netns
+from ringside.commands import rr as bench_rr
 from ringside.cli import shape_list
 from conftest import PrintedConsole, usage_error
 
@@ -45,7 +46,7 @@ def test_shapes_parse(text, shapes):
 ])
 def test_bad_shapes_are_one_line_before_anything_boots(capsys, argv, error):
     assert usage_error(capsys, bench_rr.main, argv) == \
-        'bench-rr: error: %s (see --help)\n' % error
+        'ringside rr: error: %s (see --help)\n' % error
 
 
 def test_pairs_without_a_namespace_are_refused(capsys, monkeypatch):
@@ -53,7 +54,7 @@ def test_pairs_without_a_namespace_are_refused(capsys, monkeypatch):
     monkeypatch.setattr(netns, 'usable', lambda: False)
     with pytest.raises(SystemExit):
         bench_rr.main(['--shape', '1x1,2x2'])
-    assert capsys.readouterr().err == ('bench-rr: error: --shape: queue pairs need the UDP '
+    assert capsys.readouterr().err == ('ringside rr: error: --shape: queue pairs need the UDP '
                                        'cells (virtio-net on a tap: root, no --no-udp) '
                                        '(see --help)\n')
 
@@ -64,7 +65,7 @@ def test_linux_alone_is_not_held_to_ringside_limits():
 
 
 def test_default_shape_boots_as_before():
-    """1x1 is the command line bench-rr has always used: no -smp, one pair."""
+    """1x1 is the command line rr has always used: no -smp, one pair."""
     args = bench_rr.guest_args('ringside', False, FakeNs())
     assert args == ['--vsock', '--boot', 'elf',
                     '--cmdline', 'ip=10.0.2.15 prefix=24 gw=10.0.2.2',
@@ -122,7 +123,7 @@ INTERRUPTS = """\
 
 
 def test_rx_queue_interrupts_summed_over_cpus():
-    assert bench_rr.rx_queue_irqs(INTERRUPTS) == {0: 123, 1: 302}
+    assert linux_guest.rx_queue_irqs(INTERRUPTS) == {0: 123, 1: 302}
 
 
 def row(guest, shape, tps, transport='udp', sessions=1, size=1, **extra):
@@ -151,7 +152,7 @@ def test_ratios_pair_ringside_and_linux_of_the_same_shape(capsys):
 ])
 def test_linux_pairs_from_its_sysfs_queues(text, pairs):
     con = PrintedConsole(text)
-    assert bench_rr.linux_pairs(con) == pairs
+    assert linux_guest.queue_pairs(con) == pairs
     assert con.sent == ['queues\n']
 
 

@@ -4,8 +4,8 @@ change, and the side-by-side report of --host both, from known figures."""
 
 import types
 
-from ringside import bench_seeds
-from ringside.bench_seeds import SEED_CHANGE, direction, report_both, verdict
+from ringside.commands import seeds as bench_seeds
+from ringside.commands.seeds import SEED_CHANGE, direction, report_both, verdict
 
 
 def test_verdict():

@@ -3,7 +3,7 @@
 halt, the wake-up's cost taken from the round trips themselves."""
 
 
-from ringside.bench_tail import halt_cost, summarize
+from ringside.commands.tail import halt_cost, summarize
 
 
 def trips(halts, base=919, per_halt=100):

@@ -1,11 +1,11 @@
 # SPDX-License-Identifier: MIT
-"""bench-vsock's stream directions on its command line: both by default,
+"""ringside bench's stream directions on its command line: both by default,
 -R/--reverse (iperf3's: the server, here the guest, sends) only g2h, and
 one line of error where -R meets --dirs or has no stream to reverse."""
 
 import pytest
 
-from ringside.bench_vsock import parse_args
+from ringside.commands.bench import parse_args
 from conftest import usage_error
 
 
@@ -27,4 +27,4 @@ def test_directions(argv, dirs):
 ])
 def test_bad_directions_are_one_line(capsys, argv, error):
     assert usage_error(capsys, parse_args, argv) == \
-        'bench-vsock: error: %s (see --help)\n' % error
+        'ringside bench: error: %s (see --help)\n' % error

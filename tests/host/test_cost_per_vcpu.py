@@ -3,7 +3,8 @@
 instructions per operation (bench-rr's transactions), and the table
 that puts each vCPU beside the total and the total beside shape 1x1."""
 
-from ringside import bench_rr, cost
+from ringside import cost
+from ringside.commands import rr as bench_rr
 
 
 def counters(*insns):

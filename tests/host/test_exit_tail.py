@@ -1,11 +1,12 @@
 # SPDX-License-Identifier: MIT
-"""exit-cost --tail and --floor without KVM: the variants, the cells'
+"""exits --tail and --floor without KVM: the variants, the cells'
 arguments, and the reading of the host's exit trace (the lost halt)."""
 
 import pytest
 
 from conftest import usage_error
-from ringside import exit_cost, exit_floor, exit_tail
+from ringside import exit_floor, exit_tail
+from ringside.commands import exits
 
 INTR, VINTR, HLT = 0x60, 0x64, 0x78
 HLT_RIP = 0x1045e1
@@ -80,11 +81,12 @@ def test_variants():
 def test_tail_and_floor_refuse_what_they_set_themselves(capsys):
     for argv in (['--tail', '10', '--floor'], ['--shadow'], ['--floor', '--cmdline', 'a=b'],
                  ['--tail', '10', '--variant', 'ringside:x']):
-        assert usage_error(capsys, exit_cost.parse_args, argv).startswith('exit-cost: error:')
+        assert usage_error(capsys, exits.parse_args, argv).startswith(
+            'ringside exits: error:')
 
 
 def test_floor_cells_poll_where_they_say():
-    opts = exit_cost.parse_args(['--floor', '--poll-us', '0,500'])
+    opts = exits.parse_args(['--floor', '--poll-us', '0,500'])
     devices = exit_floor.device_list(opts)
     assert devices == ['vhost-vsock', 'ours', 'ours --poll', 'vhost-net', 'vhost-net p500']
     polled = exit_floor.launcher_args('ringside', 'ours --poll',

@@ -8,7 +8,7 @@ import contextlib
 
 import pytest
 
-from ringside.bench_compare import print_rows, row_values
+from ringside.commands.vs_linux import print_rows, row_values
 from ringside.cli import guest_list
 from ringside.images import LINUX_GUESTS, REPO, linux_guest
 

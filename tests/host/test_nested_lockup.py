@@ -6,7 +6,7 @@ import os
 import time
 
 from conftest import usage_error
-from ringside import nested
+from ringside.commands import nested
 
 # as Linux 6.1 prints it on L1's console (a nested run of this project)
 LINE = b'[  135.118226] watchdog: BUG: soft lockup - CPU#1 stuck for %ds! [qemu-system-x86:132]\n'

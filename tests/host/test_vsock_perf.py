@@ -44,7 +44,7 @@ def test_outputs_parse():
 
 @pytest.mark.skipif(os.path.exists('/dev/vhost-vsock'), reason='a KVM host: it would run')
 def test_refused_without_the_kernels_vhost_vsock():
-    out = subprocess.run([sys.executable, os.path.join(REPO, 'host', 'bench-vsock'),
+    out = subprocess.run([sys.executable, os.path.join(REPO, 'ringside'), 'bench',
                           '--vsock-perf', '--no-pingpong', '--no-stream'],
                          capture_output=True, text=True, timeout=60)
     assert out.returncode == 2 and out.stdout == '', out.stderr

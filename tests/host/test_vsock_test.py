@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: MIT
-"""vsock-test without a KVM host: how a run's output becomes cells (which
-case failed, on which side, which cases are left for the next run), and
-the command's refusals (AF_VSOCK is never opened here)."""
+"""ringside vsock-test without a KVM host: how a run's output becomes
+cells (which case failed, on which side, which cases are left for the
+next run), the cells `compare` reads, and the command's refusals
+(AF_VSOCK is never opened here)."""
 
 import os
 import subprocess
@@ -11,6 +12,7 @@ import pytest
 
 from conftest import REPO, usage_error
 from ringside import vsock_test as vt
+from ringside.commands import vsock_test as command
 
 # vsock_test --mode=client here (stdout and stderr in one pipe), the guest
 # failing its half of case 9 (its control connection closes: this side
@@ -96,6 +98,35 @@ def test_a_run_that_ran_nothing_decides_nothing():
     assert vt.Attempt(here, None, {}, 'ringside').decide([0, 1]) == {}
 
 
+class FakeConsole:
+    def tail(self, n):
+        return 'ringside-linux-guest: ready\r\n'
+
+
+def runner(attempts):
+    """A Runner for the Linux guest whose attempts decide `attempts` in turn."""
+    r = vt.Runner.__new__(vt.Runner)
+    r.which, r.names, r.selected, r.cells, r.counters = 'linux', {0: 'a', 1: 'b'}, [0, 1], [], {}
+    r.launch = type('Launch', (), {'console': FakeConsole()})()
+    seen = iter(attempts)
+    r.attempt = lambda role, todo: next(seen)
+    return r
+
+
+def test_a_run_that_decides_nothing_runs_once_more():
+    r = runner([{}, {0: ('pass', ''), 1: ('pass', '')}])
+    r.run_role('server')
+    assert [(c['case'], c['result']) for c in r.cells] == [(0, 'pass'), (1, 'pass')]
+
+
+def test_twice_nothing_fails_the_case_and_the_rest_runs():
+    r = runner([{}, {}, {1: ('pass', '')}])
+    r.run_role('client')
+    assert [(c['case'], c['result']) for c in r.cells] == [(0, 'fail'), (1, 'pass')]
+    assert r.cells[0]['reason'] == ('two runs from this case decided nothing; the guest said: '
+                                    'ringside-linux-guest: ready')
+
+
 def test_table(capsys):
     rows = (('server', 0, 'a', 'pass', ''), ('client', 0, 'a', 'pass', ''),
             ('server', 9, 'b', 'n/a', 'no EFAULT'),
@@ -109,21 +140,33 @@ def test_table(capsys):
     assert '9 ringside client fail: vsock_test here: EOF' in out
 
 
+def test_compare_cells():
+    """One cell per guest, role and case that ran: 1 for a pass, 0 for a
+    failure; n/a is no sample (compare has nothing to weigh)."""
+    cells = [{'guest': 'ringside', 'role': 'server', 'case': c, 'name': 'x', 'result': r,
+              'reason': ''} for c, r in ((0, 'pass'), (9, 'n/a'), (10, 'fail'))]
+    got = {(c['config']['case'], c['metric']): c['samples'] for c in vt.results_cells(cells).list()}
+    assert got == {(0, 'passed'): [1], (10, 'passed'): [0]}
+    for c in vt.results_cells(cells).list():
+        assert c['config'] == {'cell': 'vsock-test', 'guest': 'ringside', 'role': 'server',
+                               'case': c['config']['case']}
+
+
 def test_options_refused(capsys):
     for argv, words in ((['--roles', 'server,peer'], '--roles takes server, client'),
                         (['--skip', 'x'], 'expected case ids'),
                         (['--guests', 'windows'], 'expected some of')):
-        err = usage_error(capsys, vt.main, argv)
+        err = usage_error(capsys, command.main, argv)
         assert words in err and err.count('\n') == 1, err
 
 
 @pytest.mark.skipif(os.path.exists('/dev/vhost-vsock'), reason='a KVM host: it would run')
 def test_refused_without_the_kernels_vhost_vsock():
-    out = subprocess.run([sys.executable, os.path.join(REPO, 'host', 'vsock-test'),
+    out = subprocess.run([sys.executable, os.path.join(REPO, 'ringside'), 'vsock-test',
                           '--guests', 'ringside'], capture_output=True, text=True, timeout=60)
     assert out.returncode != 0 and out.stdout == '', out.stderr
     if os.access(vt.VSOCK_TEST, os.X_OK):
-        assert out.stderr.startswith('vsock-test: no /dev/vhost-vsock'), out.stderr
+        assert out.stderr.startswith('ringside vsock-test: no /dev/vhost-vsock'), out.stderr
     else:
         assert 'missing: run make vsock-test' in out.stderr, out.stderr
     assert out.stderr.count('\n') == 1, out.stderr

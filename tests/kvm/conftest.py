@@ -3,7 +3,7 @@
 
 Runs where /dev/kvm runs guests and /dev/vhost-vsock exists: a real KVM
 host, or the nested one (tests/qemu/test_nested.py runs it there through
-host/nested). Elsewhere every test is skipped, saying why; AF_VSOCK is
+ringside nested). Elsewhere every test is skipped, saying why; AF_VSOCK is
 never opened where there is no /dev/vhost-vsock.
 
     /usr/bin/python3 -m pytest -v tests/kvm
@@ -22,7 +22,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(TESTS), 'host'))
 
 def why_not_here():
     if not os.path.exists('/dev/vhost-vsock'):
-        return 'no /dev/vhost-vsock (run through host/nested or on a KVM host)'
+        return 'no /dev/vhost-vsock (run through ./ringside nested or on a KVM host)'
     if not os.access('/dev/kvm', os.R_OK | os.W_OK):
         return 'no usable /dev/kvm'
     return None

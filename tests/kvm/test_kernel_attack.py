@@ -12,14 +12,14 @@ reset it): a new vsock connection echoes 1 B, 64 KiB and 1 MiB
 byte-exact, pktgen's frames are counted whole by the tap. docs/attacks.md
 has the whole matrix and what the kernel does."""
 
-from ringside import attack_matrix as am
+from ringside import attack as am
 from ringside_qemu import LOG_DIR
 
 # header lies, bad chains (the queue stops until the guest's reset), credit
 # and SEQPACKET lies. Not the modes whose buffers the kernel keeps (len-*,
 # ring-len-zero, ring-write-tx): their verdict waits out the guest's
 # minute-long settle while the bystander runs, and once overran the 240 s
-# a mode gets on a loaded nested host; host/attack-matrix runs them.
+# a mode gets on a loaded nested host; ringside attacks runs them.
 VSOCK_MODES = ('src-cid-other', 'ring-addr-out', 'ring-loop', 'fwd-cnt-jump', 'seq-huge')
 NET_MODES = ('net-short', 'net-gso', 'net-long')
 
@@ -37,7 +37,7 @@ def check_all(results, modes):
 
 def test_vhost_vsock_survives_a_hostile_guest():
     results = am.run_session('split', VSOCK_MODES, log_dir=LOG_DIR, accel='kvm',
-                             name='kvm-attack', verbose=True, backend='kernel')
+                             name='kvm-attack', verbose=True, device='kernel')
     loop = results['ring-loop']
     check_all(results, VSOCK_MODES)
     # the kernel refuses a chain that loops: QEMU logs the ring's error
@@ -46,5 +46,5 @@ def test_vhost_vsock_survives_a_hostile_guest():
 
 def test_vhost_net_survives_a_hostile_guest():
     results = am.run_session('split', NET_MODES, log_dir=LOG_DIR, accel='kvm',
-                             name='kvm-net-attack', verbose=True, backend='net-vhost')
+                             name='kvm-net-attack', verbose=True, device='net-vhost')
     check_all(results, NET_MODES)

@@ -2,7 +2,7 @@
 """iperf3 --bidir on the kernel's vhost-vsock through a forwarder that
 delivers the data streams out of order.
 
-socat's TCP-LISTEN,fork forwards (bench-vsock --tools on the kernel path)
+socat's TCP-LISTEN,fork forwards (ringside bench --tools on the kernel path)
 connect each accepted connection to AF_VSOCK in its own child, so the
 guest may accept a --bidir test's second data stream before its first.
 iperf3's own server tells the client's sending streams by that order; a
@@ -21,7 +21,7 @@ from test_iperf3 import IPERF3, PORT, run_checked
 from test_kernel_vsock import own_cid_guest
 
 pytestmark = pytest.mark.skipif(IPERF3 is None,
-                                reason='iperf3 not installed (host/install-deps adds it)')
+                                reason='iperf3 not installed (make deps adds it)')
 
 
 @pytest.fixture(scope='module')

@@ -2,7 +2,7 @@
 """On the kernel's vhost-vsock under KVM, after test_kernel_vsock's guest
 has gone (each guest here takes CID 3 in turn): the Linux guests' echo on
 the same path (Debian's 6.1 and 6.12, seed 000's before and after), the
-benchmark scripts unchanged (bench-vsock, exit-cost,
+benchmark commands unchanged (ringside bench, exits,
 --tools, --attach cid:N), and the launcher's packed=on guard against the
 device's own features."""
 
@@ -15,7 +15,7 @@ import pytest
 import ringside as rr
 from ringside.benchlib import wait_vsock_cid
 from ringside.images import LINUX_READY, linux_guest, linux_missing
-from ringside_qemu import Guest, run_launcher, run_script
+from ringside_qemu import Guest, run_command, run_launcher
 from test_kernel_vsock import CID, ECHO, KERNEL_ARGS, SIZES, echo_checked
 
 
@@ -38,17 +38,17 @@ def test_linux_guest_echo_on_the_same_path(which):
 
 
 def _script(name, *args, timeout=600):
-    return run_script(name, *args, timeout=timeout)
+    return run_command(name, *args, timeout=timeout)
 
 
 def test_bench_vsock_on_the_kernel_path():
-    """The benchmark script, unchanged: KVM, AF_VSOCK, both tables, and
+    """The benchmark, unchanged: KVM, AF_VSOCK, both tables, and
     --exits: every round trip at least its kick and every MiB its exits."""
-    out = _script('bench-vsock', '--exits', '--sizes', '64,4k', '--count', '100',
-                  '--lengths', '64k', '--streams', '1', '--time', '1', '--',
+    out = _script('bench', '--exits', '--sizes', '64,4k', '--count', '100',
+                  '-l', '64k', '-P', '1', '--time', '1', '--no-save', '--',
                   '--vsock-transport', 'kernel')
     assert out.returncode == 0, out.stderr
-    assert re.search(r'^ringside vsock benchmark: accel kvm, .*kernel vhost-vsock',
+    assert re.search(r'^ringside bench: accel kvm, .*kernel vhost-vsock',
                      out.stdout, re.M), out.stdout
     line = re.search(r'^default\s+64\s+100\s.*$', out.stdout, re.M)
     assert line, out.stdout
@@ -60,8 +60,8 @@ def test_bench_vsock_on_the_kernel_path():
 
 
 def test_exit_cost_table():
-    out = _script('exit-cost', '--guests', 'ringside', '--count', '200', '--time', '1',
-                  '--idle', '1')
+    out = _script('exits', '--guests', 'ringside', '--count', '200', '--time', '1',
+                  '--idle', '1', '--no-save')
     assert out.returncode == 0, out.stderr
     for row in ('idle/s', '64 B rt', '4 KiB rt', 'h2g MiB', 'g2h MiB'):
         m = re.search(r'^ringside\s+%s\s+([\d.]+)' % re.escape(row), out.stdout, re.M)
@@ -74,8 +74,8 @@ def test_exit_cost_table():
 def test_tools_through_socat_on_the_kernel_path():
     """--tools: sockperf, iperf3 and ringside-bench through socat's TCP to
     AF_VSOCK forwards, beside ringside-bench on AF_VSOCK; no socat left."""
-    out = _script('bench-vsock', '--tools', '--sizes', '64', '--count', '50', '--lengths',
-                  '64k', '--streams', '1', '--dirs', 'h2g', '--time', '1', '--',
+    out = _script('bench', '--tools', '--sizes', '64', '--count', '50', '-l',
+                  '64k', '-P', '1', '--dirs', 'h2g', '--time', '1', '--no-save', '--',
                   '--vsock-transport', 'kernel')
     assert out.returncode == 0, out.stderr
     for tool in ('sockperf tcp fwd', 'ringside-bench tcp fwd', 'ringside-bench AF_VSOCK'):
@@ -98,7 +98,7 @@ def test_kernel_packed_guard_matches_the_device():
     else:
         assert r.returncode == 2 and r.stdout == '', r.stderr
         lines = r.stderr.strip().splitlines()
-        assert len(lines) == 1 and lines[0].startswith('ringside-run: error: '), r.stderr
+        assert len(lines) == 1 and lines[0].startswith('ringside run: error: '), r.stderr
         assert 'needs VIRTIO_F_RING_PACKED (bit 34)' in lines[0], r.stderr
 
 
@@ -107,10 +107,10 @@ def test_attach_cid_on_the_kernel_device():
     with Guest('--boot', 'elf', '--vsock', '--vsock-transport', 'kernel', '--vsock-cid',
                str(cid), name='attach-cid') as g:
         g.start()
-        r = _script('bench-vsock', '--attach', 'cid:%d' % cid, '--count', '50', '--time', '1',
-                    '--lengths', '64k', '--streams', '1')
+        r = _script('bench', '--attach', 'cid:%d' % cid, '--count', '50', '--time', '1',
+                    '-l', '64k', '-P', '1', '--no-save')
         assert r.returncode == 0, r.stderr
-        assert r.stdout.startswith('ringside vsock benchmark: attach cid:%d, ' % cid)
+        assert r.stdout.startswith('ringside bench: attach cid:%d, ' % cid)
         assert len(re.findall(r'^default\s+(\d+)\s+50\s', r.stdout, re.M)) == 3, r.stdout
         assert len(re.findall(r'^default\s+(h2g|g2h)\s', r.stdout, re.M)) == 2, r.stdout
         assert g.poweroff() == 0

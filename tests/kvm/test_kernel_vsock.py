@@ -15,7 +15,7 @@ import pytest
 
 from ringside import kvm_exits
 from ringside.benchlib import wait_vsock_cid
-from ringside.exit_cost import ringside_counters
+from ringside.commands.exits import ringside_counters
 from ringside.process import vhost_workers
 from ringside_qemu import REPO, Guest
 from vsockhost import HostPeer, pattern

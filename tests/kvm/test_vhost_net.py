@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: MIT
 """On the kernel's vhost-net under KVM: ringside's UDP echo through a tap
 that vhost-net serves (every datagram compared, the guest's count exact),
-pktgen into that tap with every frame counted by the tap (bench-net
---peer vhost-net, ringside and Linux), and bench-rr's busy-poll table."""
+pktgen into that tap with every frame counted by the tap (ringside net
+--peer vhost-net, ringside and Linux), and ringside rr's busy-poll table."""
 
 import os
 import re
@@ -12,7 +12,7 @@ import pytest
 
 from ringside import guest_stats, netns, vhost_net
 from ringside.process import vhost_workers
-from ringside_qemu import Guest, run_script
+from ringside_qemu import Guest, run_command
 
 DATAGRAMS = 200
 # A client in the namespace: DATAGRAMS datagrams of 1..1400 bytes, one at
@@ -33,7 +33,7 @@ print('echoed', n)
 
 
 def _script(name, *args, timeout=900):
-    return run_script(name, *args, timeout=timeout)
+    return run_command(name, *args, timeout=timeout)
 
 
 def udp_echoed(guest):
@@ -80,8 +80,8 @@ def test_udp_echo_through_vhost_net(tap_guest):
 
 
 def test_pktgen_into_vhost_net_counted_by_the_tap():
-    """bench-net fails unless the tap counted exactly what each pktgen sent."""
-    out = _script('bench-net', '--peer', 'vhost-net', '--count', '20000', '--rounds', '1',
+    """ringside net fails unless the tap counted exactly what each pktgen sent."""
+    out = _script('net', '--peer', 'vhost-net', '--count', '20000', '--rounds', '1',
                   '--no-save')
     assert out.returncode == 0, out.stdout + out.stderr
     assert re.search(r"^ringside pktgen -> a tap .*accel kvm", out.stdout, re.M), out.stdout
@@ -95,9 +95,9 @@ def test_pktgen_into_vhost_net_counted_by_the_tap():
 
 
 def test_busy_poll_table(tmp_path):
-    """bench-rr --net vhost-net: the rtt window is measured and the seed's
+    """ringside rr --net vhost-net: the rtt window is measured and the seed's
     columns come out for it."""
-    out = _script('bench-rr', '--net', 'vhost-net', '--guests', 'ringside', '--sizes', '64',
+    out = _script('rr', '--net', 'vhost-net', '--guests', 'ringside', '--sizes', '64',
                   '-P', '1', '-t', '1', '--poll-us', '0,rtt', '--no-save',
                   '--plots', str(tmp_path))
     assert out.returncode == 0, out.stdout + out.stderr

@@ -6,13 +6,14 @@ and what ringside sent connecting out is what it says it received."""
 import os
 import re
 import subprocess
-import time
 
 import pytest
 
 from ringside import guest_stats
-from ringside.bench_vsock_perf import (HOST_CID, RECEIVER_RE, RINGSIDE_STREAM_RE, SENDER_RE,
-                                       VSOCK_PERF, receiver_port)
+from ringside.bench_vsock_perf import (HOST_CID, SENDER_RE, VSOCK_PERF, Receiver,
+                                       receiver_port)
+from ringside.guest_stats import StatsError, json_of
+from ringside.wait import poll_for, until
 from ringside_qemu import REPO
 from test_kernel_vsock import ECHO, SINK, own_cid_guest
 
@@ -41,45 +42,33 @@ def test_vsock_perf_sender_bytes_are_the_sinks(pguest):
     assert sent == BYTES, out.stdout
     assert float(SENDER_RE['gbps'].search(out.stdout).group(1)) > 0, out.stdout
     # the sink has the bytes once it has seen the close that follows them
-    deadline = time.monotonic() + 60
-    while True:
-        conns, acc, cl, now = sink_counters(pguest)
-        if cl == closed + 1 or time.monotonic() > deadline:
-            break
+    poll_for(lambda: sink_counters(pguest)[2] == closed + 1, 60, interval=0.2)
+    conns, acc, cl, now = sink_counters(pguest)
     assert (acc, cl, conns) == (accepted + 1, closed + 1, 0)
     assert now - before == sent
 
 
 def test_vsock_perf_receiver_gets_what_ringside_sent(pguest):
-    port = receiver_port()
-    rx = subprocess.Popen([VSOCK_PERF, '--port', str(port), '--buf-size', str(BUF)],
-                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                          stdin=subprocess.DEVNULL)
-    try:
+    with Receiver(receiver_port(), BUF) as rx:
         # vsock_perf prints nothing when it listens: connect until it answers
-        deadline = time.monotonic() + 60
-        while True:
-            text = pguest.command('vsock stream %d %d %d 1' % (HOST_CID, port, BUF), 120)
-            m = RINGSIDE_STREAM_RE.search(text)
-            if m or rx.poll() is not None or time.monotonic() > deadline:
-                break
-            assert 'connect to' in text, text
-        assert m, text
-        out, err = rx.communicate(timeout=120)
-        assert rx.returncode == 0, err + out
-        got = int(RECEIVER_RE['bytes'].search(out).group(1))
-        assert got == int(m.group(3)) > 0, (text, out)
-    finally:
-        if rx.poll() is None:
-            rx.kill()
-            rx.wait()
+        def streamed():
+            try:
+                return json_of(pguest, 'vsock stream %d %d %d 1' % (HOST_CID, rx.port, BUF),
+                               120)
+            except StatsError as e:
+                assert 'connect to' in str(e), e
+                return rx.exited() and {'bytes': None, 'refused': str(e)}
+        sent = until(streamed, 60, 'a listening vsock_perf', interval=0)
+        assert sent['bytes'], sent
+        got = rx.result()['bytes']
+    assert got == sent['bytes'] > 0, (sent, got)
 
 
-def test_bench_vsock_vsock_perf_rows():
-    """bench-vsock --vsock-perf: one row per direction, vsock_perf beside
+def test_bench_vsock_perf_rows():
+    """bench --vsock-perf: one row per direction, vsock_perf beside
     ringside-bench, each a positive Gb/s."""
-    out = subprocess.run(['/usr/bin/python3', os.path.join(REPO, 'host', 'bench-vsock'),
-                          '--vsock-perf', '--no-pingpong', '--no-stream', '--lengths', '64k',
+    out = subprocess.run(['/usr/bin/python3', os.path.join(REPO, 'ringside'), 'bench',
+                          '--vsock-perf', '--no-pingpong', '--no-stream', '--length', '64k',
                           '--time', '1', '--vsock-perf-bytes', '4m', '--no-save', '--',
                           '--vsock-transport', 'kernel'],
                          capture_output=True, text=True, timeout=900, stdin=subprocess.DEVNULL)

@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: MIT
 """The kernel's own vsock test suite (make vsock-test) against ringside and
-the Linux guests, every case in both roles (host/vsock-test), on a 6.12
-host: the suite is 6.12's, and a 6.1 host fails its own half of several
-cases whatever the guest (docs/results/vsock-test.md).
+the Linux guests, every case in both roles (./ringside vsock-test), on a
+6.12 host: the suite is 6.12's, and a 6.1 host fails its own half of
+several cases whatever the guest (docs/results/vsock-test.md).
 
 ringside must pass every case whose half it plays and say n/a, with the
 facility it lacks, for exactly the others; each Linux guest must pass
@@ -16,9 +16,9 @@ import pytest
 
 from ringside.images import linux_missing
 from ringside.vsock_test import VSOCK_TEST
-from ringside_qemu import run_script
+from ringside_qemu import run_command
 
-# tests/qemu/test_nested.py boots this file's L1 on Debian's 6.12 (host/nested --kernel)
+# tests/qemu/test_nested.py boots this file's L1 on Debian's 6.12 (ringside nested --kernel)
 L1_KERNEL = '6.12'
 GUESTS = ('ringside', 'linux', 'linux-6.12')
 CASES = range(26)
@@ -39,14 +39,16 @@ def cells(tmp_path_factory):
     for g in GUESTS[1:]:
         assert not linux_missing(g), linux_missing(g)
     path = str(tmp_path_factory.mktemp('vsock-test') / 'cells.json')
-    out = run_script('vsock-test', '--guests', ','.join(GUESTS), '--json', path, '--no-save',
-                     timeout=1500)
+    out = run_command('vsock-test', '--guests', ','.join(GUESTS), '--json', path, '--no-save',
+                      timeout=1500)
     assert os.path.exists(path), out.stderr[-3000:]
     with open(path) as f:
         doc = json.load(f)
-    got = {(c['guest'], c['role'], c['case']): c for c in doc['cells']}
+    got = {(c['guest'], c['role'], c['case']): c for c in doc['result']['cells']}
     assert set(got) == {(g, r, c) for g in GUESTS for r in ('server', 'client') for c in CASES}
-    got['counters'] = doc['counters']['ringside']
+    for c in doc['result']['cells']:
+        assert c['result'] in ('pass', 'fail', 'n/a') and isinstance(c['reason'], str), c
+    got['counters'] = doc['result']['counters']['ringside']
     return got
 
 

@@ -3,6 +3,7 @@
 
 Environment:
   RINGSIDE_TEST_ACCEL   accelerator for guests the tests boot (default tcg)
+  RINGSIDE_ALLOW_SKIPS  1: skips not in tests/expected-skips.txt do not fail the run
 Logs of every guest: build/qemu-test-logs/<name>.serial.log / .stderr.log
 """
 
@@ -16,8 +17,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 # The tests' helpers here, and the launcher's package host/ringside.
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(HERE)), 'host'))
+sys.path.insert(0, os.path.dirname(HERE))
 
 import ringside_qemu  # noqa: E402
+from skip_gate import pytest_runtest_logreport, pytest_sessionfinish  # noqa: E402,F401
 from ringside_qemu import Guest, wakeup_problems  # noqa: E402
 
 REPO = ringside_qemu.REPO
@@ -40,7 +43,8 @@ def pytest_report_header(config):
 
 
 def require_image(path):
-    """ISO and ELF are build products: missing means the build failed."""
+    """A build product (image, host program): missing means the build failed,
+    a failure, not a skip."""
     if not os.path.exists(path):
         pytest.fail('%s missing: run make' % os.path.relpath(path, REPO), pytrace=False)
 

@@ -8,7 +8,7 @@ import os
 import shutil
 import tempfile
 
-from ringside import bench_net as bench
+from ringside.commands import net as bench
 
 from conftest import ELF, REPO, require_image
 from ringside_qemu import Guest
@@ -20,7 +20,7 @@ def pmd_guest(name, pmd_args, guest_qemu, irq='poll', machine='q35', keys='', la
     """Yield the started Guest, its TestPmd as .pmd. `pmd_args` go to
     TestPmd, `guest_qemu(sock)` gives the guest's QEMU arguments for the
     vhost-user socket, `keys` more of the guest's command line, `launcher`
-    more of ringside-run's options (e.g. smp_checks.smp_args)."""
+    more of ringside run's options (e.g. smp_checks.smp_args)."""
     require_image(ELF)
     os.makedirs(LOG_DIR, exist_ok=True)
     workdir = tempfile.mkdtemp(prefix='ringside-testpmd-')

@@ -1,17 +1,17 @@
 # SPDX-License-Identifier: MIT
 """Boot ringside in QEMU from tests and talk to its serial console.
 
-The launcher host/ringside-run is the product; this module imports its
+The launcher (`./ringside run`) is the product; this module imports its
 package host/ringside (conftest.py puts host/ on sys.path) and drives the
 same code (options, QEMU command line, process handling, console), so
-what the tests boot is what `ringside-run` boots.
+what the tests boot is what `ringside run` boots.
 
     with Guest('--boot', 'elf', '--cmdline', 'loglevel=5', name='pvh') as g:
         g.start()                       # waits for 'ringside: ready' + prompt
         out = g.command('get loglevel') # output text, no echo, no prompt
         assert g.poweroff() == 0        # QEMU's exit status
 
-Arguments are ringside-run options; `--accel tcg` is the default here
+Arguments are `ringside run` options; `--accel tcg` is the default here
 (override with RINGSIDE_TEST_ACCEL or an explicit --accel). Every QEMU is
 killed by PID when its Guest stops, and at interpreter exit at the latest.
 Serial output and QEMU's stderr of each guest are kept in
@@ -29,7 +29,8 @@ import weakref
 import ringside
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-LAUNCHER = os.path.join(REPO, 'host', 'ringside-run')
+FRONT_DOOR = os.path.join(REPO, 'ringside')
+LAUNCHER = [sys.executable, FRONT_DOOR, 'run']    # the launcher as a program
 LOG_DIR = os.path.join(REPO, 'build', 'qemu-test-logs')
 
 READY_TIMEOUT = 120.0    # TCG on two busy cores; OVMF alone takes 5-10 s
@@ -37,23 +38,17 @@ COMMAND_TIMEOUT = 60.0
 POWEROFF_TIMEOUT = 60.0
 
 
-def load_launcher():
-    """The launcher's API: the package host/ringside (kept for older tests;
-    new code imports ringside)."""
-    return ringside
-
-
 def run_launcher(*args, timeout=300, env=None):
-    """Run host/ringside-run as a program; returns CompletedProcess (text)."""
-    return subprocess.run([sys.executable, LAUNCHER, *args], capture_output=True,
+    """Run `ringside run` as a program; returns CompletedProcess (text)."""
+    return subprocess.run([*LAUNCHER, *args], capture_output=True,
                           text=True, timeout=timeout, env=env, stdin=subprocess.DEVNULL)
 
 
-def run_script(name, *args, timeout=600):
-    """host/NAME as a program, in a process group of its own: on the
-    timeout the whole group is killed (so nothing it started keeps its
-    pipes open), and the result says so in its stderr, status -9."""
-    proc = subprocess.Popen([sys.executable, os.path.join(REPO, 'host', name), *args],
+def run_command(name, *args, timeout=600):
+    """`ringside NAME ARGS` as a program, in a process group of its own:
+    on the timeout the whole group is killed (so nothing it started keeps
+    its pipes open), and the result says so in its stderr, status -9."""
+    proc = subprocess.Popen([sys.executable, FRONT_DOOR, name, *args],
                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:

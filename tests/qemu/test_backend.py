@@ -1,11 +1,14 @@
 # SPDX-License-Identifier: MIT
 """Benchmarking your own back end and QEMU (docs/own-stack.md, "Your
-back end"): ringside-run --backend CMD (placeholders, readiness, a back end
-that fails), --qemu PATH, the kernel vhost-vsock checks on a host without
-/dev/vhost-vsock (tests/kvm has them where it exists), and
-host/bench-vsock --attach against a guest booted apart. Every guest is
+back end"): `ringside run --backend CMD` (placeholders, readiness, a back
+end that fails), what the commands that need more of a back end than its
+three placeholders do with yours (refuse in one line, or leave out the
+checks and say so), --qemu PATH, the kernel vhost-vsock checks on a host
+without /dev/vhost-vsock (tests/kvm has them where it exists), and
+`ringside bench --attach` against a guest booted apart. Every guest is
 stopped by PID at teardown (ringside_qemu.Guest)."""
 
+import json
 import os
 import re
 import shlex
@@ -19,12 +22,11 @@ import pytest
 from conftest import ELF, require_image
 import ringside as rr
 from ringside.benchlib import wait_vsock_up
-from ringside_qemu import REPO, Guest, run_launcher
+from ringside_qemu import FRONT_DOOR, Guest, run_command, run_launcher
 from vsockhost import echo_check, pattern
 
 BACKEND = rr.DEFAULT_VSOCK_BACKEND
-BENCH_VSOCK = os.path.join(REPO, 'host', 'bench-vsock')
-BENCH_TIMEOUT = 900     # a whole bench-vsock run under TCG on two busy cores
+BENCH_TIMEOUT = 900     # a whole bench run under TCG on two busy cores
 ECHO = 1234
 
 
@@ -33,7 +35,7 @@ def need_build():
     require_image(BACKEND)
 
 
-def error_line(r, prog='ringside-run'):
+def error_line(r, prog='ringside run'):
     """The contract: exactly one line 'PROG: error: ...', no traceback."""
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith(prog + ': error: '), r.stderr
@@ -41,8 +43,15 @@ def error_line(r, prog='ringside-run'):
 
 
 def bench_vsock(*args, timeout=BENCH_TIMEOUT):
-    return subprocess.run([sys.executable, BENCH_VSOCK, *args], capture_output=True,
+    return subprocess.run([sys.executable, FRONT_DOOR, 'bench', *args], capture_output=True,
                           text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+
+
+def foreign(tmp_path, control=False):
+    """Our back end as a --backend CMD of someone else's: the three
+    placeholders, and {control} only when asked."""
+    return '%s --socket {socket} --uds {uds} --guest-cid {cid}%s' % (
+            shlex.quote(BACKEND), ' --control {control}' if control else '')
 
 
 def free_tcp_port():
@@ -139,15 +148,56 @@ def test_backend_refused_with_kernel_transport():
     assert r.returncode == 2 and '--backend' in error_line(r)
 
 
-def test_bench_vsock_passes_backend_through():
-    """bench-vsock -- --backend CMD: the tables come through that command."""
+def test_bench_passes_backend_through(tmp_path):
+    """bench -- --backend CMD: the tables come through that command, and
+    the saved run says whose back end it measured."""
     need_build()
-    cmd = '%s --socket {socket} --uds {uds} --guest-cid {cid}' % shlex.quote(BACKEND)
+    cmd = foreign(tmp_path)
+    out = tmp_path / 'run.json'
     r = bench_vsock('--boot', 'elf', '--sizes', '64', '--count', '20', '--no-stream',
-                    '--', '--accel', 'tcg', '--backend', cmd)
+                    '--json', str(out), '--no-save', '--', '--accel', 'tcg', '--backend', cmd)
     assert r.returncode == 0, r.stderr
     assert 'back end %s' % cmd in r.stdout.splitlines()[0]
     assert re.search(r'^default\s+64\s+20\s', r.stdout, re.M), r.stdout
+    meta = json.loads(out.read_text())['meta']
+    assert meta['vsock']['backend'] == cmd and meta['vsock']['target'][0] == '--uds'
+
+
+@pytest.mark.parametrize('argv,why', [
+    (['vs-linux', '--guests', 'ringside', '--configs', 'split poll'],
+     "a poll configuration needs busy polling (our back end's --poll)"),
+    (['rr', '--guests', 'ringside', '--backends', 'poll', '--no-udp'],
+     "the poll back end mode needs busy polling (our back end's --poll)"),
+    (['bench', '--tools'], "--tools needs TCP forwarding (our back end's --forward-tcp)"),
+])
+def test_what_a_back_end_lacks_is_refused_before_the_boot(tmp_path, argv, why):
+    """A command that needs more of a back end than the three placeholders
+    refuses yours in one line, before anything boots."""
+    need_build()
+    r = run_command(argv[0], *argv[1:], '--', '--backend', foreign(tmp_path), timeout=120)
+    assert r.returncode == 2, (r.returncode, r.stderr)
+    line = error_line(r, 'ringside ' + argv[0])
+    assert why in line and "has not (our back end, the default, has)" in line, line
+    assert r.stdout == ''
+
+
+def test_soak_against_a_back_end_without_counters(tmp_path):
+    """soak with a back end that has no control socket and no
+    --uds-seqpacket: the checks that need neither run, the run says which
+    it left out; with {control} its counters are checked again."""
+    need_build()
+    r = run_command('soak', '-t', '5', '--warmup-time', '2', '--conns', '4', '--no-save',
+                    '--', '--backend', foreign(tmp_path), timeout=900)
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+    lines = r.stdout.splitlines()
+    assert 'ringside soak: ok' in lines, r.stdout
+    assert sum(line.startswith('not checked: ') for line in lines) == 2, r.stdout
+    assert re.search(r'^seqpacket\s+0\s', r.stdout, re.M), r.stdout
+    r = run_command('soak', '-t', '5', '--warmup-time', '2', '--conns', '4', '--no-save',
+                    '--', '--backend', foreign(tmp_path, control=True), timeout=900)
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+    assert [line for line in r.stdout.splitlines() if line.startswith('not checked: ')] == [
+        'not checked: SOCK_SEQPACKET connections (the back end has no --uds-seqpacket)']
 
 
 # ------------------------------------------------------------------- --qemu
@@ -200,12 +250,12 @@ def test_kernel_transport_without_the_device():
     assert r.returncode == 2 and '/dev/vhost-vsock does not exist' in error_line(r)
 
 
-# ------------------------------------------------------ bench-vsock --attach
+# ------------------------------------------------------------ bench --attach
 
 @pytest.fixture(scope='module')
 def booted_apart(tmp_path_factory):
-    """A guest booted the way a user would (ringside-run --vsock --vsock-uds
-    X), with a TCP forward to its echo; bench-vsock only attaches."""
+    """A guest booted the way a user would (ringside run --vsock --vsock-uds
+    X), with a TCP forward to its echo; bench only attaches."""
     require_image(ELF)
     require_image(BACKEND)
     uds = str(tmp_path_factory.mktemp('attach') / 'guest.vsock')
@@ -228,7 +278,7 @@ def test_attach_uds_prints_both_tables(booted_apart):
     r = bench_vsock('--attach', 'uds:' + g.uds, '--count', '50', '--time', '1')
     assert r.returncode == 0, r.stderr
     out = r.stdout
-    assert out.splitlines()[0].startswith('ringside vsock benchmark: attach uds:%s, ' % g.uds)
+    assert out.splitlines()[0].startswith('ringside bench: attach uds:%s, ' % g.uds)
     assert 'ping-pong (host-guest-host round trip), ns' in out
     assert 'stream throughput, Gb/s' in out
     rows = re.findall(r'^default\s+(\d+)\s+50\s', out, re.M)
@@ -236,7 +286,7 @@ def test_attach_uds_prints_both_tables(booted_apart):
     streams = re.findall(r'^default\s+(h2g|g2h)\s+(\d+)\s+(\d+)\s+([\d.]+)', out, re.M)
     assert len(streams) == 8 and all(float(s[3]) > 0 for s in streams), out
     assert 'guest counters' not in out
-    assert g.alive, 'bench-vsock --attach stopped the guest it did not start'
+    assert g.alive, 'bench --attach stopped the guest it did not start'
 
 
 def test_attach_reverse_streams_guest_to_host_only(booted_apart):
@@ -268,7 +318,7 @@ def test_attach_tcp_pingpong(booted_apart):
 def test_attach_refuses_what_needs_the_console(args, why):
     r = bench_vsock('--attach', 'uds:/nonexistent', *args, timeout=60)
     assert r.returncode == 2 and r.stdout == ''
-    line = error_line(r, 'bench-vsock')
+    line = error_line(r, 'ringside bench')
     assert 'without its console' in line and why in line
 
 
@@ -277,9 +327,9 @@ def test_attach_refuses_what_needs_the_console(args, why):
 def test_attach_bad_targets(target):
     r = bench_vsock('--attach', target, timeout=60)
     assert r.returncode == 2 and 'expected uds:PATH, cid:N or tcp:HOST:PORT' in error_line(
-            r, 'bench-vsock')
+            r, 'ringside bench')
 
 
 def test_attach_tcp_needs_no_stream():
     r = bench_vsock('--attach', 'tcp:127.0.0.1:1', timeout=60)
-    assert r.returncode == 2 and '--no-stream' in error_line(r, 'bench-vsock')
+    assert r.returncode == 2 and '--no-stream' in error_line(r, 'ringside bench')

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""host/bench-seeds --quick: every seed's table lands in the report with
+"""./ringside seeds --quick: every seed's table lands in the report with
 numbers in its cost cells, the plots are PNGs, and the cost figures agree
 with what the guest can possibly execute (ringside ping-pong a few thousand
 instructions per round trip, Linux many more on the same QEMU)."""
@@ -9,46 +9,52 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 
 import pytest
 
-from ringside_qemu import REPO
+from ringside_qemu import FRONT_DOOR, REPO
 
-SEEDS = os.path.join(REPO, 'host', 'bench-seeds')
 LINUX = os.path.join(REPO, 'build', 'linux-guest', 'initrd')
 LINUX612 = os.path.join(REPO, 'build', 'linux-guest-6.12', 'initrd')
 
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.skipif(not shutil.which('dpdk-testpmd'),
-                       reason='seed 001 needs dpdk-testpmd (package dpdk)'),
-    pytest.mark.skipif(not os.path.exists(LINUX),
-                       reason='the Linux columns need make linux-guest'),
-    pytest.mark.skipif(not os.path.exists(LINUX612),
-                       reason='Linux 6.1 against 6.12 needs make linux-guest-6.12'),
-]
+pytestmark = pytest.mark.slow
 
 SECTIONS = ('## Seed 000', '## Seed 001', '## Seed 004', '## ringside vs Linux')
 NUMBER = re.compile(r'^-?\d+(\.\d+)?( %)?$')
+# a markdown table's line under its header: |---|:--:|---:|
+RULE = re.compile(r'^\|(\s*:?-+:?\s*\|)+$')
 
 
 def tables(md):
-    """{section heading: [[header], [row], ...] per table}."""
+    """{section heading: [[header], [row], ...] per table}. A table must
+    sit under a '## ' heading and have its rule line right under its header."""
     out, section, current = {}, None, None
-    for line in md.splitlines():
+    lines = md.splitlines()
+    for i, line in enumerate(lines):
         if line.startswith('## '):
             section, current = line, None
             out[section] = []
-        elif line.startswith('|') and section:
+        elif not line.startswith('|'):
+            current = None
+        elif RULE.match(line):
+            assert current is not None and len(current) == 1, 'a stray rule line: %r' % line
+        else:
+            assert section is not None, 'a table before the first section: %r' % line
             cells = [c.strip() for c in line.strip('|').split('|')]
             if current is None:
+                assert i + 1 < len(lines) and RULE.match(lines[i + 1]), \
+                        'no rule line under %r' % line
                 current = [cells]
                 out[section].append(current)
-            elif not set(''.join(cells)) <= set('-'):
+            else:
                 current.append(cells)
-        else:
-            current = None
     return out
+
+
+def test_tables_parse():
+    md = '# t\n## A\n| x | y |\n|---|--:|\n| 1 | 2 |\n\n| z |\n|---|\n'
+    assert tables(md) == {'## A': [[['x', 'y'], ['1', '2']], [['z']]]}
 
 
 def cost_columns(header):
@@ -57,9 +63,17 @@ def cost_columns(header):
 
 @pytest.fixture(scope='module')
 def report(tmp_path_factory):
+    """The quick report; what it needs is built or installed (make test),
+    so a missing one fails."""
+    for path, how in ((LINUX, 'make linux-guest'), (LINUX612, 'make linux-guest-6.12')):
+        if not os.path.exists(path):
+            pytest.fail('%s missing: run %s' % (os.path.relpath(path, REPO), how),
+                        pytrace=False)
+    if not shutil.which('dpdk-testpmd'):
+        pytest.fail('dpdk-testpmd missing (seed 001): run make deps', pytrace=False)
     out = tmp_path_factory.mktemp('bench-seeds')
-    proc = subprocess.run([SEEDS, '--quick', '--out', str(out)], capture_output=True,
-                          text=True, timeout=3600)
+    proc = subprocess.run([sys.executable, FRONT_DOOR, 'seeds', '--quick', '--out', str(out)],
+                          capture_output=True, text=True, timeout=3600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     with open(out / 'seeds.md') as f:
         return out, f.read()

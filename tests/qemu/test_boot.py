@@ -12,14 +12,13 @@ import re
 import shlex
 import signal
 import subprocess
-import sys
 
 import pytest
 
 from conftest import ELF, ESP, ISO, require_image
 import ringside as rr
 from ringside_qemu import (COMMAND_TIMEOUT, LAUNCHER, READY_TIMEOUT, Guest, info_fields,
-                           run_launcher)
+                           run_command, run_launcher)
 
 COMMANDS = ('help', 'info', 'mem', 'uptime', 'config', 'set', 'get', 'reboot', 'poweroff')
 
@@ -216,8 +215,7 @@ def test_set_is_all_or_nothing(guest_factory):
 
 
 def test_uefi_direct(guest_factory):
-    if not os.path.exists(ESP):
-        pytest.skip('build/ringside-esp.img not built yet')
+    require_image(ESP)
     g = guest_factory('--firmware', 'uefi-direct', name='esp-ovmf-q35')
     assert info_fields(g.command('info')).get('boot') == 'uefi-direct'
     assert g.poweroff() == 0
@@ -300,18 +298,51 @@ def test_bad_option(args):
     assert r.returncode == 2, (r.returncode, r.stderr)
     assert r.stdout == ''
     lines = r.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith('ringside-run: error: '), r.stderr
+    assert len(lines) == 1 and lines[0].startswith('ringside run: error: '), r.stderr
 
 
 def test_help_fits_a_screen():
     r = run_launcher('--help')
     assert r.returncode == 0
     lines = r.stdout.splitlines()
-    assert len(lines) <= 40, 'ringside-run --help has %d lines' % len(lines)
-    for opt in ('--iso', '--kernel', '--firmware', '--machine', '--memory', '--cmdline',
-                '--accel', '--serial', '--wait-ready', '--timeout', '--cmd', '--qemu-arg',
-                '--dry-run'):
+    assert len(lines) <= 25, 'ringside run --help has %d lines' % len(lines)
+    for opt in ('--boot', '--firmware', '--cmdline', '--accel', '--cmd', '--vsock',
+                '--backend', '--dry-run', '--help-all'):
         assert opt in r.stdout
+    r = run_launcher('--help-all')
+    assert r.returncode == 0
+    for opt in ('--iso', '--kernel', '--machine', '--memory', '--serial', '--wait-ready',
+                '--timeout', '--qemu-arg', '--allow-bad-cmdline', '--cost-block'):
+        assert opt in r.stdout
+
+
+def test_unknown_cmdline_key_stops_the_run():
+    """A misspelt key is named by the guest at boot (cmdline: unknown key
+    ...) and the launcher stops there, one line naming each refused key or
+    value, before any command runs; --allow-bad-cmdline goes on."""
+    require_image(ELF)
+    r = run_launcher('--boot', 'elf', '--accel', 'tcg', '--cmdline', 'rign=split loglevel=9',
+                     '--cmd', 'get ring')
+    assert r.returncode == 1 and r.stdout == '', (r.returncode, r.stdout, r.stderr)
+    last = r.stderr.strip().splitlines()[-1]  # QEMU may say it got SIGTERM first
+    assert last == ("ringside run: error: the guest did not take its command line: unknown key "
+                    "'rign' (ignored); bad value '9' for loglevel: expected a number from 0 to "
+                    "7 (default kept) (to go on anyway: --allow-bad-cmdline)"), r.stderr
+    r = run_launcher('--boot', 'elf', '--accel', 'tcg', '--cmdline', 'rign=split',
+                     '--allow-bad-cmdline', '--cmd', 'get ring')
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == 'ring=packed'
+
+
+def test_unknown_cmdline_key_stops_a_benchmark():
+    """The same through a command's launcher options: nothing measured."""
+    require_image(ELF)
+    r = run_command('bench', '--count', '5', '--sizes', '64', '--no-stream', '--',
+                    '--boot', 'elf', '--accel', 'tcg', '--cmdline', 'rign=split', timeout=300)
+    assert r.returncode == 1 and r.stdout == '', (r.stdout, r.stderr)
+    assert r.stderr.strip().splitlines()[-1] == (
+            "ringside bench: error: the guest did not take its command line: unknown key "
+            "'rign' (ignored) (to go on anyway: --allow-bad-cmdline)"), r.stderr
 
 
 def test_scripted_commands():
@@ -348,7 +379,7 @@ def test_accel_auto_falls_back_or_uses_kvm():
 def test_interactive_on_pipes_and_sigterm_cleanup():
     """Default mode on pipes: typed lines reach the guest; SIGTERM stops all."""
     require_image(ELF)
-    proc = subprocess.Popen([sys.executable, LAUNCHER, '--boot', 'elf', '--accel', 'tcg', '-v'],
+    proc = subprocess.Popen([*LAUNCHER, '--boot', 'elf', '--accel', 'tcg', '-v'],
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
         con = rr.Console(proc.stdout.fileno(), proc.stdin.fileno())
@@ -394,7 +425,7 @@ def test_ready_timeout_is_an_error():
     r = run_launcher('--firmware', 'uefi', '--accel', 'tcg', '--timeout', '0.5', '--cmd', 'info')
     assert r.returncode == 124, (r.returncode, r.stderr)
     last = r.stderr.strip().splitlines()[-1]  # QEMU may say it got SIGTERM first
-    assert last.startswith("ringside-run: error: no 'ringside: ready' after 0.5 s"), r.stderr
+    assert last.startswith("ringside run: error: no 'ringside: ready' after 0.5 s"), r.stderr
 
 
 def test_missing_image_is_an_error(tmp_path):
@@ -403,16 +434,16 @@ def test_missing_image_is_an_error(tmp_path):
     iso = str(tmp_path / 'none.iso')
     r = run_launcher('--iso', iso, '--accel', 'tcg', '--cmd', 'info')
     assert r.returncode == 1
-    assert r.stderr == 'ringside-run: error: --iso %s: not found\n' % iso
-    r = subprocess.run([sys.executable, LAUNCHER, '--kernel', 'none.elf', '--accel', 'tcg',
+    assert r.stderr == 'ringside run: error: --iso %s: not found\n' % iso
+    r = subprocess.run([*LAUNCHER, '--kernel', 'none.elf', '--accel', 'tcg',
                         '--cmd', 'info'], capture_output=True, text=True, timeout=60,
                        stdin=subprocess.DEVNULL, cwd=str(tmp_path))
     assert r.returncode == 1
-    assert r.stderr == 'ringside-run: error: --kernel none.elf: not found\n'
+    assert r.stderr == 'ringside run: error: --kernel none.elf: not found\n'
 
 
 @pytest.mark.parametrize('option', ['--vsock-uds', '--vsock-socket', '--serial', '--iso',
-                                    '--cost', '--vsock-backend'])
+                                    '--cost-block', '--vsock-backend'])
 def test_path_folder_checked_first(tmp_path, option):
     """A path option whose folder does not exist: one line naming it, before
     any back end or QEMU starts (they would fail later, saying less)."""
@@ -420,7 +451,7 @@ def test_path_folder_checked_first(tmp_path, option):
     value = 'unix:' + path if option == '--serial' else path
     r = run_launcher('--vsock', option, value, '--accel', 'tcg', '--timeout', '5')
     assert r.returncode == 2
-    assert r.stderr == ('ringside-run: error: %s %s: folder %s does not exist (see --help)\n'
+    assert r.stderr == ('ringside run: error: %s %s: folder %s does not exist (see --help)\n'
                         % (option, value, tmp_path / 'missing'))
 
 
@@ -431,7 +462,7 @@ def test_interactive_terminal_escape_and_restore():
     require_image(ELF)
     master, slave = pty.openpty()
     before = termios.tcgetattr(slave)
-    proc = subprocess.Popen([sys.executable, LAUNCHER, '--boot', 'elf', '--accel', 'tcg'],
+    proc = subprocess.Popen([*LAUNCHER, '--boot', 'elf', '--accel', 'tcg'],
                             stdin=slave, stdout=slave, stderr=subprocess.PIPE)
     con = rr.Console(master, master)
     try:
@@ -467,8 +498,7 @@ def test_dry_run_vsock():
 
 def test_vsock_backend_is_started_and_stopped():
     require_image(ELF)
-    if not os.path.exists(rr.DEFAULT_VSOCK_BACKEND):
-        pytest.skip('build/host/ringside-vhost-vsock not built')
+    require_image(rr.DEFAULT_VSOCK_BACKEND)
     r = run_launcher('--boot', 'elf', '--accel', 'tcg', '--vsock', '-v', '--cmd', 'uptime')
     assert r.returncode == 0, r.stderr
     m = re.search(r'started vhost-vsock \(pid (\d+)\)', r.stderr)

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 """The guest cost counters (build/host/ringside-cost.so, host/ringside/cost.py,
-host/cost-report): exact instruction counts, repeatable per-operation costs,
-I/O counts, the versioned block layout and the report script.
+`ringside cost-report`): exact instruction counts, repeatable per-operation
+costs, I/O counts, the versioned block layout and the report command.
 """
 
 import os
@@ -9,38 +9,42 @@ import re
 import struct
 import subprocess
 import sys
-import time
 
 import pytest
 
-from ringside_qemu import Guest, REPO
+from ringside_qemu import FRONT_DOOR, Guest, REPO
 from vsockhost import hybrid_connect
 from ringside import cost
-from ringside.cost_measure import (CMDLINE, ECHO, Span, idle_rate, pingpong, split_insns,
-                                   virtio_bars)
+from ringside.cost_measure import CMDLINE, ECHO, Span, idle_rate, pingpong, split_insns
+from ringside.guest_stats import virtio_bars
+from ringside.wait import until
 
 PLUGIN = os.path.join(REPO, 'build', 'host', 'ringside-cost.so')
 ELF = os.path.join(REPO, 'build', 'ringside.elf')
-REPORT = os.path.join(REPO, 'host', 'cost-report')
+REPORT = [sys.executable, FRONT_DOOR, 'cost-report']
 CALIBRATE_INSNS = 8     # kernel/calibrate.c
 
 
 def boot(block_path, cmdline=CMDLINE, opts='prof=on', name='cost'):
-    """A started vsock guest whose cost block is block_path (as
-    host/cost-measure boots it), its logs with the other tests'."""
+    """A started vsock guest whose cost block is block_path (as `ringside
+    cost` boots it), its logs with the other tests'."""
     cost_arg = block_path + (',' + opts if opts else '')
-    g = Guest('--boot', 'elf', '--vsock', '--cmdline', cmdline, '--cost', cost_arg, name=name)
+    g = Guest('--boot', 'elf', '--vsock', '--cmdline', cmdline, '--cost-block', cost_arg,
+              name=name)
     g.start()
-    deadline = time.monotonic() + 60
-    while True:     # the back end takes connections once it has the rings
+
+    def echo_answers():     # the back end takes connections once it has the rings
         try:
             hybrid_connect(g.vsock_uds, ECHO).close()
-            return g
+            return True
         except OSError:
-            if time.monotonic() > deadline:
-                g.stop()
-                raise
-            time.sleep(0.2)
+            return False
+    try:
+        until(echo_answers, 60, "the guest's echo", interval=0.2)
+    except BaseException:
+        g.stop()
+        raise
+    return g
 
 
 def counted_guest(tmp_path_factory, opts, name):
@@ -112,7 +116,7 @@ def test_roundtrip_cost_repeatable(pguest):
 
 
 # The guest's cost of one isolated 64 B echo round trip (irq=msix
-# idle=halt tick=deadline, host/cost-measure): about 920 instructions in all
+# idle=halt tick=deadline, `ringside cost`): about 920 instructions in all
 # and none in newlib's allocator, since the echo replies in the received
 # buffer, which then goes straight back onto the RX ring (before: 1,300;
 # 1,950 to 2,040; 2,700 to 3,100 with 130 in the allocator; before the
@@ -164,7 +168,7 @@ def test_calibrate_counted_exactly(cguest, passes):
 
 def test_io_counts(cguest):
     """io=on: console output is port I/O (one out per byte at least); echo
-    round trips write virtio notify windows (given from the guest's lspci)
+    round trips write virtio notify windows (the guest's `virtio json` BARs)
     and nothing outside the device BARs is counted as a notify."""
     block = cguest.block
     before = block.snapshot()
@@ -174,8 +178,8 @@ def test_io_counts(cguest):
     assert d.totals['pio_reads'] >= 1
     assert d.totals['notify_writes'] == 0   # no windows given yet
 
-    bars = virtio_bars(cguest.command('lspci'))
-    assert bars, 'no virtio memory BAR in lspci'
+    bars = virtio_bars(cguest, 60)
+    assert bars, 'no virtio memory BAR in `virtio json`'
     block.set_notify(bars)
     assert cost.parse_header(block.map)['notify'] == bars
     count = 200
@@ -212,7 +216,7 @@ def test_layout_version_checked(cguest):
 
 
 def test_report_on_recorded_file(cguest, tmp_path):
-    """host/cost-report on copies of the block taken around `calibrate`:
+    """`ringside cost-report` on copies of the block taken around `calibrate`:
     calibrate_body tops the list at 8 instructions per pass."""
     passes = 300000
     base = tmp_path / 'before.cost'
@@ -220,7 +224,7 @@ def test_report_on_recorded_file(cguest, tmp_path):
     base.write_bytes(cguest.block.raw())
     calibrate_addr(cguest, passes)
     after.write_bytes(cguest.block.raw())
-    out = subprocess.run([sys.executable, REPORT, '--base', str(base), '--ops', str(passes),
+    out = subprocess.run([*REPORT, '--base', str(base), '--ops', str(passes),
                           '--what', 'pass', '--top', '5', '--json', str(tmp_path / 'r.json'),
                           str(after)], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
@@ -231,7 +235,7 @@ def test_report_on_recorded_file(cguest, tmp_path):
     assert m and int(m.group(1)) >= passes * CALIBRATE_INSNS, out.stdout
     bad = tmp_path / 'bad.cost'
     bad.write_bytes(b'\0' * 4096)
-    out = subprocess.run([sys.executable, REPORT, str(bad)], capture_output=True, text=True,
+    out = subprocess.run([*REPORT, str(bad)], capture_output=True, text=True,
                          timeout=60)
     assert out.returncode != 0 and 'magic' in out.stderr
 
@@ -240,7 +244,7 @@ BENCH = os.path.join(REPO, 'build', 'host', 'ringside-bench')
 
 
 def test_pingpong_trace_guest_cost(cguest, tmp_path):
-    """ringside-bench pingpong --trace --cost-shm (host/bench-tail): one
+    """ringside-bench pingpong --trace --cost-shm (`ringside tail`): one
     line per measured round trip with the guest's instructions, halts and
     halted time read live from the block; the per-round-trip counts add up
     to no more than the block counted around the run, and a 64 B round

@@ -10,18 +10,16 @@ one-byte splits): one connection keeps echoing byte-exact while they are
 injected. "all": every mode, including those that legitimately end
 connections (garbled lengths, wrong dst_cid, bogus and stale used ids,
 after which the queue may be broken and the device reset); the guest
-must count them, stay responsive, and after SIGUSR1 stops injecting a
-NEW connection echoes byte-exact.
+must count them, stay responsive, and after the back end stops injecting
+(its control socket: `inject stop`) a NEW connection echoes byte-exact.
 """
 
-import os
 import re
-import signal
 import time
 
 import pytest
 
-from ringside_qemu import Guest, LOG_DIR
+from ringside_qemu import Guest
 from test_vsock import ECHO, connect_when_up, counters, echo_exchange, pattern
 
 ABSORBED = ('dup-response', 'bad-op', 'bad-type', 'zero-rw', 'rw-unknown',
@@ -47,33 +45,21 @@ class FaultyGuest:
                        '--vsock-arg=--inject-every=%d' % every,
                        '--vsock-arg=--inject-seed=7', name=name)
 
-    def backend_pid(self):
-        procs = self.g.launch.children.procs
-        return [p.pid for n, p in procs if n == 'vhost-vsock'][0]
-
-    def backend_log(self):
-        with open(os.path.join(LOG_DIR, self.name + '.stderr.log'), 'rb') as f:
-            return f.read().decode(errors='replace')
+    def injected_counts(self):
+        """{mode: faults injected so far}: the back end's own counters."""
+        return self.g.launch.backend_control().injected()
 
     def injected(self):
-        return set(re.findall(r'inject: ([a-z-]+)\n', self.backend_log()))
+        """The modes injected at least once."""
+        return {m for m, n in self.injected_counts().items() if n}
 
     def injected_count(self, mode):
-        """The back end's counter for `mode`, printed on SIGUSR1."""
-        deadline = time.monotonic() + 30
-        while True:
-            m = re.search(r'inject_%s\s+(\d+)' % re.escape(mode), self.backend_log())
-            if m:
-                return int(m.group(1))
-            assert time.monotonic() < deadline, self.backend_log()[-2000:]
-            time.sleep(0.1)
+        return self.injected_counts()[mode]
 
     def stop_injecting(self):
-        os.kill(self.backend_pid(), signal.SIGUSR1)
-        deadline = time.monotonic() + 30
-        while 'inject: stopped' not in self.backend_log():
-            assert time.monotonic() < deadline, self.backend_log()[-2000:]
-            time.sleep(0.1)
+        control = self.g.launch.backend_control()
+        control.stop_injecting()
+        assert control.ask('counters')['inject']['stopped']
 
 
 # The indirect matrix. Faults on RX packets meet one-descriptor chains

@@ -5,10 +5,10 @@ packed rings. ringside against the same faults is tests/qemu/test_faults.py.
 
 Each case boots Linux behind a back end that injects one mode every 20
 packets it puts in the guest's RX queue, echoes byte-exact through the
-hybrid socket while the faults hit, stops the injection with SIGUSR1 and
-echoes up to 1 MiB on a new connection; host/ringside/fault_matrix.py
-classifies the outcome (survives, degraded, broken; `host/fault-matrix`
-prints the same table for ringside too) and the case asserts it matches
+hybrid socket while the faults hit, stops the injection through the back
+end's control socket and echoes up to 1 MiB on a new connection;
+host/ringside/commands/faults.py classifies the outcome (survives, degraded,
+broken; `./ringside faults` prints the same table for ringside too) and the case asserts it matches
 EXPECTED below, with what Linux printed when it gave up on a queue.
 
 The back end's modes are fixed for its life and QEMU 7.2 does not
@@ -31,7 +31,7 @@ import subprocess
 import pytest
 
 import ringside
-from ringside import fault_matrix as fm
+from ringside.commands import faults as fm
 from ringside_qemu import LOG_DIR
 
 import vsockhost as vh
@@ -147,7 +147,7 @@ def check(res, want, said):
 @pytest.mark.parametrize('mode', MODES)
 @pytest.mark.parametrize('ring', fm.RINGS)
 def test_linux_under_fault(together, ring, mode):
-    assert mode in EXPECTED, ('new inject mode %s: run host/fault-matrix --guests linux '
+    assert mode in EXPECTED, ('new inject mode %s: run ./ringside faults --guests linux '
                               '--modes %s and add its outcome and reason' % (mode, mode))
     want, said = EXPECTED[mode]
     if want == 'survives':

@@ -2,7 +2,8 @@
 """A faulty device the guest cannot resynchronise after, end to end:
 the queue is marked broken, the driver resets and re-probes the device,
 the connection open at the time is reset, the listener survives, and
-after SIGUSR1 stops the faults, new connections echo byte-exact.
+after the back end stops the faults (its control socket), new connections
+echo byte-exact.
 
 The fault is stale-tx-id on every packet: TX completions under an id in
 range that names no buffer the guest has outstanding. TX faults lose no
@@ -106,7 +107,7 @@ def test_broken_queue_resets_and_traffic_resumes(ring, indirect, port, cpus):
             with connect_when_up(fg.g.vsock_uds, ECHO, timeout=120) as s:
                 assert echo_exchange(s, data) == data, size_b
         assert recoveries(fg.g) == 1
-        # the new queues saw no garbled completion after SIGUSR1
+        # the new queues saw no garbled completion after the stop
         bad = re.findall(r' bad (\d+)', vsock_section(fg.g.command('virtio')))
         assert bad and all(b == '0' for b in bad), bad
         assert len(re.findall(r'queue broken by the device', fg.g.output)) == 1

@@ -3,14 +3,14 @@
 loopback TCP clients reach the guest's echo, sink and source services.
 
 Every payload is compared byte for byte; half-close and reset are checked
-from the TCP client's side and in the back end's counters (SIGUSR1 dump).
+from the TCP client's side and in the back end's counters (its control
+socket).
 """
 
 import hashlib
 import os
 import re
 import selectors
-import signal
 import socket
 import struct
 import subprocess
@@ -20,6 +20,7 @@ import pytest
 
 from ringside_qemu import Guest, LOG_DIR
 from vsockhost import pattern as source_pattern
+from ringside.wait import until
 
 ECHO, SINK, SOURCE = 1234, 1235, 1236
 NOBODY = 4000  # no guest service listens here
@@ -60,39 +61,21 @@ class Forwarded:
         return s
 
     def backend(self):
-        for name, proc in self.guest.launch.children.procs:
-            if name == 'vhost-vsock':
-                return proc
-        raise LookupError('no back end')
+        return self.guest.launch.backend_process()
 
     def counters(self):
-        """The back end's counters: SIGUSR1, then the newest dump in its log."""
-        with open(self.log, 'rb') as f:
-            start = len(f.read())
-        os.kill(self.backend().pid, signal.SIGUSR1)
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            with open(self.log, 'rb') as f:
-                text = f.read()[start:].decode(errors='replace')
-            if re.search(r'host_io_errors +\d+\n', text):
-                return {k: int(v) for k, v in re.findall(r'^  (\w+) +(\d+)$', text, re.M)}
-            time.sleep(0.05)
-        raise TimeoutError('no counter dump from the back end')
+        """The back end's counters (its control socket)."""
+        return self.guest.launch.backend_control().counters()
 
     def rss_kib(self):
-        with open('/proc/%d/status' % self.backend().pid) as f:
-            return int(re.search(r'VmRSS:\s+(\d+)', f.read()).group(1))
+        return self.backend().sample()['rss_kib']
 
     def wait_all_closed(self, timeout=IO_TIMEOUT):
         """Every TCP connection the back end took has been freed."""
-        deadline = time.monotonic() + timeout
-        while True:
+        def closed():
             c = self.counters()
-            if c['conns_closed'] >= c['conns_host'] + c['conns_guest']:
-                return c
-            if time.monotonic() > deadline:
-                raise TimeoutError('connections still open: %r' % c)
-            time.sleep(0.2)
+            return c if c['conns_closed'] >= c['conns_host'] + c['conns_guest'] else None
+        return until(closed, timeout, 'every connection freed', interval=0.2)
 
 
 @pytest.fixture(scope='module')

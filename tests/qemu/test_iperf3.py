@@ -30,7 +30,7 @@ MIB = 1 << 20
 PARAM_EXCHANGE, ACCESS_DENIED, SERVER_ERROR = 9, -1, -2
 
 pytestmark = pytest.mark.skipif(IPERF3 is None,
-                                reason='iperf3 not installed (host/install-deps adds it)')
+                                reason='iperf3 not installed (make deps adds it)')
 
 
 class Forward:

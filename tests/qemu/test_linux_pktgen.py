@@ -1,13 +1,13 @@
 # SPDX-License-Identifier: MIT
-"""The Linux baseline of host/bench-net: Debian's kernel (build/linux-guest)
+"""The Linux baseline of ringside net: Debian's kernel (build/linux-guest)
 with its own virtio_net driver and pktgen module, on virtio-net-pci over
 vhost-user to dpdk-testpmd (rxonly), split and packed rings.
 
 The guest's `pktgen DSTIP DSTMAC COUNT SIZE BURST [QUEUES]` console command
 must send exactly COUNT frames, and testpmd must count exactly those (frames
-and bytes); with two vCPUs and two queue pairs (bench-net --queues 2), each
+and bytes); with two vCPUs and two queue pairs (ringside net --queues 2), each
 CPU's kpktgend thread sends its half on its own queue, counted per queue.
-QEMU options, testpmd and the console handling come from host/bench-net,
+QEMU options, testpmd and the console handling come from ringside net,
 so this tests what the benchmark runs. Every process is stopped by its PID.
 """
 
@@ -19,8 +19,9 @@ import tempfile
 import pytest
 
 import ringside
-from ringside import bench_net as bench
-from ringside import bench_rr
+from ringside import linux_guest as lg
+from ringside.commands import net as bench
+from ringside.netguest import PEER_IP, PEER_MAC
 
 from conftest import REPO
 
@@ -48,7 +49,7 @@ def linux_images():
 
 def linux_guest(name, ring, queues=1):
     """(Launch, TestPmd, ring): the Linux guest booted against testpmd,
-    with `queues` pairs on as many vCPUs as bench-net --queues boots it."""
+    with `queues` pairs on as many vCPUs as ringside net --queues boots it."""
     rr = ringside
     os.makedirs(LOG_DIR, exist_ok=True)
     workdir = tempfile.mkdtemp(prefix='ringside-linux-pktgen-')
@@ -92,7 +93,7 @@ def test_pktgen_count_reaches_testpmd(linux_pmd):
     """COUNT 64-byte frames in bursts of 256: all sent, all counted."""
     launch, pmd, _ = linux_pmd
     base = pmd.port_stats()
-    r = bench.linux_pktgen(launch.console, COUNT, 64, 256, PKTGEN_TIMEOUT)
+    r = lg.pktgen(launch.console, PEER_IP, PEER_MAC, COUNT, 64, 256, PKTGEN_TIMEOUT)
     assert r['count'] == COUNT
     assert r['packets'] == COUNT, r
     st = pmd.wait_rx(COUNT, base, timeout=120)
@@ -104,8 +105,8 @@ def test_pktgen_count_reaches_testpmd(linux_pmd):
 def test_pktgen_bad_arguments_report_an_error(linux_pmd):
     launch, pmd, _ = linux_pmd
     base = pmd.port_stats()
-    with pytest.raises(bench.TestPmdError, match='pktgen error: need'):
-        bench.linux_pktgen(launch.console, 10, 20, 1, PKTGEN_TIMEOUT)
+    with pytest.raises(lg.PktgenError, match='pktgen error: need'):
+        lg.pktgen(launch.console, PEER_IP, PEER_MAC, 10, 20, 1, PKTGEN_TIMEOUT)
     assert pmd.wait_rx(0, base)['rx'] == 0
 
 
@@ -114,9 +115,9 @@ def test_pktgen_two_queues_each_from_its_cpu(linux_pmd_two):
     the rest on queue 1; testpmd counts each half on its own queue."""
     launch, pmd, _ = linux_pmd_two
     n = COUNT + 1
-    assert bench_rr.linux_pairs(launch.console) == 2
+    assert lg.queue_pairs(launch.console) == 2
     base, qbase = pmd.port_stats(), pmd.queue_stats()
-    r = bench.linux_pktgen(launch.console, n, 64, 256, PKTGEN_TIMEOUT, queues=2)
+    r = lg.pktgen(launch.console, PEER_IP, PEER_MAC, n, 64, 256, PKTGEN_TIMEOUT, queues=2)
     assert r['packets'] == n, r
     assert sorted(r['cpu_mpps']) == [0, 1] and all(v > 0 for v in r['cpu_mpps'].values()), r
     st = pmd.wait_rx(n, base, timeout=120)
@@ -130,7 +131,7 @@ def test_pktgen_one_queue_after_two(linux_pmd_two):
     device from the run before does not send its share again."""
     launch, pmd, _ = linux_pmd_two
     base, qbase = pmd.port_stats(), pmd.queue_stats()
-    r = bench.linux_pktgen(launch.console, COUNT, 64, 256, PKTGEN_TIMEOUT)
+    r = lg.pktgen(launch.console, PEER_IP, PEER_MAC, COUNT, 64, 256, PKTGEN_TIMEOUT)
     assert r['packets'] == COUNT and r['cpu_mpps'] == {}, r
     st = pmd.wait_rx(COUNT, base, timeout=120)
     assert st['rx'] == COUNT, 'Linux pktgen sent %d, testpmd received %d' % (COUNT, st['rx'])
@@ -141,7 +142,7 @@ def test_pktgen_one_queue_after_two(linux_pmd_two):
 def test_pktgen_more_queues_than_cpus_is_refused(linux_pmd_two):
     launch, pmd, _ = linux_pmd_two
     base = pmd.port_stats()
-    with pytest.raises(bench.TestPmdError, match=r'^Linux guest: pktgen error: no '
+    with pytest.raises(lg.PktgenError, match=r'^Linux guest: pktgen error: no '
                        r'/proc/net/pktgen/kpktgend_2: 3 queues need 3 CPUs$'):
-        bench.linux_pktgen(launch.console, 10, 64, 1, PKTGEN_TIMEOUT, queues=3)
+        lg.pktgen(launch.console, PEER_IP, PEER_MAC, 10, 64, 1, PKTGEN_TIMEOUT, queues=3)
     assert pmd.wait_rx(0, base)['rx'] == 0

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""The nested host (host/nested): a Debian L1 under TCG that runs KVM and
+"""The nested host (./ringside nested): a Debian L1 under TCG that runs KVM and
 the kernel's vhost back ends, and the KVM suite (tests/kvm) run inside it:
 ringside and the Linux guest on the kernel's vhost-vsock under KVM."""
 
@@ -13,15 +13,14 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from ringside_qemu import REPO
+from ringside_qemu import FRONT_DOOR, REPO
 
 sys.path.insert(0, os.path.join(REPO, 'host'))
 from ringside import vcpu_watch  # noqa: E402
-from ringside.nested import EXIT_L1_STUCK  # noqa: E402
+from ringside.commands.nested import EXIT_L1_STUCK  # noqa: E402
 
 pytestmark = pytest.mark.slow     # every test but one boots L1 under TCG
 
-NESTED = os.path.join(REPO, 'host', 'nested')
 L1 = os.path.join(REPO, 'build', 'nested-host', 'initrd')
 L1_6_12 = os.path.join(REPO, 'build', 'nested-host-6.12', 'initrd')
 # The KVM suite's tests (tests/kvm): all must run and pass inside L1.
@@ -37,8 +36,9 @@ def l1_built():
 
 
 def nested(*args, timeout=900, env=None):
-    return subprocess.run([sys.executable, NESTED, *args], capture_output=True, text=True,
-                          timeout=timeout, stdin=subprocess.DEVNULL, env=env, cwd=REPO)
+    return subprocess.run([sys.executable, FRONT_DOOR, 'nested', *args], capture_output=True,
+                          text=True, timeout=timeout, stdin=subprocess.DEVNULL, env=env,
+                          cwd=REPO)
 
 
 def test_output_and_exit_status_come_back():
@@ -53,15 +53,16 @@ def test_a_failed_l1_is_one_clear_error():
     env = dict(os.environ, RINGSIDE_QEMU='/bin/false')
     out = nested('true', env=env, timeout=120)
     assert out.returncode == 125
-    assert out.stderr.strip() == "nested: error: L1's QEMU exited with status 1: no message"
+    assert out.stderr.strip() == ("ringside nested: error: L1's QEMU exited with status 1: "
+                                  "no message")
 
 
 def test_without_svm_guests_fall_back_to_tcg():
-    out = nested('--cpu', 'qemu64,-svm', 'host/ringside-run', '--boot', 'elf', '-v',
+    out = nested('--cpu', 'qemu64,-svm', 'run', '--boot', 'elf', '-v',
                  '--cmd', 'get idle')
     assert out.returncode == 0, out.stderr
-    assert re.search(r'^nested: L1 has no KVM \(insmod kvm_amd: .*\): its guests run under '
-                     r'TCG$', out.stderr, re.M), out.stderr
+    assert re.search(r'^ringside nested: L1 has no KVM \(insmod kvm_amd: .*\): its guests run '
+                     r'under TCG$', out.stderr, re.M), out.stderr
     assert '/dev/kvm not usable, using tcg' in out.stderr, out.stderr
     assert out.stdout.strip() == 'idle=halt', out.stdout
 
@@ -72,7 +73,7 @@ def test_a_stuck_l1_is_stopped_at_once():
     out = nested('--timeout', '600', 'sh', '-c', 'echo "<1>watchdog: BUG: soft lockup - '
                  'CPU#0 stuck for 99s! [selftest:1]" > /dev/kmsg; sleep 600', timeout=300)
     assert out.returncode == EXIT_L1_STUCK, out.stderr
-    assert out.stderr.startswith('nested: error: L1 is stuck, stopped: its kernel reports '
+    assert out.stderr.startswith('ringside nested: error: L1 is stuck, stopped: its kernel reports '
                                  '"soft lockup - CPU#0 stuck for 99s! [selftest:1]"'), out.stderr
 
 
@@ -82,7 +83,7 @@ def test_a_wedged_l1_is_stopped_at_once():
     out = nested('--stuck', '15', '--timeout', '600', 'sh', '-c',
                  'kill -STOP $(pgrep -P $$); sleep 600', timeout=300)
     assert out.returncode == EXIT_L1_STUCK, out.stderr
-    assert re.match(r'nested: error: L1 is stuck, stopped: nothing ran in it for 1\d s ',
+    assert re.match(r'ringside nested: error: L1 is stuck, stopped: nothing ran in it for 1\d s ',
                     out.stderr), out.stderr
 
 
@@ -97,7 +98,7 @@ def test_a_wedged_l1_is_stopped_at_once():
 #   instructions); the launcher says so too (vcpu_watch.BEFORE);
 # - an L1 CPU stays stuck running an L2 vCPU; L1's watchdog reports a soft
 #   lockup, or L1 stops running anything at all (its heartbeat stops), and
-#   host/nested stops L1 (EXIT_L1_STUCK).
+#   ringside nested stops L1 (EXIT_L1_STUCK).
 # The suite runs a file per L1, so one fault costs one file: a file lost
 # that way alone runs again, up to FAULT_RUNS times in all, and the warning
 # shows the evidence. Any other failure fails the suite.

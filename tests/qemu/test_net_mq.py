@@ -18,10 +18,10 @@ import time
 
 import pytest
 
-from ringside import bench_net as bench
-from ringside import bench_netrx as netrx
-from ringside import guest_stats
-from ringside.bench_netrx import parse_netsink
+from ringside.commands import net as bench
+from ringside.commands import netrx
+from ringside import guest_stats, netguest
+from ringside.netguest import netsink
 
 from conftest import ELF, REPO, require_image
 from pmd_guest import pmd_guest
@@ -87,13 +87,10 @@ def test_pktgen_two_queues(rxonly_guest):
     pairs(g)
     base, qbase = g.pmd.port_stats(), g.pmd.queue_stats()
     before = guest_stats(g, 60, 'net')['net']['queues']
-    out = g.command('pktgen count=%d size=64 burst=256 queues=2 dst=%s,%s'
-                    % (n, bench.PEER_IP, bench.PEER_MAC), timeout=300)
-    assert bench.parse_pktgen(out)['packets'] == n, out
-    m = re.search(r'pktgen: per queue 0=(\d+) 1=(\d+)', out)
-    assert m, out
-    sent = [int(m.group(1)), int(m.group(2))]
-    assert sum(sent) == n and min(sent) > 0, sent
+    r = netguest.pktgen(g, n, 64, 256, 300, queues=2)
+    assert r['packets'] == n, r
+    sent = r['queues']
+    assert len(sent) == 2 and sum(sent) == n and min(sent) > 0, sent
     st = g.pmd.wait_rx(n, base, timeout=120)
     assert st['rx'] == n, 'pktgen sent %d, testpmd received %d' % (n, st['rx'])
     q = g.pmd.queue_stats()
@@ -123,16 +120,12 @@ def test_txonly_per_queue(txonly_guest):
     sent = netrx.send_at_least(g.pmd, want, 300)
     assert sent >= want, 'testpmd sent only %d frames in 300 s' % sent
     netrx.wait_counted(netrx.RingsideSink(g.console, 60), sent, 120)
-    out = g.command('netsink off')
-    r = parse_netsink(out)
+    r = netsink(g.console, 'off', 60)
     q = g.pmd.queue_stats()
     per_q = [q['tx'][i] - qbase['tx'][i] for i in range(2)]
     assert sum(per_q) == sent and min(per_q) > 0, per_q
-    m = re.search(r'netsink: per queue 0=(\d+) 1=(\d+)', out)
-    assert m, out
-    got = [int(m.group(1)), int(m.group(2))]
-    assert r['drops_total'] == 0, out
-    assert got == per_q and r['frames'] == sent, (got, per_q, out)
+    assert r['drops_total'] == 0, r
+    assert r['queues'] == per_q and r['frames'] == sent, (per_q, r)
 
 
 def test_txonly_poweroff(txonly_guest):
@@ -148,11 +141,8 @@ def test_echo_on_the_pair_it_came_in_on(macswap_guest):
     g, n = macswap_guest, 2000
     pairs(g)
     before = guest_stats(g, 60, 'net')['net']
-    out = g.command('pktgen count=%d size=64 burst=32 queues=2 port=7 dst=%s,%s'
-                    % (n, bench.GUEST_IP, bench.PEER_MAC), timeout=300)
-    m = re.search(r'pktgen: per queue 0=(\d+) 1=(\d+)', out)
-    assert m, out
-    sent = [int(m.group(1)), int(m.group(2))]
+    sent = netguest.pktgen(g, n, 64, 32, 300, dst_ip=netguest.GUEST_IP, queues=2,
+                           port=7)['queues']
     # testpmd sends back what the guest's RX ring has room for: settled
     # once nothing moves between two looks a second apart
     deadline = time.monotonic() + 120
@@ -183,10 +173,8 @@ def test_one_pair_on_mq_device(one_pair_guest):
     # testpmd has no xstats while the guest leaves its second pair unused
     base = g.pmd.port_stats()
     before = guest_stats(g, 60, 'net')['net']
-    out = g.command('pktgen count=%d dst=%s,%s' % (n, bench.PEER_IP, bench.PEER_MAC),
-                    timeout=300)
-    assert bench.parse_pktgen(out)['packets'] == n, out
-    assert 'per queue' not in out
+    r = netguest.pktgen(g, n, 64, 256, 300)
+    assert r['packets'] == n and r['queues'] == [n], r
     assert g.pmd.wait_rx(n, base, timeout=120)['rx'] == n
     after = guest_stats(g, 60, 'net')['net']
     assert after['queues_in_use'] == 1 and len(after['queues']) == 1

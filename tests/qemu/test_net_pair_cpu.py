@@ -22,16 +22,15 @@ import time
 
 import pytest
 
-from ringside import bench_net as bench
-from ringside import bench_netrx as netrx
-from ringside import bench_rr
-from ringside import guest_stats
+from ringside.commands import net as bench
+from ringside.commands import netrx
+from ringside import guest_stats, netguest
 from ringside import netns
-from ringside.bench_netrx import parse_netsink
+from ringside.netguest import netsink
 
 from conftest import ELF, require_image
 from pmd_guest import pmd_guest
-from ringside_qemu import Guest, run_script
+from ringside_qemu import Guest, run_command
 from smp_checks import smp_args
 from test_net_irq import irqs_per_cpu
 from test_net_mq import pairs
@@ -106,14 +105,11 @@ def test_netsink_counts_each_queue_on_its_cpu(spread_guest):
     g.command('netsink on')
     sent = netrx.send_at_least(g.pmd, FRAMES, 300)
     netrx.wait_counted(netrx.RingsideSink(g.console, 60), sent, 120)
-    out = g.command('netsink off')
-    r = parse_netsink(out)
+    r = netsink(g.console, 'off', 60)
     q = g.pmd.queue_stats()
     per_q = [q['tx'][i] - qbase['tx'][i] for i in range(2)]
-    m = re.search(r'netsink: per queue 0=(\d+) 1=(\d+)', out)
-    assert m, out
-    assert r['drops_total'] == 0, out
-    assert [int(m.group(1)), int(m.group(2))] == per_q and r['frames'] == sent, (per_q, out)
+    assert r['drops_total'] == 0, r
+    assert r['queues'] == per_q and r['frames'] == sent, (per_q, r)
 
 
 @needs_testpmd
@@ -147,9 +143,7 @@ def test_cpu0_at_run_time(spread_guest):
     got, base = cpu_rx(after), cpu_rx(before)
     assert got[0] - base[0] == sum(rx), (after['cpus'], rx)
     assert got.get(1, 0) == base.get(1, 0), after['cpus']
-    out = g.command('pktgen count=100 queues=2 dst=%s,%s' % (bench.PEER_IP, bench.PEER_MAC),
-                    timeout=300)
-    assert bench.parse_pktgen(out)['packets'] == 100, out
+    assert netguest.pktgen(g, 100, 64, 256, 300, queues=2)['packets'] == 100
 
 
 @needs_testpmd
@@ -164,18 +158,13 @@ def test_pktgen_a_sender_per_cpu(spread_rx_guest):
     g, n = spread_rx_guest, 20000
     assert pairs(g) == (2, 2, 2)
     base, qbase = g.pmd.port_stats(), g.pmd.queue_stats()
-    out = g.command('pktgen count=%d size=64 burst=256 queues=2 dst=%s,%s'
-                    % (n, bench.PEER_IP, bench.PEER_MAC), timeout=300)
-    assert bench.parse_pktgen(out)['packets'] == n, out
-    m = re.search(r'pktgen: per queue 0=(\d+) 1=(\d+)', out)
-    assert m, out
-    sent = [int(m.group(1)), int(m.group(2))]
-    assert sent == [n // 2, n // 2], out
-    assert re.search(r'pktgen: per cpu 0=[\d.]+ 1=[\d.]+ Mpps', out), out
+    r = netguest.pktgen(g, n, 64, 256, 300, queues=2)
+    assert r['packets'] == n and r['queues'] == [n // 2, n // 2], r
+    assert sorted(r['cpu_mpps']) == [0, 1] and all(v > 0 for v in r['cpu_mpps'].values()), r
     st = g.pmd.wait_rx(n, base, timeout=120)
     assert st['rx'] == n, 'pktgen sent %d, testpmd received %d' % (n, st['rx'])
     q = g.pmd.queue_stats()
-    assert [q['rx'][i] - qbase['rx'][i] for i in range(2)] == sent
+    assert [q['rx'][i] - qbase['rx'][i] for i in range(2)] == r['queues']
     assert net_stats(g)['tx_wrong_cpu'] == 0
 
 
@@ -199,8 +188,8 @@ def tap_guest():
     ns = netns.NetNs(queues=2)
     g = None
     try:
-        g = Guest('--boot', 'elf', *smp_args(2), *bench_rr.net_args(2), '--cmdline',
-                  bench_rr.ringside_cmdline(2) + ' irq=msix', name='pair-cpu-tap')
+        g = Guest('--boot', 'elf', *smp_args(2), *netns.net_args(2), '--cmdline',
+                  netns.ringside_cmdline(2) + ' irq=msix', name='pair-cpu-tap')
         g.opts.qemu = ns.qemu
         g.ns = ns
         g.start()
@@ -342,16 +331,16 @@ def test_tap_guest_poweroff(tap_guest):
 
 @needs_testpmd
 def test_bench_net_queues_per_layout():
-    """host/bench-net --queues 2 --pair-cpu spread,cpu0: a boot per owner
-    layout, each run counted whole by testpmd (bench-net checks it), each
+    """ringside net --queues 2 --pair-cpu spread,cpu0: a boot per owner
+    layout, each run counted whole by testpmd (net checks it), each
     CPU's Mpps where both send, none where CPU 0 sends alone; the Linux
     guest's two kpktgend threads beside them, each CPU's Mpps too."""
     count = 20000
-    r = run_script('bench-net', '--queues', '2', '--pair-cpu', 'spread,cpu0', '--rounds', '1',
-                   '--count', str(count), '--rings', 'split', '--txpoll', '1', '--no-save',
-                   '--json', '-', timeout=900)
+    r = run_command('net', '--queues', '2', '--pair-cpu', 'spread,cpu0', '--rounds', '1',
+                    '--count', str(count), '--rings', 'split', '--txpoll', '1', '--no-save',
+                    '--json', '-', timeout=900)
     assert r.returncode == 0, (r.returncode, r.stdout[-1000:], r.stderr[-2000:])
-    out = json.loads(r.stdout)
+    out = json.loads(r.stdout)['result']
     rows = {t['pair_cpu']: t for t in out['summary']}
     assert set(rows) == {'spread', 'cpu0'}, out['summary']
     for t in rows.values():

@@ -19,9 +19,9 @@ import time
 import pytest
 
 import ringside
-from ringside import bench_net as bench
-from ringside import bench_netrx as netrx
-from ringside.bench_netrx import parse_netsink
+from ringside.commands import net as bench
+from ringside.commands import netrx
+from ringside.netguest import netsink
 
 from conftest import REPO
 from pmd_guest import pmd_guest
@@ -32,7 +32,7 @@ pytestmark = pytest.mark.skipif(not shutil.which('dpdk-testpmd'),
                                 reason='dpdk-testpmd not installed (package dpdk-dev)')
 
 # QEMU 7.2 under TCG dies when a guest starts virtio-net on vhost-user with
-# MSI-X enabled (bench_net.LINUX_CMDLINE): the vhost peer sees the socket
+# MSI-X enabled (linux_guest.CMDLINE): the vhost peer sees the socket
 # close right after SET_VRING_ENABLE, before the guest prints a line.
 MSIX_SKIP = pytest.mark.skip(reason='QEMU 7.2 (TCG) exits when virtio-net on vhost-user '
                              'starts with MSI-X; irq=poll only')
@@ -73,7 +73,7 @@ def test_txonly_counts(rx_guest):
     sent = netrx.send_at_least(g.pmd, want, 300)
     assert sent >= want, 'testpmd sent only %d frames in 300 s' % sent
     netrx.wait_counted(netrx.RingsideSink(g.console, 60), sent, 120)
-    r = parse_netsink(g.command('netsink off'))
+    r = netsink(g.console, 'off', 60)
     assert r['frames'] == sent - r['drops_total'], (sent, r)
     assert r['bytes'] == r['frames'] * 64
     assert r['mpps'] > 0
@@ -115,7 +115,7 @@ def test_poweroff(rx_guest):
 
 @pytest.fixture(scope='module', params=['split', 'packed'])
 def linux_rx(request):
-    """The Linux baseline of host/bench-netrx: Debian's kernel counting at
+    """The Linux baseline of ringside netrx: Debian's kernel counting at
     eth0 (the guest server's `rxcount`), testpmd txonly toward it."""
     if not os.path.isdir('/lib/modules') or not os.listdir('/lib/modules'):
         pytest.skip('no Debian kernel (package linux-image-amd64)')

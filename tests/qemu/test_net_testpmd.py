@@ -8,7 +8,7 @@ macswap: testpmd sends each frame back with the MACs swapped; pktgen
 addresses the guest itself, so the guest must receive every frame intact
 (IP and UDP checksums verified by net/, counted as udp_no_port), also with
 small mergeable RX buffers. TestPmd and the QEMU arguments come from
-host/bench-net, so this tests what the benchmark runs.
+ringside net, so this tests what the benchmark runs.
 """
 
 import re
@@ -17,8 +17,8 @@ import time
 
 import pytest
 
-from ringside import bench_net as bench
-from ringside import guest_stats
+from ringside.commands import net as bench
+from ringside import guest_stats, netguest
 
 from pmd_guest import pmd_guest
 
@@ -63,12 +63,10 @@ def macswap_guest(request):
     yield from started_guest(*request.param, 'macswap')
 
 
-def pktgen(g, n, size=64, burst=256, dst=None, port=9):
-    dst = dst or '%s,%s' % (bench.PEER_IP, bench.PEER_MAC)
-    out = g.command('pktgen count=%d size=%d burst=%d dst=%s port=%d' % (n, size, burst, dst, port),
-                    timeout=300)
-    r = bench.parse_pktgen(out)
-    assert r['packets'] == n, out
+def pktgen(g, n, size=64, burst=256, dst_ip=netguest.PEER_IP, port=9):
+    """`pktgen ... json` as the benchmark reads it: every frame sent."""
+    r = netguest.pktgen(g, n, size, burst, 300, dst_ip=dst_ip, port=port)
+    assert r['packets'] == n and not r['stalled'], r
     return r
 
 
@@ -105,7 +103,7 @@ def test_macswap_echo(macswap_guest, rxbuf, size):
     n = 3000
     before = counters(g)
     base = g.pmd.port_stats()
-    pktgen(g, n, size=size, burst=64, dst='%s,%s' % (bench.GUEST_IP, bench.PEER_MAC), port=4444)
+    pktgen(g, n, size=size, burst=64, dst_ip=netguest.GUEST_IP, port=4444)
     st = g.pmd.wait_rx(n, base, timeout=120)
     assert st['rx'] == n
     # testpmd sends back what the guest's RX ring has room for and drops

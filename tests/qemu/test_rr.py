@@ -37,8 +37,8 @@ def rr(*args, prefix=()):
 
 @pytest.fixture(scope='module')
 def vguest():
-    if not os.access(BENCH, os.X_OK):
-        pytest.skip('build/host/ringside-bench missing (make)')
+    require_image(BENCH)
+    require_image(ELF)
     g = Guest('--boot', 'elf', '--vsock', name='rr-vsock')
     try:
         g.start()
@@ -89,8 +89,7 @@ def udp_echoed(guest):
 def udp_guest():
     if not netns_usable():
         pytest.skip('needs root, ip netns and /dev/net/tun')
-    if not os.access(BENCH, os.X_OK):
-        pytest.skip('build/host/ringside-bench missing (make)')
+    require_image(BENCH)
     require_image(ELF)
     ns = NetNs()
     g = None

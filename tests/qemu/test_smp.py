@@ -56,8 +56,7 @@ def test_bring_up(guest_factory, boot, ncpu):
 
 def test_bring_up_uefi_direct(guest_factory):
     """The GNU-EFI loader's path, at two CPUs."""
-    if not os.path.exists(ESP):
-        pytest.skip('no build/ringside-esp.img (GNU-EFI not installed)')
+    require_image(ESP)
     g = guest_factory(*BOOT_PATHS['uefi-direct'][1], *smp_args(2))
     assert_all_online(g, 2)
 

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""host/soak for 60 s: 64 connections at a time, echo,
+"""./ringside soak for 60 s: 64 connections at a time, echo,
 sink, source and seqpacket with random sizes, connection after connection;
 every byte compared, the guest's own byte and connection counts matched,
 the guest's heap (chunk by chunk) and packet buffers and the back end's fds, mappings and
@@ -13,12 +13,12 @@ import sys
 
 import pytest
 
-from ringside_qemu import REPO
+from ringside_qemu import FRONT_DOOR, REPO
 
 sys.path.insert(0, os.path.join(REPO, 'host'))
-from ringside import soak  # noqa: E402
+from ringside.commands import soak  # noqa: E402
 
-SOAK = os.path.join(REPO, 'host', 'soak')
+SOAK = [sys.executable, FRONT_DOOR, 'soak']
 ACCEL = os.environ.get('RINGSIDE_TEST_ACCEL', 'tcg')
 SIZES = {272: 7, 208: 3, 65632: 8}
 GUEST = {'sockets': 6, 'busy': 0, 'pkts': 128, 'heap': 7 * 272 + 3 * 208 + 8 * 65632,
@@ -91,10 +91,10 @@ def test_service_checks_catch_miscounts():
 
 
 def test_bad_option_is_one_line():
-    p = subprocess.run([SOAK, '--duration', '-1'], capture_output=True, text=True,
+    p = subprocess.run([*SOAK, '--time', '-1'], capture_output=True, text=True,
                        timeout=60)
     assert p.returncode == 2 and p.stderr.count('\n') == 1, p.stderr
-    assert p.stderr.startswith('soak: error:')
+    assert p.stderr.startswith('ringside soak: error: argument -t/--time')
 
 
 @pytest.mark.slow
@@ -103,12 +103,12 @@ def test_soak_60s(tmp_path, cpus):
     """The soak on one CPU, and with a second one up (its request loop
     halting beside CPU 0's services)."""
     out = tmp_path / 'soak.json'
-    p = subprocess.run([SOAK, '--duration', '60', '--seed', '11', '--json', str(out),
+    p = subprocess.run([*SOAK, '--time', '60', '--seed', '11', '--json', str(out),
                         '--', '--accel', ACCEL, '--qemu-arg=-smp', '--qemu-arg=%d' % cpus],
                        capture_output=True, text=True, timeout=1200)
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
     with open(out) as f:
-        r = json.load(f)
+        r = json.load(f)['result']
     assert r['cpus'] == cpus, r['cpus']
     assert r['failures'] == [] and r['mismatches'] == 0 and r['errors'] == []
     # every kind of connection ran, with churn: many more than 64 in all
@@ -127,4 +127,4 @@ def test_soak_60s(tmp_path, cpus):
     assert m['guest_start']['heap'] > 0
     assert m['guest_end']['pkts'] == m['guest_start']['pkts']
     assert m['backend_end']['fds'] == m['backend_start']['fds']
-    assert 'soak: ok' in p.stdout
+    assert 'ringside soak: ok' in p.stdout

@@ -2,7 +2,7 @@
 """Tools people already have, against the guest: Debian's socat on the
 hybrid-vsock socket (docs/own-stack.md's recipe) and Debian's sockperf through the
 back end's TCP forwarding to the guest's sockperf server (app/sockperf.c);
-and host/bench-vsock --tools, which puts sockperf and iperf3 next to
+and `ringside bench --tools`, which puts sockperf and iperf3 next to
 ringside-bench in one boot.
 """
 
@@ -99,21 +99,21 @@ def test_sockperf_ping_pong(tguest):
     assert after - before >= received
 
 
-BENCH_VSOCK = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__)))), 'host', 'bench-vsock')
+FRONT_DOOR = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__)))), 'ringside')
 
 
 @pytest.mark.slow
 @pytest.mark.skipif(not (shutil.which('iperf3') and shutil.which('sockperf')),
                     reason='iperf3 or sockperf not installed (make deps)')
 def test_bench_vsock_tools(tmp_path):
-    """host/bench-vsock --tools, a short run: sockperf and both
+    """ringside bench --tools, a short run: sockperf and both
     ringside-bench ping-pong rows, and iperf3 (-R and --bidir) next to
     ringside-bench stream forwarded and hybrid, every figure measured (not
     zero), the overhead lines printed, and the program exits cleanly."""
     out_json = tmp_path / 'tools.json'
-    p = subprocess.Popen([sys.executable, BENCH_VSOCK, '--boot', 'elf', '--tools', '--sizes', '64',
-                          '--count', '20', '--warmup', '5', '--lengths', '64k', '--streams', '2',
+    p = subprocess.Popen([sys.executable, FRONT_DOOR, 'bench', '--boot', 'elf', '--tools',
+                          '--sizes', '64', '--count', '20', '--warmup', '5', '-l', '64k', '-P', '2',
                           '--dirs', 'g2h', '--time', '1', '--json', str(out_json)],
                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                          start_new_session=True)
@@ -124,7 +124,7 @@ def test_bench_vsock_tools(tmp_path):
             os.killpg(p.pid, signal.SIGKILL)
             p.wait()
     assert p.returncode == 0, out[-2000:]
-    res = json.loads(out_json.read_text())
+    res = json.loads(out_json.read_text())['result']
     pp = {r['tool']: r for r in res['tools']}
     assert set(pp) == {'sockperf tcp fwd', 'ringside-bench tcp fwd', 'ringside-bench hybrid'}
     assert all(r['p50'] > 0 and r['count'] > 0 for r in pp.values()), pp

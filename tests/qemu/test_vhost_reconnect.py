@@ -1,6 +1,5 @@
 """ringside-vhost-vsock keeps serving across QEMU quitting and a new QEMU
 connecting, a guest reboot, and a front end that dies without a goodbye."""
-import signal
 import socket
 
 import pytest
@@ -21,7 +20,7 @@ def backend(tmp_path):
 
 
 def boot(request, backend, images, packed=False):
-    q = vh.Qemu(backend, *images, packed=packed)
+    q = vh.LinuxGuest(backend, packed=packed, name=request.node.name)
     request.addfinalizer(q.stop)
     q.wait_ready()
     return q
@@ -44,8 +43,7 @@ def test_new_qemu_after_quit(request, backend, images):
 def test_qemu_killed_hard(request, backend, images):
     q = boot(request, backend, images)
     vh.echo_check(backend.uds, b"x" * 5000)
-    q.proc.send_signal(signal.SIGKILL)
-    q.proc.wait(30)
+    q.kill()
     q = boot(request, backend, images)
     vh.echo_check(backend.uds, b"y" * 5000)
     assert backend.alive()
@@ -54,10 +52,7 @@ def test_qemu_killed_hard(request, backend, images):
 def test_guest_reboot(request, backend, images):
     q = boot(request, backend, images, packed=True)
     vh.echo_check(backend.uds, vh.pattern(70000))
-    mark = q.out.mark()
-    q.proc.stdin.write(b"reboot\n")
-    q.proc.stdin.flush()
-    q.wait_ready(start=mark)
+    q.reboot()
     vh.echo_check(backend.uds, vh.pattern(70000, 5))
     c = backend.counters()
     assert c["vu_connects"] == 1 and c["ring_errors"] == 0
@@ -90,9 +85,9 @@ def test_poll_mode(request, tmp_path, images):
 def test_unshared_guest_ram_is_reported(request, backend, images):
     """share=off: QEMU still passes fds but the guest's writes stay private;
     the back end says so in one line instead of silently doing nothing."""
-    q = vh.Qemu(backend, *images, share=False)
+    q = vh.LinuxGuest(backend, share=False, name=request.node.name)
     request.addfinalizer(q.stop)
-    backend.err.wait_for(r"guest RAM is not shared[^\n]*share=on", vh.BOOT_TIMEOUT)
+    backend.wait_log(r"guest RAM is not shared[^\n]*share=on", vh.BOOT_TIMEOUT)
     assert backend.alive()
 
 

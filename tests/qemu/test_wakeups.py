@@ -29,7 +29,7 @@ import time
 
 import pytest
 
-from ringside import bench_rr, netns
+from ringside import netns
 
 from conftest import ELF, require_image
 from ringside_qemu import Guest
@@ -49,8 +49,8 @@ def tap_guest(name, cpus, queues, keys='', vsock=False):
     require_image(ELF)
     ns = netns.NetNs(queues=queues)
     g = Guest('--boot', 'elf', *smp_args(cpus), *(('--vsock',) if vsock else ()),
-              *bench_rr.net_args(queues), '--cmdline',
-              bench_rr.ringside_cmdline(queues) + ' irq=msix ' + keys, name=name)
+              *netns.net_args(queues), '--cmdline',
+              netns.ringside_cmdline(queues) + ' irq=msix ' + keys, name=name)
     g.opts.qemu = ns.qemu
     g.ns = ns
     try:

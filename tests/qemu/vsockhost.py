@@ -1,6 +1,8 @@
-"""Helpers for the vhost-user-vsock tests: the back end, QEMU with a Linux
-guest, hybrid-vsock clients. Every process is started here and stopped by
-its PID; callers use them as context managers or via pytest finalizers.
+"""Helpers for the vhost-user-vsock tests: our back end and the Linux
+guest behind it, both started by the launcher's own code (ringside.Launch,
+ringside.VsockBackend), and hybrid-vsock clients. Every process is stopped
+by its PID (its process group); callers use them as context managers or
+via pytest finalizers.
 """
 import os
 import re
@@ -10,15 +12,20 @@ import socket
 import struct
 import subprocess
 import threading
-import time
 
+import ringside
+from ringside.benchlib import hybrid_connect as _hybrid_connect
+from ringside.benchlib import pattern
 from ringside.images import LINUX_GUESTS, linux_guest
+from ringside.linux_guest import linux_launch_args
+from ringside.guest_stats import json_of
+from ringside.wait import poll_for, until
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 BUILD = os.path.join(ROOT, "build")
 BACKEND = os.path.join(BUILD, "host", "ringside-vhost-vsock")
 BENCH = os.path.join(BUILD, "host", "ringside-bench")
-QEMU = "qemu-system-x86_64"
+LOG_DIR = os.path.join(BUILD, "qemu-test-logs")
 
 PORT_ECHO, PORT_SINK, PORT_SOURCE = 1234, 1235, 1236
 PORT_SEQ_ECHO = 1237        # SOCK_SEQPACKET echo in the Linux guest
@@ -68,23 +75,10 @@ class HostPeer:
     def check_guest_stream(self, guest, port):
         """The guest's `vsock stream 2 PORT 4096 2` into this 'check' peer:
         every byte it says it wrote arrived, in pattern."""
-        out = guest.command('vsock stream 2 %d 4096 2' % port, timeout=300)
-        m = re.search(r'stream 4096 B writes for [\d.]+ s: (\d+) bytes', out)
-        assert m, out
-        sent = int(m.group(1))
-        deadline = time.monotonic() + IO_TIMEOUT
-        while self.bytes < sent and not self.errors and time.monotonic() < deadline:
-            time.sleep(0.1)
+        sent = json_of(guest, 'vsock stream 2 %d 4096 2' % port, 300)['bytes']
+        poll_for(lambda: self.bytes >= sent or self.errors, IO_TIMEOUT)
         assert not self.errors, 'pattern mismatch at %d' % self.errors[0]
         assert self.bytes == sent > 0, (self.bytes, sent)
-
-
-def pattern(n, off=0):
-    """The data pattern every ringside service uses: byte i is i % 251."""
-    period = bytes(range(251))
-    start = off % 251
-    reps = (start + n) // 251 + 1
-    return (period * reps)[start:start + n]
 
 
 def _run(cmd):
@@ -100,147 +94,104 @@ def build_all(which="linux"):
     return linux_guest(which)
 
 
-def _stop_pid(proc, sig=signal.SIGTERM, timeout=10):
-    if proc.poll() is None:
-        try:
-            os.kill(proc.pid, sig)
-        except ProcessLookupError:
-            pass
-        try:
-            proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            os.kill(proc.pid, signal.SIGKILL)
-            proc.wait(10)
-
-
-class _Reader:
-    """Collects a pipe's output in a thread; wait_for() waits for text."""
-
-    def __init__(self, f):
-        self.f = f
-        self.data = b""
-        self.cond = threading.Condition()
-        self.closed = False
-        self.thread = threading.Thread(target=self._loop, daemon=True)
-        self.thread.start()
-
-    def _loop(self):
-        while True:
-            chunk = os.read(self.f.fileno(), 65536)
-            with self.cond:
-                if not chunk:
-                    self.closed = True
-                    self.cond.notify_all()
-                    return
-                self.data += chunk
-                self.cond.notify_all()
-
-    def text(self):
-        with self.cond:
-            return self.data.decode(errors="replace")
-
-    def wait_for(self, regex, timeout, start=0):
-        """Wait until regex matches output after byte `start`; the match."""
-        rx = re.compile(regex.encode() if isinstance(regex, str) else regex)
-        deadline = time.monotonic() + timeout
-        with self.cond:
-            while True:
-                m = rx.search(self.data, start)
-                if m:
-                    return m
-                left = deadline - time.monotonic()
-                if left <= 0 or self.closed:
-                    raise TimeoutError("no %r in output:\n%s" % (
-                        regex, self.data[-3000:].decode(errors="replace")))
-                self.cond.wait(min(left, 1.0))
-
-    def mark(self):
-        with self.cond:
-            return len(self.data)
-
-
-class Backend:
-    """build/host/ringside-vhost-vsock in a private directory."""
+class Backend(ringside.VsockBackend):
+    """Our back end as the launcher starts one (ringside.VsockBackend), on
+    its own, with a SOCK_SEQPACKET socket too; its stderr kept in a file
+    beside its sockets. QEMUs come and go while it stays (LinuxGuest)."""
 
     def __init__(self, tmpdir, extra=(), guest_cid=3):
         self.dir = str(tmpdir)
-        self.vu = os.path.join(self.dir, "vu.sock")
-        self.uds = os.path.join(self.dir, "vsock.sock")
         self.uds_seq = os.path.join(self.dir, "vsock-seq.sock")
-        self.proc = subprocess.Popen(
-            [BACKEND, "--socket", self.vu, "--uds", self.uds,
-             "--uds-seqpacket", self.uds_seq,
-             "--guest-cid", str(guest_cid)] + list(extra),
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE)
-        self.err = _Reader(self.proc.stderr)
-        self.err.wait_for(r"listening on", 30)
+        self.log_path = os.path.join(self.dir, "backend.log")
+        self._log = open(self.log_path, "wb")
+        opts = ringside.parse_args(
+            ["--vsock", "--vsock-transport", "vhost-user", "--vsock-cid", str(guest_cid),
+             "--vsock-arg=--uds-seqpacket=" + self.uds_seq]
+            + ["--vsock-arg=" + e for e in extra])
+        super().__init__(opts, stderr=self._log)
+        self.start()
+
+    @property
+    def vu(self):
+        """The vhost-user socket a front end connects to."""
+        return self.opts.vsock_socket
 
     def alive(self):
         return self.proc.poll() is None
 
     def counters(self):
-        """Ask for the counters (SIGUSR1) and parse the newest dump."""
-        start = self.err.mark()
-        os.kill(self.proc.pid, signal.SIGUSR1)
-        self.err.wait_for(r"host_io_errors +\d+\n", 10, start)
-        text = self.err.data[start:].decode()
-        return {k: int(v) for k, v in re.findall(r"^  (\w+) +(\d+)$", text,
-                                                 re.M)}
+        """Its counters, through its control socket."""
+        return self.control().counters()
+
+    def text(self):
+        """What it wrote to stderr so far."""
+        with open(self.log_path, "rb") as f:
+            return f.read().decode(errors="replace")
+
+    def wait_log(self, regex, timeout):
+        """Until its stderr has a line matching `regex` (a file has no
+        event to wait on)."""
+        return until(lambda: re.search(regex, self.text()), timeout, repr(regex))
 
     def stop(self):
-        _stop_pid(self.proc)
+        super().stop()
+        self._log.close()
         return self.proc.returncode
 
-    def __enter__(self):
-        return self
 
-    def __exit__(self, *a):
-        self.stop()
+class UnsharedLaunch(ringside.Launch):
+    """A launch whose guest RAM is not shared with the back end: what a
+    QEMU command line forgetting share=on does."""
+
+    def argv(self):
+        return [a.replace("share=on", "share=off") for a in super().argv()]
 
 
-class Qemu:
-    """QEMU TCG with a vhost-user-vsock-pci device and a serial console."""
+class LinuxGuest:
+    """The Linux guest behind `backend` through the launcher
+    (linux_guest.linux_launch_args), its console on pipes, its serial
+    output kept in LOG_DIR/NAME.serial.log."""
 
-    def __init__(self, backend, kernel, initrd, packed=False, append="",
-                 mem="512M", share=True, event_idx=True, indirect=True,
-                 extra=()):
-        dev = "vhost-user-vsock-pci,chardev=vu"
-        if packed:
-            dev += ",packed=on"
-        if not event_idx:
-            dev += ",event_idx=off"
-        if not indirect:
-            dev += ",indirect_desc=off"
-        cmd = [QEMU, "-accel", "tcg",
-               "-machine", "q35,memory-backend=mem",
-               "-object", "memory-backend-memfd,id=mem,size=%s,share=%s" % (
-                   mem, "on" if share else "off"),
-               "-m", mem,
-               "-chardev", "socket,id=vu,path=%s" % backend.vu,
-               "-device", dev,
-               "-nic", "none", "-monitor", "none", "-nographic",
-               "-chardev", "stdio,id=s0,signal=off", "-serial", "chardev:s0",
-               "-kernel", kernel, "-initrd", initrd,
-               "-append", "console=ttyS0 quiet panic=-1 " + append] + list(extra)
-        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE,
-                                     stderr=subprocess.STDOUT)
-        self.out = _Reader(self.proc.stdout)
+    def __init__(self, backend, which="linux", packed=False, event_idx=True, indirect=True,
+                 share=True, name="linux"):
+        props = ["packed=%s" % ("on" if packed else "off")]
+        props += [] if event_idx else ["event_idx=off"]
+        props += [] if indirect else ["indirect_desc=off"]
+        args = ["--vsock", "--accel", "tcg", *linux_launch_args(which)]
+        for p in props:
+            args += ["--qemu-arg=-global", "--qemu-arg=vhost-user-vsock-pci." + p]
+        os.makedirs(LOG_DIR, exist_ok=True)
+        self.serial = open(os.path.join(LOG_DIR, name + ".serial.log"), "wb")
+        cls = ringside.Launch if share else UnsharedLaunch
+        self.launch = cls(ringside.parse_args(args), "tcg", log=self.serial,
+                          qemu_stderr=subprocess.DEVNULL, backend=backend)
+        self.launch.start()
 
-    def wait_ready(self, start=0):
-        return self.out.wait_for(r"ringside-linux-guest: ready", BOOT_TIMEOUT,
-                                 start)
+    @property
+    def console(self):
+        return self.launch.console
+
+    def wait_ready(self):
+        self.launch.wait_ready(BOOT_TIMEOUT, linux=True)
 
     def command(self, line, reply, timeout=IO_TIMEOUT):
-        """Type a line on the guest console, wait for a regex reply."""
-        start = self.out.mark()
-        self.proc.stdin.write(line.encode() + b"\n")
-        self.proc.stdin.flush()
-        return self.out.wait_for(reply, timeout, start)
+        """Type a line on the guest's console (its server), wait for the
+        reply matching `reply`; the match."""
+        self.console.send(line + "\n")
+        return self.console.wait_for(reply, timeout)
+
+    def reboot(self):
+        self.console.send("reboot\n")
+        self.console.wait_linux_ready(BOOT_TIMEOUT)
+
+    def kill(self):
+        """QEMU killed by its PID, no goodbye to the back end."""
+        self.launch.qemu.send_signal(signal.SIGKILL)
+        self.launch.qemu.wait(30)
 
     def stop(self):
-        _stop_pid(self.proc)
+        self.launch.stop()
+        self.serial.close()
 
     def __enter__(self):
         return self
@@ -250,36 +201,13 @@ class Qemu:
 
 
 def hybrid_connect_seq(uds_seq, port, timeout=IO_TIMEOUT):
-    """The SOCK_SEQPACKET twin: CONNECT and OK are one message each."""
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-    s.settimeout(timeout)
-    s.connect(uds_seq)
-    s.send(b"CONNECT %d\n" % port)
-    line = s.recv(64)
-    if not re.match(rb"OK \d+\n$", line):
-        s.close()
-        raise ConnectionRefusedError("no OK for CONNECT %d: %r" % (port, line))
-    return s
+    """CONNECT through the back end's SOCK_SEQPACKET socket."""
+    return _hybrid_connect(uds_seq, port, timeout, socket.SOCK_SEQPACKET)
 
 
 def hybrid_connect(uds, port, timeout=IO_TIMEOUT):
     """CONNECT <port> through the back end; the socket after "OK"."""
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    s.settimeout(timeout)
-    s.connect(uds)
-    s.sendall(b"CONNECT %d\n" % port)
-    line = b""
-    while not line.endswith(b"\n"):
-        c = s.recv(1)
-        if not c:
-            s.close()
-            raise ConnectionRefusedError("no OK for CONNECT %d: %r" %
-                                         (port, line))
-        line += c
-    if not re.match(rb"OK \d+\n$", line):
-        s.close()
-        raise ConnectionError("bad reply %r" % line)
-    return s
+    return _hybrid_connect(uds, port, timeout)
 
 
 def recv_exact(s, n):

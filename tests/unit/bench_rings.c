@@ -165,6 +165,15 @@ static void conf_of(unsigned int i, struct config *c)
 	c->polling = i & 1;
 }
 
+/* "name":[each run's ns per buffer]: the samples the median is of. */
+static void print_runs(const char *name, const double *v, unsigned int runs)
+{
+	printf("\"%s\":[", name);
+	for (unsigned int r = 0; r < runs; r++)
+		printf("%s%.2f", r ? "," : "", v[r]);
+	printf("]");
+}
+
 static void usage(void)
 {
 	printf("usage: bench_rings [-n buffers] [-r runs] [-b batch] [--json]\n"
@@ -252,11 +261,15 @@ int main(int argc, char **argv)
 
 		conf_of(i, &c);
 		ring = c.layout == VIRTQ_PACKED ? "packed" : "split";
-		if (json)
+		if (json) {
 			printf("%s{\"ring\":\"%s\",\"chain\":%u,\"event_idx\":%u,"
-			       "\"irq_ns_per_buf\":%.2f,\"poll_ns_per_buf\":%.2f}",
+			       "\"irq_ns_per_buf\":%.2f,\"poll_ns_per_buf\":%.2f,",
 			       i ? "," : "", ring, c.chain, c.event_idx, irq, poll);
-		else
+			print_runs("irq_runs", v[i], runs);
+			printf(",");
+			print_runs("poll_runs", v[i + 1], runs);
+			printf("}");
+		} else
 			printf("%-7s %5u %9s %13.2f %13.2f\n", ring, c.chain,
 			       c.event_idx ? "on" : "off", irq, poll);
 	}

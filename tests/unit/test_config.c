@@ -217,23 +217,31 @@ static void report(const char *msg)
 static void test_cmdline(void **state)
 {
 	reports = 0;
-	assert_int_equal(
-		config_parse_cmdline("BOOT_IMAGE=/boot/x  loglevel=6 quiet foo=bar", report), 0);
+	assert_int_equal(config_parse_cmdline("quiet  loglevel=6 ring=split", report), 0);
 	assert_int_equal(config_get(&cfg_loglevel), 6);
 	assert_int_equal(reports, 0);
 
+	/* a key that does not exist is named, whatever its value */
+	assert_int_equal(config_parse_cmdline("rign=split loglevel=5 BOOT_IMAGE=/x", report), 2);
+	assert_int_equal(reports, 2);
+	assert_string_equal(last_report, "unknown key 'BOOT_IMAGE' (ignored)");
+	assert_int_equal(config_get(&cfg_loglevel), 5);
+
 	/* a bad value for a known key is reported and the value kept */
 	assert_int_equal(config_parse_cmdline("\tloglevel=42 ", report), 1);
-	assert_int_equal(reports, 1);
-	assert_non_null(strstr(last_report, "bad value '42' for loglevel"));
-	assert_int_equal(config_get(&cfg_loglevel), 6);
+	assert_int_equal(reports, 3);
+	assert_string_equal(last_report,
+			    "bad value '42' for loglevel: expected a number from 0 to 7 "
+			    "(default kept)");
+	assert_int_equal(config_get(&cfg_loglevel), 5);
 
 	/* the last of repeated keys wins; empty and blank lines are fine */
 	assert_int_equal(config_parse_cmdline("loglevel=1 loglevel=3", report), 0);
 	assert_int_equal(config_get(&cfg_loglevel), 3);
 	assert_int_equal(config_parse_cmdline("", report), 0);
 	assert_int_equal(config_parse_cmdline("   ", NULL), 0);
-	assert_int_equal(config_parse_cmdline("loglevel= =5 loglevel", NULL), 1);
+	/* an empty value is a bad one, an empty key an unknown one */
+	assert_int_equal(config_parse_cmdline("loglevel= =5 loglevel", NULL), 2);
 	assert_int_equal(config_get(&cfg_loglevel), 3);
 }
 

@@ -49,6 +49,12 @@ int shell_error(const char *fmt, ...)
 	return -1;
 }
 
+/* kernel/console.c's: `virtio json` writes its line there */
+void console_write(const char *buf, size_t len)
+{
+	fwrite(buf, 1, len, stdout);
+}
+
 unsigned int virtio_device_count(void)
 {
 	return n_devs;
@@ -160,6 +166,25 @@ static void test_devices_features_queues(void **state)
 	assert_null(strstr(out, "DEVICE_NEEDS_RESET"));
 	assert_non_null(strstr(out, "00:04.1 virtio-rng (type 4, pci 1af4:1044) driver none: ?\n"));
 	assert_int_equal(show_calls, 1);
+
+	/* the same for programs: one line, one object, the devices in order */
+	{
+		char *json_argv[] = { "virtio", "json", NULL };
+
+		pcis[0].bar[4] = (struct pci_bar){ .addr = 0xfe000000, .size = 0x4000 };
+		assert_int_equal(run(2, json_argv, out, sizeof(out)), 0);
+		assert_memory_equal(out, "virtio-json: {\"devices\":[{\"bus\":0,\"dev\":3,", 37);
+		assert_non_null(strstr(out, "\"type\":\"vsock\",\"driver\":\"virtio-vsock\","
+					    "\"state\":\"running\",\"bars\":[{\"addr\":4261412864,"
+					    "\"size\":16384}],"));
+		assert_non_null(strstr(out, "\"queues\":[{\"index\":0,\"layout\":\"packed\","
+					    "\"size\":16,\"vector\":2,"));
+		assert_non_null(strstr(out, "{\"index\":1,\"layout\":\"split\",\"size\":8,"
+					    "\"vector\":-1,"));
+		assert_non_null(strstr(out, "\"type\":\"rng\",\"driver\":\"none\",\"state\":"
+					    "\"?\",\"bars\":[],\"queues\":[]}]}\n"));
+		assert_int_equal(show_calls, 1); /* the text's driver lines only */
+	}
 
 	/* a device that failed: its status, and no driver lines */
 	dev_ok[0] = false;

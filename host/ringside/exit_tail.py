@@ -43,6 +43,8 @@ DEFAULT_VARIANTS = ('ringside', 'ringside:idle_guard=0', 'linux')
 
 # Exit reasons of AMD's SVM (the nested host's): INTR, VINTR, HLT.
 SVM_INTR, SVM_VINTR, SVM_HLT = 0x60, 0x64, 0x78
+# bpftrace compiles its program first: minutes in a loaded L1 under TCG.
+ATTACH_TIMEOUT = 600
 # Every exit but INTR with its RIP and the RIP of the thread's last INTR
 # exit; every first injection. Printed as they come: the analysis pairs
 # them per vCPU thread.
@@ -54,6 +56,10 @@ tracepoint:kvm:kvm_exit /args->exit_reason != %d/ {
 }
 tracepoint:kvm:kvm_inj_virq { printf("I %%llu %%d %%d\\n", nsecs, tid, args->%s); }
 '''
+
+
+class VariantFailed(Exception):
+    """A variant that gave no figures; the others still run."""
 
 
 def parse_variant(text):
@@ -102,15 +108,15 @@ class ShadowTrace:
                                      text=True)
         # tracing once the guest's first exit is in the file (an idle
         # guest exits a few times a second): the probes are attached
-        deadline = time.monotonic() + 120
+        deadline = time.monotonic() + ATTACH_TIMEOUT
         while time.monotonic() < deadline:
             if os.path.exists(path) and '\nX ' in open(path).read(65536):
                 return
             if self.proc.poll() is not None:
-                raise SystemExit('%s: bpftrace exited: %s' % (PROG, self.proc.stdout.read()))
+                raise VariantFailed('bpftrace exited: %s' % self.proc.stdout.read().strip())
             time.sleep(0.2)
         self.stop()
-        raise SystemExit('%s: bpftrace traced no exit within 120 s' % PROG)
+        raise VariantFailed('bpftrace traced no exit within %d s' % ATTACH_TIMEOUT)
 
     def stop(self):
         if self.proc.poll() is None:
@@ -178,8 +184,8 @@ def one_variant(label, guest, elf, keys, opts, work):
             if shadow:
                 shadow.stop()
         if proc.returncode:
-            raise SystemExit('%s: %s: ringside-bench pingpong failed (%d): %s'
-                             % (PROG, label, proc.returncode, proc.stderr.strip()))
+            raise VariantFailed('ringside-bench pingpong failed (%d): %s'
+                                % (proc.returncode, proc.stderr.strip()))
         idle = None if is_linux(guest) else guest_stats(launch.console, 60, 'idle')['idle']
         if not is_linux(guest):
             launch.poweroff()
@@ -212,6 +218,8 @@ def print_tail(rows, shadow):
     t = Table(cols, title='\n64 B round trips on KVM, the kernel\'s vhost-vsock (g.: the '
                           'guest\'s own counts, ringside; h.: the host\'s trace)')
     for label, r in rows.items():
+        if 'failed' in r:
+            continue
         cells = [r['p50 us'], r['p99 us'], r['p99.9 us'], r['max ms'], r['over 10 ms'],
                  r['over 100 ms'], r['whole s'], r.get('shadow_breaks'), r.get('lost_wakeups'),
                  r.get('missed_notifications')]
@@ -219,6 +227,9 @@ def print_tail(rows, shadow):
             cells += [r['host shadow breaks'], r['lost halts'], r['longest lost halt ms']]
         t.row(label, *cells)
     t.print()
+    for label, r in rows.items():
+        if 'failed' in r:
+            print('%s: no figures: %s' % (label, r['failed']))
 
 
 def run(opts):
@@ -236,7 +247,11 @@ def run(opts):
     with tempfile.TemporaryDirectory(prefix='ringside-tail-') as work:
         for label, guest, elf, keys in variants:
             print('%s: %s: %d round trips' % (PROG, label, opts.tail), flush=True)
-            rows[label] = one_variant(label, guest, elf, keys, opts, work)
+            try:
+                rows[label] = one_variant(label, guest, elf, keys, opts, work)
+            except VariantFailed as e:
+                print('%s: %s: %s' % (PROG, label, e), flush=True)
+                rows[label] = {'failed': str(e)}
     print('%s --tail: KVM, the kernel\'s vhost-vsock, %s; %d 64 B round trips a variant'
           % (PROG, time.strftime('%Y-%m-%d %H:%M'), opts.tail))
     print_tail(rows, opts.shadow)

@@ -2,6 +2,8 @@
 """exits --tail and --floor without KVM: the variants, the cells'
 arguments, and the reading of the host's exit trace (the lost halt)."""
 
+import re
+
 import pytest
 
 from conftest import usage_error
@@ -97,3 +99,16 @@ def test_floor_cells_poll_where_they_say():
     assert any('vhost=on,poll-us=500' in a for a in net)
     assert net[net.index('--cmdline') + 1].startswith('ip=')
     assert '--vsock' not in exit_floor.launcher_args('ringside', 'vhost-net', '')
+
+
+def test_a_failed_variant_keeps_the_others(capsys):
+    """A variant with no figures is named with its reason, under the rows
+    of the variants that ran."""
+    good = {'round trips': 3, 'p50 us': 400.0, 'p99 us': 900.0, 'p99.9 us': 950.0,
+            'max ms': 1.0, 'over 10 ms': 0, 'over 100 ms': 0, 'whole s': 1.5}
+    exit_tail.print_tail({'ringside': good, 'linux': {'failed': 'pingpong timed out'}},
+                         False)
+    out = capsys.readouterr().out
+    assert re.search(r'^ringside\s+400\s+900\s+950\s+1\.0\s+0\s+0\s+1\.5', out, re.M), out
+    assert 'linux: no figures: pingpong timed out' in out
+    assert not re.search(r'^linux\s+\d', out, re.M), out

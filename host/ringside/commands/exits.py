@@ -249,8 +249,9 @@ def main(argv):
         if is_linux(which) and linux_missing(which):
             raise SystemExit('%s: error: %s' % (PROG, linux_missing(which)))
     if opts.tail:
-        publish(PROG, opts, {'tail': exit_tail.run(opts)}, accel='kvm')
-        return 0
+        rows = exit_tail.run(opts)
+        publish(PROG, opts, {'tail': rows}, accel='kvm')
+        return 1 if any('failed' in r for r in rows.values()) else 0
     if opts.floor:
         try:
             cells = exit_floor.run(opts)

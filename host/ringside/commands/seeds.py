@@ -36,6 +36,7 @@ nested KVM side by side.
 """
 
 import argparse
+import json
 import os
 import shutil
 import statistics
@@ -609,6 +610,9 @@ def report_here(opts, argv, only, params):
     md += body + ['Total time: %.0f s.' % (time.time() - started), '']
     with open(os.path.join(opts.out, 'seeds.md'), 'w') as f:
         f.write('\n'.join(md))
+    # the sections' data beside the report, as before the saved run had it too
+    with open(os.path.join(opts.out, 'seeds.json'), 'w') as f:
+        json.dump(data, f, indent=1)
     print('%s: %s' % (PROG, os.path.relpath(os.path.join(opts.out, 'seeds.md'), REPO)))
     return data
 

@@ -102,13 +102,15 @@ def test_floor_cells_poll_where_they_say():
 
 
 def test_a_failed_variant_keeps_the_others(capsys):
-    """A variant with no figures is named with its reason, under the rows
-    of the variants that ran."""
+    """A variant with no figures is named with its reason under the rows
+    of the variants that ran; one lost part way keeps the chunks it ran."""
     good = {'round trips': 3, 'p50 us': 400.0, 'p99 us': 900.0, 'p99.9 us': 950.0,
             'max ms': 1.0, 'over 10 ms': 0, 'over 100 ms': 0, 'whole s': 1.5}
-    exit_tail.print_tail({'ringside': good, 'linux': {'failed': 'pingpong timed out'}},
-                         False)
+    cut = dict(good, **{'round trips': 2, 'lost': 'timed out after 2 round trips'})
+    exit_tail.print_tail({'ringside': good, 'linux': {'failed': 'pingpong timed out'},
+                          'linux-6.12': cut}, False)
     out = capsys.readouterr().out
+    assert 'linux-6.12: 2 round trips, then: timed out after 2 round trips' in out
     assert re.search(r'^ringside\s+400\s+900\s+950\s+1\.0\s+0\s+0\s+1\.5', out, re.M), out
     assert 'linux: no figures: pingpong timed out' in out
     assert not re.search(r'^linux\s+\d', out, re.M), out

@@ -251,7 +251,7 @@ def main(argv):
     if opts.tail:
         rows = exit_tail.run(opts)
         publish(PROG, opts, {'tail': rows}, accel='kvm')
-        return 1 if any('failed' in r for r in rows.values()) else 0
+        return 1 if any('failed' in r or 'lost' in r for r in rows.values()) else 0
     if opts.floor:
         try:
             cells = exit_floor.run(opts)

@@ -12,6 +12,7 @@ import re
 import pytest
 
 from ringside import fuzz, fuzz_steps
+from ringside.errors import GuestExited
 from ringside.commands import fuzz as fuzz_command
 from ringside.fuzz_minimise import Minimiser
 
@@ -208,6 +209,45 @@ def test_a_failure_only_the_whole_run_brings_back_is_replayed_from_its_seed(tmp_
     assert len(f.lines('vsock')) == 12
     assert all(re.match(r'fuzz 0x5eed from=\d+ steps=32 batch=32 target=(vsock|transport)$', x)
                for x in f.lines('vsock')), f.lines('vsock')
+
+
+class LateConsole(FakeConsole):
+    """The console of a guest whose QEMU is gone: the next command ends in EOF."""
+
+    def command(self, cmd, timeout):
+        if self.guest.dying:
+            self.guest.dead = True
+            raise GuestExited('guest console closed while waiting for output of %r' % cmd)
+        return super().command(cmd, timeout)
+
+
+class LateGuest(FakeGuest):
+    """A back end that falls over on its own time: the batch holding the
+    bug still ends, and the guest is gone by the next command."""
+
+    def __init__(self):
+        super().__init__()
+        self.console = LateConsole(self)
+        self.dying = False
+
+    def broken(self):
+        self.dying = self.dying or bug(self.seen)
+        return False
+
+
+class LateBackend(FakeBackend):
+    def boot(self, ring, log_dir, name):
+        return LateGuest().start()
+
+
+def test_a_replay_whose_back_end_dies_between_batches_fails_as_a_crash(tmp_path):
+    toks, _ = fuzz_steps.steps(SEED, 'vsock', 0, 40)
+    steps = fuzz.steps_of(['dc.20', 'hd.8'], 1) + fuzz.steps_of(toks, 2)
+    # the second batch begins with `fuzz add` lines: the first of them meets the EOF
+    assert fuzz.replay_plan(steps, 'vsock')[1][1] is None
+    f = fuzz.Reproducer(LateBackend(), 'split', str(tmp_path), 'late').run(steps)
+    assert f is not None and f.oracle == 'crash', f
+    assert 'seeded fault' in f.evidence
 
 
 def test_same_seed_same_digest(tmp_path):

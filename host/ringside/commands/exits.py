@@ -64,6 +64,8 @@ def launcher_args(which, extra, opts):
         return args + linux_guest.linux_launch_args(
                 which, ' '.join(w for w in (opts.linux_cmdline, extra) if w))
     cmdline = ' '.join(w for w in (opts.cmdline, extra) if w)
+    if opts.elf:
+        args += ['--kernel', opts.elf]
     return args + (['--cmdline', cmdline] if cmdline else [])
 
 
@@ -79,9 +81,12 @@ def variants(opts):
     return out
 
 
-def ringside_counters(console):
-    """(kicks, interrupts) the guest counted on its vsock queues."""
+def ringside_counters(console, per_queue=None):
+    """(kicks, interrupts) the guest counted on its vsock queues; the kicks
+    of each queue into the dict per_queue too."""
     st = guest_stats(console, 60, 'virtio-vsock')
+    if per_queue is not None:
+        per_queue.update((q, c['kicks']) for q, c in st['virtio-vsock']['queues'].items())
     return vsock_queue_sum(st, 'kicks'), vsock_queue_sum(st, 'interrupts')
 
 
@@ -113,7 +118,8 @@ def measure_guest(which, launch, counter, opts):
     _, rows['idle'] = around(counter, pid, lambda: time.sleep(opts.idle), lambda r: opts.idle)
     rts = opts.count + opts.warmup
     for size, row in ((64, '64 B rt'), (4096, '4 KiB rt')):
-        guest_before = ringside_counters(console) if which == 'ringside' else None
+        q0, q1 = {}, {}
+        guest_before = ringside_counters(console, q0) if which == 'ringside' else None
         irq_before = linux_guest.virtio_irqs(console) if is_linux(which) else None
         args = ['pingpong'] + target + ['--size', str(size), '--count', str(opts.count),
                                         '--warmup', str(opts.warmup)]
@@ -122,9 +128,12 @@ def measure_guest(which, launch, counter, opts):
         for p in ('p1', 'p50', 'mean', 'p99'):
             rows[row][p + ' us'] = res['results'][0][p] / 1000.0
         if guest_before:
-            kicks, irqs = ringside_counters(console)
+            kicks, irqs = ringside_counters(console, q1)
             rows[row]['guest kicks'] = (kicks - guest_before[0]) / rts
             rows[row]['guest irqs'] = (irqs - guest_before[1]) / rts
+            # which queue kicked: the TX kick is the reply's, the rest refills
+            rows[row]['guest kicks by queue'] = {
+                q: (n - q0.get(q, 0)) / rts for q, n in q1.items()}
         if irq_before is not None:
             rows[row]['guest irqs'] = (linux_guest.virtio_irqs(console) - irq_before) / rts
     for d, port in (('h2g', SINK), ('g2h', SOURCE)):
@@ -166,7 +175,9 @@ def print_table(results):
         for row in ROWS:
             r = rows[row]
             t.row(name, row + ('/s' if row == 'idle' else ''), *[r[k] for k in kinds],
-                  r.get('guest kicks'), r.get('guest irqs'), kvm_exits.details(r))
+                  r.get('guest kicks'), r.get('guest irqs'),
+                  ' '.join([kvm_exits.details(r)] + ['kick:%s %.2f' % qk for qk in sorted(
+                      r.get('guest kicks by queue', {}).items()) if qk[1]]))
     t.print()
     t = Table(first + [Column(p, 8, '%.1f') for p in ('p1', 'p50', 'mean', 'p99')]
               + [Column('cpu us', 8, '%.1f'), Column('exits', 7, '%.2f')],
@@ -196,6 +207,8 @@ def parse_args(argv):
                    help='seconds idle (5)')
     p.add_argument('--cmdline', default='', metavar='KEYS',
                    help="ringside's keys, e.g. 'idle=poll'")
+    p.add_argument('--elf', metavar='PATH', more=True,
+                   help="ringside's ELF, to compare builds (build/ringside.elf)")
     p.add_argument('--linux-cmdline', default='', metavar='ARGS', more=True,
                    help="the Linux guest's extra kernel parameters, e.g. 'idle=poll'")
     p.add_argument('--idle-ab', action='store_true',
@@ -223,6 +236,8 @@ def parse_args(argv):
                 '--cmdline or --linux-cmdline')
     if opts.floor and opts.tail:
         p.error('--floor or --tail, not both')
+    if opts.elf and (opts.floor or opts.tail):
+        p.error('--elf goes without --floor and --tail (--tail: --variant ringside@ELF)')
     if (opts.variant or opts.shadow) and not opts.tail:
         p.error('--variant and --shadow go with --tail')
     for v in opts.variant or ():
@@ -242,7 +257,7 @@ def main(argv):
     why = kvm_exits.available()
     if why:
         raise SystemExit('%s: error: cannot count VM exits: %s' % (PROG, why))
-    for path in (BENCH, rr.DEFAULT_ELF):
+    for path in (BENCH, opts.elf or rr.DEFAULT_ELF):
         if not os.path.exists(path):
             raise SystemExit('%s: error: %s missing (run make)' % (PROG, path))
     for which in opts.guests:

@@ -727,8 +727,7 @@ static bool try_smallcopy(struct vsock_sock *s, struct vsock_pkt *pkt)
 	if (s->type == VSOCK_TYPE_SEQPACKET && (pkt->hdr.flags & VSOCK_SEQ_EOM))
 		s->rx_msgs++;
 	ctr.rx_smallcopy++;
-	vsock_pkt_free(pkt);
-	return true;
+	return true; /* the caller gives @pkt back to the transport */
 }
 
 /*
@@ -757,7 +756,8 @@ static struct vsock_pkt *rx_compact(struct vsock_sock *s, struct vsock_pkt *pkt)
 	return small;
 }
 
-static void rx_data(struct vsock_sock *s, struct vsock_pkt *pkt)
+/* Data for a connection: NULL when queued, else @pkt, whose payload was taken or dropped. */
+static struct vsock_pkt *rx_data(struct vsock_sock *s, struct vsock_pkt *pkt)
 {
 	uint32_t n = pkt->hdr.len;
 
@@ -765,22 +765,19 @@ static void rx_data(struct vsock_sock *s, struct vsock_pkt *pkt)
 		/* nobody will read it: count it consumed so credit keeps moving */
 		s->rx_cnt += n;
 		s->fwd_cnt += n;
-		vsock_pkt_free(pkt);
-		return;
+		return pkt;
 	}
 	if ((uint64_t)rx_queued(s) + n > s->buf_alloc) {
 		ctr.rx_over_credit++; /* the peer ignored our credit: drop */
-		vsock_pkt_free(pkt);
-		return;
+		return pkt;
 	}
 	s->rx_cnt += n;
 	s->rx_bytes += n;
 	if (!n && !(pkt->hdr.flags & VSOCK_SEQ_EOM)) {
-		vsock_pkt_free(pkt);
-		return;
+		return pkt;
 	}
 	if (try_smallcopy(s, pkt))
-		return;
+		return pkt;
 	pkt = rx_compact(s, pkt);
 	if (s->type == VSOCK_TYPE_SEQPACKET && (pkt->hdr.flags & VSOCK_SEQ_EOM))
 		s->rx_msgs++;
@@ -792,6 +789,7 @@ static void rx_data(struct vsock_sock *s, struct vsock_pkt *pkt)
 	else
 		s->rx_head = pkt;
 	s->rx_tail = pkt;
+	return NULL;
 }
 
 /* Both directions shut by the peer and nothing left to read: finish. */
@@ -1109,7 +1107,8 @@ static void rx_rst(struct vsock_sock *s)
  * Everything but data on a connection. Not inline: vsock_rx's data path,
  * the one every echo takes, then keeps fewer registers to save.
  */
-static __attribute__((noinline)) void rx_ctrl(struct vsock_sock *s, struct vsock_pkt *pkt)
+static __attribute__((noinline)) struct vsock_pkt *rx_ctrl(struct vsock_sock *s,
+							   struct vsock_pkt *pkt)
 {
 	const struct virtio_vsock_hdr *h = &pkt->hdr;
 
@@ -1132,11 +1131,11 @@ static __attribute__((noinline)) void rx_ctrl(struct vsock_sock *s, struct vsock
 		ctr.rx_bad_op++; /* REQUEST or RESPONSE on a live connection */
 		break;
 	}
-	vsock_pkt_free(pkt);
+	return pkt;
 }
 
 /* A packet for no connection: a REQUEST for a listener, else RST. */
-static __attribute__((noinline)) void rx_no_conn(struct vsock_pkt *pkt)
+static __attribute__((noinline)) struct vsock_pkt *rx_no_conn(struct vsock_pkt *pkt)
 {
 	const struct virtio_vsock_hdr *h = &pkt->hdr;
 	struct vsock_sock *l = h->op == VSOCK_OP_REQUEST ? find_listener(h->dst_port, h->type) :
@@ -1149,7 +1148,7 @@ static __attribute__((noinline)) void rx_no_conn(struct vsock_pkt *pkt)
 			ctr.rx_no_socket++;
 		reply_rst(h);
 	}
-	vsock_pkt_free(pkt);
+	return pkt;
 }
 
 /*
@@ -1170,7 +1169,7 @@ static bool addressed_to_us(const struct virtio_vsock_hdr *h)
 	return true;
 }
 
-void vsock_rx(struct vsock_pkt *pkt)
+struct vsock_pkt *vsock_rx(struct vsock_pkt *pkt)
 {
 	const struct virtio_vsock_hdr *h = &pkt->hdr;
 	struct vsock_sock *s;
@@ -1179,20 +1178,15 @@ void vsock_rx(struct vsock_pkt *pkt)
 	ctr.rx_bytes += h->len;
 	events++;
 
-	if (!addressed_to_us(h)) {
-		vsock_pkt_free(pkt);
-		return;
-	}
+	if (!addressed_to_us(h))
+		return pkt;
 	s = find_conn(h->dst_port, h->src_cid, h->src_port);
-	if (!s) {
-		rx_no_conn(pkt);
-		return;
-	}
+	if (!s)
+		return rx_no_conn(pkt);
 	if (h->type != s->type) {
 		ctr.rx_bad_type++;
 		reply_rst(h);
-		vsock_pkt_free(pkt);
-		return;
+		return pkt;
 	}
 	/* 5.10.6.3: every packet carries the sender's credit */
 	s->peer_buf_alloc = h->buf_alloc;
@@ -1209,12 +1203,11 @@ void vsock_rx(struct vsock_pkt *pkt)
 	mark_ready(s);
 	if (s->state == VSOCK_CONNECTING) {
 		rx_connecting(s, h);
-		vsock_pkt_free(pkt);
-	} else if (h->op == VSOCK_OP_RW) {
-		rx_data(s, pkt);
-	} else {
-		rx_ctrl(s, pkt);
+		return pkt;
 	}
+	if (h->op == VSOCK_OP_RW)
+		return rx_data(s, pkt);
+	return rx_ctrl(s, pkt);
 }
 
 /* ---- the application side ---- */

@@ -94,8 +94,15 @@ struct vsock_counters {
 extern struct config_key cfg_vsock_buf;
 
 void vsock_init(const struct vsock_transport *t);
-/* Hand one received packet up; the socket layer owns it from here. */
-void vsock_rx(struct vsock_pkt *pkt);
+/*
+ * Hand one received packet up. NULL: the socket layer keeps it. Else the
+ * packet comes back, nothing in it kept (a control packet, a payload
+ * copied or dropped): the transport posts it again as a receive buffer
+ * or frees it. A peer's control packets then cost no refill: the Linux
+ * host sends a credit update each time its reader empties its queue, in
+ * a ping-pong one per round trip.
+ */
+struct vsock_pkt *vsock_rx(struct vsock_pkt *pkt);
 /* The transport was reset (5.10.6.7): connections go, listeners stay. */
 void vsock_transport_reset(void);
 /*

@@ -83,7 +83,7 @@ static void peer_packet(struct input *in)
 	pkt->hdr.len = len;
 	for (uint32_t i = 0; i < len; i++)
 		pkt->data[i] = (uint8_t)i;
-	vsock_rx(pkt);
+	vsock_pkt_free(vsock_rx(pkt));
 }
 
 /*

@@ -21,7 +21,7 @@ void host_pkt_deliver(const struct host_pkt *p)
 	pkt->hdr.fwd_cnt = p->fwd_cnt;
 	if (p->len)
 		memcpy(pkt->data, p->data, p->len);
-	vsock_rx(pkt);
+	vsock_pkt_free(vsock_rx(pkt));
 }
 
 void host_pkt_on(struct vsock_sock *s, uint16_t op, uint32_t flags, const void *data, uint32_t len)

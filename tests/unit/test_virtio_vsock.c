@@ -427,13 +427,14 @@ static void rx_refill_batched(enum virtq_layout l)
 	struct vsock_sock *c;
 
 	start(l);
-	c = connect_from_host(1234, 5000); /* the REQUEST used one buffer */
-	assert_int_equal(virtq_free_slots(queues[RXQ]), 1);
+	/* the REQUEST's buffer, which nothing keeps, went straight back */
+	c = connect_from_host(1234, 5000);
+	assert_int_equal(virtq_free_slots(queues[RXQ]), 0);
 	for (int i = 0; i < 4; i++) {
 		device_rx(VSOCK_OP_RW, 5000, 1234, msg, sizeof(msg));
 		assert_true(poll() > 0);
-		/* two missing: both posted again; one: not yet */
-		assert_int_equal(virtq_free_slots(queues[RXQ]), i % 2);
+		/* the data is kept: one missing, not posted yet; two: both again */
+		assert_int_equal(virtq_free_slots(queues[RXQ]), (i + 1) % 2);
 		assert_int_equal(vsock_recv(c, back, sizeof(back), NULL), sizeof(msg));
 		assert_memory_equal(back, msg, sizeof(msg));
 	}
@@ -452,24 +453,35 @@ static void echo_buffer_reposted(enum virtq_layout l)
 {
 	uint8_t msg[64], back[64];
 	struct virtio_vsock_hdr h;
+	struct virtq_stats st;
 	struct vsock_sock *c;
-	uint64_t live;
+	uint64_t live, rx_kicks, decided;
 
 	for (unsigned int i = 0; i < sizeof(msg); i++)
 		msg[i] = (uint8_t)(i * 3 + 1);
 	start(l);
-	c = connect_from_host(1234, 5000);
-	device_rx(VSOCK_OP_RW, 5000, 1234, msg, sizeof(msg));
-	assert_true(poll() > 0);
-	assert_int_equal(vsock_recv(c, back, sizeof(back), NULL), sizeof(msg));
-	device_rx(VSOCK_OP_RW, 5000, 1234, msg, sizeof(msg)); /* leaves one RX slot free */
+	c = connect_from_host(1234, 5000); /* its REQUEST's buffer went straight back */
+	device_rx(VSOCK_OP_RW, 5000, 1234, msg, sizeof(msg)); /* kept: one RX slot free */
 	assert_true(poll() > 0);
 	assert_int_equal(virtq_free_slots(queues[RXQ]), 1);
 	assert_int_equal(vsock_send_rx_head(c), sizeof(msg));
+	/*
+	 * While the reply is in flight, the slot it left is its own: a quiet
+	 * pass posts no fresh buffer for it and decides no RX kick.
+	 */
+	live = vsock_pkt_live();
+	rx_kicks = kicks[RXQ];
+	virtq_get_stats(queues[RXQ], &st);
+	decided = st.kicks + st.kicks_suppressed;
+	poll();
+	assert_int_equal(virtq_free_slots(queues[RXQ]), 1);
+	assert_int_equal(vsock_pkt_live(), live);
+	assert_int_equal(kicks[RXQ], rx_kicks);
+	virtq_get_stats(queues[RXQ], &st);
+	assert_int_equal(st.kicks + st.kicks_suppressed, decided);
 	assert_int_equal(device_tx(&h, back, sizeof(back)), 1);
 	assert_int_equal(h.len, sizeof(msg));
 	assert_memory_equal(back, msg, sizeof(msg));
-	live = vsock_pkt_live();
 	poll();
 	/* the sent buffer is posted again: no slot free, no buffer freed */
 	assert_int_equal(virtq_free_slots(queues[RXQ]), 0);
@@ -483,6 +495,48 @@ static void echo_buffer_reposted(enum virtq_layout l)
 	}
 	vsock_close(c);
 	stop();
+}
+
+/*
+ * A control packet is kept by nobody: its buffer goes straight back onto
+ * the RX ring. The Linux host sends a credit update each time its reader
+ * empties its queue, one per round trip of a ping-pong; a refill per
+ * batch of them would make a kick decision, a kick whenever the device
+ * has re-armed avail_event.
+ */
+static void control_buffer_reposted(enum virtq_layout l)
+{
+	struct virtq_stats st;
+	struct vsock_sock *c;
+	uint64_t live, decided;
+
+	start(l);
+	c = connect_from_host(1234, 5000);
+	assert_int_equal(virtq_free_slots(queues[RXQ]), 0);
+	poll(); /* the RESPONSE taken back */
+	live = vsock_pkt_live();
+	virtq_get_stats(queues[RXQ], &st);
+	decided = st.kicks + st.kicks_suppressed;
+	for (int i = 0; i < 3 * QSIZE; i++) {
+		device_rx(VSOCK_OP_CREDIT_UPDATE, 5000, 1234, NULL, 0);
+		assert_true(poll() > 0);
+		assert_int_equal(virtq_free_slots(queues[RXQ]), 0);
+	}
+	assert_int_equal(vsock_pkt_live(), live);
+	virtq_get_stats(queues[RXQ], &st);
+	assert_int_equal(st.kicks + st.kicks_suppressed, decided);
+	vsock_close(c);
+	stop();
+}
+
+static void test_control_buffer_reposted_split(void **s)
+{
+	control_buffer_reposted(VIRTQ_SPLIT);
+}
+
+static void test_control_buffer_reposted_packed(void **s)
+{
+	control_buffer_reposted(VIRTQ_PACKED);
 }
 
 static void test_echo_buffer_reposted_split(void **s)
@@ -920,6 +974,8 @@ int main(void)
 		cmocka_unit_test(test_echo_packed),
 		cmocka_unit_test(test_rx_refill_batched_split),
 		cmocka_unit_test(test_rx_refill_batched_packed),
+		cmocka_unit_test(test_control_buffer_reposted_split),
+		cmocka_unit_test(test_control_buffer_reposted_packed),
 		cmocka_unit_test(test_echo_buffer_reposted_split),
 		cmocka_unit_test(test_echo_buffer_reposted_packed),
 		cmocka_unit_test(test_bad_headers_split),

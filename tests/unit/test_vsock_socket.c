@@ -601,7 +601,7 @@ static void addressed_pkt(uint64_t src_cid, uint64_t dst_cid, uint32_t sport, ui
 	pkt->hdr.type = S;
 	pkt->hdr.op = op;
 	pkt->hdr.buf_alloc = PEER_BUF;
-	vsock_rx(pkt);
+	vsock_pkt_free(vsock_rx(pkt));
 }
 
 /*

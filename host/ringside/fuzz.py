@@ -353,6 +353,37 @@ def replay_lines(steps, main_target):
     return [line for line, _ in replay_plan(steps, main_target)]
 
 
+def plan_of_lines(lines):
+    """A reproducer's console lines as Reproducer plans them: (line, steps
+    its batch ends with, or None for a `fuzz add` line). ValueError names
+    a line that is none of `fuzz replay`, `fuzz add` and a seed's run."""
+    plan, added = [], 0
+    for line in lines:
+        words = line.split()
+        if words[:2] == ['fuzz', 'add']:
+            added += len([w for w in words[2:] if not w.startswith('target=')])
+            plan.append((line, None))
+        elif words[:2] == ['fuzz', 'replay']:
+            n = len([w for w in words[2:] if not w.startswith('target=')])
+            plan.append((line, added + n))
+            added = 0
+        elif words[:1] == ['fuzz'] and re.search(r'\bsteps=(\d+)', line):
+            plan.append((line, int(re.search(r'\bsteps=(\d+)', line).group(1))))
+        else:
+            raise ValueError('%r is not a fuzz replay, fuzz add or fuzz SEED line' % line)
+    if not plan or plan[-1][1] is None:
+        raise ValueError('no `fuzz replay` line after the `fuzz add` lines')
+    return plan
+
+
+def replay_file(backend, ring, lines, log_dir, verbose=False):
+    """The first Failure of a fresh guest behind backend running a
+    reproducer's lines on ring, or None."""
+    plan = plan_of_lines(lines)
+    return Reproducer(backend, ring, log_dir, 'replay-%s' % ring, verbose)._run(
+        lambda guest: plan)
+
+
 class Found:
     """A distinct failure: its oracle, the kind of its reproducer's last step."""
 

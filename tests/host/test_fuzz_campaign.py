@@ -250,6 +250,21 @@ def test_a_replay_whose_back_end_dies_between_batches_fails_as_a_crash(tmp_path)
     assert 'seeded fault' in f.evidence
 
 
+def test_a_reproducer_replays_on_another_guest(tmp_path):
+    lines = ['fuzz replay target=vsock dc.20 hd.8']
+    f = fuzz.replay_file(FakeBackend(), 'split', lines, str(tmp_path))
+    assert f is not None and f.oracle == 'crash'
+    assert fuzz.replay_file(FakeBackend(), 'split', ['fuzz replay target=vsock dc.20'],
+                            str(tmp_path)) is None
+    # `fuzz add` lines count into the replay that ends their batch
+    toks, _ = fuzz_steps.steps(SEED, 'vsock', 0, 40)
+    lines = fuzz_steps.replay_lines(toks, 'vsock')
+    assert fuzz.plan_of_lines(lines)[-1] == (lines[-1], 40)
+    for bad in (['ls'], ['fuzz add target=vsock hd.1']):
+        with pytest.raises(ValueError):
+            fuzz.plan_of_lines(bad)
+
+
 def test_same_seed_same_digest(tmp_path):
     runs = []
     for _ in range(2):

@@ -66,6 +66,9 @@ def parse_args(argv):
                    help='at most S seconds shrinking one failure (600)')
     p.add_argument('--no-minimise', action='store_true', more=True,
                    help='keep failing batches as they are (no replay)')
+    p.add_argument('--replay', metavar='FILE',
+                   help='run a reproducer (its console lines: a reproducer.txt) on a '
+                        'fresh guest per ring instead: does it fail here too?')
     p.add_argument('-v', '--verbose', action='count', default=0,
                    help='a line per failure and replay (-vv: per batch)')
     add_options(p)
@@ -86,6 +89,13 @@ def parse_args(argv):
     opts.targets = [t for t in (opts.targets or ','.join(b.targets)).split(',') if t]
     if not opts.targets or any(t not in b.targets for t in opts.targets):
         p.error('--targets takes %s for --backend %s' % (','.join(b.targets), b.name))
+    if opts.replay:
+        try:
+            with open(opts.replay) as f:
+                opts.replay_lines = [x.strip() for x in f if x.strip()]
+            fuzz.plan_of_lines(opts.replay_lines)
+        except (OSError, ValueError) as e:
+            p.error('--replay %s: %s' % (opts.replay, e))
     opts.kinds = [k for k in (opts.kinds or '').split(',') if k]
     known = {k for t in fuzz_steps.KINDS.values() for k in t}
     if any(k not in known for k in opts.kinds):
@@ -95,8 +105,23 @@ def parse_args(argv):
     return opts
 
 
+def replay(opts):
+    """--replay: the reproducer on each ring; 1 if it failed on any."""
+    b = opts.backend_obj
+    log_dir = os.path.join(fuzz.SAVE_DIR, 'scratch', 'logs')
+    failed = False
+    for ring in [r for r in opts.rings if r in b.rings]:
+        f = fuzz.replay_file(b, ring, opts.replay_lines, log_dir, opts.verbose)
+        failed |= f is not None
+        verdict = 'fails: %s' % f if f else 'passes'
+        print('%s: backend %s, %s ring: %s' % (PROG, b.name, ring, verdict), flush=True)
+    return 1 if failed else 0
+
+
 def main(argv):
     opts = parse_args(argv)
+    if opts.replay:
+        return replay(opts)
     seed = opts.seed or random.SystemRandom().randrange(1, 1 << 64)
     b = opts.backend_obj
     save_dir = None

@@ -83,9 +83,20 @@ ORACLES = ('crash', 'host-kernel', 'guest', 'silent', 'kept', 'garbled', 'dead',
            'resources')
 
 
+# Where a back end or QEMU aborted: an assertion's file and line
+ABORTED_AT = re.compile(r'([\w.-]+\.[ch]):(\d+): ')
+
+
 class Failure:
     def __init__(self, oracle, evidence):
         self.oracle, self.evidence = oracle, evidence
+
+    def signature(self):
+        """What tells two failures of one oracle apart beyond their step
+        kind: for a crash, the file and line of the assertion it died on
+        (QEMU: util/iov.c's and physmem.c's are two bugs), else ''."""
+        m = ABORTED_AT.findall(self.evidence) if self.oracle == 'crash' else None
+        return '%s:%s' % m[-1] if m else ''
 
     def __repr__(self):
         return '%s: %s' % (self.oracle, self.evidence)
@@ -293,12 +304,12 @@ class Reproducer:
         finally:
             guest.stop()
 
-    def fails_as(self, oracle):
+    def fails_as(self, oracle, signature=''):
         def fails(steps):
             f = self.run(steps)
             if self.verbose:
                 print('  replay %d steps: %s' % (len(steps), f or 'passes'), flush=True)
-            if f is not None and f.oracle == oracle:
+            if f is not None and f.oracle == oracle and f.signature() == signature:
                 self.last = f
                 return True
             return False
@@ -390,6 +401,7 @@ class Found:
     def __init__(self, failure, batch_tokens, history, commands, ring):
         self.oracle = failure.oracle
         self.evidence = failure.evidence
+        self.signature = failure.signature()
         self.batch_tokens = batch_tokens
         self.history = history     # Steps: the guest's batches up to the failure
         self.commands = commands   # the guest's fuzz commands, as they ran
@@ -405,7 +417,11 @@ class Found:
         return [s.token for s in self.reproducer] if self.reproducer else None
 
     def key(self):
-        return self.oracle, self.kind
+        return self.oracle, self.kind, self.signature
+
+    def label(self):
+        """The oracle, and where it aborted when that tells it apart."""
+        return '%s (%s)' % (self.oracle, self.signature) if self.signature else self.oracle
 
     def lines(self, main_target):
         if self.reproduced == 'from its seed':
@@ -420,7 +436,7 @@ def minimise(found, backend, log_dir, base, budget, verbose):
     """Reproduce found on fresh guests and shrink it; sets its reproducer."""
     rep = Reproducer(backend, found.ring, log_dir, base, verbose)
     deadline = time.monotonic() + budget
-    m = Minimiser(rep.fails_as(found.oracle), deadline)
+    m = Minimiser(rep.fails_as(found.oracle, found.signature), deadline)
     start = None
     try:
         for candidate in (steps_of(found.batch_tokens), found.history[-8 * BATCH:]):
@@ -431,7 +447,7 @@ def minimise(found, backend, log_dir, base, budget, verbose):
         if start is None and time.monotonic() < deadline:
             # the guest's whole run again, from its seed, command by command
             f = rep.run_commands(found.commands)
-            if f is not None and f.oracle == found.oracle:
+            if f is not None and f.oracle == found.oracle and f.signature() == found.signature:
                 found.reproduced = 'from its seed'
                 found.evidence = f.evidence
         if start is not None:
@@ -553,9 +569,11 @@ class Campaign:
         self.failures += 1
         self.note('%s: %s after %s' % (name, failure, ' '.join(toks)))
         found = Found(failure, toks, history, commands, ring)
-        # a failure of an oracle already shrunk to a step kind this batch has: the same
+        # a failure of an oracle (and abort) already shrunk to a step kind this batch has:
+        # the same
         for f in self.found.values():
-            if f.oracle == failure.oracle and f.kind in {fuzz_steps.kind(t) for t in toks}:
+            if (f.oracle == failure.oracle and f.signature == failure.signature()
+                    and f.kind in {fuzz_steps.kind(t) for t in toks}):
                 f.count += 1
                 return
         if not self.opts.no_minimise:
@@ -568,7 +586,7 @@ class Campaign:
         self.found[key] = found
         found.saved = self.save_failure(found, name)
         self.note('%s: %s/%s, reproducer: %s'
-                  % (name, found.oracle, found.kind, found.line(self.backend.targets[0])))
+                  % (name, found.label(), found.kind, found.line(self.backend.targets[0])))
 
     def save_failure(self, found, name):
         if not self.save_dir:
@@ -587,7 +605,8 @@ class Campaign:
         return os.path.relpath(d, REPO)
 
     def failure_doc(self, found):
-        return {'oracle': found.oracle, 'kind': found.kind, 'evidence': found.evidence,
+        return {'oracle': found.oracle, 'kind': found.kind, 'aborted_at': found.signature,
+                'evidence': found.evidence,
                 'ring': found.ring, 'count': found.count, 'reproduced': found.reproduced,
                 'replays': found.replays, 'reproducer': found.reproducer_tokens(),
                 'reproducer_lines': found.lines(self.backend.targets[0]),
@@ -640,7 +659,7 @@ def print_tables(c):
                    Column('count'), Column('reproduced', left=True),
                    Column('reproducer', left=True)])
         for f in c.found.values():
-            t.row(f.oracle, f.kind, f.count,
+            t.row(f.label(), f.kind, f.count,
                   {True: 'yes', False: 'no', None: '-'}.get(f.reproduced, f.reproduced),
                   f.line(c.backend.targets[0]))
         t.print()

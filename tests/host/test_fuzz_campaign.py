@@ -265,6 +265,18 @@ def test_a_reproducer_replays_on_another_guest(tmp_path):
             fuzz.plan_of_lines(bad)
 
 
+def test_crashes_at_two_assertions_are_two_failures():
+    a = fuzz.Failure('crash', "qemu exited with status -6; qemu-system-x86_64: "
+                              "../../util/iov.c:269: iov_copy: Assertion `offset == 0' failed.")
+    b = fuzz.Failure('crash', 'qemu exited with status -6; qemu-system-x86_64: ../../softmmu/'
+                              "physmem.c:3332: address_space_cache_init: Assertion `len > 0'")
+    assert (a.signature(), b.signature()) == ('iov.c:269', 'physmem.c:3332')
+    assert fuzz.Failure('dead', 'testpmd received 0 of 200 at x.c:1: ').signature() == ''
+    fa = fuzz.Found(a, ['nh.1'], [], [], 'split')
+    fb = fuzz.Found(b, ['nh.1'], [], [], 'packed')
+    assert fa.key() != fb.key() and fa.label() == 'crash (iov.c:269)'
+
+
 def test_same_seed_same_digest(tmp_path):
     runs = []
     for _ in range(2):

@@ -773,9 +773,8 @@ static struct vsock_pkt *rx_data(struct vsock_sock *s, struct vsock_pkt *pkt)
 	}
 	s->rx_cnt += n;
 	s->rx_bytes += n;
-	if (!n && !(pkt->hdr.flags & VSOCK_SEQ_EOM)) {
+	if (!n && !(pkt->hdr.flags & VSOCK_SEQ_EOM))
 		return pkt;
-	}
 	if (try_smallcopy(s, pkt))
 		return pkt;
 	pkt = rx_compact(s, pkt);

@@ -275,6 +275,11 @@ class Reproducer:
         return self._run(lambda guest: [(c, int(re.search(r'steps=(\d+)', c).group(1)))
                                         for c in commands])
 
+    def run_lines(self, lines):
+        """The same for a reproducer's console lines (plan_of_lines)."""
+        plan = plan_of_lines(lines)
+        return self._run(lambda guest: plan)
+
     def _run(self, plan_for):
         """The first Failure of a fresh guest given the console lines
         plan_for(guest) says ((line, steps its batch ends with, or None
@@ -390,9 +395,7 @@ def plan_of_lines(lines):
 def replay_file(backend, ring, lines, log_dir, verbose=False):
     """The first Failure of a fresh guest behind backend running a
     reproducer's lines on ring, or None."""
-    plan = plan_of_lines(lines)
-    return Reproducer(backend, ring, log_dir, 'replay-%s' % ring, verbose)._run(
-        lambda guest: plan)
+    return Reproducer(backend, ring, log_dir, 'replay-%s' % ring, verbose).run_lines(lines)
 
 
 class Found:

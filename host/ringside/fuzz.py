@@ -83,8 +83,9 @@ ORACLES = ('crash', 'host-kernel', 'guest', 'silent', 'kept', 'garbled', 'dead',
            'resources')
 
 
-# Where a back end or QEMU aborted: an assertion's file and line
-ABORTED_AT = re.compile(r'([\w.-]+\.[ch]):(\d+): ')
+# Where a back end or QEMU aborted: an assertion's file and line (assert's
+# `iov.c:269: iov_copy: Assertion`, GLib's `ERROR:../../qom/object.c:697:object_finalize`)
+ABORTED_AT = re.compile(r'([\w-]+\.[ch]):(\d+):')
 
 
 class Failure:

@@ -271,6 +271,9 @@ def test_crashes_at_two_assertions_are_two_failures():
     b = fuzz.Failure('crash', 'qemu exited with status -6; qemu-system-x86_64: ../../softmmu/'
                               "physmem.c:3332: address_space_cache_init: Assertion `len > 0'")
     assert (a.signature(), b.signature()) == ('iov.c:269', 'physmem.c:3332')
+    glib = fuzz.Failure('crash', 'qemu exited with status -6; ERROR:../../qom/object.c:697:'
+                                 'object_finalize: assertion failed: (obj->parent == NULL)')
+    assert glib.signature() == 'object.c:697'
     assert fuzz.Failure('dead', 'testpmd received 0 of 200 at x.c:1: ').signature() == ''
     fa = fuzz.Found(a, ['nh.1'], [], [], 'split')
     fb = fuzz.Found(b, ['nh.1'], [], [], 'packed')

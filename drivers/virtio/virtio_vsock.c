@@ -77,6 +77,7 @@ struct virtio_vsock {
 	uint64_t guest_cid;
 	unsigned int rx_posted;
 	unsigned int rx_batch; /* refill once this many buffers are missing */
+	unsigned int rx_announce; /* reposts waiting for a kick decision: half the ring */
 	unsigned int tx_size; /* the TX ring's entries: those in flight, with num_free */
 	struct vsock_pkt *txq_head, *txq_tail;
 	unsigned int txq_pkts;
@@ -101,7 +102,6 @@ static const char *const vsock_feature_names[24] = {
 static void rx_refill(struct virtio_vsock *d)
 {
 	uint32_t size = config_get(&cfg_rxbuf);
-	bool added = false;
 
 	while (virtq_free_slots(d->rx)) {
 		struct vsock_pkt *pkt = vsock_pkt_alloc_rx(size - VSOCK_HDR_LEN);
@@ -118,10 +118,8 @@ static void rx_refill(struct virtio_vsock *d)
 			break;
 		}
 		d->rx_posted++;
-		added = true;
 	}
-	if (added)
-		virtq_kick(d->rx);
+	virtq_kick(d->rx); /* also for reposts waiting: nothing when none */
 }
 
 /*
@@ -150,6 +148,22 @@ static inline __attribute__((always_inline)) bool rx_repost(struct virtio_vsock 
 	return true;
 }
 
+/*
+ * Reposts are put back without a kick decision until half the ring waits
+ * unannounced; rx_refill decides for them too. The device can be waiting
+ * only once it has used every buffer it was told of, and those come back
+ * to us as used entries: each is reposted (counted here) or kept (a free
+ * slot, refilled an eighth of the ring at a time). So when the last of
+ * them is reaped, half the ring waits unannounced or an eighth is free,
+ * and either decides. A decision per repost would kick once per round
+ * trip: vhost-vsock re-arms avail_event each time its send queue empties.
+ */
+static inline void rx_announce(struct virtio_vsock *d)
+{
+	if (d->rx->num_added >= d->rx_announce)
+		virtq_kick(d->rx);
+}
+
 /* Up to @budget received packets up to the socket layer; the packets taken. */
 static unsigned int rx_reap(struct virtio_vsock *d, unsigned int budget)
 {
@@ -170,21 +184,22 @@ static unsigned int rx_reap(struct virtio_vsock *d, unsigned int budget)
 			d->c.rx_pkts++;
 			pkt = vsock_rx(pkt);
 		}
-		/* what nobody keeps goes straight back: no refill, no kick for it */
+		/* what nobody keeps goes straight back, its kick decided below */
 		if (pkt && !rx_repost(d, pkt))
 			vsock_pkt_free(pkt);
 	}
+	rx_announce(d);
 	return n;
 }
 
 /* ---- TX ---- */
 
 /*
- * Reposts are not kicked for while at least seven eighths of the RX ring
- * stay posted: the device is not waiting then, and rx_refill's next kick
- * covers them. Below that (refills that found no memory) they are; the
- * kick also covers reposts an earlier call left unkicked, and sends
- * nothing when there are none (virtq_kick). Few values live across the
+ * Reposts wait for their kick decision as rx_announce says while at least
+ * seven eighths of the RX ring stay posted, and rx_refill's next kick
+ * covers them. Below that (refills that found no memory) they are
+ * decided at once; the kick also covers reposts an earlier call left
+ * unkicked, and sends nothing when there are none (virtq_kick). Few values live across the
  * loop's calls: each costs a register saved and restored per call.
  */
 static unsigned int tx_reclaim(struct virtio_vsock *d, bool repost)
@@ -200,6 +215,8 @@ static unsigned int tx_reclaim(struct virtio_vsock *d, bool repost)
 	}
 	if (repost && virtq_free_slots(d->rx) >= d->rx_batch)
 		virtq_kick(d->rx);
+	else if (repost)
+		rx_announce(d);
 	return n;
 }
 
@@ -525,6 +542,7 @@ static int vsock_probe(struct virtio_device *vdev)
 	 * 2 MiB per size class (packet.c), 16 of 64 KiB with room to spare.
 	 */
 	d->rx_batch = virtq_size(d->rx) / 8 ? virtq_size(d->rx) / 8 : 1;
+	d->rx_announce = virtq_size(d->rx) / 2 ? virtq_size(d->rx) / 2 : 1;
 	d->tx_size = virtq_size(d->tx);
 	rx_refill(d);
 	for (int i = 0; i < N_EVENTS && virtq_free_slots(d->ev); i++)

@@ -152,10 +152,11 @@ static inline __attribute__((always_inline)) bool rx_repost(struct virtio_vsock 
  * Reposts are put back without a kick decision until half the ring waits
  * unannounced; rx_refill decides for them too. The device can be waiting
  * only once it has used every buffer it was told of, and those come back
- * to us as used entries: each is reposted (counted here) or kept (a free
- * slot, refilled an eighth of the ring at a time). So when the last of
- * them is reaped, half the ring waits unannounced or an eighth is free,
- * and either decides. A decision per repost would kick once per round
+ * to us as used entries. When the last of them is reaped every slot is
+ * either added since the last decision (num_added) or free (kept by a
+ * socket, or on its way back through TX), so half the ring waits
+ * unannounced (decided here) or an eighth is free (rx_refill, in the
+ * same pass), and either decides. A decision per repost would kick once per round
  * trip: vhost-vsock re-arms avail_event each time its send queue empties.
  */
 static inline void rx_announce(struct virtio_vsock *d)
@@ -195,11 +196,11 @@ static unsigned int rx_reap(struct virtio_vsock *d, unsigned int budget)
 /* ---- TX ---- */
 
 /*
- * Reposts wait for their kick decision as rx_announce says while at least
- * seven eighths of the RX ring stay posted, and rx_refill's next kick
- * covers them. Below that (refills that found no memory) they are
- * decided at once; the kick also covers reposts an earlier call left
- * unkicked, and sends nothing when there are none (virtq_kick). Few values live across the
+ * Reposts are not kicked for while at least seven eighths of the RX ring
+ * stay posted: the next reap's decision (rx_announce) or rx_refill's
+ * covers them. Below that (refills that found no memory) they are; the
+ * kick also covers reposts an earlier call left unkicked, and sends
+ * nothing when there are none (virtq_kick). Few values live across the
  * loop's calls: each costs a register saved and restored per call.
  */
 static unsigned int tx_reclaim(struct virtio_vsock *d, bool repost)
@@ -215,8 +216,6 @@ static unsigned int tx_reclaim(struct virtio_vsock *d, bool repost)
 	}
 	if (repost && virtq_free_slots(d->rx) >= d->rx_batch)
 		virtq_kick(d->rx);
-	else if (repost)
-		rx_announce(d);
 	return n;
 }
 

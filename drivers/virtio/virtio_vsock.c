@@ -156,8 +156,9 @@ static inline __attribute__((always_inline)) bool rx_repost(struct virtio_vsock 
  * either added since the last decision (num_added) or free (kept by a
  * socket, or on its way back through TX), so half the ring waits
  * unannounced (decided here) or an eighth is free (rx_refill, in the
- * same pass), and either decides. A decision per repost would kick once per round
- * trip: vhost-vsock re-arms avail_event each time its send queue empties.
+ * same pass), and either decides. A decision per repost would kick once
+ * per round trip: vhost-vsock re-arms avail_event each time its send
+ * queue empties.
  */
 static inline void rx_announce(struct virtio_vsock *d)
 {

@@ -58,6 +58,8 @@ from .table import Column, Table
 PROG = 'ringside fuzz'
 SAVE_DIR = os.path.join(REPO, 'build', 'fuzz')
 BATCH = 32
+# a seed's run on the console: `fuzz SEED from=I steps=N ...`
+STEPS_OF_RUN = re.compile(r'\bsteps=(\d+)')
 BATCH_TIMEOUT = 300        # s for one batch's line: 60 s of settling at most, under TCG
 BOOT_RETRIES = 3
 # every fourth batch drives the transport (it restarts the devices after)
@@ -142,6 +144,21 @@ class Batch:
         self.reset |= 'reset' in v or v.startswith('restart')
 
 
+def _send(guest, b, line):
+    """One console line of batch b: where its answer starts in the
+    console's text, or None once the guest or its back end died before
+    answering (b judged then). A line the guest refuses is our error."""
+    mark = len(guest.console.text)
+    try:
+        out = guest.console.command(line, 60)
+    except (GuestTimeout, GuestExited) as e:
+        _judge(guest, b, mark, str(e))
+        return None
+    if out.startswith('error:'):
+        raise RuntimeError('the guest refused %r: %s' % (line, out))
+    return mark
+
+
 def run_batch(guest, command, expected=None, timeout=BATCH_TIMEOUT):
     """Send one fuzz command and wait for the batch lines of its steps
     (expected of them; None: the first line), exchanging bystander data
@@ -152,13 +169,9 @@ def run_batch(guest, command, expected=None, timeout=BATCH_TIMEOUT):
         # once before, as a batch may end before the loop below gets to it
         b.bystander = guest.exchange(0)
         b.exchanges += not b.bystander
-    mark = len(console.text)
-    try:
-        out = console.command(command, 60)
-    except (GuestTimeout, GuestExited) as e:
-        return _judge(guest, b, mark, str(e))
-    if out.startswith('error:'):
-        raise RuntimeError('the guest refused %r: %s' % (command, out))
+    mark = _send(guest, b, command)
+    if mark is None:
+        return b
     deadline = time.monotonic() + timeout
     pos, n = mark, 0
     while True:
@@ -273,8 +286,7 @@ class Reproducer:
 
     def run_commands(self, commands):
         """The same for the guest's own seed commands, as they ran."""
-        return self._run(lambda guest: [(c, int(re.search(r'steps=(\d+)', c).group(1)))
-                                        for c in commands])
+        return self.run_lines(commands)
 
     def run_lines(self, lines):
         """The same for a reproducer's console lines (plan_of_lines)."""
@@ -327,14 +339,8 @@ def add_steps(guest, line):
     guest or its back end died meanwhile (a device that works on its own
     time, such as QEMU's TX timer, can fall over on a step of the batch
     before)."""
-    mark = len(guest.console.text)
-    try:
-        out = guest.console.command(line, 60)
-    except (GuestTimeout, GuestExited) as e:
-        return _judge(guest, Batch(line), mark, str(e))
-    if out.startswith('error:'):
-        raise RuntimeError('the guest refused %r: %s' % (line, out))
-    return None
+    b = Batch(line)
+    return b if _send(guest, b, line) is None else None
 
 
 class NestedFault(Exception):
@@ -376,7 +382,7 @@ def plan_of_lines(lines):
     a line that is none of `fuzz replay`, `fuzz add` and a seed's run."""
     plan, added = [], 0
     for line in lines:
-        words = line.split()
+        words, run = line.split(), STEPS_OF_RUN.search(line)
         if words[:2] == ['fuzz', 'add']:
             added += len([w for w in words[2:] if not w.startswith('target=')])
             plan.append((line, None))
@@ -384,8 +390,8 @@ def plan_of_lines(lines):
             n = len([w for w in words[2:] if not w.startswith('target=')])
             plan.append((line, added + n))
             added = 0
-        elif words[:1] == ['fuzz'] and re.search(r'\bsteps=(\d+)', line):
-            plan.append((line, int(re.search(r'\bsteps=(\d+)', line).group(1))))
+        elif words[:1] == ['fuzz'] and run:
+            plan.append((line, int(run.group(1))))
         else:
             raise ValueError('%r is not a fuzz replay, fuzz add or fuzz SEED line' % line)
     if not plan or plan[-1][1] is None:

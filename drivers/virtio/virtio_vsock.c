@@ -466,10 +466,10 @@ static unsigned int vsock_dev_poll(struct poll_ctx *ctx, unsigned int budget)
 	 * left: a settled guest has every buffer posted (the soak compares
 	 * buffers and heap between settled moments). Slots that packets still
 	 * in flight on TX fill when they come back (rx_repost) are left to
-	 * them: otherwise an echo's pass after its reply posts a fresh buffer,
-	 * frees the reply's when it comes back to a full ring, and makes a
-	 * kick decision per round trip, a kick each time vhost-vsock has just
-	 * re-armed avail_event (0.07 per round trip, docs/results/kvm.md).
+	 * them: otherwise an echo's pass after its reply, when the device has
+	 * not taken the reply yet, posts a fresh buffer, frees the reply's when
+	 * it comes back to a full ring, and makes a kick decision, a kick
+	 * whenever vhost-vsock has just re-armed avail_event.
 	 */
 	if (!received && virtq_free_slots(d->rx) > d->tx_size - virtq_free_slots(d->tx))
 		rx_refill(d);
